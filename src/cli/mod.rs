@@ -1,0 +1,42 @@
+//! The command line: clap definitions and dispatch to one module per subcommand.
+
+mod devices;
+
+use clap::{Parser, Subcommand};
+
+use crate::device::DeviceSpec;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "replay",
+    version,
+    about = "Replay every unique GPU kernel of a model alone, time it, and predict the model's latency from the parts",
+    long_about = "replay finds the unique kernels of a PyTorch model (from a TorchScript model or a \
+                  profiler trace), sorts them into three tiers (1: CUDA runtime memcpy/memset, 2: cuBLAS \
+                  GEMM, 3: everything else through libtorch), replays each one alone on a CPU or CUDA \
+                  device, times it soundly, predicts the whole model's latency from the parts and \
+                  compares the prediction with the real model.\n\nEvery command works with --device cpu; \
+                  --device cuda[:N] needs an NVIDIA driver and never falls back to the CPU silently."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the CPU, libtorch and every CUDA device replay can use (or why there is none)
+    Devices(devices::DevicesArgs),
+}
+
+/// Parses a `--device` value for clap, with the library's own message on error.
+pub fn parse_device(text: &str) -> Result<DeviceSpec, String> {
+    text.parse::<DeviceSpec>().map_err(|e| e.to_string())
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Devices(args) => devices::run(args),
+    }
+}

@@ -1,0 +1,57 @@
+//! One device interface for the CPU and CUDA GPUs.
+//!
+//! Commands take a [`DeviceSpec`] from `--device` and [`Device::open`] it. Opening CUDA on
+//! a machine without one is an error that says why; replay never falls back to the CPU
+//! silently, because a number measured on the wrong device is worse than no number.
+
+pub mod cpu;
+pub mod cuda;
+pub mod spec;
+
+pub use cpu::CpuInfo;
+pub use cuda::{CudaDevice, CudaDeviceInfo, CudaInventory};
+pub use spec::DeviceSpec;
+
+use crate::error::Result;
+
+/// An opened device that work can be replayed and timed on.
+#[derive(Debug)]
+pub enum Device {
+    Cpu(CpuInfo),
+    Cuda(CudaDevice),
+}
+
+impl Device {
+    pub fn open(spec: DeviceSpec) -> Result<Device> {
+        match spec {
+            DeviceSpec::Cpu => Ok(Device::Cpu(CpuInfo::detect())),
+            DeviceSpec::Cuda(index) => Ok(Device::Cuda(CudaDevice::open(index)?)),
+        }
+    }
+
+    pub fn spec(&self) -> DeviceSpec {
+        match self {
+            Device::Cpu(_) => DeviceSpec::Cpu,
+            Device::Cuda(dev) => DeviceSpec::Cuda(dev.info.index),
+        }
+    }
+
+    /// A one-line description for reports: `cpu (AMD EPYC, 2 cores)` or `cuda:0 (NVIDIA H100, sm_90)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Device::Cpu(info) => format!("cpu ({}, {} cores)", info.model, info.logical_cores),
+            Device::Cuda(dev) => {
+                let (major, minor) = dev.info.compute_capability;
+                format!("cuda:{} ({}, sm_{major}{minor})", dev.info.index, dev.info.name)
+            }
+        }
+    }
+
+    /// The matching libtorch device, for work replayed through tch.
+    pub fn torch_device(&self) -> tch::Device {
+        match self {
+            Device::Cpu(_) => tch::Device::Cpu,
+            Device::Cuda(dev) => tch::Device::Cuda(dev.info.index),
+        }
+    }
+}

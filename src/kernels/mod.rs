@@ -1,0 +1,93 @@
+//! The CUDA kernels compiled from `cuda/*.cu` by build.rs, embedded in the binary as
+//! fatbins and loaded lazily, by kernel name, the first time a device asks for one.
+
+pub mod fatbin;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+
+use crate::error::{Error, Result};
+
+/// One compiled `cuda/NAME.cu`.
+#[derive(Debug)]
+pub struct EmbeddedModule {
+    /// The file stem, `l2_flush` for `cuda/l2_flush.cu`.
+    pub name: &'static str,
+    pub fatbin: &'static [u8],
+    /// Its `extern "C" __global__` functions.
+    pub kernels: &'static [&'static str],
+}
+
+mod generated {
+    use super::EmbeddedModule;
+    include!(concat!(env!("OUT_DIR"), "/embedded_kernels.rs"));
+}
+
+pub use generated::{MODULES, NVCC_USED, PTX_ARCH, SASS_ARCHS, UNAVAILABLE_REASON};
+
+/// The module that defines `kernel`, or why it cannot be had in this build.
+pub fn module_for(kernel: &str) -> Result<&'static EmbeddedModule> {
+    if let Some(reason) = UNAVAILABLE_REASON {
+        return Err(Error::KernelUnavailable(kernel.to_string(), reason.to_string()));
+    }
+    MODULES.iter().find(|m| m.kernels.contains(&kernel)).ok_or_else(|| {
+        Error::KernelUnavailable(kernel.to_string(), "no cuda/*.cu file defines it as extern \"C\" __global__".to_string())
+    })
+}
+
+/// Loads modules into a context on first use and caches them, so a kernel costs one
+/// `cuModuleLoadData` per context however often it is launched.
+#[derive(Default)]
+pub struct KernelCache {
+    loaded: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+}
+
+impl KernelCache {
+    pub fn function(&self, context: &Arc<CudaContext>, kernel: &str) -> Result<CudaFunction> {
+        let module = module_for(kernel)?;
+        let mut loaded = self.loaded.lock().map_err(|_| Error::cuda("KernelCache", "poisoned lock"))?;
+        let cuda_module = match loaded.get(module.name) {
+            Some(m) => m.clone(),
+            None => {
+                let m = context
+                    .load_module(cudarc::nvrtc::Ptx::from_binary(module.fatbin.to_vec()))
+                    .map_err(|e| Error::cuda("cuModuleLoadData", e))?;
+                loaded.insert(module.name, m.clone());
+                m
+            }
+        };
+        cuda_module.load_function(kernel).map_err(|e| Error::cuda("cuModuleGetFunction", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The build must really have compiled cuda/*.cu (scripts/setup installs nvcc), and each
+    /// fatbin must carry SASS for every listed architecture plus PTX for the newest.
+    #[test]
+    fn embedded_fatbins_hold_every_listed_architecture() {
+        assert_eq!(UNAVAILABLE_REASON, None, "this build has no CUDA kernels");
+        assert!(!MODULES.is_empty());
+        for module in MODULES {
+            let entries = fatbin::entries(module.fatbin).unwrap_or_else(|e| panic!("{}: {e}", module.name));
+            let names: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
+            for arch in SASS_ARCHS.iter().chain([&PTX_ARCH]) {
+                assert!(names.iter().any(|n| n == arch), "{}: {arch} missing from {names:?}", module.name);
+            }
+            assert!(names.contains(&"sm_80".to_string()) && names.contains(&"sm_90".to_string()));
+        }
+    }
+
+    #[test]
+    fn kernels_are_found_by_name() {
+        let module = module_for("l2_flush").unwrap();
+        assert_eq!(module.name, "l2_flush");
+        let err = module_for("no_such_kernel").unwrap_err();
+        assert!(err.to_string().contains("no_such_kernel"));
+        assert!(err.is_usage_error());
+    }
+}
