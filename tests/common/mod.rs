@@ -1,0 +1,23 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+/// The built `replay` binary, with a clean environment for the things that change its output.
+pub fn replay() -> Command {
+    let mut cmd = Command::cargo_bin("replay").expect("the replay binary is built by cargo test");
+    cmd.env_remove("NVCC");
+    cmd
+}
+
+/// `../shared/traces/kineto`: real traces captured by others, beside the project root.
+pub fn shared_traces() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
+}
+
+/// True when this machine has an NVIDIA driver; the no-GPU tests are skipped there.
+pub fn has_nvidia_driver() -> bool {
+    replay::device::cuda::driver_missing_reason().is_none()
+}
