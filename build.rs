@@ -31,7 +31,50 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(replay_built_with_nvcc)");
 
     compile_cuda_kernels(&manifest_dir, &out_dir);
+    compile_libtorch_shim(&manifest_dir);
     link_runtime_library_paths(&manifest_dir);
+}
+
+fn venv_dir(manifest_dir: &Path) -> PathBuf {
+    env::var_os("REPLAY_VENV").map(PathBuf::from).unwrap_or_else(|| manifest_dir.join(".venv"))
+}
+
+fn libtorch_dir(manifest_dir: &Path) -> PathBuf {
+    env::var_os("LIBTORCH").map(PathBuf::from).unwrap_or_else(|| venv_dir(manifest_dir).join("libtorch"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// libtorch dispatcher shim (tier 3: call any aten operator by name)
+// ---------------------------------------------------------------------------------------------
+
+fn compile_libtorch_shim(manifest_dir: &Path) {
+    let shim = manifest_dir.join("src/replay/shim");
+    println!("cargo:rerun-if-changed={}", shim.display());
+    let libtorch = libtorch_dir(manifest_dir);
+    let cuda_include = venv_dir(manifest_dir).join("cuda/include");
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .pic(true)
+        // libtorch 2.13 headers use C++20 features (bit-field initializers).
+        .std("c++20")
+        .warnings(false)
+        .include(&shim)
+        .include(libtorch.join("include"))
+        .include(libtorch.join("include/torch/csrc/api/include"))
+        // Same ABI as the wheel's libtorch (and as tch's own shim).
+        .define("_GLIBCXX_USE_CXX11_ABI", "1")
+        .define("GLOG_USE_GLOG_EXPORT", None)
+        .flag_if_supported("-Wno-unused-parameter")
+        .file(shim.join("op_dispatch.cpp"));
+    // libtorch's current CUDA stream is only reachable when this libtorch has CUDA (the wheel's
+    // does) and the CUDA headers are around (they come with the nvcc wheels).
+    let torch_has_cuda = libtorch.join("lib/libc10_cuda.so").exists();
+    if torch_has_cuda && cuda_include.join("cuda_runtime_api.h").exists() {
+        build.define("REPLAY_WITH_TORCH_CUDA", None).include(&cuda_include);
+        println!("cargo:rustc-link-lib=dylib=c10_cuda");
+    }
+    build.compile("replay_op_dispatch");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -95,7 +138,7 @@ fn find_nvcc(manifest_dir: &Path) -> Option<PathBuf> {
     if let Some(nvcc) = env::var_os("NVCC") {
         return Some(PathBuf::from(nvcc));
     }
-    let venv = env::var_os("REPLAY_VENV").map(PathBuf::from).unwrap_or_else(|| manifest_dir.join(".venv"));
+    let venv = venv_dir(manifest_dir);
     let mut candidates = vec![venv.join("cuda/bin/nvcc")];
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Some(root) = env::var_os(var) {
@@ -185,8 +228,8 @@ fn write_embedded_kernels(
 // ---------------------------------------------------------------------------------------------
 
 fn link_runtime_library_paths(manifest_dir: &Path) {
-    let venv = env::var_os("REPLAY_VENV").map(PathBuf::from).unwrap_or_else(|| manifest_dir.join(".venv"));
-    let libtorch = env::var_os("LIBTORCH").map(PathBuf::from).unwrap_or_else(|| venv.join("libtorch"));
+    let venv = venv_dir(manifest_dir);
+    let libtorch = libtorch_dir(manifest_dir);
     let torch_lib = libtorch.join("lib");
     let cuda_lib = venv.join("cuda/lib");
 

@@ -9,5 +9,6 @@ pub mod cli;
 pub mod device;
 pub mod error;
 pub mod kernels;
+pub mod replay;
 
 pub use error::{Error, Result};

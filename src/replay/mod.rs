@@ -1,0 +1,3 @@
+//! Replaying signatures: one file per tier plus the registry that dispatches to them.
+
+pub mod libtorch_shim;

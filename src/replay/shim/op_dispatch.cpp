@@ -1,0 +1,233 @@
+// libtorch dispatcher shim: call any aten operator by name, boxed. See op_dispatch.h.
+#include "op_dispatch.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#ifdef REPLAY_WITH_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+struct replay_prepared_call {
+  c10::OperatorHandle op;
+  std::vector<c10::IValue> stack;
+  std::vector<c10::IValue> last_output;
+};
+
+namespace {
+
+char* dup_string(const std::string& s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+void set_error(char** error, const std::string& message) {
+  if (error) *error = dup_string(message);
+}
+
+// Runs `f`, turning any C++ exception into an error string.
+template <typename F, typename R>
+R guarded(char** error, R on_error, F&& f) {
+  try {
+    return f();
+  } catch (const c10::Error& e) {
+    set_error(error, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    set_error(error, e.what());
+  } catch (...) {
+    set_error(error, "unknown C++ exception");
+  }
+  return on_error;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::vector<c10::OperatorHandle> overloads_of(const std::string& name) {
+  std::vector<c10::OperatorHandle> out;
+  auto& dispatcher = c10::Dispatcher::singleton();
+  for (const auto& op_name : dispatcher.getAllOpNames()) {
+    if (op_name.name == name) {
+      auto handle = dispatcher.findSchema(op_name);
+      if (handle) out.push_back(*handle);
+    }
+  }
+  return out;
+}
+
+const at::Tensor& tensor_at(void* const* tensors, size_t i) { return *static_cast<at::Tensor*>(tensors[i]); }
+
+// Converts one argument to the IValue the schema's type expects.
+c10::IValue to_ivalue(const c10::Argument& arg, const replay_arg& a) {
+  c10::TypePtr type = arg.real_type();
+  if (a.kind == REPLAY_ARG_NONE) {
+    TORCH_CHECK(type->kind() == c10::TypeKind::OptionalType || type->kind() == c10::TypeKind::NoneType,
+                "argument '", arg.name(), "' of type ", type->str(), " cannot be None");
+    return c10::IValue();
+  }
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  switch (a.kind) {
+    case REPLAY_ARG_TENSOR:
+      return c10::IValue(tensor_at(a.tensors, 0));
+    case REPLAY_ARG_INT:
+      if (type->kind() == c10::TypeKind::FloatType) return c10::IValue(static_cast<double>(a.int_value));
+      if (type->kind() == c10::TypeKind::BoolType) return c10::IValue(a.int_value != 0);
+      return c10::IValue(a.int_value);
+    case REPLAY_ARG_DOUBLE:
+      return c10::IValue(a.double_value);
+    case REPLAY_ARG_BOOL:
+      return c10::IValue(a.int_value != 0);
+    case REPLAY_ARG_STRING:
+      if (type->kind() == c10::TypeKind::DeviceObjType) return c10::IValue(c10::Device(std::string(a.str)));
+      return c10::IValue(std::string(a.str));
+    case REPLAY_ARG_INT_LIST:
+      return c10::IValue(std::vector<int64_t>(a.ints, a.ints + a.len));
+    case REPLAY_ARG_DOUBLE_LIST:
+      return c10::IValue(std::vector<double>(a.doubles, a.doubles + a.len));
+    case REPLAY_ARG_BOOL_LIST: {
+      c10::List<bool> list;
+      for (size_t i = 0; i < a.len; ++i) list.push_back(a.ints[i] != 0);
+      return c10::IValue(list);
+    }
+    case REPLAY_ARG_TENSOR_LIST: {
+      auto list_type = type->cast<c10::ListType>();
+      bool optional_elements = list_type && list_type->getElementType()->kind() == c10::TypeKind::OptionalType;
+      if (optional_elements) {
+        c10::List<std::optional<at::Tensor>> list;
+        for (size_t i = 0; i < a.len; ++i) {
+          if (a.tensors[i]) list.push_back(tensor_at(a.tensors, i));
+          else list.push_back(std::nullopt);
+        }
+        return c10::IValue(list);
+      }
+      c10::List<at::Tensor> list;
+      for (size_t i = 0; i < a.len; ++i) {
+        TORCH_CHECK(a.tensors[i] != nullptr, "argument '", arg.name(), "' holds a None tensor but its type is ",
+                    type->str());
+        list.push_back(tensor_at(a.tensors, i));
+      }
+      return c10::IValue(list);
+    }
+    default:
+      TORCH_CHECK(false, "argument '", arg.name(), "': unknown replay_arg kind ", a.kind);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void replay_free_string(char* s) { std::free(s); }
+
+char* replay_op_overloads(const char* name, char** error) {
+  return guarded(error, static_cast<char*>(nullptr), [&]() -> char* {
+    auto handles = overloads_of(name);
+    TORCH_CHECK(!handles.empty(), "no operator named '", name, "' is registered with libtorch's dispatcher");
+    std::ostringstream out;
+    out << "[";
+    for (size_t h = 0; h < handles.size(); ++h) {
+      const auto& schema = handles[h].schema();
+      out << (h ? "," : "") << "{\"overload\":\"" << json_escape(schema.overload_name()) << "\",\"args\":[";
+      const auto& args = schema.arguments();
+      for (size_t i = 0; i < args.size(); ++i) {
+        const auto& a = args[i];
+        bool writes = a.alias_info() && a.alias_info()->isWrite();
+        out << (i ? "," : "") << "{\"name\":\"" << json_escape(a.name()) << "\",\"type\":\""
+            << json_escape(a.real_type()->str()) << "\",\"has_default\":" << (a.default_value() ? "true" : "false")
+            << ",\"kwarg_only\":" << (a.kwarg_only() ? "true" : "false") << ",\"writes\":" << (writes ? "true" : "false")
+            << "}";
+      }
+      out << "],\"returns\":" << schema.returns().size() << "}";
+    }
+    out << "]";
+    return dup_string(out.str());
+  });
+}
+
+replay_prepared_call* replay_op_prepare(const char* name, const char* overload, const replay_arg* args,
+                                        size_t nargs, char** error) {
+  return guarded(error, static_cast<replay_prepared_call*>(nullptr), [&]() -> replay_prepared_call* {
+    auto handle = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+    const auto& schema_args = handle.schema().arguments();
+    TORCH_CHECK(nargs <= schema_args.size(), name, ".", overload, " takes ", schema_args.size(),
+                " arguments, got ", nargs);
+    std::vector<c10::IValue> stack;
+    stack.reserve(schema_args.size());
+    for (size_t i = 0; i < schema_args.size(); ++i) {
+      const auto& arg = schema_args[i];
+      if (i < nargs) {
+        stack.push_back(to_ivalue(arg, args[i]));
+      } else {
+        TORCH_CHECK(arg.default_value().has_value(), name, ".", overload, ": argument '", arg.name(),
+                    "' has no default and was not given");
+        stack.push_back(*arg.default_value());
+      }
+    }
+    return new replay_prepared_call{handle, std::move(stack), {}};
+  });
+}
+
+int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error) {
+  return guarded(error, -1, [&]() -> int {
+    TORCH_CHECK(call != nullptr, "replay_op_run: null call");
+    for (uint64_t i = 0; i < calls; ++i) {
+      // The dispatcher consumes the stack (arguments popped, results pushed): call on a copy,
+      // which costs only reference-count increments.
+      std::vector<c10::IValue> stack = call->stack;
+      call->op.callBoxed(stack);
+      if (i + 1 == calls) call->last_output = std::move(stack);
+    }
+    return 0;
+  });
+}
+
+void* replay_op_last_output(replay_prepared_call* call) {
+  if (!call) return nullptr;
+  for (const auto& v : call->last_output) {
+    if (v.isTensor()) return new at::Tensor(v.toTensor());
+  }
+  return nullptr;
+}
+
+void replay_op_free(replay_prepared_call* call) { delete call; }
+
+void* replay_torch_current_cuda_stream(int device, char** error) {
+#ifdef REPLAY_WITH_TORCH_CUDA
+  return guarded(error, static_cast<void*>(nullptr), [&]() -> void* {
+    return static_cast<void*>(c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream());
+  });
+#else
+  (void)device;
+  set_error(error, "this libtorch has no CUDA support");
+  return nullptr;
+#endif
+}
+
+}  // extern "C"

@@ -1,0 +1,69 @@
+// C ABI of the libtorch dispatcher shim (op_dispatch.cpp), used by src/replay/libtorch_shim.rs.
+//
+// tch cannot call an aten operator by name; this shim can. Rust asks for the overloads of an
+// operator (their schemas, as JSON), picks the one that matches the recorded inputs, then
+// prepares a boxed call once and runs it as often as the measurement needs. Every entry point
+// catches C++ exceptions and returns them as an error string: a C++ exception must never cross
+// into Rust (that would abort the process).
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum replay_arg_kind {
+  REPLAY_ARG_NONE = 0,
+  REPLAY_ARG_TENSOR = 1,       // tensors[0]: a tch tensor (torch::Tensor*)
+  REPLAY_ARG_INT = 2,          // int_value; also ScalarType, Layout, MemoryFormat codes
+  REPLAY_ARG_DOUBLE = 3,       // double_value
+  REPLAY_ARG_BOOL = 4,         // int_value != 0
+  REPLAY_ARG_INT_LIST = 5,     // ints[0..len]
+  REPLAY_ARG_TENSOR_LIST = 6,  // tensors[0..len]; a null entry is None (for Tensor?[])
+  REPLAY_ARG_STRING = 7,       // str (NUL-terminated); also Device ("cpu", "cuda:0")
+  REPLAY_ARG_DOUBLE_LIST = 8,  // doubles[0..len]
+  REPLAY_ARG_BOOL_LIST = 9,    // ints[0..len], != 0 is true
+};
+
+typedef struct {
+  int32_t kind;
+  int64_t int_value;
+  double double_value;
+  const int64_t* ints;
+  const double* doubles;
+  void* const* tensors;
+  size_t len;
+  const char* str;
+} replay_arg;
+
+typedef struct replay_prepared_call replay_prepared_call;
+
+// Frees a string returned by this shim.
+void replay_free_string(char* s);
+
+// The overloads of `name` ("aten::add") as a JSON array of
+// {"overload", "args": [{"name", "type", "has_default", "kwarg_only", "writes"}], "returns"}.
+// Returns NULL and sets *error when the operator is unknown.
+char* replay_op_overloads(const char* name, char** error);
+
+// Builds the boxed argument stack for `name`.`overload` from `args` (positional, in schema
+// order; arguments past `nargs` take their schema defaults). NULL and *error on failure.
+replay_prepared_call* replay_op_prepare(const char* name, const char* overload, const replay_arg* args,
+                                        size_t nargs, char** error);
+
+// Calls the prepared operator `calls` times. 0 on success, else -1 and *error.
+int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error);
+
+// The first tensor the last run returned (a new tch tensor), or NULL when it returned none.
+void* replay_op_last_output(replay_prepared_call* call);
+
+void replay_op_free(replay_prepared_call* call);
+
+// libtorch's current CUDA stream on `device` (a cudaStream_t), so CUDA events can time tier-3
+// work on the stream it really runs on. NULL and *error without CUDA support.
+void* replay_torch_current_cuda_stream(int device, char** error);
+
+#ifdef __cplusplus
+}
+#endif
