@@ -49,6 +49,8 @@ pub enum OpArg {
     TensorList(Vec<Option<Tensor>>),
     /// A `str`, or a `Device` written as `cpu` / `cuda:0`.
     Str(String),
+    /// The schema's default value for this argument.
+    Default,
 }
 
 #[repr(C)]
@@ -175,6 +177,7 @@ impl PreparedOp {
             };
             match arg {
                 OpArg::None => raw.kind = 0,
+                OpArg::Default => raw.kind = 10,
                 OpArg::Tensor(_) | OpArg::TensorList(_) => {
                     let ptrs = &tensor_ptrs[next_tensors];
                     next_tensors += 1;

@@ -182,7 +182,7 @@ replay_prepared_call* replay_op_prepare(const char* name, const char* overload, 
     stack.reserve(schema_args.size());
     for (size_t i = 0; i < schema_args.size(); ++i) {
       const auto& arg = schema_args[i];
-      if (i < nargs) {
+      if (i < nargs && args[i].kind != REPLAY_ARG_DEFAULT) {
         stack.push_back(to_ivalue(arg, args[i]));
       } else {
         TORCH_CHECK(arg.default_value().has_value(), name, ".", overload, ": argument '", arg.name(),

@@ -24,6 +24,7 @@ enum replay_arg_kind {
   REPLAY_ARG_STRING = 7,       // str (NUL-terminated); also Device ("cpu", "cuda:0")
   REPLAY_ARG_DOUBLE_LIST = 8,  // doubles[0..len]
   REPLAY_ARG_BOOL_LIST = 9,    // ints[0..len], != 0 is true
+  REPLAY_ARG_DEFAULT = 10,     // the schema's default value for this argument
 };
 
 typedef struct {

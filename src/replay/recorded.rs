@@ -1,0 +1,175 @@
+//! An operator's inputs as the PyTorch profiler recorded them (`record_shapes=True`):
+//! per positional argument its `Input Dims`, `Input type`, `Input Strides` and
+//! `Concrete Inputs`, read into one typed value per argument.
+
+use serde_json::Value;
+use tch::Kind;
+
+/// One recorded argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecordedInput {
+    /// A tensor: dtype as recorded, sizes, and strides when the profiler recorded them.
+    Tensor { kind: Kind, sizes: Vec<i64>, strides: Option<Vec<i64>> },
+    /// A list of tensors; the profiler records their shapes (PyTorch ≥ 2.1) but not their dtype.
+    TensorList { tensors: Vec<(Vec<i64>, Option<Vec<i64>>)> },
+    /// A scalar (int, float, bool, ScalarType code, ...), with its value when recorded.
+    Scalar(Option<ScalarValue>),
+    /// An int or float list, with its values when recorded.
+    ScalarList(Option<Vec<ScalarValue>>),
+    /// An empty type: None, or a value the profiler does not record (strings, devices, generators).
+    Unrecorded,
+    /// A type we do not know how to rebuild (`GenericList`, custom classes...).
+    Other(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScalarValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+/// Maps the profiler's C++ type names to libtorch dtypes.
+pub fn kind_from_recorded(ty: &str) -> Option<Kind> {
+    Some(match ty {
+        "float" => Kind::Float,
+        "double" => Kind::Double,
+        "c10::Half" => Kind::Half,
+        "c10::BFloat16" => Kind::BFloat16,
+        "long int" | "long" | "int64_t" => Kind::Int64,
+        "int" => Kind::Int,
+        "short int" | "short" => Kind::Int16,
+        "signed char" => Kind::Int8,
+        "unsigned char" => Kind::Uint8,
+        "bool" => Kind::Bool,
+        "c10::complex<float>" => Kind::ComplexFloat,
+        "c10::complex<double>" => Kind::ComplexDouble,
+        "c10::complex<c10::Half>" => Kind::ComplexHalf,
+        "c10::Float8_e4m3fn" => Kind::Float8e4m3fn,
+        "c10::Float8_e5m2" => Kind::Float8e5m2,
+        "c10::Float8_e4m3fnuz" => Kind::Float8e4m3fnuz,
+        "c10::Float8_e5m2fnuz" => Kind::Float8e5m2fnuz,
+        _ => return None,
+    })
+}
+
+/// Parses a `Concrete Inputs` scalar: `1`, `0.`, `9.9999999999999998e-13`, `True`, `False`.
+pub fn parse_scalar(text: &str) -> Option<ScalarValue> {
+    let text = text.trim();
+    match text {
+        "True" | "true" => return Some(ScalarValue::Bool(true)),
+        "False" | "false" => return Some(ScalarValue::Bool(false)),
+        "" => return None,
+        _ => {}
+    }
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(ScalarValue::Int(i));
+    }
+    text.parse::<f64>().ok().map(ScalarValue::Float)
+}
+
+/// Parses a `Concrete Inputs` list: `[1, 512]`, `[-1]`, `[]`.
+pub fn parse_scalar_list(text: &str) -> Option<Vec<ScalarValue>> {
+    let inner = text.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    inner.split(',').map(parse_scalar).collect()
+}
+
+fn int_list(value: &Value) -> Option<Vec<i64>> {
+    value.as_array()?.iter().map(Value::as_i64).collect()
+}
+
+/// Builds the typed inputs from the four recorded arrays (any may be missing or `null`,
+/// as in traces made without `record_shapes`). Returns `None` when there is no `Input type`.
+pub fn from_profiler_args(dims: &Value, types: &Value, strides: &Value, concrete: &Value) -> Option<Vec<RecordedInput>> {
+    let types = types.as_array()?;
+    let at = |v: &Value, i: usize| v.as_array().and_then(|a| a.get(i)).cloned().unwrap_or(Value::Null);
+    let mut out = Vec::with_capacity(types.len());
+    for (i, ty) in types.iter().enumerate() {
+        let ty = ty.as_str().unwrap_or("");
+        let (d, s, c) = (at(dims, i), at(strides, i), at(concrete, i));
+        let concrete = c.as_str().unwrap_or("");
+        let input = match ty {
+            "" => RecordedInput::Unrecorded,
+            "Scalar" => RecordedInput::Scalar(parse_scalar(concrete)),
+            "ScalarList" => RecordedInput::ScalarList(parse_scalar_list(concrete)),
+            "TensorList" => {
+                let shapes: Vec<Vec<i64>> = d.as_array().map(|a| a.iter().filter_map(int_list).collect()).unwrap_or_default();
+                let stride_lists: Vec<Option<Vec<i64>>> =
+                    s.as_array().map(|a| a.iter().map(int_list).collect()).unwrap_or_default();
+                let tensors =
+                    shapes.into_iter().enumerate().map(|(j, shape)| (shape, stride_lists.get(j).cloned().flatten())).collect();
+                RecordedInput::TensorList { tensors }
+            }
+            other => match kind_from_recorded(other) {
+                Some(kind) => RecordedInput::Tensor {
+                    kind,
+                    sizes: int_list(&d).unwrap_or_default(),
+                    strides: int_list(&s).filter(|st| !st.is_empty() || int_list(&d).is_some_and(|d| d.is_empty())),
+                },
+                None => RecordedInput::Other(other.to_string()),
+            },
+        };
+        out.push(input);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_a_layer_norm_from_the_h100_bert_trace() {
+        let inputs = from_profiler_args(
+            &json!([[1, 141, 512], [], [512], [512], [], []]),
+            &json!(["c10::BFloat16", "ScalarList", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]),
+            &json!([[72192, 512, 1], [], [1], [1], [], []]),
+            &json!(["", "[512]", "", "", "9.9999999999999998e-13", "True"]),
+        )
+        .unwrap();
+        assert_eq!(
+            inputs[0],
+            RecordedInput::Tensor { kind: Kind::BFloat16, sizes: vec![1, 141, 512], strides: Some(vec![72192, 512, 1]) }
+        );
+        assert_eq!(inputs[1], RecordedInput::ScalarList(Some(vec![ScalarValue::Int(512)])));
+        assert_eq!(inputs[4], RecordedInput::Scalar(Some(ScalarValue::Float(1e-12))));
+        assert_eq!(inputs[5], RecordedInput::Scalar(Some(ScalarValue::Bool(true))));
+    }
+
+    #[test]
+    fn reads_tensor_lists_and_missing_strides() {
+        let inputs = from_profiler_args(
+            &json!([[[4, 1, 768], [4, 196, 768]], []]),
+            &json!(["TensorList", "Scalar"]),
+            &json!([[[0, 768, 1], [150528, 1, 196]], []]),
+            &json!(["", "1"]),
+        )
+        .unwrap();
+        assert_eq!(
+            inputs[0],
+            RecordedInput::TensorList {
+                tensors: vec![(vec![4, 1, 768], Some(vec![0, 768, 1])), (vec![4, 196, 768], Some(vec![150528, 1, 196]))]
+            }
+        );
+        // PyTorch 2.0-era traces: no strides, no concrete inputs.
+        let old = from_profiler_args(&json!([[8, 16], []]), &json!(["float", "Scalar"]), &Value::Null, &Value::Null).unwrap();
+        assert_eq!(old[0], RecordedInput::Tensor { kind: Kind::Float, sizes: vec![8, 16], strides: None });
+        assert_eq!(old[1], RecordedInput::Scalar(None));
+    }
+
+    #[test]
+    fn scalars_and_lists() {
+        assert_eq!(parse_scalar("9223372036854775807"), Some(ScalarValue::Int(i64::MAX)));
+        assert_eq!(parse_scalar("0."), Some(ScalarValue::Float(0.0)));
+        assert_eq!(parse_scalar("-0.001"), Some(ScalarValue::Float(-0.001)));
+        assert_eq!(parse_scalar("nonsense"), None);
+        assert_eq!(parse_scalar_list("[0, 2, 1, 3]").unwrap().len(), 4);
+        assert_eq!(parse_scalar_list("[]"), Some(vec![]));
+        assert_eq!(parse_scalar_list("1, 2"), None);
+        assert_eq!(kind_from_recorded("GenericList"), None);
+    }
+}
