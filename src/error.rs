@@ -40,12 +40,18 @@ impl Error {
     pub fn is_usage_error(&self) -> bool {
         matches!(
             self,
-            Error::InvalidDevice { .. } | Error::CudaUnavailable(_) | Error::KernelUnavailable(..) | Error::BadInput { .. }
+            Error::InvalidDevice { .. }
+                | Error::CudaUnavailable(_)
+                | Error::KernelUnavailable(..)
+                | Error::BadInput { .. }
         )
     }
 
     pub fn cuda(call: &'static str, err: impl std::fmt::Display) -> Self {
-        Error::Cuda { call, message: err.to_string() }
+        Error::Cuda {
+            call,
+            message: err.to_string(),
+        }
     }
 }
 

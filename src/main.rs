@@ -14,7 +14,10 @@ fn main() -> ExitCode {
                 eprintln!("  caused by: {cause}");
             }
             // 2: something the user can fix (bad input, a device that is not there); 1: our failure.
-            let usage = err.chain().any(|c| c.downcast_ref::<replay::Error>().is_some_and(|e| e.is_usage_error()));
+            let usage = err.chain().any(|c| {
+                c.downcast_ref::<replay::Error>()
+                    .is_some_and(|e| e.is_usage_error())
+            });
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }

@@ -17,26 +17,49 @@ fn help_lists_the_commands() {
 
 #[test]
 fn version_prints() {
-    replay().arg("--version").assert().success().stdout(predicate::str::starts_with("replay "));
+    replay()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("replay "));
 }
 
 #[test]
 fn devices_mentions_the_cpu_and_libtorch() {
-    let out = replay().arg("devices").assert().success().get_output().stdout.clone();
+    let out = replay()
+        .arg("devices")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with("cpu "), "{text}");
     assert!(text.contains("logical"), "{text}");
     assert!(text.contains("libtorch"), "{text}");
-    assert!(text.contains("kernels    l2_flush"), "the CUDA kernels must be embedded: {text}");
+    assert!(
+        text.contains("kernels    l2_flush"),
+        "the CUDA kernels must be embedded: {text}"
+    );
 }
 
 #[test]
 fn devices_json_is_machine_readable() {
-    let out = replay().args(["devices", "--json"]).assert().success().get_output().stdout.clone();
+    let out = replay()
+        .args(["devices", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(json["cpu"]["logical_cores"].as_u64().unwrap() >= 1);
     assert_eq!(json["embedded_kernels"]["available"], true);
-    assert!(json["embedded_kernels"]["architectures"].as_array().unwrap().iter().any(|a| a == "sm_90"));
+    assert!(json["embedded_kernels"]["architectures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "sm_90"));
 }
 
 #[test]
@@ -48,7 +71,9 @@ fn devices_says_why_there_is_no_cuda_device() {
         .arg("devices")
         .assert()
         .success()
-        .stdout(predicate::str::contains("no CUDA device: libcuda.so not found: no NVIDIA driver on this machine"));
+        .stdout(predicate::str::contains(
+            "no CUDA device: libcuda.so not found: no NVIDIA driver on this machine",
+        ));
 }
 
 #[test]
@@ -62,14 +87,20 @@ fn device_cuda_without_a_gpu_exits_2_with_the_reason() {
             .assert()
             .code(2)
             .stdout(predicate::str::is_empty())
-            .stderr(predicate::str::contains("libcuda.so not found: no NVIDIA driver on this machine"))
+            .stderr(predicate::str::contains(
+                "libcuda.so not found: no NVIDIA driver on this machine",
+            ))
             .stderr(predicate::str::contains("panicked").not());
     }
 }
 
 #[test]
 fn device_cpu_opens() {
-    replay().args(["devices", "--device", "cpu"]).assert().success().stdout(predicate::str::starts_with("cpu ("));
+    replay()
+        .args(["devices", "--device", "cpu"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("cpu ("));
 }
 
 #[test]

@@ -48,7 +48,10 @@ pub fn run(args: DevicesArgs) -> anyhow::Result<()> {
         // Opening is the check: it fails with the reason when the device is not there.
         let device = Device::open(spec)?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "device": device.describe() }))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({ "device": device.describe() }))?
+            );
         } else {
             println!("{}", device.describe());
         }
@@ -77,12 +80,16 @@ pub fn run(args: DevicesArgs) -> anyhow::Result<()> {
 }
 
 fn embedded_kernels() -> EmbeddedKernels {
-    let mut architectures: Vec<String> = kernels::SASS_ARCHS.iter().map(|s| s.to_string()).collect();
+    let mut architectures: Vec<String> =
+        kernels::SASS_ARCHS.iter().map(|s| s.to_string()).collect();
     architectures.push(kernels::PTX_ARCH.to_string());
     EmbeddedKernels {
         available: kernels::UNAVAILABLE_REASON.is_none(),
         reason: kernels::UNAVAILABLE_REASON,
-        modules: kernels::MODULES.iter().map(|m| m.name.to_string()).collect(),
+        modules: kernels::MODULES
+            .iter()
+            .map(|m| m.name.to_string())
+            .collect(),
         architectures,
     }
 }
@@ -106,8 +113,16 @@ fn render_text(report: &Report) -> String {
     let mut out = String::new();
     let cpu = &report.cpu;
     let _ = writeln!(out, "cpu        {}", cpu.model);
-    let _ = writeln!(out, "  cores    {} logical, {} physical", cpu.logical_cores, cpu.physical_cores);
-    let isa = if cpu.isa_flags.is_empty() { "(none of note)".to_string() } else { cpu.isa_flags.join(" ") };
+    let _ = writeln!(
+        out,
+        "  cores    {} logical, {} physical",
+        cpu.logical_cores, cpu.physical_cores
+    );
+    let isa = if cpu.isa_flags.is_empty() {
+        "(none of note)".to_string()
+    } else {
+        cpu.isa_flags.join(" ")
+    };
     let _ = writeln!(out, "  isa      {isa}");
     if !cpu.caches.is_empty() {
         let caches: Vec<String> = cpu
@@ -129,15 +144,26 @@ fn render_text(report: &Report) -> String {
         out,
         "libtorch   {} intra-op threads, CUDA {}",
         lt.threads,
-        if lt.cuda_available { format!("available ({} devices)", lt.cuda_devices) } else { "not available".to_string() }
+        if lt.cuda_available {
+            format!("available ({} devices)", lt.cuda_devices)
+        } else {
+            "not available".to_string()
+        }
     );
     match &report.cuda {
         Err(reason) => {
             let _ = writeln!(out, "cuda       no CUDA device: {reason}");
         }
         Ok(inv) => {
-            let runtime = inv.runtime_version.map(format_cuda_version).unwrap_or_else(|| "not found".to_string());
-            let _ = writeln!(out, "cuda       driver {}, runtime {runtime}", format_cuda_version(inv.driver_version));
+            let runtime = inv
+                .runtime_version
+                .map(format_cuda_version)
+                .unwrap_or_else(|| "not found".to_string());
+            let _ = writeln!(
+                out,
+                "cuda       driver {}, runtime {runtime}",
+                format_cuda_version(inv.driver_version)
+            );
             if inv.devices.is_empty() {
                 let _ = writeln!(out, "  no CUDA device: the driver reports none");
             }
@@ -161,7 +187,12 @@ fn render_text(report: &Report) -> String {
             let _ = writeln!(out, "kernels    none embedded: {reason}");
         }
         None => {
-            let _ = writeln!(out, "kernels    {} ({})", k.modules.join(", "), k.architectures.join(" "));
+            let _ = writeln!(
+                out,
+                "kernels    {} ({})",
+                k.modules.join(", "),
+                k.architectures.join(" ")
+            );
         }
     }
     out

@@ -8,8 +8,23 @@ use serde::Serialize;
 
 /// ISA extensions worth reporting: they change which CPU kernels oneDNN/MKL/libtorch run.
 const REPORTED_FLAGS: &[&str] = &[
-    "sse4_2", "avx", "fma", "avx2", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
-    "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16", "asimd", "sve", "sve2",
+    "sse4_2",
+    "avx",
+    "fma",
+    "avx2",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "amx_fp16",
+    "asimd",
+    "sve",
+    "sve2",
 ];
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -46,7 +61,11 @@ impl CpuInfo {
 
     /// Size of the last-level cache, the buffer `--cold` streams twice over on CPU.
     pub fn last_level_cache_bytes(&self) -> Option<u64> {
-        self.caches.iter().filter(|c| c.kind != "Instruction").max_by_key(|c| c.level).map(|c| c.size_bytes)
+        self.caches
+            .iter()
+            .filter(|c| c.kind != "Instruction")
+            .max_by_key(|c| c.level)
+            .map(|c| c.size_bytes)
     }
 
     pub fn has_flag(&self, flag: &str) -> bool {
@@ -62,18 +81,26 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
     let mut cores = std::collections::BTreeSet::new();
     let mut physical_id = String::new();
     for line in text.lines() {
-        let Some((key, value)) = line.split_once(':') else { continue };
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
         let (key, value) = (key.trim(), value.trim());
         match key {
             "processor" => logical += 1,
-            "model name" | "Model" | "cpu model" if model.is_none() => model = Some(value.to_string()),
+            "model name" | "Model" | "cpu model" if model.is_none() => {
+                model = Some(value.to_string())
+            }
             "physical id" => physical_id = value.to_string(),
             "core id" => {
                 cores.insert((physical_id.clone(), value.to_string()));
             }
             "flags" | "Features" if flags.is_empty() => {
                 let present: Vec<&str> = value.split_whitespace().collect();
-                flags = REPORTED_FLAGS.iter().filter(|f| present.contains(f)).map(|f| f.to_string()).collect();
+                flags = REPORTED_FLAGS
+                    .iter()
+                    .filter(|f| present.contains(f))
+                    .map(|f| f.to_string())
+                    .collect();
             }
             _ => {}
         }
@@ -82,7 +109,11 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
     CpuInfo {
         model: model.unwrap_or_else(|| "unknown CPU".to_string()),
         logical_cores: logical,
-        physical_cores: if cores.is_empty() { logical } else { cores.len() },
+        physical_cores: if cores.is_empty() {
+            logical
+        } else {
+            cores.len()
+        },
         isa_flags: flags,
         caches: Vec::new(),
     }
@@ -91,13 +122,28 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
 /// Reads the `indexN/{level,type,size}` entries of a sysfs cache folder.
 pub fn read_caches(dir: &Path) -> Vec<CacheLevel> {
     let mut caches = Vec::new();
-    let Ok(entries) = fs::read_dir(dir) else { return caches };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return caches;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
-        let read = |name: &str| fs::read_to_string(path.join(name)).ok().map(|s| s.trim().to_string());
-        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size")) else { continue };
-        let (Ok(level), Some(size_bytes)) = (level.parse(), parse_cache_size(&size)) else { continue };
-        caches.push(CacheLevel { level, kind, size_bytes });
+        let read = |name: &str| {
+            fs::read_to_string(path.join(name))
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        let (Ok(level), Some(size_bytes)) = (level.parse(), parse_cache_size(&size)) else {
+            continue;
+        };
+        caches.push(CacheLevel {
+            level,
+            kind,
+            size_bytes,
+        });
     }
     caches.sort_by(|a, b| (a.level, &a.kind).cmp(&(b.level, &b.kind)));
     caches
@@ -106,7 +152,10 @@ pub fn read_caches(dir: &Path) -> Vec<CacheLevel> {
 /// sysfs writes sizes as `32K`, `1024K`, `32768K` or `2M`.
 fn parse_cache_size(text: &str) -> Option<u64> {
     let text = text.trim();
-    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let (digits, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
     let n: u64 = digits.parse().ok()?;
     match unit {
         "" => Some(n),
@@ -131,7 +180,10 @@ mod tests {
         assert_eq!(info.physical_cores, 1);
         assert!(info.has_flag("amx_bf16"));
         assert!(info.has_flag("avx2"));
-        assert!(!info.has_flag("fpu"), "only the flags that matter for kernels are kept");
+        assert!(
+            !info.has_flag("fpu"),
+            "only the flags that matter for kernels are kept"
+        );
     }
 
     #[test]
@@ -146,8 +198,14 @@ mod tests {
     #[test]
     fn reads_a_sysfs_cache_tree() {
         let dir = tempfile::tempdir().unwrap();
-        for (i, (level, kind, size)) in
-            [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"), (3, "Unified", "105M")].iter().enumerate()
+        for (i, (level, kind, size)) in [
+            (1, "Data", "48K"),
+            (1, "Instruction", "32K"),
+            (2, "Unified", "2048K"),
+            (3, "Unified", "105M"),
+        ]
+        .iter()
+        .enumerate()
         {
             let d = dir.path().join(format!("index{i}"));
             fs::create_dir_all(&d).unwrap();
@@ -157,7 +215,10 @@ mod tests {
         }
         let caches = read_caches(dir.path());
         assert_eq!(caches.len(), 4);
-        let info = CpuInfo { caches, ..parse_cpuinfo("") };
+        let info = CpuInfo {
+            caches,
+            ..parse_cpuinfo("")
+        };
         assert_eq!(info.last_level_cache_bytes(), Some(105 << 20));
     }
 

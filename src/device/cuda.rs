@@ -86,7 +86,11 @@ pub fn inventory() -> Result<CudaInventory> {
         for index in 0..count.max(0) as usize {
             devices.push(device_info(index)?);
         }
-        Ok(CudaInventory { driver_version, runtime_version, devices })
+        Ok(CudaInventory {
+            driver_version,
+            runtime_version,
+            devices,
+        })
     })
 }
 
@@ -96,18 +100,23 @@ fn runtime_version() -> Option<i32> {
     if !unsafe { cudarc::runtime::sys::is_culib_present() } {
         return None;
     }
-    catch_unwind(cudarc::runtime::result::version::get_runtime_version).ok()?.ok()
+    catch_unwind(cudarc::runtime::result::version::get_runtime_version)
+        .ok()?
+        .ok()
 }
 
 fn device_info(index: usize) -> Result<CudaDeviceInfo> {
-    let dev = cudarc::driver::result::device::get(index as i32).map_err(|e| Error::cuda("cuDeviceGet", e))?;
+    let dev = cudarc::driver::result::device::get(index as i32)
+        .map_err(|e| Error::cuda("cuDeviceGet", e))?;
     let attr = |a: CUdevice_attribute| -> Result<i32> {
         // SAFETY: `dev` is a valid device handle from cuDeviceGet.
-        unsafe { cudarc::driver::result::device::get_attribute(dev, a) }.map_err(|e| Error::cuda("cuDeviceGetAttribute", e))
+        unsafe { cudarc::driver::result::device::get_attribute(dev, a) }
+            .map_err(|e| Error::cuda("cuDeviceGetAttribute", e))
     };
     Ok(CudaDeviceInfo {
         index,
-        name: cudarc::driver::result::device::get_name(dev).map_err(|e| Error::cuda("cuDeviceGetName", e))?,
+        name: cudarc::driver::result::device::get_name(dev)
+            .map_err(|e| Error::cuda("cuDeviceGetName", e))?,
         compute_capability: (
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
@@ -119,7 +128,9 @@ fn device_info(index: usize) -> Result<CudaDeviceInfo> {
         l2_cache_bytes: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
         clock_khz: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?,
         memory_clock_khz: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
-        memory_bus_width_bits: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
+        memory_bus_width_bits: attr(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+        )?,
     })
 }
 
@@ -132,7 +143,9 @@ pub struct CudaDevice {
 
 impl std::fmt::Debug for CudaDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaDevice").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("CudaDevice")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -148,10 +161,17 @@ impl CudaDevice {
             }));
         };
         guarded("cuCtxCreate", || {
-            let context = CudaContext::new(index).map_err(|e| Error::cuda("cuDevicePrimaryCtxRetain", e))?;
+            let context =
+                CudaContext::new(index).map_err(|e| Error::cuda("cuDevicePrimaryCtxRetain", e))?;
             // A dedicated stream: replays must not queue behind libtorch's work on the legacy stream.
-            let stream = context.new_stream().map_err(|e| Error::cuda("cuStreamCreate", e))?;
-            Ok(CudaDevice { info, context, stream })
+            let stream = context
+                .new_stream()
+                .map_err(|e| Error::cuda("cuStreamCreate", e))?;
+            Ok(CudaDevice {
+                info,
+                context,
+                stream,
+            })
         })
     }
 }

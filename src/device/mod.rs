@@ -42,7 +42,10 @@ impl Device {
             Device::Cpu(info) => format!("cpu ({}, {} cores)", info.model, info.logical_cores),
             Device::Cuda(dev) => {
                 let (major, minor) = dev.info.compute_capability;
-                format!("cuda:{} ({}, sm_{major}{minor})", dev.info.index, dev.info.name)
+                format!(
+                    "cuda:{} ({}, sm_{major}{minor})",
+                    dev.info.index, dev.info.name
+                )
             }
         }
     }

@@ -16,17 +16,21 @@ impl FromStr for DeviceSpec {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let invalid = |reason: &str| Error::InvalidDevice { spec: text.to_string(), reason: reason.to_string() };
+        let invalid = |reason: &str| Error::InvalidDevice {
+            spec: text.to_string(),
+            reason: reason.to_string(),
+        };
         let lower = text.trim().to_ascii_lowercase();
         match lower.as_str() {
             "cpu" => Ok(DeviceSpec::Cpu),
             "cuda" | "gpu" => Ok(DeviceSpec::Cuda(0)),
             "" => Err(invalid("empty")),
             _ => match lower.split_once(':') {
-                Some(("cuda" | "gpu", index)) => index
-                    .parse::<usize>()
-                    .map(DeviceSpec::Cuda)
-                    .map_err(|_| invalid("the part after 'cuda:' must be a device index such as 0 or 1")),
+                Some(("cuda" | "gpu", index)) => {
+                    index.parse::<usize>().map(DeviceSpec::Cuda).map_err(|_| {
+                        invalid("the part after 'cuda:' must be a device index such as 0 or 1")
+                    })
+                }
                 Some(("cpu", _)) => Err(invalid("cpu takes no index")),
                 _ => Err(invalid("unknown device kind")),
             },
@@ -54,16 +58,24 @@ mod tests {
         assert_eq!("cuda".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda(0));
         assert_eq!("cuda:0".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda(0));
         assert_eq!("cuda:1".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda(1));
-        assert_eq!(" cuda:12 ".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda(12));
+        assert_eq!(
+            " cuda:12 ".parse::<DeviceSpec>().unwrap(),
+            DeviceSpec::Cuda(12)
+        );
     }
 
     #[test]
     fn rejects_bad_values_with_a_message() {
-        for bad in ["", "cuda:", "cuda:-1", "cuda:x", "cuda:1:2", "cpu:0", "tpu", "rocm:0"] {
+        for bad in [
+            "", "cuda:", "cuda:-1", "cuda:x", "cuda:1:2", "cpu:0", "tpu", "rocm:0",
+        ] {
             let err = bad.parse::<DeviceSpec>().unwrap_err();
             let text = err.to_string();
             assert!(text.contains("invalid device"), "{bad}: {text}");
-            assert!(text.contains("expected cpu, cuda or cuda:N"), "{bad}: {text}");
+            assert!(
+                text.contains("expected cpu, cuda or cuda:N"),
+                "{bad}: {text}"
+            );
             assert!(err.is_usage_error());
         }
     }

@@ -66,7 +66,9 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<FatbinEntry>, FatbinError> {
     }
     let header_size = u16_at(bytes, 6)? as usize;
     let payload_size = u64_at(bytes, 8)? as usize;
-    let end = header_size.checked_add(payload_size).ok_or(FatbinError::Truncated(8))?;
+    let end = header_size
+        .checked_add(payload_size)
+        .ok_or(FatbinError::Truncated(8))?;
     if end > bytes.len() {
         return Err(FatbinError::Truncated(bytes.len()));
     }
@@ -126,11 +128,20 @@ mod tests {
 
     #[test]
     fn rejects_garbage_and_truncation() {
-        assert_eq!(entries(b"hello world, not a fatbin"), Err(FatbinError::BadMagic(u32::from_le_bytes(*b"hell"))));
+        assert_eq!(
+            entries(b"hello world, not a fatbin"),
+            Err(FatbinError::BadMagic(u32::from_le_bytes(*b"hell")))
+        );
         let image = fatbin(&[entry(2, 80, 128)]);
-        assert!(matches!(entries(&image[..100]), Err(FatbinError::Truncated(_))));
+        assert!(matches!(
+            entries(&image[..100]),
+            Err(FatbinError::Truncated(_))
+        ));
         assert!(matches!(entries(&[]), Err(FatbinError::Truncated(0))));
         let odd = fatbin(&[entry(7, 80, 8)]);
-        assert!(matches!(entries(&odd), Err(FatbinError::UnknownKind { kind: 7, .. })));
+        assert!(matches!(
+            entries(&odd),
+            Err(FatbinError::UnknownKind { kind: 7, .. })
+        ));
     }
 }

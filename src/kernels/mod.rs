@@ -30,11 +30,20 @@ pub use generated::{MODULES, NVCC_USED, PTX_ARCH, SASS_ARCHS, UNAVAILABLE_REASON
 /// The module that defines `kernel`, or why it cannot be had in this build.
 pub fn module_for(kernel: &str) -> Result<&'static EmbeddedModule> {
     if let Some(reason) = UNAVAILABLE_REASON {
-        return Err(Error::KernelUnavailable(kernel.to_string(), reason.to_string()));
+        return Err(Error::KernelUnavailable(
+            kernel.to_string(),
+            reason.to_string(),
+        ));
     }
-    MODULES.iter().find(|m| m.kernels.contains(&kernel)).ok_or_else(|| {
-        Error::KernelUnavailable(kernel.to_string(), "no cuda/*.cu file defines it as extern \"C\" __global__".to_string())
-    })
+    MODULES
+        .iter()
+        .find(|m| m.kernels.contains(&kernel))
+        .ok_or_else(|| {
+            Error::KernelUnavailable(
+                kernel.to_string(),
+                "no cuda/*.cu file defines it as extern \"C\" __global__".to_string(),
+            )
+        })
 }
 
 /// Loads modules into a context on first use and caches them, so a kernel costs one
@@ -47,7 +56,10 @@ pub struct KernelCache {
 impl KernelCache {
     pub fn function(&self, context: &Arc<CudaContext>, kernel: &str) -> Result<CudaFunction> {
         let module = module_for(kernel)?;
-        let mut loaded = self.loaded.lock().map_err(|_| Error::cuda("KernelCache", "poisoned lock"))?;
+        let mut loaded = self
+            .loaded
+            .lock()
+            .map_err(|_| Error::cuda("KernelCache", "poisoned lock"))?;
         let cuda_module = match loaded.get(module.name) {
             Some(m) => m.clone(),
             None => {
@@ -58,7 +70,9 @@ impl KernelCache {
                 m
             }
         };
-        cuda_module.load_function(kernel).map_err(|e| Error::cuda("cuModuleGetFunction", e))
+        cuda_module
+            .load_function(kernel)
+            .map_err(|e| Error::cuda("cuModuleGetFunction", e))
     }
 }
 
@@ -73,10 +87,15 @@ mod tests {
         assert_eq!(UNAVAILABLE_REASON, None, "this build has no CUDA kernels");
         assert!(!MODULES.is_empty());
         for module in MODULES {
-            let entries = fatbin::entries(module.fatbin).unwrap_or_else(|e| panic!("{}: {e}", module.name));
+            let entries =
+                fatbin::entries(module.fatbin).unwrap_or_else(|e| panic!("{}: {e}", module.name));
             let names: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
             for arch in SASS_ARCHS.iter().chain([&PTX_ARCH]) {
-                assert!(names.iter().any(|n| n == arch), "{}: {arch} missing from {names:?}", module.name);
+                assert!(
+                    names.iter().any(|n| n == arch),
+                    "{}: {arch} missing from {names:?}",
+                    module.name
+                );
             }
             assert!(names.contains(&"sm_80".to_string()) && names.contains(&"sm_90".to_string()));
         }

@@ -111,7 +111,8 @@ pub fn overloads(name: &str) -> Result<Vec<OpSchema>, ShimError> {
         return Err(ShimError(take_string(error)));
     }
     let json = take_string(json);
-    serde_json::from_str(&json).map_err(|e| ShimError(format!("bad schema JSON from the shim: {e}")))
+    serde_json::from_str(&json)
+        .map_err(|e| ShimError(format!("bad schema JSON from the shim: {e}")))
 }
 
 /// libtorch's current CUDA stream for `device`, as a raw `cudaStream_t`.
@@ -135,7 +136,9 @@ pub struct PreparedOp {
 
 impl std::fmt::Debug for PreparedOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreparedOp").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("PreparedOp")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -155,7 +158,10 @@ impl PreparedOp {
                 OpArg::Tensor(t) => tensor_ptrs.push(vec![t.as_mut_ptr() as *mut c_void]),
                 OpArg::TensorList(list) => tensor_ptrs.push(
                     list.iter_mut()
-                        .map(|t| t.as_mut().map_or(ptr::null_mut(), |t| t.as_mut_ptr() as *mut c_void))
+                        .map(|t| {
+                            t.as_mut()
+                                .map_or(ptr::null_mut(), |t| t.as_mut_ptr() as *mut c_void)
+                        })
                         .collect(),
                 ),
                 OpArg::BoolList(list) => bool_lists.push(list.iter().map(|&b| b as i64).collect()),
@@ -181,7 +187,11 @@ impl PreparedOp {
                 OpArg::Tensor(_) | OpArg::TensorList(_) => {
                     let ptrs = &tensor_ptrs[next_tensors];
                     next_tensors += 1;
-                    raw.kind = if matches!(arg, OpArg::Tensor(_)) { 1 } else { 6 };
+                    raw.kind = if matches!(arg, OpArg::Tensor(_)) {
+                        1
+                    } else {
+                        6
+                    };
                     raw.tensors = ptrs.as_ptr();
                     raw.len = ptrs.len();
                 }
@@ -207,13 +217,27 @@ impl PreparedOp {
         // SAFETY: every pointer in raw_args points into values alive until this call returns;
         // the shim copies what it keeps (IValues hold their own tensor references).
         let raw = unsafe {
-            replay_op_prepare(c_name.as_ptr(), c_overload.as_ptr(), raw_args.as_ptr(), raw_args.len(), &mut error)
+            replay_op_prepare(
+                c_name.as_ptr(),
+                c_overload.as_ptr(),
+                raw_args.as_ptr(),
+                raw_args.len(),
+                &mut error,
+            )
         };
         if raw.is_null() {
             return Err(ShimError(take_string(error)));
         }
-        let full_name = if overload.is_empty() { name.to_string() } else { format!("{name}.{overload}") };
-        Ok(PreparedOp { raw, name: full_name, _args: args })
+        let full_name = if overload.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}.{overload}")
+        };
+        Ok(PreparedOp {
+            raw,
+            name: full_name,
+            _args: args,
+        })
     }
 
     /// `aten::add.Tensor`.
@@ -255,12 +279,17 @@ mod tests {
     #[test]
     fn lists_the_overloads_of_add() {
         let schemas = overloads("aten::add").unwrap();
-        let tensor = schemas.iter().find(|s| s.overload == "Tensor").expect("aten::add.Tensor");
+        let tensor = schemas
+            .iter()
+            .find(|s| s.overload == "Tensor")
+            .expect("aten::add.Tensor");
         let names: Vec<&str> = tensor.args.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["self", "other", "alpha"]);
         assert_eq!(tensor.args[1].ty, "Tensor");
         assert!(tensor.args[2].has_default && tensor.args[2].kwarg_only);
-        assert!(schemas.iter().any(|s| s.overload == "out" && s.args.iter().any(|a| a.writes)));
+        assert!(schemas
+            .iter()
+            .any(|s| s.overload == "out" && s.args.iter().any(|a| a.writes)));
     }
 
     #[test]
@@ -273,7 +302,12 @@ mod tests {
     fn calls_add_by_name_with_defaults() {
         let a = Tensor::ones([2, 3], (Kind::Float, Device::Cpu));
         let b = Tensor::full([2, 3], 2.0, (Kind::Float, Device::Cpu));
-        let mut op = PreparedOp::new("aten::add", "Tensor", vec![OpArg::Tensor(a), OpArg::Tensor(b)]).unwrap();
+        let mut op = PreparedOp::new(
+            "aten::add",
+            "Tensor",
+            vec![OpArg::Tensor(a), OpArg::Tensor(b)],
+        )
+        .unwrap();
         op.run(3).unwrap();
         let out = op.last_output().unwrap();
         assert_eq!(out.size(), [2, 3]);
@@ -285,25 +319,40 @@ mod tests {
     fn scalar_int_list_and_optional_arguments() {
         // aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)
         let x = Tensor::ones([4, 5], (Kind::Float, Device::Cpu));
-        let mut op =
-            PreparedOp::new("aten::sum", "dim_IntList", vec![OpArg::Tensor(x), OpArg::IntList(vec![1]), OpArg::Bool(true)])
-                .unwrap();
+        let mut op = PreparedOp::new(
+            "aten::sum",
+            "dim_IntList",
+            vec![OpArg::Tensor(x), OpArg::IntList(vec![1]), OpArg::Bool(true)],
+        )
+        .unwrap();
         op.run(1).unwrap();
         assert_eq!(op.last_output().unwrap().size(), [4, 1]);
         // aten::mul.Scalar(Tensor self, Scalar other)
         let y = Tensor::ones([3], (Kind::Float, Device::Cpu));
-        let mut op = PreparedOp::new("aten::mul", "Scalar", vec![OpArg::Tensor(y), OpArg::Double(0.5)]).unwrap();
+        let mut op = PreparedOp::new(
+            "aten::mul",
+            "Scalar",
+            vec![OpArg::Tensor(y), OpArg::Double(0.5)],
+        )
+        .unwrap();
         op.run(1).unwrap();
-        assert_eq!(op.last_output().unwrap().sum(Kind::Float).double_value(&[]), 1.5);
+        assert_eq!(
+            op.last_output().unwrap().sum(Kind::Float).double_value(&[]),
+            1.5
+        );
     }
 
     #[test]
     fn libtorch_errors_come_back_as_errors() {
         let a = Tensor::ones([2, 3], (Kind::Float, Device::Cpu));
         let b = Tensor::ones([4, 5], (Kind::Float, Device::Cpu));
-        let mut op = PreparedOp::new("aten::mm", "", vec![OpArg::Tensor(a), OpArg::Tensor(b)]).unwrap();
+        let mut op =
+            PreparedOp::new("aten::mm", "", vec![OpArg::Tensor(a), OpArg::Tensor(b)]).unwrap();
         let err = op.run(1).unwrap_err();
-        assert!(err.0.contains("aten::mm") && err.0.contains("cannot be multiplied"), "{err}");
+        assert!(
+            err.0.contains("aten::mm") && err.0.contains("cannot be multiplied"),
+            "{err}"
+        );
         let err = PreparedOp::new("aten::mm", "no_such_overload", vec![]).unwrap_err();
         assert!(!err.0.is_empty());
         let err = PreparedOp::new("aten::relu", "", vec![OpArg::None]).unwrap_err();
@@ -315,9 +364,12 @@ mod tests {
         // aten::index.Tensor(Tensor self, Tensor?[] indices)
         let x = Tensor::arange(12, (Kind::Float, Device::Cpu)).view([3, 4]);
         let idx = Tensor::from_slice(&[2i64, 0]);
-        let mut op =
-            PreparedOp::new("aten::index", "Tensor", vec![OpArg::Tensor(x), OpArg::TensorList(vec![None, Some(idx)])])
-                .unwrap();
+        let mut op = PreparedOp::new(
+            "aten::index",
+            "Tensor",
+            vec![OpArg::Tensor(x), OpArg::TensorList(vec![None, Some(idx)])],
+        )
+        .unwrap();
         op.run(1).unwrap();
         let out = op.last_output().unwrap();
         assert_eq!(out.size(), [3, 2]);

@@ -1,5 +1,7 @@
 //! Replaying signatures: one file per tier plus the registry that dispatches to them.
 
+pub mod index_bounds;
 pub mod libtorch_shim;
 pub mod overload;
 pub mod recorded;
+pub mod tier3_libtorch;

@@ -15,7 +15,9 @@ use super::recorded::{RecordedInput, ScalarValue};
 pub enum ArgPlan {
     /// Build a tensor from the recorded input at this position.
     Tensor,
-    TensorList { optional_elements: bool },
+    TensorList {
+        optional_elements: bool,
+    },
     /// A scalar converted to what the schema wants.
     Scalar(ScalarValue, ScalarTarget),
     ScalarList(Vec<ScalarValue>, ListTarget),
@@ -91,25 +93,51 @@ fn plan_arg(arg: &SchemaArg, input: Option<&RecordedInput>) -> Result<(ArgPlan, 
         } else if optional {
             Ok((ArgPlan::None, 1))
         } else {
-            Err(format!("argument '{}' ({}) is required but {what}", arg.name, arg.ty))
+            Err(format!(
+                "argument '{}' ({}) is required but {what}",
+                arg.name, arg.ty
+            ))
         }
     };
-    let Some(input) = input else { return fallback("was not recorded") };
+    let Some(input) = input else {
+        return fallback("was not recorded");
+    };
     match input {
         RecordedInput::Tensor { .. } => match base.as_str() {
             "Tensor" => Ok((ArgPlan::Tensor, 3)),
-            _ => Err(format!("a tensor was recorded for '{}' ({})", arg.name, arg.ty)),
+            _ => Err(format!(
+                "a tensor was recorded for '{}' ({})",
+                arg.name, arg.ty
+            )),
         },
         RecordedInput::TensorList { .. } => match base.as_str() {
-            "Tensor[]" => Ok((ArgPlan::TensorList { optional_elements: false }, 3)),
-            "Tensor?[]" => Ok((ArgPlan::TensorList { optional_elements: true }, 3)),
-            _ => Err(format!("a tensor list was recorded for '{}' ({})", arg.name, arg.ty)),
+            "Tensor[]" => Ok((
+                ArgPlan::TensorList {
+                    optional_elements: false,
+                },
+                3,
+            )),
+            "Tensor?[]" => Ok((
+                ArgPlan::TensorList {
+                    optional_elements: true,
+                },
+                3,
+            )),
+            _ => Err(format!(
+                "a tensor list was recorded for '{}' ({})",
+                arg.name, arg.ty
+            )),
         },
         RecordedInput::Scalar(value) => {
             let Some(target) = scalar_target(&base) else {
-                return Err(format!("a scalar was recorded for '{}' ({})", arg.name, arg.ty));
+                return Err(format!(
+                    "a scalar was recorded for '{}' ({})",
+                    arg.name, arg.ty
+                ));
             };
-            let Some(value) = *value else { return fallback("its value was not recorded") };
+            let Some(value) = *value else {
+                return fallback("its value was not recorded");
+            };
             let score = match (value, target) {
                 (ScalarValue::Int(_), ScalarTarget::Int)
                 | (ScalarValue::Float(_), ScalarTarget::Float)
@@ -118,7 +146,12 @@ fn plan_arg(arg: &SchemaArg, input: Option<&RecordedInput>) -> Result<(ArgPlan, 
                 (ScalarValue::Int(_), ScalarTarget::Float) => 1,
                 (ScalarValue::Int(0 | 1), ScalarTarget::Bool) => 1,
                 (ScalarValue::Bool(_), ScalarTarget::Int) => 1,
-                _ => return Err(format!("'{}' ({}) cannot take the recorded {value:?}", arg.name, arg.ty)),
+                _ => {
+                    return Err(format!(
+                        "'{}' ({}) cannot take the recorded {value:?}",
+                        arg.name, arg.ty
+                    ))
+                }
             };
             Ok((ArgPlan::Scalar(value, target), score))
         }
@@ -127,17 +160,26 @@ fn plan_arg(arg: &SchemaArg, input: Option<&RecordedInput>) -> Result<(ArgPlan, 
                 "int[]" | "SymInt[]" => ListTarget::Int,
                 "float[]" => ListTarget::Float,
                 "bool[]" => ListTarget::Bool,
-                _ => return Err(format!("a scalar list was recorded for '{}' ({})", arg.name, arg.ty)),
+                _ => {
+                    return Err(format!(
+                        "a scalar list was recorded for '{}' ({})",
+                        arg.name, arg.ty
+                    ))
+                }
             };
             match values {
                 Some(values) => {
                     let fits = values.iter().all(|v| match (target, v) {
-                        (ListTarget::Int, ScalarValue::Int(_)) | (ListTarget::Bool, ScalarValue::Bool(_)) => true,
+                        (ListTarget::Int, ScalarValue::Int(_))
+                        | (ListTarget::Bool, ScalarValue::Bool(_)) => true,
                         (ListTarget::Float, ScalarValue::Int(_) | ScalarValue::Float(_)) => true,
                         _ => false,
                     });
                     if !fits {
-                        return Err(format!("'{}' ({}) cannot take the recorded list", arg.name, arg.ty));
+                        return Err(format!(
+                            "'{}' ({}) cannot take the recorded list",
+                            arg.name, arg.ty
+                        ));
                     }
                     Ok((ArgPlan::ScalarList(values.clone(), target), 3))
                 }
@@ -146,18 +188,32 @@ fn plan_arg(arg: &SchemaArg, input: Option<&RecordedInput>) -> Result<(ArgPlan, 
         }
         RecordedInput::Unrecorded => {
             if base == "Tensor" && !optional {
-                return Err(format!("argument '{}' is a required tensor but nothing was recorded", arg.name));
+                return Err(format!(
+                    "argument '{}' is a required tensor but nothing was recorded",
+                    arg.name
+                ));
             }
             fallback("its value is not recorded by the profiler")
         }
-        RecordedInput::Other(ty) => Err(format!("argument '{}': cannot rebuild a recorded {ty}", arg.name)),
+        RecordedInput::Other(ty) => Err(format!(
+            "argument '{}': cannot rebuild a recorded {ty}",
+            arg.name
+        )),
     }
 }
 
 /// Plans one overload, or says why it does not fit.
-pub fn plan_overload(op_name: &str, schema: &OpSchema, inputs: &[RecordedInput]) -> Result<(OverloadChoice, u32), String> {
+pub fn plan_overload(
+    op_name: &str,
+    schema: &OpSchema,
+    inputs: &[RecordedInput],
+) -> Result<(OverloadChoice, u32), String> {
     if inputs.len() > schema.args.len() {
-        return Err(format!("{} inputs recorded, the overload takes {}", inputs.len(), schema.args.len()));
+        return Err(format!(
+            "{} inputs recorded, the overload takes {}",
+            inputs.len(),
+            schema.args.len()
+        ));
     }
     // An in-place op (`aten::add_`) writes `self` by design; anything else that writes is an
     // `out=` overload, which a functional call never used.
@@ -166,17 +222,30 @@ pub fn plan_overload(op_name: &str, schema: &OpSchema, inputs: &[RecordedInput])
     let mut args = Vec::with_capacity(schema.args.len());
     for (i, arg) in schema.args.iter().enumerate() {
         if arg.writes && !(in_place && i == 0) {
-            return Err(format!("writes its argument '{}' (an out= overload)", arg.name));
+            return Err(format!(
+                "writes its argument '{}' (an out= overload)",
+                arg.name
+            ));
         }
         let (plan, s) = plan_arg(arg, inputs.get(i))?;
         score += s;
         args.push(plan);
     }
-    Ok((OverloadChoice { overload: schema.overload.clone(), args }, score))
+    Ok((
+        OverloadChoice {
+            overload: schema.overload.clone(),
+            args,
+        },
+        score,
+    ))
 }
 
 /// The best overload of `op_name` for the recorded inputs, or every overload's reason for not fitting.
-pub fn choose(op_name: &str, schemas: &[OpSchema], inputs: &[RecordedInput]) -> Result<OverloadChoice, String> {
+pub fn choose(
+    op_name: &str,
+    schemas: &[OpSchema],
+    inputs: &[RecordedInput],
+) -> Result<OverloadChoice, String> {
     let mut best: Option<(OverloadChoice, u32)> = None;
     let mut reasons = Vec::new();
     for schema in schemas {
@@ -187,13 +256,21 @@ pub fn choose(op_name: &str, schemas: &[OpSchema], inputs: &[RecordedInput]) -> 
                 }
             }
             Err(reason) => {
-                let name = if schema.overload.is_empty() { "(default)" } else { &schema.overload };
+                let name = if schema.overload.is_empty() {
+                    "(default)"
+                } else {
+                    &schema.overload
+                };
                 reasons.push(format!("{name}: {reason}"));
             }
         }
     }
-    best.map(|(choice, _)| choice)
-        .ok_or_else(|| format!("no overload of {op_name} matches the recorded inputs ({})", reasons.join("; ")))
+    best.map(|(choice, _)| choice).ok_or_else(|| {
+        format!(
+            "no overload of {op_name} matches the recorded inputs ({})",
+            reasons.join("; ")
+        )
+    })
 }
 
 #[cfg(test)]
@@ -202,23 +279,41 @@ mod tests {
     use tch::Kind;
 
     fn arg(name: &str, ty: &str, has_default: bool) -> SchemaArg {
-        SchemaArg { name: name.into(), ty: ty.into(), has_default, kwarg_only: false, writes: false }
+        SchemaArg {
+            name: name.into(),
+            ty: ty.into(),
+            has_default,
+            kwarg_only: false,
+            writes: false,
+        }
     }
 
     fn tensor() -> RecordedInput {
-        RecordedInput::Tensor { kind: Kind::Float, sizes: vec![2, 3], strides: Some(vec![3, 1]) }
+        RecordedInput::Tensor {
+            kind: Kind::Float,
+            sizes: vec![2, 3],
+            strides: Some(vec![3, 1]),
+        }
     }
 
     fn add_overloads() -> Vec<OpSchema> {
         vec![
             OpSchema {
                 overload: "Tensor".into(),
-                args: vec![arg("self", "Tensor", false), arg("other", "Tensor", false), arg("alpha", "Scalar", true)],
+                args: vec![
+                    arg("self", "Tensor", false),
+                    arg("other", "Tensor", false),
+                    arg("alpha", "Scalar", true),
+                ],
                 returns: 1,
             },
             OpSchema {
                 overload: "Scalar".into(),
-                args: vec![arg("self", "Tensor", false), arg("other", "Scalar", false), arg("alpha", "Scalar", true)],
+                args: vec![
+                    arg("self", "Tensor", false),
+                    arg("other", "Scalar", false),
+                    arg("alpha", "Scalar", true),
+                ],
                 returns: 1,
             },
             OpSchema {
@@ -227,7 +322,10 @@ mod tests {
                     arg("self", "Tensor", false),
                     arg("other", "Tensor", false),
                     arg("alpha", "Scalar", true),
-                    SchemaArg { writes: true, ..arg("out", "Tensor", false) },
+                    SchemaArg {
+                        writes: true,
+                        ..arg("out", "Tensor", false)
+                    },
                 ],
                 returns: 1,
             },
@@ -237,9 +335,17 @@ mod tests {
     #[test]
     fn tensor_or_scalar_other_picks_the_right_add() {
         let alpha = RecordedInput::Scalar(Some(ScalarValue::Int(1)));
-        let choice = choose("aten::add", &add_overloads(), &[tensor(), tensor(), alpha.clone()]).unwrap();
+        let choice = choose(
+            "aten::add",
+            &add_overloads(),
+            &[tensor(), tensor(), alpha.clone()],
+        )
+        .unwrap();
         assert_eq!(choice.overload, "Tensor");
-        assert_eq!(choice.args[2], ArgPlan::Scalar(ScalarValue::Int(1), ScalarTarget::Number));
+        assert_eq!(
+            choice.args[2],
+            ArgPlan::Scalar(ScalarValue::Int(1), ScalarTarget::Number)
+        );
         let other = RecordedInput::Scalar(Some(ScalarValue::Float(0.5)));
         let choice = choose("aten::add", &add_overloads(), &[tensor(), other, alpha]).unwrap();
         assert_eq!(choice.overload, "Scalar");
@@ -247,7 +353,8 @@ mod tests {
 
     #[test]
     fn out_overloads_are_never_chosen_for_functional_calls() {
-        let err = plan_overload("aten::add", &add_overloads()[2], &[tensor(), tensor()]).unwrap_err();
+        let err =
+            plan_overload("aten::add", &add_overloads()[2], &[tensor(), tensor()]).unwrap_err();
         assert!(err.contains("out="), "{err}");
     }
 
@@ -255,7 +362,13 @@ mod tests {
     fn in_place_ops_may_write_self() {
         let schema = OpSchema {
             overload: "Tensor".into(),
-            args: vec![SchemaArg { writes: true, ..arg("self", "Tensor", false) }, arg("other", "Tensor", false)],
+            args: vec![
+                SchemaArg {
+                    writes: true,
+                    ..arg("self", "Tensor", false)
+                },
+                arg("other", "Tensor", false),
+            ],
             returns: 1,
         };
         assert!(plan_overload("aten::add_", &schema, &[tensor(), tensor()]).is_ok());
@@ -266,16 +379,33 @@ mod tests {
         // aten::gelu(Tensor self, *, str approximate='none'): the profiler records the str as "".
         let gelu = OpSchema {
             overload: String::new(),
-            args: vec![arg("self", "Tensor", false), arg("approximate", "str", true)],
+            args: vec![
+                arg("self", "Tensor", false),
+                arg("approximate", "str", true),
+            ],
             returns: 1,
         };
-        let choice = choose("aten::gelu", &[gelu], &[tensor(), RecordedInput::Unrecorded]).unwrap();
+        let choice = choose(
+            "aten::gelu",
+            &[gelu],
+            &[tensor(), RecordedInput::Unrecorded],
+        )
+        .unwrap();
         assert_eq!(choice.args, vec![ArgPlan::Tensor, ArgPlan::Default]);
         // An optional tensor with nothing recorded is None.
         let sdpa_mask = arg("attn_mask", "Tensor?", false);
-        assert_eq!(plan_arg(&sdpa_mask, Some(&RecordedInput::Unrecorded)).unwrap().0, ArgPlan::None);
+        assert_eq!(
+            plan_arg(&sdpa_mask, Some(&RecordedInput::Unrecorded))
+                .unwrap()
+                .0,
+            ArgPlan::None
+        );
         // A required tensor with nothing recorded cannot be rebuilt.
-        assert!(plan_arg(&arg("self", "Tensor", false), Some(&RecordedInput::Unrecorded)).is_err());
+        assert!(plan_arg(
+            &arg("self", "Tensor", false),
+            Some(&RecordedInput::Unrecorded)
+        )
+        .is_err());
     }
 
     #[test]
@@ -284,7 +414,10 @@ mod tests {
         assert_eq!(normalize("SymInt[]"), ("SymInt[]".to_string(), false));
         let dims = RecordedInput::ScalarList(Some(vec![ScalarValue::Int(1)]));
         let (plan, _) = plan_arg(&arg("dim", "int[1]?", false), Some(&dims)).unwrap();
-        assert_eq!(plan, ArgPlan::ScalarList(vec![ScalarValue::Int(1)], ListTarget::Int));
+        assert_eq!(
+            plan,
+            ArgPlan::ScalarList(vec![ScalarValue::Int(1)], ListTarget::Int)
+        );
         let err = plan_arg(&arg("x", "Tensor", false), Some(&dims)).unwrap_err();
         assert!(err.contains("scalar list"));
     }
@@ -296,8 +429,14 @@ mod tests {
             args: vec![arg("tensors", "Tensor[]", false), arg("dim", "int", false)],
             returns: 1,
         };
-        let inputs = [RecordedInput::TensorList { tensors: vec![] }, RecordedInput::Scalar(None)];
+        let inputs = [
+            RecordedInput::TensorList { tensors: vec![] },
+            RecordedInput::Scalar(None),
+        ];
         let err = choose("aten::cat", &[cat], &inputs).unwrap_err();
-        assert!(err.contains("'dim'") && err.contains("not recorded"), "{err}");
+        assert!(
+            err.contains("'dim'") && err.contains("not recorded"),
+            "{err}"
+        );
     }
 }

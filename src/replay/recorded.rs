@@ -9,9 +9,15 @@ use tch::Kind;
 #[derive(Debug, Clone, PartialEq)]
 pub enum RecordedInput {
     /// A tensor: dtype as recorded, sizes, and strides when the profiler recorded them.
-    Tensor { kind: Kind, sizes: Vec<i64>, strides: Option<Vec<i64>> },
+    Tensor {
+        kind: Kind,
+        sizes: Vec<i64>,
+        strides: Option<Vec<i64>>,
+    },
     /// A list of tensors; the profiler records their shapes (PyTorch ≥ 2.1) but not their dtype.
-    TensorList { tensors: Vec<(Vec<i64>, Option<Vec<i64>>)> },
+    TensorList {
+        tensors: Vec<(Vec<i64>, Option<Vec<i64>>)>,
+    },
     /// A scalar (int, float, bool, ScalarType code, ...), with its value when recorded.
     Scalar(Option<ScalarValue>),
     /// An int or float list, with its values when recorded.
@@ -83,9 +89,19 @@ fn int_list(value: &Value) -> Option<Vec<i64>> {
 
 /// Builds the typed inputs from the four recorded arrays (any may be missing or `null`,
 /// as in traces made without `record_shapes`). Returns `None` when there is no `Input type`.
-pub fn from_profiler_args(dims: &Value, types: &Value, strides: &Value, concrete: &Value) -> Option<Vec<RecordedInput>> {
+pub fn from_profiler_args(
+    dims: &Value,
+    types: &Value,
+    strides: &Value,
+    concrete: &Value,
+) -> Option<Vec<RecordedInput>> {
     let types = types.as_array()?;
-    let at = |v: &Value, i: usize| v.as_array().and_then(|a| a.get(i)).cloned().unwrap_or(Value::Null);
+    let at = |v: &Value, i: usize| {
+        v.as_array()
+            .and_then(|a| a.get(i))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     let mut out = Vec::with_capacity(types.len());
     for (i, ty) in types.iter().enumerate() {
         let ty = ty.as_str().unwrap_or("");
@@ -96,18 +112,27 @@ pub fn from_profiler_args(dims: &Value, types: &Value, strides: &Value, concrete
             "Scalar" => RecordedInput::Scalar(parse_scalar(concrete)),
             "ScalarList" => RecordedInput::ScalarList(parse_scalar_list(concrete)),
             "TensorList" => {
-                let shapes: Vec<Vec<i64>> = d.as_array().map(|a| a.iter().filter_map(int_list).collect()).unwrap_or_default();
-                let stride_lists: Vec<Option<Vec<i64>>> =
-                    s.as_array().map(|a| a.iter().map(int_list).collect()).unwrap_or_default();
-                let tensors =
-                    shapes.into_iter().enumerate().map(|(j, shape)| (shape, stride_lists.get(j).cloned().flatten())).collect();
+                let shapes: Vec<Vec<i64>> = d
+                    .as_array()
+                    .map(|a| a.iter().filter_map(int_list).collect())
+                    .unwrap_or_default();
+                let stride_lists: Vec<Option<Vec<i64>>> = s
+                    .as_array()
+                    .map(|a| a.iter().map(int_list).collect())
+                    .unwrap_or_default();
+                let tensors = shapes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, shape)| (shape, stride_lists.get(j).cloned().flatten()))
+                    .collect();
                 RecordedInput::TensorList { tensors }
             }
             other => match kind_from_recorded(other) {
                 Some(kind) => RecordedInput::Tensor {
                     kind,
                     sizes: int_list(&d).unwrap_or_default(),
-                    strides: int_list(&s).filter(|st| !st.is_empty() || int_list(&d).is_some_and(|d| d.is_empty())),
+                    strides: int_list(&s)
+                        .filter(|st| !st.is_empty() || int_list(&d).is_some_and(|d| d.is_empty())),
                 },
                 None => RecordedInput::Other(other.to_string()),
             },
@@ -126,18 +151,38 @@ mod tests {
     fn reads_a_layer_norm_from_the_h100_bert_trace() {
         let inputs = from_profiler_args(
             &json!([[1, 141, 512], [], [512], [512], [], []]),
-            &json!(["c10::BFloat16", "ScalarList", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]),
+            &json!([
+                "c10::BFloat16",
+                "ScalarList",
+                "c10::BFloat16",
+                "c10::BFloat16",
+                "Scalar",
+                "Scalar"
+            ]),
             &json!([[72192, 512, 1], [], [1], [1], [], []]),
             &json!(["", "[512]", "", "", "9.9999999999999998e-13", "True"]),
         )
         .unwrap();
         assert_eq!(
             inputs[0],
-            RecordedInput::Tensor { kind: Kind::BFloat16, sizes: vec![1, 141, 512], strides: Some(vec![72192, 512, 1]) }
+            RecordedInput::Tensor {
+                kind: Kind::BFloat16,
+                sizes: vec![1, 141, 512],
+                strides: Some(vec![72192, 512, 1])
+            }
         );
-        assert_eq!(inputs[1], RecordedInput::ScalarList(Some(vec![ScalarValue::Int(512)])));
-        assert_eq!(inputs[4], RecordedInput::Scalar(Some(ScalarValue::Float(1e-12))));
-        assert_eq!(inputs[5], RecordedInput::Scalar(Some(ScalarValue::Bool(true))));
+        assert_eq!(
+            inputs[1],
+            RecordedInput::ScalarList(Some(vec![ScalarValue::Int(512)]))
+        );
+        assert_eq!(
+            inputs[4],
+            RecordedInput::Scalar(Some(ScalarValue::Float(1e-12)))
+        );
+        assert_eq!(
+            inputs[5],
+            RecordedInput::Scalar(Some(ScalarValue::Bool(true)))
+        );
     }
 
     #[test]
@@ -152,18 +197,37 @@ mod tests {
         assert_eq!(
             inputs[0],
             RecordedInput::TensorList {
-                tensors: vec![(vec![4, 1, 768], Some(vec![0, 768, 1])), (vec![4, 196, 768], Some(vec![150528, 1, 196]))]
+                tensors: vec![
+                    (vec![4, 1, 768], Some(vec![0, 768, 1])),
+                    (vec![4, 196, 768], Some(vec![150528, 1, 196]))
+                ]
             }
         );
         // PyTorch 2.0-era traces: no strides, no concrete inputs.
-        let old = from_profiler_args(&json!([[8, 16], []]), &json!(["float", "Scalar"]), &Value::Null, &Value::Null).unwrap();
-        assert_eq!(old[0], RecordedInput::Tensor { kind: Kind::Float, sizes: vec![8, 16], strides: None });
+        let old = from_profiler_args(
+            &json!([[8, 16], []]),
+            &json!(["float", "Scalar"]),
+            &Value::Null,
+            &Value::Null,
+        )
+        .unwrap();
+        assert_eq!(
+            old[0],
+            RecordedInput::Tensor {
+                kind: Kind::Float,
+                sizes: vec![8, 16],
+                strides: None
+            }
+        );
         assert_eq!(old[1], RecordedInput::Scalar(None));
     }
 
     #[test]
     fn scalars_and_lists() {
-        assert_eq!(parse_scalar("9223372036854775807"), Some(ScalarValue::Int(i64::MAX)));
+        assert_eq!(
+            parse_scalar("9223372036854775807"),
+            Some(ScalarValue::Int(i64::MAX))
+        );
         assert_eq!(parse_scalar("0."), Some(ScalarValue::Float(0.0)));
         assert_eq!(parse_scalar("-0.001"), Some(ScalarValue::Float(-0.001)));
         assert_eq!(parse_scalar("nonsense"), None);

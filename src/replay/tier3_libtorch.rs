@@ -1,0 +1,471 @@
+//! Tier 3: any aten operator the trace recorded, rebuilt from its name and recorded inputs and
+//! called by name through libtorch's dispatcher (the shim in `shim/`).
+//!
+//! Inputs are *valid*, not just random: index arguments hold in-range indices
+//! ([`super::index_bounds`]), other integer tensors are zeros, boolean tensors are real masks,
+//! and scalar arguments (`dim`, `eps`, ...) are the recorded values.
+
+use tch::{Device, Kind, Tensor};
+
+use super::index_bounds::{index_arguments, wrap_dim, Bound};
+use super::libtorch_shim::{overloads, OpArg, PreparedOp};
+use super::overload::{choose, ArgPlan, ListTarget, ScalarTarget};
+use super::recorded::{RecordedInput, ScalarValue};
+
+/// Why a tier-3 call could not be set up.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Tier3Error {
+    /// The inputs cannot be reconstructed or the operator cannot be called by name.
+    #[error("{0}")]
+    Unsupported(String),
+    /// libtorch refused the call with the rebuilt inputs.
+    #[error("{0}")]
+    Failed(String),
+}
+
+fn is_integral(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8
+    )
+}
+
+/// Elements the storage behind `sizes`/`strides` must hold.
+pub fn storage_len(sizes: &[i64], strides: &[i64]) -> i64 {
+    if sizes.iter().any(|&s| s == 0) {
+        return 0;
+    }
+    1 + sizes
+        .iter()
+        .zip(strides)
+        .map(|(&size, &stride)| (size - 1) * stride)
+        .sum::<i64>()
+}
+
+fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1; sizes.len()];
+    for i in (0..sizes.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * sizes[i + 1].max(1);
+    }
+    strides
+}
+
+/// What fills a tensor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fill {
+    /// Normal(0, 1) for floating types, zeros for integers, a random mask for bool.
+    Data,
+    /// Uniform integers in `[0, high)`.
+    Indices(i64),
+    /// `embedding_bag` offsets: `0, step, 2 step, ...` within `[0, high]`.
+    Offsets(i64),
+}
+
+/// A tensor with exactly the recorded sizes and strides (stride-0 broadcasts and transposed
+/// layouts included), filled as asked.
+fn make_tensor(
+    kind: Kind,
+    sizes: &[i64],
+    strides: Option<&[i64]>,
+    device: Device,
+    fill: Fill,
+) -> Result<Tensor, String> {
+    if sizes.iter().any(|&s| s < 0) {
+        return Err(format!("negative size in {sizes:?}"));
+    }
+    let strides = match strides {
+        Some(s) if s.len() == sizes.len() => s.to_vec(),
+        _ => contiguous_strides(sizes),
+    };
+    let len = storage_len(sizes, &strides);
+    let err = |e: tch::TchError| e.to_string();
+    let base = match fill {
+        Fill::Indices(high) => {
+            Tensor::f_randint_low(0, high.max(1), [len], (Kind::Int64, device)).map_err(err)?
+        }
+        Fill::Offsets(high) => {
+            let step = if len > 0 { (high / len).max(0) } else { 0 };
+            Tensor::f_arange(len, (Kind::Int64, device))
+                .map_err(err)?
+                .f_mul_scalar(step)
+                .map_err(err)?
+        }
+        Fill::Data if kind == Kind::Bool => Tensor::f_rand([len], (Kind::Float, device))
+            .map_err(err)?
+            .f_lt(0.5)
+            .map_err(err)?,
+        Fill::Data if is_integral(kind) => {
+            Tensor::f_zeros([len], (Kind::Int64, device)).map_err(err)?
+        }
+        Fill::Data => Tensor::f_randn([len], (Kind::Float, device)).map_err(err)?,
+    };
+    base.f_to_kind(kind)
+        .map_err(err)?
+        .f_as_strided(sizes, &strides, None::<i64>)
+        .map_err(err)
+}
+
+fn scalar_arg(value: ScalarValue, target: ScalarTarget) -> OpArg {
+    let as_i64 = match value {
+        ScalarValue::Int(i) => i,
+        ScalarValue::Float(f) => f as i64,
+        ScalarValue::Bool(b) => b as i64,
+    };
+    match (target, value) {
+        (ScalarTarget::Int, _) => OpArg::Int(as_i64),
+        (ScalarTarget::Bool, _) => OpArg::Bool(as_i64 != 0),
+        (ScalarTarget::Float, ScalarValue::Float(f)) => OpArg::Double(f),
+        (ScalarTarget::Float, _) => OpArg::Double(as_i64 as f64),
+        (ScalarTarget::Number, ScalarValue::Int(i)) => OpArg::Int(i),
+        (ScalarTarget::Number, ScalarValue::Float(f)) => OpArg::Double(f),
+        (ScalarTarget::Number, ScalarValue::Bool(b)) => OpArg::Bool(b),
+    }
+}
+
+fn list_arg(values: &[ScalarValue], target: ListTarget) -> OpArg {
+    let int = |v: &ScalarValue| match *v {
+        ScalarValue::Int(i) => i,
+        ScalarValue::Float(f) => f as i64,
+        ScalarValue::Bool(b) => b as i64,
+    };
+    match target {
+        ListTarget::Int => OpArg::IntList(values.iter().map(int).collect()),
+        ListTarget::Bool => OpArg::BoolList(values.iter().map(|v| int(v) != 0).collect()),
+        ListTarget::Float => OpArg::DoubleList(
+            values
+                .iter()
+                .map(|v| match *v {
+                    ScalarValue::Float(f) => f,
+                    other => int(&other) as f64,
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn sizes_at(inputs: &[RecordedInput], arg: usize) -> Option<&[i64]> {
+    match inputs.get(arg) {
+        Some(RecordedInput::Tensor { sizes, .. }) => Some(sizes),
+        _ => None,
+    }
+}
+
+fn int_at(inputs: &[RecordedInput], arg: usize) -> Option<i64> {
+    match inputs.get(arg) {
+        Some(RecordedInput::Scalar(Some(ScalarValue::Int(i)))) => Some(*i),
+        _ => None,
+    }
+}
+
+/// The exclusive upper bound of index argument `position`, or why it cannot be known.
+fn index_high(op_name: &str, inputs: &[RecordedInput], bound: Bound) -> Result<Fill, String> {
+    let size_of = |arg: usize, dim: i64| -> Result<i64, String> {
+        let sizes = sizes_at(inputs, arg).ok_or_else(|| {
+            format!("{op_name}: the indexed tensor (argument {arg}) has no recorded shape")
+        })?;
+        let axis = wrap_dim(dim, sizes.len())
+            .ok_or_else(|| format!("{op_name}: dim {dim} out of range for shape {sizes:?}"))?;
+        Ok(sizes.get(axis).copied().unwrap_or(1))
+    };
+    Ok(match bound {
+        Bound::SizeOf { arg, dim } => Fill::Indices(size_of(arg, dim)?),
+        Bound::SizeAlongArg { arg, dim_arg } => {
+            let dim = int_at(inputs, dim_arg)
+                .ok_or_else(|| format!("{op_name}: the dim argument was not recorded"))?;
+            Fill::Indices(size_of(arg, dim)?)
+        }
+        Bound::NumelOf { arg } => Fill::Indices(
+            sizes_at(inputs, arg)
+                .map(|s| s.iter().product())
+                .unwrap_or(1),
+        ),
+        Bound::Offsets { arg } => Fill::Offsets(
+            sizes_at(inputs, arg)
+                .map(|s| s.iter().product())
+                .unwrap_or(0),
+        ),
+        Bound::PerListPosition { .. } => Fill::Data, // handled per list element
+    })
+}
+
+/// Rebuilds the recorded call of `op_name` on `device` and checks that libtorch accepts it.
+pub fn prepare(
+    op_name: &str,
+    inputs: &[RecordedInput],
+    device: Device,
+) -> Result<PreparedOp, Tier3Error> {
+    let schemas = overloads(op_name).map_err(|e| Tier3Error::Unsupported(e.0))?;
+    let choice = choose(op_name, &schemas, inputs).map_err(Tier3Error::Unsupported)?;
+    let index_args = index_arguments(op_name);
+    // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.
+    let list_kind = inputs
+        .iter()
+        .find_map(|i| match i {
+            RecordedInput::Tensor { kind, .. } if !is_integral(*kind) && *kind != Kind::Bool => {
+                Some(*kind)
+            }
+            _ => None,
+        })
+        .unwrap_or(Kind::Float);
+
+    let unsupported = Tier3Error::Unsupported;
+    let mut args = Vec::with_capacity(choice.args.len());
+    for (position, plan) in choice.args.iter().enumerate() {
+        let arg = match plan {
+            ArgPlan::Tensor => {
+                let Some(RecordedInput::Tensor {
+                    kind,
+                    sizes,
+                    strides,
+                }) = inputs.get(position)
+                else {
+                    return Err(unsupported(format!(
+                        "{op_name}: argument {position} is not a recorded tensor"
+                    )));
+                };
+                let fill = match index_args.iter().find(|(p, _)| *p == position) {
+                    Some((_, bound)) => index_high(op_name, inputs, *bound).map_err(unsupported)?,
+                    None => Fill::Data,
+                };
+                if let Fill::Indices(0) = fill {
+                    if sizes.iter().product::<i64>() > 0 {
+                        return Err(unsupported(format!(
+                            "{op_name}: indices into an empty dimension"
+                        )));
+                    }
+                }
+                OpArg::Tensor(
+                    make_tensor(*kind, sizes, strides.as_deref(), device, fill)
+                        .map_err(Tier3Error::Failed)?,
+                )
+            }
+            ArgPlan::TensorList { optional_elements } => {
+                let Some(RecordedInput::TensorList { tensors }) = inputs.get(position) else {
+                    return Err(unsupported(format!(
+                        "{op_name}: argument {position} is not a recorded tensor list"
+                    )));
+                };
+                let per_position = index_args.iter().find_map(|(p, b)| match b {
+                    Bound::PerListPosition { arg } if *p == position => Some(*arg),
+                    _ => None,
+                });
+                if tensors.is_empty() {
+                    return Err(unsupported(format!(
+                        "{op_name}: the tensor list's shapes were not recorded"
+                    )));
+                }
+                let mut list = Vec::with_capacity(tensors.len());
+                for (j, (sizes, strides)) in tensors.iter().enumerate() {
+                    let (kind, fill) = match per_position {
+                        Some(arg) => (
+                            Kind::Int64,
+                            index_high(op_name, inputs, Bound::SizeOf { arg, dim: j as i64 })
+                                .map_err(unsupported)?,
+                        ),
+                        None => (list_kind, Fill::Data),
+                    };
+                    list.push(Some(
+                        make_tensor(kind, sizes, strides.as_deref(), device, fill)
+                            .map_err(Tier3Error::Failed)?,
+                    ));
+                }
+                let _ = optional_elements;
+                OpArg::TensorList(list)
+            }
+            ArgPlan::Scalar(value, target) => scalar_arg(*value, *target),
+            ArgPlan::ScalarList(values, target) => list_arg(values, *target),
+            ArgPlan::Default => OpArg::Default,
+            ArgPlan::None => OpArg::None,
+        };
+        args.push(arg);
+    }
+    let mut op =
+        PreparedOp::new(op_name, &choice.overload, args).map_err(|e| Tier3Error::Failed(e.0))?;
+    // One call up front: a rebuilt call libtorch rejects is `failed`, reported with its message.
+    op.run(1).map_err(|e| Tier3Error::Failed(e.0))?;
+    Ok(op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::recorded::from_profiler_args;
+    use serde_json::json;
+
+    fn no_grad<T>(f: impl FnOnce() -> T) -> T {
+        let _guard = tch::no_grad_guard();
+        f()
+    }
+
+    #[test]
+    fn storage_for_broadcast_and_transposed_strides() {
+        assert_eq!(storage_len(&[4, 1, 768], &[0, 768, 1]), 768);
+        assert_eq!(storage_len(&[512, 512], &[1, 512]), 512 * 512);
+        assert_eq!(storage_len(&[0, 5], &[5, 1]), 0);
+        assert_eq!(contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
+    }
+
+    #[test]
+    fn tensors_keep_the_recorded_layout() {
+        let t = make_tensor(
+            Kind::BFloat16,
+            &[141, 512],
+            Some(&[1, 141]),
+            Device::Cpu,
+            Fill::Data,
+        )
+        .unwrap();
+        assert_eq!(t.size(), [141, 512]);
+        assert_eq!(t.stride(), [1, 141]);
+        assert_eq!(t.kind(), Kind::BFloat16);
+        let mask = make_tensor(Kind::Bool, &[1000], None, Device::Cpu, Fill::Data).unwrap();
+        let ones = mask.sum(Kind::Int64).int64_value(&[]);
+        assert!(
+            ones > 300 && ones < 700,
+            "a real mask, not all-true or all-false: {ones}"
+        );
+    }
+
+    #[test]
+    fn embedding_from_the_h100_bert_trace_reads_only_valid_rows() {
+        // aten::embedding exactly as h100_bert_small_infer recorded it, vocabulary scaled down
+        // so an out-of-range index would be likely if indices were random.
+        let inputs = from_profiler_args(
+            &json!([[50, 512], [1, 141], [], [], []]),
+            &json!(["c10::BFloat16", "long int", "Scalar", "Scalar", "Scalar"]),
+            &json!([[512, 1], [141, 1], [], [], []]),
+            &json!(["", "", "0", "False", "False"]),
+        )
+        .unwrap();
+        no_grad(|| {
+            let mut op = prepare("aten::embedding", &inputs, Device::Cpu).unwrap();
+            op.run(5).unwrap();
+            assert_eq!(op.last_output().unwrap().size(), [1, 141, 512]);
+        });
+        // The index generator itself: every index of a 30522-row table is in range.
+        let idx = make_tensor(
+            Kind::Int64,
+            &[1, 4096],
+            None,
+            Device::Cpu,
+            Fill::Indices(30522),
+        )
+        .unwrap();
+        assert!(idx.min().int64_value(&[]) >= 0);
+        assert!(idx.max().int64_value(&[]) < 30522);
+        assert!(
+            idx.max().int64_value(&[]) > 1000,
+            "indices spread over the table, not all zero"
+        );
+    }
+
+    #[test]
+    fn index_select_uses_the_recorded_dim() {
+        let inputs = from_profiler_args(
+            &json!([[7, 16], [], [141]]),
+            &json!(["float", "Scalar", "long int"]),
+            &json!([[16, 1], [], [1]]),
+            &json!(["", "0", ""]),
+        )
+        .unwrap();
+        let op = no_grad(|| prepare("aten::index_select", &inputs, Device::Cpu)).unwrap();
+        assert_eq!(op.last_output().unwrap().size(), [141, 16]);
+    }
+
+    #[test]
+    fn layer_norm_and_sdpa_from_the_h100_bert_trace() {
+        let inputs = from_profiler_args(
+            &json!([[1, 141, 512], [], [512], [512], [], []]),
+            &json!([
+                "c10::BFloat16",
+                "ScalarList",
+                "c10::BFloat16",
+                "c10::BFloat16",
+                "Scalar",
+                "Scalar"
+            ]),
+            &json!([[72192, 512, 1], [], [1], [1], [], []]),
+            &json!(["", "[512]", "", "", "9.9999999999999998e-13", "True"]),
+        )
+        .unwrap();
+        let op = no_grad(|| prepare("aten::layer_norm", &inputs, Device::Cpu)).unwrap();
+        assert_eq!(op.last_output().unwrap().size(), [1, 141, 512]);
+
+        let sdpa = from_profiler_args(
+            &json!([
+                [1, 8, 141, 64],
+                [1, 8, 141, 64],
+                [1, 8, 141, 64],
+                [],
+                [],
+                [],
+                [],
+                []
+            ]),
+            &json!([
+                "c10::BFloat16",
+                "c10::BFloat16",
+                "c10::BFloat16",
+                "",
+                "Scalar",
+                "Scalar",
+                "",
+                "Scalar"
+            ]),
+            &json!([
+                [72192, 64, 512, 1],
+                [72192, 64, 512, 1],
+                [72192, 64, 512, 1],
+                [],
+                [],
+                [],
+                [],
+                []
+            ]),
+            &json!(["", "", "", "", "0.", "False", "", "False"]),
+        )
+        .unwrap();
+        let op =
+            no_grad(|| prepare("aten::scaled_dot_product_attention", &sdpa, Device::Cpu)).unwrap();
+        assert_eq!(op.last_output().unwrap().size(), [1, 8, 141, 64]);
+    }
+
+    #[test]
+    fn cat_of_a_broadcast_tensor_list() {
+        let inputs = from_profiler_args(
+            &json!([[[4, 1, 768], [4, 196, 768]], []]),
+            &json!(["TensorList", "Scalar"]),
+            &json!([[[0, 768, 1], [150528, 1, 196]], []]),
+            &json!(["", "1"]),
+        )
+        .unwrap();
+        let op = no_grad(|| prepare("aten::cat", &inputs, Device::Cpu)).unwrap();
+        assert_eq!(op.last_output().unwrap().size(), [4, 197, 768]);
+    }
+
+    #[test]
+    fn unknown_ops_and_rejected_calls_are_reported() {
+        let inputs = from_profiler_args(
+            &json!([[2, 2]]),
+            &json!(["float"]),
+            &json!([[2, 1]]),
+            &json!([""]),
+        )
+        .unwrap();
+        let err = prepare("aten::definitely_not_an_op", &inputs, Device::Cpu).unwrap_err();
+        assert!(matches!(err, Tier3Error::Unsupported(_)), "{err:?}");
+        // Recorded shapes that libtorch rejects: failed, with libtorch's message.
+        let mm = from_profiler_args(
+            &json!([[2, 3], [4, 5]]),
+            &json!(["float", "float"]),
+            &json!([[3, 1], [5, 1]]),
+            &json!(["", ""]),
+        )
+        .unwrap();
+        let err = prepare("aten::mm", &mm, Device::Cpu).unwrap_err();
+        assert!(
+            matches!(&err, Tier3Error::Failed(m) if m.contains("cannot be multiplied")),
+            "{err:?}"
+        );
+    }
+}
