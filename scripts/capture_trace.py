@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Profile one forward step of a TorchScript model into a Chrome trace (for `replay capture`).
+
+  capture_trace.py --model PATH.pt --out traces/NAME.json[.gz]
+                   [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
+                   [--warmup 3] [--seed 0] [--threads N]
+
+Runs --warmup unprofiled steps, then profiles exactly one step with record_shapes=True, so
+every cpu_op event carries "Input Dims". The step runs under a profiler schedule and
+prof.step(), so the trace holds a real `ProfilerStep#N` span around it. Input ids are fixed
+random integers in [0, vocab), vocab read from the model's word_embeddings.weight.
+Exit code 2 on a missing/invalid model file or an unavailable device.
+"""
+import argparse
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+from torch.profiler import ProfilerActivity, profile, schedule
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_device(name):
+    try:
+        dev = torch.device(name)
+    except RuntimeError as e:
+        raise UsageError(f"bad --device {name!r}: {e}")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UsageError(f"--device {name}: CUDA is not available here (torch.cuda.is_available() is false)")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise UsageError(f"--device {name}: only {torch.cuda.device_count()} CUDA device(s)")
+    elif dev.type != "cpu":
+        raise UsageError(f"--device {name}: only cpu, cuda and cuda:N are supported")
+    return dev
+
+
+def vocab_size(model, default=1000):
+    for name, p in model.named_parameters():
+        if name.endswith("word_embeddings.weight") and p.dim() == 2:
+            return p.shape[0]
+    return default
+
+
+def capture(args):
+    if args.seq_len < 1 or args.batch < 1 or args.warmup < 0:
+        raise UsageError("--seq-len and --batch must be at least 1, --warmup at least 0")
+    dev = parse_device(args.device)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise UsageError("--threads must be at least 1")
+        # intra-op threads change CPU op times a lot; match what `replay full` uses
+        torch.set_num_threads(args.threads)
+    if not os.path.isfile(args.model):
+        raise UsageError(f"model file not found: {args.model}")
+    try:
+        model = torch.jit.load(args.model, map_location=dev)
+    except Exception as e:  # torch raises RuntimeError/ValueError/... for a bad archive
+        raise UsageError(f"cannot load {args.model} as TorchScript: {str(e).splitlines()[0]}")
+    model.eval()
+
+    g = torch.Generator().manual_seed(args.seed)
+    ids = torch.randint(0, vocab_size(model), (args.batch, args.seq_len), generator=g).to(dev)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    os.makedirs(out_dir, exist_ok=True)
+    # Write next to the target and rename, so a reader never sees a partial trace.
+    fd, tmp = tempfile.mkstemp(suffix=".json", dir=out_dir)
+    os.close(fd)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+    if dev.type == "cpu":
+        # A CUDA build of torch on a GPU-less host makes kineto print a scary but harmless
+        # "ERROR ... gpuGetDeviceCount failed"; on CPU no kineto error is of use to us.
+        os.environ.setdefault("KINETO_LOG_LEVEL", "5")
+    try:
+        with torch.no_grad():
+            for _ in range(args.warmup):
+                model(ids)
+            sync()
+            # warmup=1 lets the profiler itself warm up on one step; only the next is
+            # recorded, and exported when its cycle ends (the events are cleared after).
+            with profile(activities=activities, record_shapes=True, with_stack=False,
+                         schedule=schedule(wait=0, warmup=1, active=1, repeat=1),
+                         on_trace_ready=lambda p: p.export_chrome_trace(tmp)) as prof:
+                for _ in range(2):
+                    model(ids)
+                    sync()  # keep the step's GPU work inside its ProfilerStep span
+                    prof.step()
+        if os.path.getsize(tmp) == 0:
+            raise RuntimeError("the profiler wrote no trace")
+        if args.out.endswith(".gz"):
+            with open(tmp, "rb") as src, gzip.open(tmp + ".gz", "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(tmp + ".gz", args.out)
+        else:
+            os.replace(tmp, args.out)
+    finally:
+        for leftover in (tmp, tmp + ".gz"):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+    print(f"{args.out}  {os.path.getsize(args.out) / 1e6:.2f} MB  device {dev}  "
+          f"input [{args.batch}, {args.seq_len}]  threads {torch.get_num_threads()}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, help="TorchScript model (.pt)")
+    p.add_argument("--out", required=True, help="trace file: .json, or .json.gz for gzip")
+    p.add_argument("--seq-len", type=int, default=5)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    p.add_argument("--warmup", type=int, default=3, help="unprofiled steps before the profiled one")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input ids")
+    p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own choice)")
+    args = p.parse_args(argv)
+    try:
+        capture(args)
+    except UsageError as e:
+        print(f"capture_trace: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

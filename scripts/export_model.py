@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Export a traced TorchScript BLOOM for `replay full` / `replay capture`.
+
+  export_model.py --model bloom-560m|bloom-tiny | --config CONFIG.json
+                  --out PATH.pt [--weights HF_CHECKPOINT_DIR]
+                  [--dtype float32|bfloat16|float16] [--seq-len 5] [--seed 0]
+
+Without --weights the weights are random (HF BLOOM's init): latency does not depend on
+the values, and this works with no network. With --weights, every *.safetensors file in
+the directory is read and mapped by name onto the module. Prints one line:
+`PATH  N parameters  S MB`. Exit code 2 on a usage error (unknown model, bad config,
+weights that do not match).
+"""
+import argparse
+import glob
+import json
+import os
+import struct
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bloom  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class UsageError(Exception):
+    """Reported as one line on stderr with exit code 2."""
+
+
+# ---- safetensors -------------------------------------------------------------------------
+
+_NP_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
+              "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
+
+
+def read_safetensors_py(path):
+    """Pure Python reader: u64 little-endian header length, JSON header mapping each name to
+    {dtype, shape, data_offsets: [begin, end]} (offsets relative to the end of the header),
+    then the raw little-endian bytes. Returns {name: float32/int torch.Tensor}."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)  # checkpoints can be GBs
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        raw, shape = data[begin:end], info["shape"]
+        if info["dtype"] == "BF16":
+            # bf16 is the top half of a float32: widen the bits and shift them into place.
+            arr = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32)
+        elif info["dtype"] in _NP_DTYPES:
+            # the file is little-endian; astype gives a native-order copy torch can take
+            dtype = np.dtype(_NP_DTYPES[info["dtype"]])
+            arr = raw.view(dtype.newbyteorder("<")).astype(dtype)
+        else:
+            raise UsageError(f"{path}: tensor {name} has unsupported dtype {info['dtype']}")
+        out[name] = torch.from_numpy(arr.reshape(shape))
+    return out
+
+
+def read_safetensors(path):
+    try:
+        from safetensors.torch import load_file
+    except ImportError:
+        return read_safetensors_py(path)
+    return load_file(path)
+
+
+def load_checkpoint(model, weights_dir):
+    """Copy an HF checkpoint's tensors into `model`, by name. HF names carry a
+    `transformer.` prefix in BloomForCausalLM checkpoints and none in BloomModel ones;
+    lm_head.weight, when saved, is the tied word_embeddings and is skipped."""
+    files = sorted(glob.glob(os.path.join(weights_dir, "*.safetensors")))
+    if not files:
+        raise UsageError(f"--weights {weights_dir}: no *.safetensors files there")
+    tensors = {}
+    for path in files:
+        try:
+            tensors.update(read_safetensors(path))
+        except (OSError, ValueError, KeyError, struct.error) as e:
+            raise UsageError(f"--weights: cannot read {path}: {e}")
+    params = dict(model.named_parameters())
+    loaded, unexpected, bad_shape = set(), [], []
+    with torch.no_grad():
+        for hf_name, t in tensors.items():
+            name = hf_name.removeprefix("transformer.")
+            if name == "lm_head.weight":
+                continue
+            if name not in params:
+                unexpected.append(hf_name)
+            elif tuple(t.shape) != tuple(params[name].shape):
+                bad_shape.append(f"{hf_name} {tuple(t.shape)} != {tuple(params[name].shape)}")
+            else:
+                params[name].copy_(t)
+                loaded.add(name)
+    missing = sorted(set(params) - loaded)
+    problems = []
+    for label, names in (("missing", missing), ("unexpected", unexpected), ("wrong shape", bad_shape)):
+        if names:
+            shown = ", ".join(names[:5]) + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
+            problems.append(f"{label}: {shown}")
+    if problems:
+        raise UsageError(f"--weights {weights_dir} does not match the model: " + "; ".join(problems))
+
+
+# ---- export ------------------------------------------------------------------------------
+
+def resolve_config(args):
+    if args.model and args.config:
+        raise UsageError("give --model or --config, not both")
+    if args.model:
+        if args.model not in bloom.CONFIGS:
+            raise UsageError(f"unknown model {args.model!r}; known: {', '.join(bloom.CONFIGS)}")
+        return bloom.CONFIGS[args.model]
+    path = args.config
+    if not path and args.weights and os.path.isfile(os.path.join(args.weights, "config.json")):
+        path = os.path.join(args.weights, "config.json")  # an HF checkpoint dir carries its config
+    if not path:
+        raise UsageError("give --model NAME or --config JSON")
+    try:
+        return bloom.config_from_json(path)
+    except (OSError, ValueError) as e:  # json.JSONDecodeError is a ValueError
+        raise UsageError(f"bad config file {path}: {e}")
+
+
+def export(args):
+    cfg = resolve_config(args)
+    if args.seq_len < 1:
+        raise UsageError("--seq-len must be at least 1")
+    model = bloom.BloomForCausalLM(cfg)
+    if args.weights:
+        load_checkpoint(model, args.weights)
+    else:
+        bloom.init_weights(model, args.seed)
+    model = model.to(DTYPES[args.dtype]).eval()
+
+    g = torch.Generator().manual_seed(args.seed)
+    example = torch.randint(0, cfg.vocab_size, (1, args.seq_len), generator=g)
+    probe = torch.randint(0, cfg.vocab_size, (1, args.seq_len + 3), generator=g)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # "torch.jit.trace is deprecated"
+        traced = torch.jit.trace(model, example, check_trace=False)
+        # The trace must generalise to other lengths (replay runs it at the user's --seq-len).
+        want, got = model(probe), traced(probe)
+    tol = 1e-4 if args.dtype == "float32" else 2e-2
+    if not torch.allclose(got.float(), want.float(), atol=tol, rtol=tol):
+        raise RuntimeError("traced model disagrees with eager at another sequence length")
+
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    tmp = args.out + ".tmp"
+    torch.jit.save(traced, tmp)
+    os.replace(tmp, args.out)  # never leave a half-written model under the final name
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{args.out}  {n_params} parameters  {os.path.getsize(args.out) / 1e6:.1f} MB")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", help=f"one of {', '.join(bloom.CONFIGS)}")
+    p.add_argument("--config", help="HF-style config.json (n_layer, hidden_size, n_head, vocab_size, ...)")
+    p.add_argument("--out", required=True, help="output TorchScript file (.pt)")
+    p.add_argument("--weights", help="local HF checkpoint directory with *.safetensors")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    p.add_argument("--seq-len", type=int, default=5, help="example input length for tracing")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random weights and example input")
+    args = p.parse_args(argv)
+    try:
+        export(args)
+    except UsageError as e:
+        print(f"export_model: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Self-test of the Python helpers (bloom.py, export_model.py, capture_trace.py); no pytest.
+
+  .venv/bin/python scripts/test_scripts.py
+
+Prints one line per check and ends with `N passed, M failed`; exit status 1 on a failure.
+Small and CPU-only: bloom-tiny everywhere, bloom-560m only on the meta device (no memory).
+Most CLI calls go through main() in this process (fast); one real subprocess per script
+checks the actual executable and exit status.
+"""
+import contextlib
+import gzip
+import io
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+import warnings
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bloom  # noqa: E402
+import capture_trace  # noqa: E402
+import export_model  # noqa: E402
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)  # torch.jit is deprecated
+TMP = tempfile.mkdtemp(prefix="replay-scripts-test-")
+TINY = bloom.CONFIGS["bloom-tiny"]
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def cli(main, *argv):
+    """Run a script's main() in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main([str(a) for a in argv])
+        except SystemExit as e:  # argparse errors
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def run_script(name, *argv):
+    p = subprocess.run([sys.executable, os.path.join(HERE, name), *map(str, argv)],
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def eager_tiny(seed=0, state=None):
+    m = bloom.BloomForCausalLM(TINY)
+    if state is None:
+        bloom.init_weights(m, seed)
+    else:
+        m.load_state_dict(state)
+    return m.eval()
+
+
+def max_diff(a, b):
+    return (a.float() - b.float()).abs().max().item()
+
+
+def write_safetensors(path, tensors, dtype):
+    """Minimal safetensors writer (the inverse of export_model.read_safetensors_py)."""
+    header, blobs, offset = {}, [], 0
+    for name, t in tensors.items():
+        t = t.detach().to(dtype).contiguous()
+        raw = (t.view(torch.int16) if dtype == torch.bfloat16 else t).numpy().tobytes()
+        header[name] = {"dtype": {torch.float32: "F32", torch.bfloat16: "BF16"}[dtype],
+                        "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)  # the format allows space padding; align the data to 8 bytes
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def closed_form_slopes(n):
+    p = 2 ** int(math.floor(math.log2(n)))
+    main = [2.0 ** (-8.0 * i / p) for i in range(1, p + 1)]
+    extra = [2.0 ** (-4.0 * j / p) for j in range(1, 2 * (n - p), 2)]
+    return main + extra
+
+
+# ---- model -------------------------------------------------------------------------------
+
+@test
+def parameter_count_matches_formula():
+    h, V, L = TINY.hidden_size, TINY.vocab_size, TINY.n_layer
+    formula = V * h + 4 * h + L * (12 * h * h + 13 * h)
+    n = sum(p.numel() for p in eager_tiny().parameters())
+    assert n == formula == bloom.expected_num_parameters(TINY), (n, formula)
+    with torch.device("meta"):  # the real size, without allocating 2 GB
+        big = bloom.BloomForCausalLM(bloom.CONFIGS["bloom-560m"])
+    n = sum(p.numel() for p in big.parameters())
+    assert n == bloom.expected_num_parameters(big.config) == 559_214_592, n  # bloom-560m's published count
+
+
+@test
+def alibi_slopes_closed_form():
+    for n in (16, 12, 4, 6, 1):
+        got = bloom.alibi_slopes(n)
+        want = torch.tensor(closed_form_slopes(n), dtype=torch.float64)
+        assert got.dtype == torch.float32 and got.shape == (n,), (n, got)
+        assert torch.allclose(got.double(), want, rtol=1e-6, atol=0), (n, got, want)
+    # 12 heads: p = 8 -> 2^-1 .. 2^-8, then the odd powers of 2^-0.5 for the 4 extra heads
+    assert abs(bloom.alibi_slopes(12)[8].item() - 2 ** -0.5) < 1e-7
+    # the model keeps its slopes fp32 in any dtype (BLOOM casts only the finished bias)
+    assert eager_tiny().to(torch.bfloat16).alibi_slopes.dtype == torch.float32
+
+
+@test
+def causal_and_alibi_behaviour():
+    m = eager_tiny()
+    x = torch.randint(0, TINY.vocab_size, (1, 8))
+    y = x.clone()
+    y[0, 5:] = (y[0, 5:] + 1) % TINY.vocab_size  # change only the future tokens
+    with torch.no_grad():
+        a, b = m(x), m(y)
+    assert max_diff(a[:, :5], b[:, :5]) == 0.0, "earlier positions must not see later tokens"
+    assert max_diff(a[:, 5:], b[:, 5:]) > 0
+    assert a.shape == (1, 8, TINY.vocab_size) and a.dtype == torch.float32
+
+
+# ---- export ------------------------------------------------------------------------------
+
+@test
+def export_trace_generalises_to_other_lengths():
+    out = os.path.join(TMP, "tiny.pt")
+    rc, so, se = run_script("export_model.py", "--model", "bloom-tiny", "--out", out, "--seq-len", 5)
+    assert rc == 0, se
+    assert so.count("\n") == 1 and so.startswith(out) and f" {bloom.expected_num_parameters(TINY)} parameters" in so, so
+    traced, eager = torch.jit.load(out), eager_tiny(seed=0)
+    with torch.no_grad():
+        for shape in ((1, 5), (1, 9), (2, 9)):
+            x = torch.randint(0, TINY.vocab_size, shape)
+            d = max_diff(traced(x), eager(x))
+            assert d <= 1e-4, (shape, d)
+
+
+@test
+def export_bfloat16():
+    out = os.path.join(TMP, "tiny-bf16.pt")
+    rc, so, se = cli(export_model.main, "--model", "bloom-tiny", "--out", out, "--dtype", "bfloat16")
+    assert rc == 0, se
+    traced = torch.jit.load(out)
+    assert traced.alibi_slopes.dtype == torch.float32
+    x = torch.randint(0, TINY.vocab_size, (1, 7))
+    with torch.no_grad():
+        y, ref = traced(x), eager_tiny().to(torch.bfloat16)(x)
+    assert y.dtype == torch.bfloat16 and max_diff(y, ref) == 0.0
+
+
+@test
+def export_from_hf_config_json():
+    # bloom-560m's own config.json spells hidden size n_embed and heads num_attention_heads
+    cfg_path = os.path.join(TMP, "config.json")
+    with open(cfg_path, "w") as f:
+        json.dump({"n_layer": 1, "n_embed": 48, "num_attention_heads": 12, "vocab_size": 300,
+                   "layer_norm_epsilon": 1e-5, "model_type": "bloom"}, f)
+    out = os.path.join(TMP, "cfg.pt")
+    rc, so, se = cli(export_model.main, "--config", cfg_path, "--out", out, "--seq-len", 3)
+    assert rc == 0, se
+    want = bloom.expected_num_parameters(bloom.BloomConfig(n_layer=1, hidden_size=48, n_head=12, vocab_size=300))
+    assert f" {want} parameters" in so, so
+    with torch.no_grad():
+        assert torch.jit.load(out)(torch.zeros(1, 6, dtype=torch.long)).shape == (1, 6, 300)
+
+
+@test
+def safetensors_roundtrip_through_weights():
+    src = eager_tiny(seed=7)
+    sd = src.state_dict()
+    x = torch.randint(0, TINY.vocab_size, (2, 6))
+    for dtype, prefix in ((torch.float32, "transformer."), (torch.bfloat16, "")):
+        d = os.path.join(TMP, f"ckpt-{dtype}".replace("torch.", ""))
+        os.makedirs(d)
+        tensors = {prefix + k: v for k, v in sd.items()}
+        if prefix:  # BloomForCausalLM checkpoints may also save the tied head
+            tensors["lm_head.weight"] = sd["word_embeddings.weight"]
+        path = os.path.join(d, "model.safetensors")
+        write_safetensors(path, tensors, dtype)
+        back = export_model.read_safetensors_py(path)
+        rounded = {k: v.to(dtype).float() for k, v in tensors.items()}
+        assert back.keys() == rounded.keys()
+        assert all(torch.equal(back[k].float(), rounded[k]) for k in back), "reader != writer"
+        out = os.path.join(d, "m.pt")
+        rc, so, se = cli(export_model.main, "--model", "bloom-tiny", "--weights", d, "--out", out)
+        assert rc == 0, se
+        ref = eager_tiny(state={k: v.to(dtype).float() for k, v in sd.items()})
+        with torch.no_grad():
+            assert max_diff(torch.jit.load(out)(x), ref(x)) == 0.0, dtype
+
+
+# ---- capture -----------------------------------------------------------------------------
+
+def check_trace(events, seq_len):
+    ops = [e for e in events if e.get("cat") == "cpu_op"]
+    assert len(ops) > 50, len(ops)
+    assert all("Input Dims" in e.get("args", {}) for e in ops)
+    names = {e["name"] for e in ops}
+    assert {"aten::addmm", "aten::baddbmm", "aten::bmm", "aten::layer_norm", "aten::tanh"} <= names, names
+    steps = [e for e in events if e.get("name", "").startswith("ProfilerStep#") and e.get("ph") == "X"]
+    assert len(steps) == 1, steps
+    s = steps[0]
+    inside = [e for e in ops if s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 1]
+    assert len(inside) == len(ops), "every op belongs to the one profiled step"
+    emb = [e for e in ops if e["name"] == "aten::embedding"]
+    assert emb and emb[0]["args"]["Input Dims"][1] == [1, seq_len], emb
+
+
+@test
+def capture_cpu_trace():
+    model = os.path.join(TMP, "tiny.pt")
+    if not os.path.exists(model):
+        cli(export_model.main, "--model", "bloom-tiny", "--out", model)
+    out = os.path.join(TMP, "traces", "tiny.json")
+    rc, so, se = run_script("capture_trace.py", "--model", model, "--seq-len", 5,
+                            "--device", "cpu", "--warmup", 2, "--out", out)
+    assert rc == 0, se
+    with open(out) as f:
+        check_trace(json.load(f)["traceEvents"], 5)
+    gz = os.path.join(TMP, "traces", "tiny.json.gz")
+    threads = torch.get_num_threads()
+    rc, so, se = cli(capture_trace.main, "--model", model, "--seq-len", 7, "--threads", 1, "--out", gz)
+    torch.set_num_threads(threads)  # in-process: put it back
+    assert rc == 0 and "threads 1" in so, (so, se)
+    with gzip.open(gz, "rt") as f:
+        check_trace(json.load(f)["traceEvents"], 7)
+    assert not [n for n in os.listdir(os.path.dirname(out)) if n.startswith("tmp")], "temp files left"
+
+
+# ---- error paths -------------------------------------------------------------------------
+
+@test
+def error_paths_exit_2():
+    out = os.path.join(TMP, "err.pt")
+    bad_json = os.path.join(TMP, "bad.json")
+    with open(bad_json, "w") as f:
+        f.write("{not json")
+    no_heads = os.path.join(TMP, "noheads.json")
+    with open(no_heads, "w") as f:
+        json.dump({"n_layer": 2, "hidden_size": 64, "vocab_size": 10}, f)
+    sd = eager_tiny().state_dict()
+    missing = os.path.join(TMP, "ckpt-missing")
+    extra = os.path.join(TMP, "ckpt-extra")
+    for d in (missing, extra):
+        os.makedirs(d)
+    write_safetensors(os.path.join(missing, "a.safetensors"),
+                      {k: v for k, v in sd.items() if k != "ln_f.bias"}, torch.float32)
+    write_safetensors(os.path.join(extra, "a.safetensors"), {**sd, "h.9.mlp.foo": sd["ln_f.bias"]}, torch.float32)
+    not_a_model = os.path.join(TMP, "garbage.pt")
+    with open(not_a_model, "wb") as f:
+        f.write(b"this is not a zip archive")
+    cases = [
+        (export_model.main, ["--model", "bloom-7b", "--out", out], "unknown model"),
+        (export_model.main, ["--config", bad_json, "--out", out], "bad config"),
+        (export_model.main, ["--config", no_heads, "--out", out], "n_head"),
+        (export_model.main, ["--config", os.path.join(TMP, "nope.json"), "--out", out], "bad config"),
+        (export_model.main, ["--model", "bloom-tiny", "--weights", missing, "--out", out], "missing: ln_f.bias"),
+        (export_model.main, ["--model", "bloom-tiny", "--weights", extra, "--out", out], "unexpected: h.9.mlp.foo"),
+        (export_model.main, ["--model", "bloom-tiny", "--weights", TMP + "/empty-dir", "--out", out], "no *.safetensors"),
+        (capture_trace.main, ["--model", os.path.join(TMP, "nope.pt"), "--out", out], "not found"),
+        (capture_trace.main, ["--model", not_a_model, "--out", out], "cannot load"),
+        (capture_trace.main, ["--model", not_a_model, "--device", "tpu", "--out", out], "--device"),
+        (capture_trace.main, ["--model", not_a_model, "--threads", 0, "--out", out], "--threads"),
+    ]
+    if torch.cuda.is_available():
+        cases.append((capture_trace.main, ["--model", not_a_model, "--device", "cuda:99", "--out", out], "CUDA device"))
+    else:
+        cases.append((capture_trace.main, ["--model", not_a_model, "--device", "cuda", "--out", out], "CUDA is not available"))
+    for main, argv, msg in cases:
+        rc, so, se = cli(main, *argv)
+        assert rc == 2 and msg in se, (argv, rc, se)
+    assert not os.path.exists(out), "a failed export must not leave a model behind"
+    # and the real executables' exit status
+    rc, _, se = run_script("export_model.py", "--model", "bloom-7b", "--out", out)
+    assert rc == 2 and "unknown model" in se, (rc, se)
+    rc, _, se = run_script("capture_trace.py", "--model", not_a_model, "--out", out)
+    assert rc == 2 and "cannot load" in se, (rc, se)
+
+
+def main():
+    passed = failed = 0
+    for fn in TESTS:
+        try:
+            fn()
+            print(f"ok    {fn.__name__}")
+            passed += 1
+        except Exception:
+            print(f"FAIL  {fn.__name__}  (files in {TMP})\n{traceback.format_exc()}")
+            failed += 1
+    if not failed:
+        shutil.rmtree(TMP, ignore_errors=True)  # kept on failure, for a look
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
