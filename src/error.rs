@@ -26,6 +26,14 @@ pub enum Error {
     #[error("{path}: {message}")]
     BadInput { path: PathBuf, message: String },
 
+    /// A profiler trace that cannot be read (the message names the file).
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+
+    /// A signature file that cannot be read (the message names the file).
+    #[error(transparent)]
+    SignatureFile(#[from] crate::signature::SignatureFileError),
+
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -44,6 +52,8 @@ impl Error {
                 | Error::CudaUnavailable(_)
                 | Error::KernelUnavailable(..)
                 | Error::BadInput { .. }
+                | Error::Trace(_)
+                | Error::SignatureFile(_)
         )
     }
 

@@ -8,7 +8,11 @@
 pub mod cli;
 pub mod device;
 pub mod error;
+pub mod export;
 pub mod kernels;
+pub mod measure;
 pub mod replay;
+pub mod signature;
+pub mod trace;
 
 pub use error::{Error, Result};

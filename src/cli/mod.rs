@@ -1,6 +1,8 @@
 //! The command line: clap definitions and dispatch to one module per subcommand.
 
+mod classify;
 mod devices;
+pub mod isolated;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +29,10 @@ pub struct Cli {
 pub enum Command {
     /// Show the CPU, libtorch and every CUDA device replay can use (or why there is none)
     Devices(devices::DevicesArgs),
+    /// Read a PyTorch profiler trace and write its unique kernels, sorted into the three tiers
+    Classify(classify::ClassifyArgs),
+    /// Replay every signature of a signature file alone on a device and time it
+    Isolated(isolated::IsolatedArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -38,5 +44,7 @@ pub fn parse_device(text: &str) -> Result<DeviceSpec, String> {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices(args) => devices::run(args),
+        Command::Classify(args) => classify::run(args),
+        Command::Isolated(args) => isolated::run(args),
     }
 }

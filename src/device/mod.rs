@@ -4,6 +4,7 @@
 //! a machine without one is an error that says why; replay never falls back to the CPU
 //! silently, because a number measured on the wrong device is worse than no number.
 
+pub mod cache_flush;
 pub mod cpu;
 pub mod cuda;
 pub mod spec;

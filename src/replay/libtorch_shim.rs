@@ -86,7 +86,18 @@ extern "C" {
     fn replay_torch_current_cuda_stream(device: i32, error: *mut *mut c_char) -> *mut c_void;
 }
 
-/// Takes ownership of a string the shim allocated.
+/// libtorch's messages can run to a hundred lines (every dispatch key registered for an op):
+/// keep the first paragraph, which says what went wrong.
+fn first_paragraph(text: &str) -> String {
+    let head = text.split("\n\n").next().unwrap_or(text).trim();
+    let mut out: String = head.chars().take(600).collect();
+    if out.len() < head.len() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// Takes ownership of a string the shim allocated (an error message: its first paragraph).
 fn take_string(s: *mut c_char) -> String {
     if s.is_null() {
         return String::from("(no message)");
@@ -94,7 +105,7 @@ fn take_string(s: *mut c_char) -> String {
     // SAFETY: the shim returns NUL-terminated strings from malloc, freed exactly once here.
     let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
     unsafe { replay_free_string(s) };
-    text
+    first_paragraph(&text)
 }
 
 fn c_string(text: &str) -> Result<CString, ShimError> {
@@ -106,11 +117,15 @@ pub fn overloads(name: &str) -> Result<Vec<OpSchema>, ShimError> {
     let c_name = c_string(name)?;
     let mut error = ptr::null_mut();
     // SAFETY: valid C string; the shim catches every C++ exception.
-    let json = unsafe { replay_op_overloads(c_name.as_ptr(), &mut error) };
-    if json.is_null() {
+    let raw = unsafe { replay_op_overloads(c_name.as_ptr(), &mut error) };
+    if raw.is_null() {
         return Err(ShimError(take_string(error)));
     }
-    let json = take_string(json);
+    // SAFETY: as in take_string, but the JSON is kept whole.
+    let json = unsafe { CStr::from_ptr(raw) }
+        .to_string_lossy()
+        .into_owned();
+    unsafe { replay_free_string(raw) };
     serde_json::from_str(&json)
         .map_err(|e| ShimError(format!("bad schema JSON from the shim: {e}")))
 }

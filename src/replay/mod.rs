@@ -1,7 +1,11 @@
 //! Replaying signatures: one file per tier plus the registry that dispatches to them.
 
 pub mod index_bounds;
+pub mod isolated;
 pub mod libtorch_shim;
 pub mod overload;
 pub mod recorded;
+pub mod registry;
+pub mod tier1_memory;
+pub mod tier2_gemm;
 pub mod tier3_libtorch;

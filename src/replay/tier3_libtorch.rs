@@ -286,6 +286,107 @@ pub fn prepare(
     Ok(op)
 }
 
+/// Times a prepared op: the monotonic clock around the calls on the CPU; on CUDA, events on
+/// the stream libtorch really launches on (its current stream), with the host's issue time
+/// measured separately.
+pub struct LibtorchOpTarget {
+    op: PreparedOp,
+    cuda: Option<RawStreamEvents>,
+}
+
+/// A start/end event pair recorded on a raw `CUstream` owned by libtorch.
+struct RawStreamEvents {
+    stream: cudarc::driver::sys::CUstream,
+    start: cudarc::driver::sys::CUevent,
+    end: cudarc::driver::sys::CUevent,
+}
+
+impl Drop for RawStreamEvents {
+    fn drop(&mut self) {
+        // SAFETY: both events were created by cuEventCreate and are destroyed once.
+        unsafe {
+            let _ = cudarc::driver::result::event::destroy(self.start);
+            let _ = cudarc::driver::result::event::destroy(self.end);
+        }
+    }
+}
+
+impl LibtorchOpTarget {
+    pub fn new(
+        op: PreparedOp,
+        device: &crate::device::Device,
+    ) -> Result<LibtorchOpTarget, crate::measure::MeasureError> {
+        use crate::measure::MeasureError;
+        let cuda = match device {
+            crate::device::Device::Cpu(_) => None,
+            crate::device::Device::Cuda(dev) => {
+                dev.context
+                    .bind_to_thread()
+                    .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
+                let stream = super::libtorch_shim::torch_current_cuda_stream(dev.info.index)
+                    .map_err(|e| MeasureError::target(e.0))?
+                    as cudarc::driver::sys::CUstream;
+                let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+                let make = || {
+                    cudarc::driver::result::event::create(flags)
+                        .map_err(|e| MeasureError::target(format!("cuEventCreate: {e}")))
+                };
+                Some(RawStreamEvents {
+                    stream,
+                    start: make()?,
+                    end: make()?,
+                })
+            }
+        };
+        Ok(LibtorchOpTarget { op, cuda })
+    }
+}
+
+impl crate::measure::Target for LibtorchOpTarget {
+    fn run_batch(
+        &mut self,
+        calls: u64,
+    ) -> Result<crate::measure::BatchTiming, crate::measure::MeasureError> {
+        use crate::measure::{BatchTiming, MeasureError};
+        let _guard = tch::no_grad_guard();
+        let run_err = |e: super::libtorch_shim::ShimError| MeasureError::target(e.0);
+        match &self.cuda {
+            None => {
+                let start = std::time::Instant::now();
+                self.op.run(calls).map_err(run_err)?;
+                let elapsed = start.elapsed();
+                Ok(BatchTiming {
+                    device: elapsed,
+                    host: elapsed,
+                })
+            }
+            Some(ev) => {
+                let cuda_err = |call: &'static str| {
+                    move |e: cudarc::driver::DriverError| {
+                        MeasureError::target(format!("{call}: {e}"))
+                    }
+                };
+                // SAFETY: events and stream are live for the duration of the batch.
+                unsafe { cudarc::driver::result::event::record(ev.start, ev.stream) }
+                    .map_err(cuda_err("cuEventRecord"))?;
+                let host_start = std::time::Instant::now();
+                self.op.run(calls).map_err(run_err)?;
+                let host = host_start.elapsed();
+                unsafe { cudarc::driver::result::event::record(ev.end, ev.stream) }
+                    .map_err(cuda_err("cuEventRecord"))?;
+                unsafe { cudarc::driver::result::event::synchronize(ev.end) }
+                    .map_err(cuda_err("cuEventSynchronize"))?;
+                let ms = unsafe { cudarc::driver::result::event::elapsed(ev.start, ev.end) }
+                    .map_err(cuda_err("cuEventElapsedTime"))?;
+                Ok(BatchTiming {
+                    device: std::time::Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3),
+                    host,
+                })
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

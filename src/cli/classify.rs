@@ -1,0 +1,72 @@
+//! `replay classify`: a profiler trace becomes classified kernel signatures.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::export;
+use crate::signature;
+use crate::trace;
+
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped
+    #[arg(long, value_name = "FILE")]
+    pub trace: PathBuf,
+
+    /// Signature file to write [default: signatures/<trace name>.json]
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Print the signature file to stdout instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`.
+pub fn default_output(trace: &Path) -> PathBuf {
+    let name = trace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    let stem = name
+        .trim_end_matches(".gz")
+        .trim_end_matches(".json")
+        .to_string();
+    PathBuf::from("signatures").join(format!("{stem}.json"))
+}
+
+pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
+    let loaded = trace::load(&args.trace).map_err(crate::Error::from)?;
+    let file = signature::classify(&loaded, &args.trace);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_output(&args.trace));
+    let bytes = export::json::to_bytes(&file);
+    export::write_atomic(&out, &bytes)?;
+    if args.json {
+        print!("{}", String::from_utf8_lossy(&bytes));
+    } else {
+        print!("{}", file.summary_table());
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_output_names() {
+        assert_eq!(
+            default_output(Path::new("../x/h100_vit_infer.json.gz")),
+            PathBuf::from("signatures/h100_vit_infer.json")
+        );
+        assert_eq!(
+            default_output(Path::new("t.json")),
+            PathBuf::from("signatures/t.json")
+        );
+    }
+}

@@ -1,0 +1,60 @@
+//! CUDA event timing for targets that run on a GPU.
+//!
+//! Events are created with `CU_EVENT_DEFAULT`: cudarc's default flags disable timing, and an
+//! event created that way cannot be used with `cuEventElapsedTime`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+
+use super::MeasureError;
+
+/// A start and an end event on one stream; the device time between them is one batch.
+pub struct EventPair {
+    start: CudaEvent,
+    end: CudaEvent,
+}
+
+fn driver_error(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> MeasureError {
+    move |e| MeasureError::target(format!("{call}: {e}"))
+}
+
+impl EventPair {
+    pub fn new(context: &Arc<CudaContext>) -> Result<EventPair, MeasureError> {
+        let make = || {
+            context
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver_error("cuEventCreate"))
+        };
+        Ok(EventPair {
+            start: make()?,
+            end: make()?,
+        })
+    }
+
+    pub fn record_start(&self, stream: &CudaStream) -> Result<(), MeasureError> {
+        self.start
+            .record(stream)
+            .map_err(driver_error("cuEventRecord"))
+    }
+
+    pub fn record_end(&self, stream: &CudaStream) -> Result<(), MeasureError> {
+        self.end
+            .record(stream)
+            .map_err(driver_error("cuEventRecord"))
+    }
+
+    /// Waits for the end event and returns the device time between the two.
+    pub fn elapsed(&self) -> Result<Duration, MeasureError> {
+        self.end
+            .synchronize()
+            .map_err(driver_error("cuEventSynchronize"))?;
+        let ms = self
+            .start
+            .elapsed_ms(&self.end)
+            .map_err(driver_error("cuEventElapsedTime"))?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+}

@@ -1,0 +1,779 @@
+//! The measurement loop: warm-up and batch-size calibration, then samples until the stopping
+//! rule says stop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::stats::{self, Stats, Summary};
+use super::stopping::{Decision, RunState, StopCriteria, StopReason, StoppingRule};
+use super::{Clock, MeasureError, Target};
+
+/// How long to warm up before sampling. Warm-up runs batches (growing them to calibrate the
+/// batch size) until at least `min_calls` calls have run, at least `min_time` has passed and
+/// the batch size is calibrated; or, whatever is left, once `max_time` has passed. At least
+/// one batch is always run, since the per-call time must be known to choose the batch size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Warmup {
+    pub min_calls: u64,
+    pub min_time: Duration,
+    /// A slow call must not eat the time budget in warm-up: this bounds it (by default a
+    /// quarter of the default budget).
+    pub max_time: Duration,
+}
+
+impl Default for Warmup {
+    fn default() -> Self {
+        Warmup {
+            min_calls: 3,
+            min_time: Duration::from_millis(10),
+            max_time: Duration::from_millis(125),
+        }
+    }
+}
+
+/// How to measure.
+#[derive(Debug, Clone)]
+pub struct MeasureConfig {
+    pub warmup: Warmup,
+    /// Shortest acceptable sample: shorter calls are batched so one sample (one batch) lasts
+    /// at least this long, which keeps timer resolution and per-batch timing overhead (event
+    /// records, synchronisation) small against the work. Default 20 µs.
+    pub min_sample_time: Duration,
+    /// Upper bound on calls per sample. Set it to 1 for cold measurements: with caches flushed
+    /// before each sample, only the first call of a batch would be cold. Default 2^20.
+    pub max_calls_per_sample: u64,
+    /// When to stop sampling. Default [`StopCriteria::default()`].
+    pub stopping: Arc<dyn StoppingRule>,
+}
+
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig {
+            warmup: Warmup::default(),
+            min_sample_time: Duration::from_micros(20),
+            max_calls_per_sample: 1 << 20,
+            stopping: Arc::new(StopCriteria::default()),
+        }
+    }
+}
+
+impl MeasureConfig {
+    /// The defaults with another time budget per measurement (`--max-time-per-kernel`): the
+    /// hard cap scales with it and warm-up may use at most a quarter of it.
+    pub fn with_time_budget(budget: Duration) -> Self {
+        MeasureConfig {
+            warmup: Warmup {
+                max_time: budget / 4,
+                ..Warmup::default()
+            },
+            stopping: Arc::new(StopCriteria::with_budget(budget)),
+            ..Self::default()
+        }
+    }
+
+    /// This configuration for cold measurements: one call per sample (see
+    /// [`MeasureConfig::max_calls_per_sample`]).
+    pub fn cold(self) -> Self {
+        MeasureConfig {
+            max_calls_per_sample: 1,
+            ..self
+        }
+    }
+
+    fn validate(&self) -> Result<(), MeasureError> {
+        if self.max_calls_per_sample == 0 {
+            return Err(MeasureError::InvalidConfig(
+                "max_calls_per_sample must be at least 1".into(),
+            ));
+        }
+        self.stopping
+            .validate()
+            .map_err(MeasureError::InvalidConfig)
+    }
+}
+
+/// A summary together with the raw per-call samples it was computed from (microseconds, in
+/// the order taken), for callers that want to keep or plot them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    pub summary: Summary,
+    pub device_us: Vec<f64>,
+    pub host_us: Vec<f64>,
+}
+
+/// Measure `target`: warm up, calibrate the batch size, sample until `config.stopping` says
+/// stop, and summarise. The target's errors end this measurement and are returned as they are.
+pub fn measure(
+    target: &mut dyn Target,
+    config: &MeasureConfig,
+    clock: &dyn Clock,
+) -> Result<Summary, MeasureError> {
+    measure_detailed(target, config, clock).map(|m| m.summary)
+}
+
+/// [`measure`], also returning the raw samples.
+pub fn measure_detailed(
+    target: &mut dyn Target,
+    config: &MeasureConfig,
+    clock: &dyn Clock,
+) -> Result<Measurement, MeasureError> {
+    config.validate()?;
+    let start = clock.now();
+    let elapsed = || clock.now().saturating_sub(start);
+
+    let warm = warm_up(target, config, &elapsed)?;
+    let cps = warm.calls_per_sample;
+    let rule = config.stopping.as_ref();
+
+    let mut device_us = Vec::new();
+    let mut host_us = Vec::new();
+    let mut rse_computed_at = 0;
+    let stopped_by: StopReason = loop {
+        target.prepare_sample()?;
+        let timing = target.run_batch(cps)?;
+        device_us.push(per_call_us(timing.device, cps));
+        host_us.push(per_call_us(timing.host, cps));
+
+        let n = device_us.len();
+        let rse_median = if rse_due(n, rse_computed_at) {
+            rse_computed_at = n;
+            stats::rse_of_median(&device_us)
+        } else {
+            None
+        };
+        let state = RunState {
+            samples: &device_us,
+            elapsed: elapsed(),
+            rse_median,
+        };
+        if let Decision::Stop(reason) = rule.check(&state) {
+            break reason;
+        }
+    };
+    let elapsed = elapsed();
+
+    let (Some(device), Some(host)) = (
+        Stats::from_samples(&device_us),
+        Stats::from_samples(&host_us),
+    ) else {
+        // The loop above always takes a sample before it can stop; kept as an error rather
+        // than a panic so a future change to the loop cannot crash a whole run.
+        return Err(MeasureError::NoSamples);
+    };
+    let noise_target = rule.noise_target();
+    let noise_target_met =
+        matches!((device.rse_median, noise_target), (Some(rse), Some(t)) if rse <= t);
+    let summary = Summary {
+        samples: device.n,
+        calls_per_sample: cps,
+        warmup_calls: warm.calls,
+        min: device.min,
+        p10: device.p10,
+        median: device.median,
+        p90: device.p90,
+        max: device.max,
+        mean: device.mean,
+        std: device.std,
+        mad: device.mad,
+        rse_median: device.rse_median,
+        noise_target,
+        noise_target_met,
+        stopped_by,
+        host_median: host.median,
+        host_mean: host.mean,
+        elapsed: elapsed.as_secs_f64() * 1e6,
+    };
+    Ok(Measurement {
+        summary,
+        device_us,
+        host_us,
+    })
+}
+
+/// Aim batches this much above `min_sample_time`: the batch size is chosen from warm-up
+/// timings, and the margin keeps samples above the floor under ordinary call-to-call jitter.
+const BATCH_HEADROOM: f64 = 1.1;
+
+/// A batch may grow at most this many times over the previous one during calibration, so a
+/// first call inflated by a coarse timer or lazy initialisation cannot jump to an absurd size.
+const MAX_GROWTH: u64 = 1000;
+
+/// Up to this many samples the RSE is recomputed after every sample; beyond, each time the
+/// count has grown by 1/16 (`RSE_GROWTH_DIVISOR`), which keeps the total cost of the sorts
+/// O(n log n) overall instead of O(n^2 log n) while delaying a noise stop by at most ~6 %.
+const RSE_EVERY_SAMPLE_UP_TO: usize = 64;
+const RSE_GROWTH_DIVISOR: usize = 16;
+
+fn rse_due(n: usize, last: usize) -> bool {
+    n <= RSE_EVERY_SAMPLE_UP_TO || n - last >= (last / RSE_GROWTH_DIVISOR).max(1)
+}
+
+fn per_call_us(batch: Duration, calls: u64) -> f64 {
+    batch.as_secs_f64() * 1e6 / calls as f64
+}
+
+struct WarmupResult {
+    calls: u64,
+    calls_per_sample: u64,
+}
+
+fn warm_up(
+    target: &mut dyn Target,
+    config: &MeasureConfig,
+    elapsed: &dyn Fn() -> Duration,
+) -> Result<WarmupResult, MeasureError> {
+    let floor = config.min_sample_time.as_secs_f64();
+    let max_calls = config.max_calls_per_sample;
+    let mut calls: u64 = 1;
+    let mut total_calls: u64 = 0;
+    // Fastest per-call time seen, in seconds. The minimum (not the mean) is used to size the
+    // batches so that samples stay above the floor even when warm-up saw slow calls (the first
+    // call is usually the slowest: lazy initialisation, cold caches).
+    let mut fastest: Option<f64> = None;
+    loop {
+        let timing = target.run_batch(calls)?;
+        total_calls = total_calls.saturating_add(calls);
+        let batch = timing.device.as_secs_f64();
+        if batch > 0.0 {
+            let per_call = batch / calls as f64;
+            fastest = Some(fastest.map_or(per_call, |f: f64| f.min(per_call)));
+        }
+        let calibrated = timing.device >= config.min_sample_time || calls >= max_calls;
+        let spent = elapsed();
+        let done =
+            calibrated && total_calls >= config.warmup.min_calls && spent >= config.warmup.min_time;
+        if done || spent >= config.warmup.max_time {
+            break;
+        }
+        if !calibrated {
+            calls = if batch > 0.0 {
+                calls_for(floor, batch / calls as f64, max_calls)
+            } else {
+                calls.saturating_mul(10)
+            }
+            .clamp(calls.saturating_add(1), calls.saturating_mul(MAX_GROWTH))
+            .min(max_calls);
+        }
+    }
+    let calls_per_sample = match fastest {
+        Some(per_call) => calls_for(floor, per_call, max_calls),
+        // Every batch measured zero (a free call, or a timer coarser than the batches): the
+        // largest batch tried is the best we know.
+        None => calls.min(max_calls),
+    };
+    Ok(WarmupResult {
+        calls: total_calls,
+        calls_per_sample,
+    })
+}
+
+/// Calls needed for a batch of calls of `per_call` seconds to last `floor` seconds with
+/// headroom, in `[1, max_calls]`.
+fn calls_for(floor: f64, per_call: f64, max_calls: u64) -> u64 {
+    // The relative slack keeps float rounding from adding a call when the ratio is a whole
+    // number (20 µs * 1.1 / 0.25 µs must be 88, not 88.000000000001 -> 89).
+    let wanted = (floor * BATCH_HEADROOM / per_call * (1.0 - 1e-12)).ceil();
+    // `as` saturates for floats out of range (and maps NaN to 0), so this cannot wrap.
+    (wanted as u64).clamp(1, max_calls.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stopping::{HardCap, MinSamples, RelativeNoise, TimeBudget};
+    use crate::measure::{BatchTiming, MonotonicClock, SyntheticClock};
+
+    /// Deterministic xorshift64* generator: uniform in [0, 1).
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next_f64(&mut self) -> f64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Event {
+        Prepare,
+        Batch(u64),
+    }
+
+    /// A fake workload on a synthetic clock: each call takes `per_call * (1 + jitter * u)`
+    /// with `u` uniform in [-1, 1); the clock advances by the batch's device time plus a
+    /// fixed per-batch overhead, and by `prepare_cost` per prepared sample.
+    struct Fake {
+        clock: SyntheticClock,
+        rng: XorShift,
+        per_call: Duration,
+        jitter: f64,
+        host_per_call: Duration,
+        host_per_batch: Duration,
+        batch_overhead: Duration,
+        prepare_cost: Duration,
+        fail_on_batch: Option<usize>,
+        fail_on_prepare: Option<usize>,
+        events: Vec<Event>,
+        batch_times: Vec<Duration>,
+        // Counted as they happen (not by scanning `events`), so long runs stay linear.
+        batch_count: usize,
+        prepare_count: usize,
+    }
+
+    impl Fake {
+        fn new(clock: &SyntheticClock, per_call: Duration, jitter: f64) -> Self {
+            Fake {
+                clock: clock.clone(),
+                rng: XorShift(0x9e37_79b9_7f4a_7c15),
+                per_call,
+                jitter,
+                host_per_call: Duration::from_nanos(100),
+                host_per_batch: Duration::from_micros(5),
+                batch_overhead: Duration::from_micros(2),
+                prepare_cost: Duration::ZERO,
+                fail_on_batch: None,
+                fail_on_prepare: None,
+                events: Vec::new(),
+                batch_times: Vec::new(),
+                batch_count: 0,
+                prepare_count: 0,
+            }
+        }
+
+        fn batches(&self) -> usize {
+            self.batch_count
+        }
+
+        fn prepares(&self) -> usize {
+            self.prepare_count
+        }
+    }
+
+    impl Target for Fake {
+        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+            assert!(calls >= 1, "the runner asked for an empty batch");
+            self.events.push(Event::Batch(calls));
+            self.batch_count += 1;
+            if Some(self.batches()) == self.fail_on_batch {
+                return Err(MeasureError::target(format!(
+                    "fake failure on batch {}",
+                    self.batches()
+                )));
+            }
+            let device = if self.jitter == 0.0 {
+                self.per_call * calls as u32
+            } else {
+                let base = self.per_call.as_secs_f64();
+                let total: f64 = (0..calls)
+                    .map(|_| base * (1.0 + self.jitter * (2.0 * self.rng.next_f64() - 1.0)))
+                    .sum();
+                Duration::from_secs_f64(total)
+            };
+            self.batch_times.push(device);
+            self.clock.advance(device + self.batch_overhead);
+            Ok(BatchTiming {
+                device,
+                host: self.host_per_call * calls as u32 + self.host_per_batch,
+            })
+        }
+
+        fn prepare_sample(&mut self) -> Result<(), MeasureError> {
+            self.events.push(Event::Prepare);
+            self.prepare_count += 1;
+            if Some(self.prepares()) == self.fail_on_prepare {
+                return Err(MeasureError::target("fake flush failed"));
+            }
+            self.clock.advance(self.prepare_cost);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn short_calls_are_batched_and_divided_back_out() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_nanos(250), 0.0);
+        let m = measure_detailed(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        let s = &m.summary;
+        // 20 µs * 1.1 headroom / 0.25 µs = 88 calls.
+        assert_eq!(s.calls_per_sample, 88);
+        assert!(Duration::from_nanos(250) * 88 >= Duration::from_micros(20));
+        // Each sample is exactly 88 * 0.25 µs of device time; divided back out, 0.25 µs.
+        for &x in &m.device_us {
+            assert!((x - 0.25).abs() < 1e-9, "{x}");
+        }
+        assert!(
+            (s.median - 0.25).abs() < 1e-9
+                && (s.min - 0.25).abs() < 1e-9
+                && (s.max - 0.25).abs() < 1e-9
+        );
+        // Host time per call = 0.1 µs per call + 5 µs per batch / 88 calls.
+        let host = 0.1 + 5.0 / 88.0;
+        assert!((s.host_median - host).abs() < 1e-9, "{}", s.host_median);
+        assert!((s.host_mean - host).abs() < 1e-9);
+    }
+
+    #[test]
+    fn jittery_short_calls_give_samples_of_at_least_20_us() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_nanos(300), 0.10);
+        let m = measure_detailed(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        let cps = m.summary.calls_per_sample;
+        assert!(cps > 1);
+        // The sampled batches are the last `samples` batches the fake ran.
+        let sampled = &fake.batch_times[fake.batch_times.len() - m.device_us.len()..];
+        for (batch, &per_call) in sampled.iter().zip(&m.device_us) {
+            assert!(*batch >= Duration::from_micros(20), "sample of {batch:?}");
+            assert!((batch.as_secs_f64() * 1e6 / cps as f64 - per_call).abs() < 1e-9);
+        }
+        assert!(
+            (m.summary.median - 0.3).abs() < 0.3 * 0.02,
+            "{}",
+            m.summary.median
+        );
+    }
+
+    #[test]
+    fn long_calls_are_not_batched() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(50), 0.0);
+        let s = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        assert_eq!(s.calls_per_sample, 1);
+        assert!((s.median - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cold_config_takes_one_call_per_sample() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_nanos(300), 0.0);
+        let s = measure(&mut fake, &MeasureConfig::default().cold(), &clock).unwrap();
+        assert_eq!(s.calls_per_sample, 1);
+        assert!(
+            fake.events.iter().all(|e| *e != Event::Batch(2)),
+            "a batch of more than one call ran"
+        );
+        assert!((s.median - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn quiet_target_stops_on_noise_at_exactly_min_samples() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(2), 0.001);
+        let m = measure_detailed(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        let s = &m.summary;
+        // Quiet enough from the second sample on, but min samples (10) holds it.
+        assert_eq!(s.samples, 10);
+        assert_eq!(s.stopped_by, StopReason::NoiseTarget);
+        assert!(s.noise_target_met);
+        assert_eq!(s.noise_target, Some(0.005));
+        assert_eq!(s.rse_median, stats::rse_of_median(&m.device_us));
+        assert!(s.rse_median.unwrap() <= 0.005);
+        // Far inside the budget.
+        assert!(s.elapsed < 100_000.0, "{}", s.elapsed);
+
+        // A larger minimum is honoured too.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(2), 0.001);
+        let config = MeasureConfig {
+            stopping: Arc::new(StopCriteria {
+                min_samples: MinSamples(25),
+                ..StopCriteria::default()
+            }),
+            ..MeasureConfig::default()
+        };
+        assert_eq!(measure(&mut fake, &config, &clock).unwrap().samples, 25);
+    }
+
+    #[test]
+    fn noisy_target_stops_on_budget_without_meeting_noise() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_millis(1), 0.5);
+        let s = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        assert_eq!(s.stopped_by, StopReason::TimeBudget);
+        assert!(!s.noise_target_met);
+        assert!(s.rse_median.unwrap() > 0.005);
+        assert!(s.samples > 100, "{}", s.samples);
+        // Stopped at the first sample past the budget: at most one call (1.5 ms) + overhead over.
+        assert!(
+            s.elapsed >= 500_000.0 && s.elapsed < 501_600.0,
+            "{}",
+            s.elapsed
+        );
+        assert!((s.median - 1000.0).abs() < 50.0, "{}", s.median);
+    }
+
+    #[test]
+    fn min_samples_are_honoured_when_the_budget_runs_out_first() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_millis(100), 0.2);
+        let s = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        // Warm-up stops at its 125 ms cap after two calls; 10 samples take ~1 s > 0.5 s budget.
+        assert_eq!(s.warmup_calls, 2);
+        assert_eq!(s.samples, 10);
+        assert_eq!(s.stopped_by, StopReason::TimeBudget);
+        assert!(!s.noise_target_met);
+        // 2 warm-up calls + 10 samples of at least 80 ms each.
+        assert!(s.elapsed >= 960_000.0, "{}", s.elapsed);
+    }
+
+    #[test]
+    fn hard_time_cap_stops_a_very_slow_call_below_min_samples() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_millis(400), 0.0);
+        let s = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        assert_eq!(s.stopped_by, StopReason::MaxTime);
+        // 1 warm-up call + 4 samples = 2.0 s (+ overhead) reaches the 2 s cap.
+        assert_eq!(s.warmup_calls, 1);
+        assert_eq!(s.samples, 4);
+        assert!(s.elapsed >= 2_000_000.0 && s.elapsed < 2_400_000.0);
+        assert!(!s.noise_target_met || s.rse_median == Some(0.0));
+    }
+
+    #[test]
+    fn hard_sample_cap() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(30), 0.3);
+        let stopping = StopCriteria {
+            noise: RelativeNoise {
+                max_rse_of_median: 0.0,
+            },
+            // Far more than 50 samples' worth, yet finite, so that a broken cap fails the test
+            // instead of hanging it.
+            budget: TimeBudget(Duration::from_secs(1)),
+            cap: HardCap {
+                max_time: Duration::from_secs(1),
+                max_samples: 50,
+            },
+            ..StopCriteria::default()
+        };
+        let config = MeasureConfig {
+            stopping: Arc::new(stopping),
+            ..MeasureConfig::default()
+        };
+        let s = measure(&mut fake, &config, &clock).unwrap();
+        assert_eq!(s.samples, 50);
+        assert_eq!(s.stopped_by, StopReason::MaxSamples);
+    }
+
+    #[test]
+    fn any_rule_can_be_plugged_in() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(30), 0.3);
+        let config = MeasureConfig {
+            stopping: Arc::new(MinSamples(7)),
+            ..MeasureConfig::default()
+        };
+        let s = measure(&mut fake, &config, &clock).unwrap();
+        assert_eq!(s.samples, 7);
+        assert_eq!(s.stopped_by, StopReason::SampleCount);
+        assert_eq!(s.noise_target, None);
+        assert!(!s.noise_target_met);
+    }
+
+    #[test]
+    fn prepare_runs_before_every_sample_outside_the_timed_region() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(10), 0.0);
+        fake.prepare_cost = Duration::from_millis(5);
+        let m = measure_detailed(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        let s = &m.summary;
+        let cps = s.calls_per_sample;
+        // Warm-up batches come first, without preparation; then strictly prepare, batch.
+        let first_prepare = fake
+            .events
+            .iter()
+            .position(|e| *e == Event::Prepare)
+            .unwrap();
+        assert!(fake.events[..first_prepare]
+            .iter()
+            .all(|e| matches!(e, Event::Batch(_))));
+        let sampling = &fake.events[first_prepare..];
+        assert_eq!(sampling.len(), 2 * s.samples);
+        for pair in sampling.chunks(2) {
+            assert_eq!(pair, [Event::Prepare, Event::Batch(cps)]);
+        }
+        assert_eq!(fake.prepares(), s.samples);
+        // The 5 ms flushes are not in the samples...
+        assert!((s.max - 10.0).abs() < 1e-9, "{}", s.max);
+        // ...but they are in the wall time the budget sees.
+        assert!(s.elapsed >= 5_000.0 * s.samples as f64);
+    }
+
+    #[test]
+    fn target_errors_are_returned() {
+        // In warm-up.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(1), 0.0);
+        fake.fail_on_batch = Some(2);
+        let err = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap_err();
+        assert!(matches!(err, MeasureError::Target(_)));
+        assert_eq!(err.to_string(), "fake failure on batch 2");
+        assert_eq!(fake.batches(), 2, "the runner went on after the error");
+
+        // While sampling.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(50), 0.0);
+        // Warm-up: 10 ms of 50 µs calls + 2 µs overhead each = ceil(10000 / 52) = 193 batches.
+        let warmup_batches = 193;
+        fake.fail_on_batch = Some(warmup_batches + 3);
+        let err = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("fake failure on batch {}", warmup_batches + 3)
+        );
+        assert_eq!(fake.prepares(), 3, "did not fail on the third sample");
+
+        // In preparation.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(50), 0.0);
+        fake.fail_on_prepare = Some(4);
+        let err = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap_err();
+        assert_eq!(err.to_string(), "fake flush failed");
+        assert_eq!(fake.prepares(), 4);
+    }
+
+    #[test]
+    fn target_error_types_survive_for_downcasting() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("device lost")]
+        struct DeviceLost;
+
+        struct Broken;
+        impl Target for Broken {
+            fn run_batch(&mut self, _: u64) -> Result<BatchTiming, MeasureError> {
+                Err(MeasureError::target(DeviceLost))
+            }
+        }
+        let err = measure(
+            &mut Broken,
+            &MeasureConfig::default(),
+            &SyntheticClock::new(),
+        )
+        .unwrap_err();
+        let MeasureError::Target(inner) = err else {
+            panic!("not a target error: {err}")
+        };
+        assert!(inner.downcast_ref::<DeviceLost>().is_some());
+    }
+
+    #[test]
+    fn warm_up_runs_min_time_then_stops() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(50), 0.0);
+        fake.batch_overhead = Duration::ZERO;
+        let s = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        // 10 ms of 50 µs calls.
+        assert_eq!(s.warmup_calls, 200);
+
+        // Fewer calls than min_calls in min_time: min_calls wins.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_millis(20), 0.0);
+        let s = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap();
+        assert_eq!(s.warmup_calls, 3);
+    }
+
+    #[test]
+    fn zero_time_target_terminates() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::ZERO, 0.0);
+        let config = MeasureConfig {
+            max_calls_per_sample: 1024,
+            ..MeasureConfig::default()
+        };
+        let s = measure(&mut fake, &config, &clock).unwrap();
+        assert_eq!(s.calls_per_sample, 1024);
+        assert_eq!(s.median, 0.0);
+        assert_eq!(s.samples, 10);
+        assert_eq!(s.rse_median, Some(0.0));
+    }
+
+    #[test]
+    fn invalid_configuration_runs_nothing() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(1), 0.0);
+        let config = MeasureConfig {
+            max_calls_per_sample: 0,
+            ..MeasureConfig::default()
+        };
+        assert!(matches!(
+            measure(&mut fake, &config, &clock),
+            Err(MeasureError::InvalidConfig(_))
+        ));
+        let config = MeasureConfig {
+            stopping: Arc::new(MinSamples(0)),
+            ..MeasureConfig::default()
+        };
+        assert!(matches!(
+            measure(&mut fake, &config, &clock),
+            Err(MeasureError::InvalidConfig(_))
+        ));
+        assert!(fake.events.is_empty());
+    }
+
+    #[test]
+    fn with_time_budget_sets_budget_cap_and_warmup() {
+        let config = MeasureConfig::with_time_budget(Duration::from_secs(2));
+        assert_eq!(config.warmup.max_time, Duration::from_millis(500));
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_millis(1), 0.5);
+        let s = measure(&mut fake, &config, &clock).unwrap();
+        assert_eq!(s.stopped_by, StopReason::TimeBudget);
+        assert!(
+            s.elapsed >= 2_000_000.0 && s.elapsed < 2_001_600.0,
+            "{}",
+            s.elapsed
+        );
+    }
+
+    #[test]
+    fn rse_schedule() {
+        assert!((1..=64).all(|n| rse_due(n, n - 1)));
+        // At 64 computed, next due at 68 (64 / 16 = 4 more).
+        assert!(!rse_due(67, 64));
+        assert!(rse_due(68, 64));
+        assert!(!rse_due(1000 + 61, 1000));
+        assert!(rse_due(1000 + 62, 1000));
+    }
+
+    #[test]
+    fn calls_for_rounds_up_and_clamps() {
+        // 20 µs * 1.1 / 0.3 µs = 73.33 -> 74
+        assert_eq!(calls_for(20e-6, 0.3e-6, 1 << 20), 74);
+        assert_eq!(calls_for(20e-6, 1.0, 1 << 20), 1);
+        assert_eq!(calls_for(20e-6, 1e-15, 1000), 1000);
+    }
+
+    #[test]
+    fn real_clock_busy_loop() {
+        struct BusyLoop {
+            iterations: u64,
+        }
+        impl Target for BusyLoop {
+            fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+                let start = std::time::Instant::now();
+                let mut acc = 0u64;
+                for _ in 0..calls {
+                    for i in 0..self.iterations {
+                        acc = std::hint::black_box(acc.wrapping_mul(31).wrapping_add(i));
+                    }
+                }
+                std::hint::black_box(acc);
+                let t = start.elapsed();
+                Ok(BatchTiming { device: t, host: t })
+            }
+        }
+        let clock = MonotonicClock::new();
+        let config = MeasureConfig::with_time_budget(Duration::from_millis(50));
+        let s = measure(&mut BusyLoop { iterations: 200 }, &config, &clock).unwrap();
+        assert!(s.samples >= 10, "{s:?}");
+        assert!(s.calls_per_sample >= 1);
+        assert!(
+            s.min <= s.p10 && s.p10 <= s.median && s.median <= s.p90 && s.p90 <= s.max,
+            "{s:?}"
+        );
+        assert!(s.min > 0.0);
+        assert!(s.elapsed > 0.0);
+    }
+}

@@ -1,0 +1,296 @@
+//! Tier 1: the CUDA runtime's own copies and fills (`cudaMemcpy*`, `cudaMemset*`), with the
+//! byte count, direction and host-memory kind (pinned or pageable) the trace recorded.
+//!
+//! On CUDA they run through cudarc on the replay stream; on the CPU the same bytes are copied
+//! or set in host memory, which is what a CPU run of the model does instead.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use crate::measure::{BatchTiming, MeasureError, Target};
+use crate::signature::schema::{MemcpyKind, MemcpyParams, MemoryKind, MemsetParams};
+
+/// What a tier-1 signature asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MemoryWork {
+    Copy(MemcpyParams),
+    Set(MemsetParams),
+}
+
+/// Host memory of the kind the trace recorded: pinned (page-locked, DMA-able) or pageable
+/// (a plain allocation, which the driver stages through a pinned bounce buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMemory {
+    Pinned,
+    Pageable,
+}
+
+/// The host-side memory kind a copy needs, if one end is on the host. Anything other than an
+/// explicit `Pinned` is treated as pageable: that is the slower, safer assumption, and it is
+/// what `Host`/`Unknown` (ROCm, old traces) most often are.
+pub fn host_memory(params: &MemcpyParams) -> Option<HostMemory> {
+    let host_end = match params.kind {
+        MemcpyKind::HtoD => params.src,
+        MemcpyKind::DtoH => params.dst,
+        MemcpyKind::HtoH => params.src,
+        MemcpyKind::DtoD | MemcpyKind::PtoP => return None,
+    };
+    Some(if host_end == MemoryKind::Pinned {
+        HostMemory::Pinned
+    } else {
+        HostMemory::Pageable
+    })
+}
+
+/// Replays tier-1 work in host memory.
+pub struct CpuMemoryTarget {
+    work: MemoryWork,
+    src: Vec<u8>,
+    dst: Vec<u8>,
+}
+
+impl CpuMemoryTarget {
+    pub fn new(work: MemoryWork) -> CpuMemoryTarget {
+        let bytes = match work {
+            MemoryWork::Copy(p) => p.bytes,
+            MemoryWork::Set(p) => p.bytes,
+        } as usize;
+        // Touch every page now, so page faults are not timed.
+        let src = if matches!(work, MemoryWork::Copy(_)) {
+            vec![0x5A; bytes]
+        } else {
+            Vec::new()
+        };
+        CpuMemoryTarget {
+            work,
+            src,
+            dst: vec![0; bytes],
+        }
+    }
+}
+
+impl Target for CpuMemoryTarget {
+    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+        let start = Instant::now();
+        for i in 0..calls {
+            match self.work {
+                MemoryWork::Copy(_) => self.dst.copy_from_slice(black_box(&self.src)),
+                MemoryWork::Set(_) => self.dst.fill(black_box(i as u8)),
+            }
+            black_box(&mut self.dst);
+        }
+        let elapsed = start.elapsed();
+        Ok(BatchTiming {
+            device: elapsed,
+            host: elapsed,
+        })
+    }
+}
+
+/// Replays tier-1 work with the CUDA runtime's copies and fills on the replay stream.
+pub mod cuda {
+    use std::sync::Arc;
+
+    use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
+
+    use super::*;
+    use crate::device::CudaDevice;
+    use crate::measure::cuda_timing::EventPair;
+
+    enum Buffers {
+        HtoD {
+            host: Host,
+            device: CudaSlice<u8>,
+        },
+        DtoH {
+            device: CudaSlice<u8>,
+            host: Host,
+        },
+        DtoD {
+            src: CudaSlice<u8>,
+            dst: CudaSlice<u8>,
+        },
+        Set {
+            device: CudaSlice<u8>,
+        },
+    }
+
+    enum Host {
+        Pinned(PinnedHostSlice<u8>),
+        Pageable(Vec<u8>),
+    }
+
+    pub struct CudaMemoryTarget {
+        stream: Arc<CudaStream>,
+        buffers: Buffers,
+        events: EventPair,
+    }
+
+    fn err(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> MeasureError {
+        move |e| MeasureError::target(format!("{call}: {e}"))
+    }
+
+    impl CudaMemoryTarget {
+        pub fn new(
+            device: &CudaDevice,
+            work: MemoryWork,
+        ) -> Result<CudaMemoryTarget, MeasureError> {
+            let stream = device.stream.clone();
+            let ctx = &device.context;
+            let alloc_host = |bytes: usize, kind: HostMemory| -> Result<Host, MeasureError> {
+                Ok(match kind {
+                    // Default flags, as PyTorch's pinned allocator (cudaHostAlloc) uses.
+                    // SAFETY: the bytes are written by the copies before anything reads them.
+                    HostMemory::Pinned => Host::Pinned(
+                        unsafe { ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }
+                            .map_err(err("cuMemHostAlloc"))?,
+                    ),
+                    HostMemory::Pageable => Host::Pageable(vec![0x5A; bytes]),
+                })
+            };
+            let buffers = match work {
+                MemoryWork::Set(p) => Buffers::Set {
+                    device: stream
+                        .alloc_zeros::<u8>(p.bytes as usize)
+                        .map_err(err("cuMemAlloc"))?,
+                },
+                MemoryWork::Copy(p) => {
+                    let bytes = p.bytes as usize;
+                    let dev = || stream.alloc_zeros::<u8>(bytes).map_err(err("cuMemAlloc"));
+                    match p.kind {
+                        MemcpyKind::HtoD => Buffers::HtoD { host: alloc_host(bytes, host_memory(&p).unwrap_or(HostMemory::Pageable))?, device: dev()? },
+                        MemcpyKind::DtoH => Buffers::DtoH { device: dev()?, host: alloc_host(bytes, host_memory(&p).unwrap_or(HostMemory::Pageable))? },
+                        MemcpyKind::DtoD => Buffers::DtoD { src: dev()?, dst: dev()? },
+                        MemcpyKind::PtoP => {
+                            return Err(MeasureError::target(
+                                "a peer-to-peer copy needs two GPUs with peer access; it is not replayed on one device",
+                            ))
+                        }
+                        MemcpyKind::HtoH => {
+                            return Err(MeasureError::target("a host-to-host copy involves no GPU; replay it with --device cpu"))
+                        }
+                    }
+                }
+            };
+            Ok(CudaMemoryTarget {
+                events: EventPair::new(&device.context)?,
+                stream,
+                buffers,
+            })
+        }
+
+        fn issue_one(&mut self) -> Result<(), MeasureError> {
+            let s = &self.stream;
+            match &mut self.buffers {
+                Buffers::HtoD {
+                    host: Host::Pinned(h),
+                    device,
+                } => s.memcpy_htod(h, device).map_err(err("cuMemcpyHtoDAsync")),
+                Buffers::HtoD {
+                    host: Host::Pageable(h),
+                    device,
+                } => s
+                    .memcpy_htod(h.as_slice(), device)
+                    .map_err(err("cuMemcpyHtoDAsync")),
+                Buffers::DtoH {
+                    device,
+                    host: Host::Pinned(h),
+                } => s.memcpy_dtoh(device, h).map_err(err("cuMemcpyDtoHAsync")),
+                Buffers::DtoH {
+                    device,
+                    host: Host::Pageable(h),
+                } => s
+                    .memcpy_dtoh(device, h.as_mut_slice())
+                    .map_err(err("cuMemcpyDtoHAsync")),
+                Buffers::DtoD { src, dst } => {
+                    s.memcpy_dtod(src, dst).map_err(err("cuMemcpyDtoDAsync"))
+                }
+                Buffers::Set { device } => s.memset_zeros(device).map_err(err("cuMemsetD8Async")),
+            }
+        }
+    }
+
+    impl Target for CudaMemoryTarget {
+        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+            self.events.record_start(&self.stream)?;
+            let host_start = Instant::now();
+            for _ in 0..calls {
+                self.issue_one()?;
+            }
+            let host = host_start.elapsed();
+            self.events.record_end(&self.stream)?;
+            let device = self.events.elapsed()?;
+            Ok(BatchTiming { device, host })
+        }
+    }
+
+    #[allow(dead_code)]
+    fn _assert_duration(_: Duration) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{measure, MeasureConfig, MonotonicClock};
+
+    fn copy(kind: MemcpyKind, src: MemoryKind, dst: MemoryKind, bytes: u64) -> MemcpyParams {
+        MemcpyParams {
+            kind,
+            src,
+            dst,
+            bytes,
+        }
+    }
+
+    #[test]
+    fn pinned_or_pageable_as_the_trace_says() {
+        use MemoryKind::*;
+        assert_eq!(
+            host_memory(&copy(MemcpyKind::HtoD, Pinned, Device, 8)),
+            Some(HostMemory::Pinned)
+        );
+        assert_eq!(
+            host_memory(&copy(MemcpyKind::HtoD, Pageable, Device, 8)),
+            Some(HostMemory::Pageable)
+        );
+        assert_eq!(
+            host_memory(&copy(MemcpyKind::DtoH, Device, Pinned, 8)),
+            Some(HostMemory::Pinned)
+        );
+        assert_eq!(
+            host_memory(&copy(MemcpyKind::DtoH, Device, Unknown, 8)),
+            Some(HostMemory::Pageable)
+        );
+        assert_eq!(
+            host_memory(&copy(MemcpyKind::DtoD, Device, Device, 8)),
+            None
+        );
+    }
+
+    #[test]
+    fn cpu_copy_really_copies_and_is_timed() {
+        let mut target = CpuMemoryTarget::new(MemoryWork::Copy(copy(
+            MemcpyKind::HtoD,
+            MemoryKind::Pageable,
+            MemoryKind::Device,
+            1 << 20,
+        )));
+        let timing = target.run_batch(3).unwrap();
+        assert!(target.dst.iter().all(|&b| b == 0x5A));
+        assert!(timing.device > Duration::ZERO);
+        let summary = measure(
+            &mut target,
+            &MeasureConfig::with_time_budget(Duration::from_millis(50)),
+            &MonotonicClock::new(),
+        )
+        .unwrap();
+        assert!(summary.samples >= 10);
+    }
+
+    #[test]
+    fn cpu_memset_fills() {
+        let mut target = CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: 4096 }));
+        target.run_batch(8).unwrap();
+        assert!(target.dst.iter().all(|&b| b == 7));
+    }
+}

@@ -1,0 +1,177 @@
+//! Signatures of a CPU-only trace: the unit of work is a top-level op.
+//!
+//! Without GPU activity there are no kernels to fold. What a `--device cpu` replay runs
+//! is each top-level op (an `aten::`/custom op with no enclosing op) from its recorded
+//! inputs, so those are the signatures, keyed like kernels by (name, `Input Dims`,
+//! `Input type`, `Input Strides`, `Concrete Inputs`) and timed inclusively. The host
+//! time between consecutive top-level ops on a thread is framework overhead (Python,
+//! dispatcher, allocator) that a replay will not reproduce; it is reported separately.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::trace::link::Links;
+use crate::trace::{Category, ExecutionId, FxHashMap, Platform, RecordedInputs, StrId, Trace};
+
+use super::classify::{
+    launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash, sort_signatures, source,
+    summarise, total_ns, us, Invocations,
+};
+use super::schema::{
+    self, HostOverhead, Label, Signature, SignatureFile, ThreadOverhead, Tier, Totals, Unit,
+    WorkKind,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct HostOpKey {
+    name: StrId,
+    inputs: RecordedInputs,
+}
+
+/// Classifies a trace without GPU activity.
+pub(crate) fn classify_host_ops(trace: &Trace, links: &Links, source_path: &Path) -> SignatureFile {
+    let top_level: Vec<usize> = trace
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(index, event)| {
+            event.category == Category::CpuOp
+                && links.op_parent.get(*index).copied().flatten().is_none()
+        })
+        .map(|(index, _)| index)
+        .collect();
+
+    let mut groups: FxHashMap<HostOpKey, Invocations> = FxHashMap::default();
+    for &index in &top_level {
+        let event = &trace.events[index];
+        let key = HostOpKey {
+            name: event.name,
+            inputs: event.args.inputs,
+        };
+        groups
+            .entry(key)
+            .or_insert_with(|| Invocations::new(index))
+            .add(event.dur_ns, None);
+    }
+
+    let mut signatures: Vec<Signature> = groups
+        .iter()
+        .map(|(key, invocations)| host_op_signature(trace, links, key, invocations))
+        .collect();
+    sort_signatures(&mut signatures);
+
+    SignatureFile {
+        schema_version: schema::SCHEMA_VERSION,
+        source: source(trace, links, source_path),
+        summary: summarise(Unit::HostOp, &signatures, Totals::default()),
+        signatures,
+        unattributed: Vec::new(),
+        host_overhead: Some(host_overhead(trace, &top_level)),
+    }
+}
+
+fn host_op_signature(
+    trace: &Trace,
+    links: &Links,
+    key: &HostOpKey,
+    invocations: &Invocations,
+) -> Signature {
+    let name = trace.text(key.name);
+    let mut reasons = Vec::new();
+    match parse_inputs(trace, &key.inputs) {
+        Some(inputs) => reasons.extend(inputs.unreplayable_reason()),
+        None => reasons.push("op inputs not recorded (record_shapes=False)".to_owned()),
+    }
+    let mut labels = Vec::new();
+    if trace.platform == Platform::Rocm {
+        labels.push(Label::Rocm);
+    }
+    let text = |id: Option<StrId>| id.map(|id| trace.text(id)).unwrap_or("");
+    let mut canonical = String::new();
+    let _ = write!(
+        canonical,
+        "host_op\u{1f}{name}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        text(key.inputs.dims),
+        text(key.inputs.types),
+        text(key.inputs.strides),
+        text(key.inputs.concrete),
+    );
+    Signature {
+        id: short_hash(&canonical),
+        tier: Tier::Op,
+        unit: Unit::HostOp,
+        kind: WorkKind::HostOp,
+        name: name.to_owned(),
+        op: Some(launching_op(trace, links, invocations.first)),
+        labels,
+        streams: Vec::new(),
+        count: invocations.count,
+        trace_total_us: us(invocations.total_ns),
+        trace_mean_us: mean_us(invocations.total_ns, invocations.count),
+        trace_min_us: us(invocations.min_ns),
+        trace_max_us: us(invocations.max_ns),
+        inputs: recorded_inputs(trace, &key.inputs),
+        grid: None,
+        block: None,
+        replayable: reasons.is_empty(),
+        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        memcpy: None,
+        memset: None,
+        gemm: None,
+    }
+}
+
+/// Per thread: the top-level ops' time and the gaps between them.
+fn host_overhead(trace: &Trace, top_level: &[usize]) -> HostOverhead {
+    let mut by_thread: FxHashMap<(ExecutionId, ExecutionId), Vec<usize>> = FxHashMap::default();
+    for &index in top_level {
+        let event = &trace.events[index];
+        by_thread
+            .entry((event.pid, event.tid))
+            .or_default()
+            .push(index);
+    }
+    let mut threads: Vec<ThreadOverhead> = by_thread
+        .into_iter()
+        .map(|((pid, tid), mut ops)| {
+            ops.sort_by_key(|&i| (trace.events[i].ts_ns, i));
+            let mut ops_ns = 0i64;
+            let mut gaps_ns = 0i64;
+            let mut covered_until: Option<i64> = None;
+            for &op in &ops {
+                let event = &trace.events[op];
+                ops_ns = ops_ns.saturating_add(event.dur_ns);
+                if let Some(until) = covered_until {
+                    gaps_ns = gaps_ns.saturating_add(event.ts_ns.saturating_sub(until).max(0));
+                }
+                covered_until =
+                    Some(covered_until.map_or(event.end_ns(), |u| u.max(event.end_ns())));
+            }
+            let span_ns = match (ops.first(), covered_until) {
+                (Some(&first), Some(until)) => until.saturating_sub(trace.events[first].ts_ns),
+                _ => 0,
+            };
+            ThreadOverhead {
+                pid: execution_id_text(trace, pid),
+                tid: execution_id_text(trace, tid),
+                top_level_ops: ops.len() as u64,
+                span_us: us(span_ns),
+                ops_us: us(ops_ns),
+                overhead_us: us(gaps_ns),
+            }
+        })
+        .collect();
+    threads.sort_by(|a, b| (&a.pid, &a.tid).cmp(&(&b.pid, &b.tid)));
+    HostOverhead {
+        overhead_us: us(total_ns(threads.iter().map(|t| ns(t.overhead_us)))),
+        ops_us: us(total_ns(threads.iter().map(|t| ns(t.ops_us)))),
+        threads,
+    }
+}
+
+fn execution_id_text(trace: &Trace, id: ExecutionId) -> String {
+    match id {
+        ExecutionId::Number(n) => n.to_string(),
+        ExecutionId::Label(label) => trace.text(label).to_owned(),
+    }
+}

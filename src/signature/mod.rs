@@ -1,0 +1,40 @@
+//! Folding a linked trace into unique kernel signatures, sorted into replay tiers, and
+//! the versioned signature file that records them (see [`schema`]).
+//!
+//! - Tier 1: copies and memsets, replayed from their sizes;
+//! - Tier 2: GEMM kernels, replayed as the BLAS call derived from the launching op
+//!   ([`gemm`]);
+//! - Tier 3: everything else, replayed through libtorch from the recorded op and inputs.
+
+mod classify;
+pub mod dtype;
+pub mod gemm;
+mod host_ops;
+pub mod kernel_kind;
+pub mod op_inputs;
+mod read;
+pub mod schema;
+mod table;
+pub mod transfer;
+
+use std::path::Path;
+
+use crate::trace::{link, Platform, Trace};
+
+pub use read::{read_file, SignatureFileError};
+pub use schema::{
+    BlasOp, CublasCall, GemmKernelRole, GemmOperand, GemmParams, HostOverhead, Label, LaunchingOp,
+    LayoutSource, LinkingReport, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
+    RecordedInputs, Signature, SignatureFile, Source, Summary, ThreadOverhead, Tier, TierSummary,
+    Totals, UnattributedGroup, Unit, WorkKind, SCHEMA_VERSION,
+};
+
+/// Classifies every GPU activity of `trace` (or, for a CPU-only trace, every top-level
+/// op) into signatures. `source_path` is recorded in the file as the trace's path.
+pub fn classify(trace: &Trace, source_path: &Path) -> SignatureFile {
+    let links = link::link(trace);
+    match trace.platform {
+        Platform::Cpu => host_ops::classify_host_ops(trace, &links, source_path),
+        Platform::Cuda | Platform::Rocm => classify::classify_gpu(trace, &links, source_path),
+    }
+}

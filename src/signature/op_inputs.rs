@@ -1,0 +1,239 @@
+//! An op's recorded inputs, parsed from the raw JSON text kept in the trace.
+//!
+//! `Input Dims` is a list with one entry per argument: a list of sizes for a tensor,
+//! `[]` for a scalar or `None`, and for a `TensorList` a list of size lists (PyTorch 2.x)
+//! or just `[]` (older). `Input type`, `Input Strides` and `Concrete Inputs` follow the
+//! same argument order.
+
+use serde_json::Value;
+
+use super::dtype::canonical_dtype;
+
+/// Argument types that are values rather than tensors. Their values are only known
+/// through `Concrete Inputs` (PyTorch 2.1+).
+const VALUE_ARGUMENT_TYPES: [&str; 14] = [
+    "Scalar",
+    "ScalarList",
+    "GenericList",
+    "Int",
+    "Bool",
+    "Double",
+    "Float",
+    "String",
+    "Device",
+    "Layout",
+    "ScalarType",
+    "MemoryFormat",
+    "IntList",
+    "Tuple",
+];
+
+/// Argument type names of tensor lists.
+const TENSOR_LIST_TYPES: [&str; 2] = ["TensorList", "TensorList[]"];
+
+/// The recorded inputs of one op invocation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpInputs {
+    /// Per argument: the sizes, when the entry is a flat list of integers.
+    pub dims: Vec<Option<Vec<i64>>>,
+    /// Per argument: the raw `Input Dims` entry, for list-of-list checks.
+    pub raw_dims: Vec<Value>,
+    pub types: Vec<String>,
+    /// Per argument strides, when recorded (PyTorch 2.4+).
+    pub strides: Option<Vec<Option<Vec<i64>>>>,
+    /// Per argument value text, when recorded (PyTorch 2.1+).
+    pub concrete: Option<Vec<String>>,
+}
+
+/// One tensor argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TensorArgument<'a> {
+    pub sizes: &'a [i64],
+    /// `None` when strides were not recorded or do not match the sizes.
+    pub strides: Option<&'a [i64]>,
+    /// TypeMeta name as recorded.
+    pub type_name: &'a str,
+}
+
+impl OpInputs {
+    /// Parses the four recorded fields; `None` when `Input Dims` is absent or malformed.
+    pub fn parse(
+        dims: Option<&str>,
+        types: Option<&str>,
+        strides: Option<&str>,
+        concrete: Option<&str>,
+    ) -> Option<OpInputs> {
+        let raw_dims: Vec<Value> = serde_json::from_str(dims?).ok()?;
+        let dims = raw_dims.iter().map(integer_list).collect();
+        let types = types
+            .and_then(|t| serde_json::from_str::<Vec<Value>>(t).ok())
+            .map(|list| {
+                list.iter()
+                    .map(|v| v.as_str().unwrap_or("").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let strides = strides
+            .and_then(|s| serde_json::from_str::<Vec<Value>>(s).ok())
+            .map(|list| list.iter().map(integer_list).collect());
+        let concrete = concrete
+            .and_then(|c| serde_json::from_str::<Vec<Value>>(c).ok())
+            .map(|list| list.iter().map(concrete_text).collect());
+        Some(OpInputs {
+            dims,
+            raw_dims,
+            types,
+            strides,
+            concrete,
+        })
+    }
+
+    /// Argument `index` as a tensor, when it has recorded sizes.
+    pub fn tensor(&self, index: usize) -> Option<TensorArgument<'_>> {
+        let sizes = self.dims.get(index)?.as_deref()?;
+        let type_name = self.types.get(index).map(String::as_str).unwrap_or("");
+        if VALUE_ARGUMENT_TYPES.contains(&type_name) || TENSOR_LIST_TYPES.contains(&type_name) {
+            return None;
+        }
+        let strides = self
+            .strides
+            .as_ref()
+            .and_then(|all| all.get(index))
+            .and_then(|s| s.as_deref())
+            .filter(|s| s.len() == sizes.len());
+        Some(TensorArgument {
+            sizes,
+            strides,
+            type_name,
+        })
+    }
+
+    /// Argument `index` as a tensor with at least one dimension (an optional tensor that
+    /// was passed as `None` records `[]`).
+    pub fn present_tensor(&self, index: usize) -> Option<TensorArgument<'_>> {
+        self.tensor(index).filter(|t| !t.sizes.is_empty())
+    }
+
+    /// The recorded value of argument `index`, as a number.
+    pub fn number(&self, index: usize) -> Option<f64> {
+        let text = self.concrete.as_ref()?.get(index)?;
+        text.trim().parse::<f64>().ok()
+    }
+
+    /// The recorded value text of argument `index`.
+    pub fn value_text(&self, index: usize) -> Option<&str> {
+        self.concrete
+            .as_ref()?
+            .get(index)
+            .map(String::as_str)
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Why these inputs cannot be rebuilt for a replay through libtorch, if they cannot.
+    pub fn unreplayable_reason(&self) -> Option<String> {
+        for (index, type_name) in self.types.iter().enumerate() {
+            let raw = self.raw_dims.get(index);
+            if TENSOR_LIST_TYPES.contains(&type_name.as_str()) {
+                let nested = raw
+                    .and_then(Value::as_array)
+                    .is_some_and(|list| !list.is_empty() && list.iter().all(Value::is_array));
+                if !nested {
+                    return Some(format!(
+                        "argument {index} is a tensor list recorded without the dims of its tensors"
+                    ));
+                }
+            }
+        }
+        let has_value_arguments = self
+            .types
+            .iter()
+            .any(|t| VALUE_ARGUMENT_TYPES.contains(&t.as_str()));
+        if has_value_arguments && self.concrete.is_none() {
+            return Some(
+                "values of non-tensor arguments were not recorded (no `Concrete Inputs`; PyTorch < 2.1)"
+                    .to_owned(),
+            );
+        }
+        None
+    }
+
+    /// Canonical dtype of tensor argument `index`.
+    pub fn dtype(&self, index: usize) -> Option<String> {
+        self.tensor(index).map(|t| canonical_dtype(t.type_name))
+    }
+}
+
+fn integer_list(value: &Value) -> Option<Vec<i64>> {
+    value
+        .as_array()?
+        .iter()
+        .map(Value::as_i64)
+        .collect::<Option<Vec<i64>>>()
+}
+
+fn concrete_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addmm_inputs_parse_with_strides_and_scalars() {
+        let inputs = OpInputs::parse(
+            Some("[[512], [141, 512], [512, 512], [], []]"),
+            Some(r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#),
+            Some("[[1], [512, 1], [1, 512], [], []]"),
+            Some(r#"["", "", "", "1", "1"]"#),
+        )
+        .unwrap();
+        let mat2 = inputs.tensor(2).unwrap();
+        assert_eq!(mat2.sizes, &[512, 512]);
+        assert_eq!(mat2.strides, Some(&[1i64, 512][..]));
+        assert_eq!(inputs.number(3), Some(1.0));
+        assert!(inputs.tensor(3).is_none());
+        assert_eq!(inputs.dtype(1).as_deref(), Some("bfloat16"));
+        assert_eq!(inputs.unreplayable_reason(), None);
+    }
+
+    #[test]
+    fn old_traces_without_values_or_list_dims_are_not_replayable() {
+        let old_conv = OpInputs::parse(
+            Some("[[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []]"),
+            Some(r#"["float", "float", "", "GenericList", "GenericList", "GenericList", "Int", "Bool", "Bool"]"#),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(old_conv
+            .unreplayable_reason()
+            .unwrap()
+            .contains("Concrete Inputs"));
+
+        let old_cat = OpInputs::parse(
+            Some("[[], []]"),
+            Some(r#"["TensorList", "Scalar"]"#),
+            None,
+            Some(r#"["", "1"]"#),
+        )
+        .unwrap();
+        assert!(old_cat
+            .unreplayable_reason()
+            .unwrap()
+            .contains("tensor list"));
+
+        let new_cat = OpInputs::parse(
+            Some("[[[4, 1, 768], [4, 196, 768]], []]"),
+            Some(r#"["TensorList", "Scalar"]"#),
+            None,
+            Some(r#"["", "1"]"#),
+        )
+        .unwrap();
+        assert_eq!(new_cat.unreplayable_reason(), None);
+    }
+}

@@ -1,0 +1,83 @@
+//! The short table `replay classify` prints: per tier, unique signatures, invocations,
+//! time and share of the total.
+
+use std::fmt::Write as _;
+
+use super::schema::{SignatureFile, Tier, Unit};
+
+impl SignatureFile {
+    /// A plain-text table of the summary, one row per tier plus unattributed and total.
+    pub fn summary_table(&self) -> String {
+        let summary = &self.summary;
+        let time_header = match summary.unit {
+            Unit::Kernel => "GPU time (us)",
+            Unit::HostOp => "host time (us)",
+        };
+        let share = |total_us: f64| {
+            if summary.total.total_us > 0.0 {
+                100.0 * total_us / summary.total.total_us
+            } else {
+                0.0
+            }
+        };
+        let mut table = String::new();
+        let _ = writeln!(
+            table,
+            "{:<4} {:<14} {:>8} {:>12} {:>16} {:>7}",
+            "tier", "what", "unique", "invocations", time_header, "share"
+        );
+        for tier in &summary.tiers {
+            let what = match (tier.tier, summary.unit) {
+                (Tier::Copy, _) => "memcpy/memset",
+                (Tier::Gemm, _) => "GEMM",
+                (Tier::Op, Unit::Kernel) => "other kernels",
+                (Tier::Op, Unit::HostOp) => "top-level ops",
+            };
+            let _ = writeln!(
+                table,
+                "{:<4} {:<14} {:>8} {:>12} {:>16.3} {:>6.1}%",
+                tier.tier.number(),
+                what,
+                tier.unique,
+                tier.invocations,
+                tier.total_us,
+                share(tier.total_us)
+            );
+        }
+        if summary.unit == Unit::Kernel {
+            let _ = writeln!(
+                table,
+                "{:<4} {:<14} {:>8} {:>12} {:>16.3} {:>6.1}%",
+                "-",
+                "unattributed",
+                self.unattributed.len(),
+                summary.unattributed.invocations,
+                summary.unattributed.total_us,
+                share(summary.unattributed.total_us)
+            );
+        }
+        let unique: u64 = summary.tiers.iter().map(|t| t.unique).sum();
+        let _ = writeln!(
+            table,
+            "{:<4} {:<14} {:>8} {:>12} {:>16.3} {:>6.1}%",
+            "",
+            "total",
+            unique,
+            summary.total.invocations,
+            summary.total.total_us,
+            if summary.total.total_us > 0.0 {
+                100.0
+            } else {
+                0.0
+            }
+        );
+        if let Some(overhead) = &self.host_overhead {
+            let _ = writeln!(
+                table,
+                "framework overhead between top-level ops: {:.3} us",
+                overhead.overhead_us
+            );
+        }
+        table
+    }
+}

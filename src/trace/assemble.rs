@@ -1,0 +1,264 @@
+//! Turning raw events into the typed model, one at a time, as the parser streams them.
+
+use std::path::Path;
+
+use super::contents::{EventCounts, Platform, TraceMetadata};
+use super::error::TraceError;
+use super::event::{
+    micros_text_to_nanos, Category, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey,
+    RecordedInputs,
+};
+use super::raw::{RawArgs, RawEvent, RawExecutionId};
+use super::strings::{StrId, StringTable};
+
+/// Prefix of the `python_function` events that delimit `nn.Module` calls
+/// (`with_modules=True`); the only python frames worth keeping.
+pub const MODULE_PREFIX: &str = "nn.Module: ";
+
+/// Accumulates the kept events of a trace while it is parsed.
+pub struct TraceAssembler<'p> {
+    path: &'p Path,
+    pub events: Vec<Event>,
+    pub strings: StringTable,
+    pub counts: EventCounts,
+    pub metadata: TraceMetadata,
+    pub saw_trace_events: bool,
+    /// A problem found inside an event. Parsing is aborted through serde with a
+    /// placeholder error, and this, more precise, error is reported instead.
+    pub failure: Option<TraceError>,
+    saw_hip_api: bool,
+}
+
+impl<'p> TraceAssembler<'p> {
+    pub fn new(path: &'p Path, expected_json_bytes: usize) -> Self {
+        // Kineto traces run 300-500 bytes of JSON per event, and about two thirds of the
+        // events are kept; reserving up front avoids repeated doubling of a large vector.
+        let estimated_events = expected_json_bytes / 600;
+        TraceAssembler {
+            path,
+            events: Vec::with_capacity(estimated_events),
+            strings: StringTable::default(),
+            counts: EventCounts::default(),
+            metadata: TraceMetadata::default(),
+            saw_trace_events: false,
+            failure: None,
+            saw_hip_api: false,
+        }
+    }
+
+    /// Takes one entry of `traceEvents`. `index` is its position, for error messages.
+    pub fn push(&mut self, index: usize, raw: &RawEvent<'_>) -> Result<(), TraceError> {
+        self.counts.total += 1;
+        let category = raw
+            .cat
+            .as_deref()
+            .map(Category::from_trace_name)
+            .unwrap_or(Category::Unknown);
+        let phase = raw.ph.as_deref();
+        if matches!(phase, Some("s") | Some("f") | Some("t")) {
+            self.counts.flows += 1;
+            return Ok(());
+        }
+        if !category.is_kept() {
+            self.counts.ignored += 1;
+            return Ok(());
+        }
+        match phase {
+            Some("X") => {}
+            Some(_) => {
+                // Instant or counter events of a kept category carry no duration.
+                self.counts.ignored += 1;
+                return Ok(());
+            }
+            None => return Err(self.missing(index, category, raw.name.as_deref(), "ph")),
+        }
+        let Some(name) = raw.name.as_deref() else {
+            return Err(self.missing(index, category, None, "name"));
+        };
+        if category == Category::PythonFunction && !name.starts_with(MODULE_PREFIX) {
+            self.counts.ignored += 1;
+            return Ok(());
+        }
+        let pid = match &raw.pid {
+            Some(pid) => self.execution_id(pid)?,
+            None => return Err(self.missing(index, category, Some(name), "pid")),
+        };
+        let tid = match &raw.tid {
+            Some(tid) => self.execution_id(tid)?,
+            None => return Err(self.missing(index, category, Some(name), "tid")),
+        };
+        let Some(ts) = raw.ts else {
+            return Err(self.missing(index, category, Some(name), "ts"));
+        };
+        let Some(dur) = raw.dur else {
+            return Err(self.missing(index, category, Some(name), "dur"));
+        };
+        let ts_ns = self.nanos(ts, index, category, name, "ts")?;
+        let dur_ns = self.nanos(dur, index, category, name, "dur")?;
+        if dur_ns < 0 {
+            return Err(self.invalid(index, category, name, "dur", "negative duration".into()));
+        }
+        if category.is_launch_call() && name.starts_with("hip") {
+            self.saw_hip_api = true;
+        }
+        let name = self.intern(name)?;
+        let args = match &raw.args {
+            Some(args) => self.args(args)?,
+            None => EventArgs::default(),
+        };
+        self.events.push(Event {
+            category,
+            name,
+            pid,
+            tid,
+            ts_ns,
+            dur_ns,
+            args,
+        });
+        self.counts.kept += 1;
+        Ok(())
+    }
+
+    /// The platform, once every event has been seen.
+    pub fn platform(&self) -> Platform {
+        let has_gpu_activity = self.events.iter().any(|e| e.category.is_gpu_activity());
+        let amd_device = self
+            .metadata
+            .device_properties
+            .as_ref()
+            .and_then(|props| props.as_array())
+            .is_some_and(|devices| {
+                devices.iter().any(|d| {
+                    d.get("name")
+                        .and_then(|n| n.as_str())
+                        .is_some_and(|n| n.contains("AMD") || n.contains("Instinct"))
+                })
+            });
+        if !has_gpu_activity {
+            Platform::Cpu
+        } else if self.saw_hip_api || amd_device || self.metadata.roctracer_version.is_some() {
+            Platform::Rocm
+        } else {
+            Platform::Cuda
+        }
+    }
+
+    fn args(&mut self, raw: &RawArgs<'_>) -> Result<EventArgs, TraceError> {
+        let external_id = match (raw.external_id.0, raw.external_id_lowercase.0) {
+            (Some(value), _) => Some(ExternalId {
+                value,
+                key: ExternalIdKey::Capitalised,
+            }),
+            (None, Some(value)) => Some(ExternalId {
+                value,
+                key: ExternalIdKey::Lowercase,
+            }),
+            (None, None) => None,
+        };
+        let inputs = RecordedInputs {
+            dims: self.intern_raw(raw.input_dims)?,
+            types: self.intern_raw(raw.input_types)?,
+            strides: self.intern_raw(raw.input_strides)?,
+            concrete: self.intern_raw(raw.concrete_inputs)?,
+        };
+        Ok(EventArgs {
+            external_id,
+            correlation: raw.correlation.0,
+            stream: raw.stream.0,
+            device: raw.device.0,
+            bytes: raw
+                .bytes
+                .0
+                .or(raw.size.0)
+                .and_then(|b| u64::try_from(b).ok()),
+            grid: raw.grid.0,
+            block: raw.block.0,
+            callback_id: raw.cbid.0.or(raw.cid.0),
+            sequence_number: raw.sequence_number.0,
+            forward_thread_id: raw.forward_thread_id.0,
+            inputs,
+        })
+    }
+
+    fn intern_raw(
+        &mut self,
+        raw: Option<&serde_json::value::RawValue>,
+    ) -> Result<Option<StrId>, TraceError> {
+        match raw {
+            Some(raw) => self.intern(raw.get()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn intern(&mut self, text: &str) -> Result<StrId, TraceError> {
+        self.strings
+            .intern(text)
+            .map_err(|_| TraceError::TooManyStrings {
+                path: self.path.to_path_buf(),
+                limit: StringTable::CAPACITY,
+            })
+    }
+
+    fn execution_id(&mut self, raw: &RawExecutionId<'_>) -> Result<ExecutionId, TraceError> {
+        Ok(match raw {
+            RawExecutionId::Number(n) => ExecutionId::Number(*n),
+            RawExecutionId::Text(text) => match text.parse::<i64>() {
+                Ok(n) => ExecutionId::Number(n),
+                Err(_) => ExecutionId::Label(self.intern(text)?),
+            },
+        })
+    }
+
+    fn nanos(
+        &self,
+        value: &serde_json::value::RawValue,
+        index: usize,
+        category: Category,
+        name: &str,
+        field: &'static str,
+    ) -> Result<i64, TraceError> {
+        micros_text_to_nanos(value.get()).ok_or_else(|| {
+            self.invalid(
+                index,
+                category,
+                name,
+                field,
+                format!("{} is not a number of microseconds", value.get()),
+            )
+        })
+    }
+
+    fn missing(
+        &self,
+        index: usize,
+        category: Category,
+        name: Option<&str>,
+        field: &'static str,
+    ) -> TraceError {
+        TraceError::MissingField {
+            path: self.path.to_path_buf(),
+            index,
+            category: category.label(),
+            name: name.unwrap_or("").to_owned(),
+            field,
+        }
+    }
+
+    fn invalid(
+        &self,
+        index: usize,
+        category: Category,
+        name: &str,
+        field: &'static str,
+        reason: String,
+    ) -> TraceError {
+        TraceError::InvalidField {
+            path: self.path.to_path_buf(),
+            index,
+            category: category.label(),
+            name: name.to_owned(),
+            field,
+            reason,
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Everything that can go wrong while reading a trace file.
+//!
+//! Every variant carries the path of the file, so that the message printed to a user
+//! names the file and what is wrong with it without any extra context.
+
+use std::path::PathBuf;
+
+/// A trace file could not be read as a Kineto (PyTorch profiler) trace.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("{path}: cannot read file: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{path}: file is empty (0 bytes); expected a Kineto JSON trace, plain or gzipped")]
+    Empty { path: PathBuf },
+
+    #[error("{path}: gzip stream is truncated (ends before the end of the compressed data)")]
+    TruncatedGzip { path: PathBuf },
+
+    #[error("{path}: gzip stream is corrupt: {message}")]
+    CorruptGzip { path: PathBuf, message: String },
+
+    #[error("{path}: gzip stream decompresses to 0 bytes; expected a Kineto JSON trace")]
+    EmptyAfterDecompression { path: PathBuf },
+
+    #[error("{path}: invalid JSON at line {line}, column {column}: {message}")]
+    InvalidJson {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+
+    #[error("{path}: JSON ends early at line {line}, column {column} (file truncated?)")]
+    TruncatedJson {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+    },
+
+    #[error(
+        "{path}: top-level JSON value is {found}; a Kineto trace is an object with a `traceEvents` array"
+    )]
+    WrongTopLevelType { path: PathBuf, found: &'static str },
+
+    #[error("{path}: no `traceEvents` key in the top-level object; this is not a Kineto trace")]
+    MissingTraceEvents { path: PathBuf },
+
+    #[error("{path}: unexpected value at line {line}, column {column}: {message}")]
+    UnexpectedValue {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+
+    #[error("{path}: traceEvents[{index}] ({category} event {name:?}) has no `{field}` field")]
+    MissingField {
+        path: PathBuf,
+        index: usize,
+        category: &'static str,
+        name: String,
+        field: &'static str,
+    },
+
+    #[error(
+        "{path}: traceEvents[{index}] ({category} event {name:?}) has an invalid `{field}`: {reason}"
+    )]
+    InvalidField {
+        path: PathBuf,
+        index: usize,
+        category: &'static str,
+        name: String,
+        field: &'static str,
+        reason: String,
+    },
+
+    #[error("{path}: trace has more than {limit} distinct strings; too large to index")]
+    TooManyStrings { path: PathBuf, limit: u64 },
+}
+
+impl TraceError {
+    /// The file the error is about.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            TraceError::Io { path, .. }
+            | TraceError::Empty { path }
+            | TraceError::TruncatedGzip { path }
+            | TraceError::CorruptGzip { path, .. }
+            | TraceError::EmptyAfterDecompression { path }
+            | TraceError::InvalidJson { path, .. }
+            | TraceError::TruncatedJson { path, .. }
+            | TraceError::WrongTopLevelType { path, .. }
+            | TraceError::MissingTraceEvents { path }
+            | TraceError::UnexpectedValue { path, .. }
+            | TraceError::MissingField { path, .. }
+            | TraceError::InvalidField { path, .. }
+            | TraceError::TooManyStrings { path, .. } => path,
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! Reading a trace file: gzip detection, decompression, and a single streaming pass of
+//! the JSON that keeps only the events classification needs.
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+use flate2::read::MultiGzDecoder;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use super::assemble::TraceAssembler;
+use super::contents::{SourceFile, Trace};
+use super::error::TraceError;
+use super::raw::{LenientInt, RawEvent, RawEventSeed, RawHarnessMetadata};
+
+/// The two bytes every gzip member starts with. Detection goes by content, not by the
+/// file name: `tensorboard_trace_handler` writes `.pt.trace.json.gz`, users rename files,
+/// and an uncompressed file called `.gz` must still load.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Reads a Kineto trace (plain JSON or gzipped) from `path`.
+pub fn load(path: &Path) -> Result<Trace, TraceError> {
+    let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_bytes(bytes, path)
+}
+
+/// Reads a Kineto trace from the bytes of a file; `path` is used for messages only.
+pub fn load_bytes(file_bytes: Vec<u8>, path: &Path) -> Result<Trace, TraceError> {
+    if file_bytes.is_empty() {
+        return Err(TraceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let sha256 = hex_sha256(&file_bytes);
+    let file_len = file_bytes.len() as u64;
+    let gzipped = file_bytes.starts_with(&GZIP_MAGIC);
+    let json = if gzipped {
+        // The compressed bytes are dropped as soon as they are decompressed, to keep the
+        // peak memory at about the size of the JSON text plus the kept events.
+        let json = gunzip(&file_bytes, path)?;
+        drop(file_bytes);
+        json
+    } else {
+        file_bytes
+    };
+    if json.is_empty() {
+        return Err(TraceError::EmptyAfterDecompression {
+            path: path.to_path_buf(),
+        });
+    }
+    let json_len = json.len() as u64;
+    let assembler = parse_json(&json, path)?;
+    drop(json);
+    let platform = assembler.platform();
+    let mut events = assembler.events;
+    events.shrink_to_fit();
+    Ok(Trace {
+        source: SourceFile {
+            path: path.to_path_buf(),
+            sha256,
+            gzipped,
+            file_bytes: file_len,
+            json_bytes: json_len,
+        },
+        metadata: assembler.metadata,
+        platform,
+        events,
+        strings: assembler.strings,
+        counts: assembler.counts,
+    })
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
+    // The gzip trailer's ISIZE (size mod 2^32) is a good capacity hint; it is only trusted
+    // up to the deflate format's maximum ratio so that a damaged trailer cannot make us
+    // reserve gigabytes.
+    let hinted = compressed
+        .len()
+        .checked_sub(4)
+        .and_then(|at| compressed.get(at..))
+        .and_then(|tail| <[u8; 4]>::try_from(tail).ok())
+        .map(|tail| u32::from_le_bytes(tail) as usize)
+        .unwrap_or(0);
+    let capacity = hinted.min(compressed.len().saturating_mul(1032));
+    let mut json = Vec::with_capacity(capacity);
+    MultiGzDecoder::new(compressed)
+        .read_to_end(&mut json)
+        .map_err(|error| match error.kind() {
+            std::io::ErrorKind::UnexpectedEof => TraceError::TruncatedGzip {
+                path: path.to_path_buf(),
+            },
+            _ => TraceError::CorruptGzip {
+                path: path.to_path_buf(),
+                message: error.to_string(),
+            },
+        })?;
+    Ok(json)
+}
+
+/// What the first meaningful byte says the top-level value is, for a precise message
+/// when it is not an object (serde's would only say "invalid type").
+fn check_top_level(json: &[u8], path: &Path) -> Result<(), TraceError> {
+    const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+    let body = json.strip_prefix(UTF8_BOM).unwrap_or(json);
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    let found = match first {
+        Some(b'{') => return Ok(()),
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b'-' | b'0'..=b'9') => "a number",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        // Not the start of any JSON value: let the parser report where and why.
+        Some(_) => return Ok(()),
+        None => "missing (the file is only whitespace)",
+    };
+    Err(TraceError::WrongTopLevelType {
+        path: path.to_path_buf(),
+        found,
+    })
+}
+
+fn parse_json<'p>(json: &[u8], path: &'p Path) -> Result<TraceAssembler<'p>, TraceError> {
+    check_top_level(json, path)?;
+    let body = json.strip_prefix(b"\xef\xbb\xbf").unwrap_or(json);
+    let mut assembler = TraceAssembler::new(path, body.len());
+    let mut position = ParsePosition::default();
+    // Validating UTF-8 once for the whole text is cheaper than per string, which is what
+    // parsing from bytes does. A file with invalid UTF-8 somewhere (in a string we would
+    // skip anyway, say) is still read, from bytes, as serde_json alone would read it.
+    let outcome = match std::str::from_utf8(body) {
+        Ok(text) => parse_document(
+            serde_json::Deserializer::from_str(text),
+            &mut assembler,
+            &mut position,
+        ),
+        Err(_) => parse_document(
+            serde_json::Deserializer::from_slice(body),
+            &mut assembler,
+            &mut position,
+        ),
+    };
+    if let Some(failure) = assembler.failure.take() {
+        return Err(failure);
+    }
+    outcome.map_err(|error| json_error(&error, &position, path))?;
+    if !assembler.saw_trace_events {
+        return Err(TraceError::MissingTraceEvents {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(assembler)
+}
+
+fn parse_document<'de, R: serde_json::de::Read<'de>>(
+    mut deserializer: serde_json::Deserializer<R>,
+    assembler: &mut TraceAssembler<'_>,
+    position: &mut ParsePosition,
+) -> Result<(), serde_json::Error> {
+    (&mut deserializer)
+        .deserialize_map(RootVisitor {
+            assembler,
+            position,
+        })
+        .and_then(|()| deserializer.end())
+}
+
+/// Where in the document the parser was, to say which event a type error is in.
+#[derive(Default)]
+struct ParsePosition {
+    in_trace_events: bool,
+    event_index: usize,
+}
+
+fn json_error(error: &serde_json::Error, position: &ParsePosition, path: &Path) -> TraceError {
+    let (line, column) = (error.line(), error.column());
+    match error.classify() {
+        serde_json::error::Category::Eof => TraceError::TruncatedJson {
+            path: path.to_path_buf(),
+            line,
+            column,
+        },
+        serde_json::error::Category::Syntax | serde_json::error::Category::Io => {
+            TraceError::InvalidJson {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: strip_position(&error.to_string()),
+            }
+        }
+        serde_json::error::Category::Data => {
+            let message = strip_position(&error.to_string());
+            let message = if position.in_trace_events {
+                format!("in traceEvents[{}]: {message}", position.event_index)
+            } else {
+                message
+            };
+            TraceError::UnexpectedValue {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message,
+            }
+        }
+    }
+}
+
+/// serde_json appends " at line L column C"; our messages place the position themselves.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+struct RootVisitor<'a, 'p> {
+    assembler: &'a mut TraceAssembler<'p>,
+    position: &'a mut ParsePosition,
+}
+
+impl<'de> Visitor<'de> for RootVisitor<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kineto trace object with a `traceEvents` array")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut harness_pytorch_version = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "traceEvents" => {
+                    self.position.in_trace_events = true;
+                    map.next_value_seed(EventsSeed {
+                        assembler: &mut *self.assembler,
+                        position: &mut *self.position,
+                    })?;
+                    self.position.in_trace_events = false;
+                    self.assembler.saw_trace_events = true;
+                }
+                "schemaVersion" => {
+                    self.assembler.metadata.schema_version = map.next_value::<LenientInt>()?.0
+                }
+                "deviceProperties" => {
+                    self.assembler.metadata.device_properties = Some(map.next_value()?)
+                }
+                "distributedInfo" => {
+                    self.assembler.metadata.distributed_info = Some(map.next_value()?)
+                }
+                "cuda_runtime_version" => {
+                    self.assembler.metadata.cuda_runtime_version = map.next_value::<LenientInt>()?.0
+                }
+                "cuda_driver_version" => {
+                    self.assembler.metadata.cuda_driver_version = map.next_value::<LenientInt>()?.0
+                }
+                "cupti_version" => {
+                    self.assembler.metadata.cupti_version = map.next_value::<LenientInt>()?.0
+                }
+                "roctracer_version" => {
+                    self.assembler.metadata.roctracer_version = Some(map.next_value()?)
+                }
+                "baseTimeNanoseconds" => {
+                    self.assembler.metadata.base_time_ns = map.next_value::<LenientInt>()?.0
+                }
+                "traceName" => {
+                    let value: serde_json::Value = map.next_value()?;
+                    self.assembler.metadata.trace_name = value.as_str().map(str::to_owned);
+                }
+                "pytorch_version" | "torch_version" => {
+                    let value: serde_json::Value = map.next_value()?;
+                    self.assembler.metadata.pytorch_version = value.as_str().map(str::to_owned);
+                }
+                "metadata" => {
+                    let raw: &RawValue = map.next_value()?;
+                    harness_pytorch_version = pytorch_version_from_harness(raw);
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if self.assembler.metadata.pytorch_version.is_none() {
+            self.assembler.metadata.pytorch_version = harness_pytorch_version;
+        }
+        Ok(())
+    }
+}
+
+/// The PyTorch version a capture harness wrote in `metadata`: `torch_env_info` first
+/// (it has the build suffix, e.g. `2.6.0+cu124`), else a `torch==X` pip package. Lenient:
+/// a `metadata` object of any other shape just yields no version.
+fn pytorch_version_from_harness(raw: &RawValue) -> Option<String> {
+    let metadata: RawHarnessMetadata = serde_json::from_str(raw.get()).ok()?;
+    let system = metadata.system.unwrap_or_default();
+    if let Some(version) = system.torch_env_info.and_then(|info| info.torch_version) {
+        return Some(version.into_owned());
+    }
+    system
+        .pip_packages
+        .into_iter()
+        .chain(metadata.pip_packages)
+        .flatten()
+        .find_map(|package| package.strip_prefix("torch==").map(str::to_owned))
+}
+
+struct EventsSeed<'a, 'p> {
+    assembler: &'a mut TraceAssembler<'p>,
+    position: &'a mut ParsePosition,
+}
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the `traceEvents` array of events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        loop {
+            let mut slot = RawEvent::default();
+            if seq
+                .next_element_seed(RawEventSeed { slot: &mut slot })?
+                .is_none()
+            {
+                return Ok(());
+            }
+            let index = self.position.event_index;
+            if let Err(failure) = self.assembler.push(index, &slot) {
+                self.assembler.failure = Some(failure);
+                return Err(de::Error::custom("event rejected"));
+            }
+            self.position.event_index += 1;
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Reading PyTorch profiler (Kineto) Chrome-trace files of every era into a typed model,
+//! and linking each GPU activity to the host call and operator that launched it.
+//!
+//! - [`load`] reads a plain or gzipped trace ([`load_bytes`] does the same from memory);
+//! - [`Trace`] holds the kept events ([`Event`]) and the capture's metadata;
+//! - [`link::link`] ties GPU activities to launch calls and ops.
+
+mod assemble;
+mod contents;
+mod error;
+pub mod event;
+pub mod link;
+mod load;
+mod raw;
+mod strings;
+
+pub use assemble::MODULE_PREFIX;
+pub use contents::{EventCounts, Platform, SourceFile, Trace, TraceMetadata};
+pub use error::TraceError;
+pub use event::{
+    Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos, RecordedInputs,
+};
+pub use load::{load, load_bytes};
+pub use strings::{FxHashMap, FxHasher, StrId, StringTable};
