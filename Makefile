@@ -21,6 +21,7 @@ run: build
 
 test: setup
 	$(CARGO) test --release --locked
+	.venv/bin/python scripts/test_scripts.py
 
 clean-results:
 	rm -rf results/*

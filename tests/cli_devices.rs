@@ -113,3 +113,27 @@ fn bad_device_values_exit_2_with_a_message() {
             .stderr(predicate::str::contains("expected cpu, cuda or cuda:N"));
     }
 }
+
+#[test]
+fn selftest_on_cpu_passes_every_tier() {
+    replay()
+        .args(["selftest", "--device", "cpu"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tier 1  pass"))
+        .stdout(predicate::str::contains("tier 2  pass"))
+        .stdout(predicate::str::contains("tier 3  pass"))
+        .stdout(predicate::str::contains("4 passed, 0 failed"));
+}
+
+#[test]
+fn selftest_on_cuda_without_a_gpu_says_so() {
+    if has_nvidia_driver() {
+        return;
+    }
+    replay()
+        .arg("selftest")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("libcuda.so not found"));
+}

@@ -3,6 +3,7 @@
 mod classify;
 mod devices;
 pub mod isolated;
+mod selftest;
 
 use clap::{Parser, Subcommand};
 
@@ -33,6 +34,8 @@ pub enum Command {
     Classify(classify::ClassifyArgs),
     /// Replay every signature of a signature file alone on a device and time it
     Isolated(isolated::IsolatedArgs),
+    /// Run one replay per tier on a device and check the numbers against libtorch on the CPU
+    Selftest(selftest::SelftestArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -46,5 +49,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Devices(args) => devices::run(args),
         Command::Classify(args) => classify::run(args),
         Command::Isolated(args) => isolated::run(args),
+        Command::Selftest(args) => selftest::run(args),
     }
 }

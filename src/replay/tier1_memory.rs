@@ -69,6 +69,17 @@ impl CpuMemoryTarget {
     }
 }
 
+impl CpuMemoryTarget {
+    /// The destination buffer, to check what a replay wrote.
+    pub fn output(&self) -> &[u8] {
+        &self.dst
+    }
+
+    pub fn input(&self) -> &[u8] {
+        &self.src
+    }
+}
+
 impl Target for CpuMemoryTarget {
     fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
         let start = Instant::now();
@@ -177,6 +188,83 @@ pub mod cuda {
                 stream,
                 buffers,
             })
+        }
+
+        /// Runs the replayed call once on known data and checks the bytes arrived
+        /// (`replay selftest`).
+        pub fn verify(&mut self) -> Result<(), String> {
+            let e = |call: &'static str| {
+                move |err: cudarc::driver::DriverError| format!("{call}: {err}")
+            };
+            let pattern = |n: usize| (0..n).map(|i| (i * 31 % 251) as u8).collect::<Vec<u8>>();
+            let stream = self.stream.clone();
+            match &mut self.buffers {
+                Buffers::HtoD { host, device } => {
+                    let expected = pattern(device.len());
+                    match host {
+                        Host::Pinned(h) => h
+                            .as_mut_slice()
+                            .map_err(e("pinned host"))?
+                            .copy_from_slice(&expected),
+                        Host::Pageable(h) => h.copy_from_slice(&expected),
+                    }
+                    self.issue_one().map_err(|err| err.to_string())?;
+                    let Buffers::HtoD { device, .. } = &self.buffers else {
+                        unreachable!()
+                    };
+                    let got = stream.clone_dtoh(device).map_err(e("cuMemcpyDtoH"))?;
+                    (got == expected)
+                        .then_some(())
+                        .ok_or_else(|| "host-to-device copy delivered wrong bytes".into())
+                }
+                Buffers::DtoH { device, .. } => {
+                    let expected = pattern(device.len());
+                    stream
+                        .memcpy_htod(&expected, device)
+                        .map_err(e("cuMemcpyHtoD"))?;
+                    self.issue_one().map_err(|err| err.to_string())?;
+                    stream.synchronize().map_err(e("cuStreamSynchronize"))?;
+                    let Buffers::DtoH { host, .. } = &self.buffers else {
+                        unreachable!()
+                    };
+                    let got: Vec<u8> = match host {
+                        Host::Pinned(h) => h.as_slice().map_err(e("pinned host"))?.to_vec(),
+                        Host::Pageable(h) => h.clone(),
+                    };
+                    (got == expected)
+                        .then_some(())
+                        .ok_or_else(|| "device-to-host copy delivered wrong bytes".into())
+                }
+                Buffers::DtoD { src, .. } => {
+                    let expected = pattern(src.len());
+                    stream
+                        .memcpy_htod(&expected, src)
+                        .map_err(e("cuMemcpyHtoD"))?;
+                    self.issue_one().map_err(|err| err.to_string())?;
+                    let Buffers::DtoD { dst, .. } = &self.buffers else {
+                        unreachable!()
+                    };
+                    let got = stream.clone_dtoh(dst).map_err(e("cuMemcpyDtoH"))?;
+                    (got == expected)
+                        .then_some(())
+                        .ok_or_else(|| "device-to-device copy delivered wrong bytes".into())
+                }
+                Buffers::Set { device } => {
+                    let junk = vec![0xAB; device.len()];
+                    stream
+                        .memcpy_htod(&junk, device)
+                        .map_err(e("cuMemcpyHtoD"))?;
+                    self.issue_one().map_err(|err| err.to_string())?;
+                    let Buffers::Set { device } = &self.buffers else {
+                        unreachable!()
+                    };
+                    let got = stream.clone_dtoh(device).map_err(e("cuMemcpyDtoH"))?;
+                    got.iter()
+                        .all(|&b| b == 0)
+                        .then_some(())
+                        .ok_or_else(|| "memset left non-zero bytes".into())
+                }
+            }
         }
 
         fn issue_one(&mut self) -> Result<(), MeasureError> {

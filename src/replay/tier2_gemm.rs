@@ -145,6 +145,12 @@ impl TorchGemmTarget {
         Ok(target)
     }
 
+    /// The operands and the result of one call (`replay selftest`).
+    pub fn operands_and_result(&mut self) -> Result<(Tensor, Tensor, Tensor), tch::TchError> {
+        let out = self.call()?;
+        Ok((self.a.shallow_clone(), self.b.shallow_clone(), out))
+    }
+
     /// One GEMM, as the launching op would call it.
     fn call(&mut self) -> Result<Tensor, tch::TchError> {
         let _guard = tch::no_grad_guard();
@@ -325,6 +331,27 @@ pub mod cuda {
                 p: p.clone(),
                 types,
             })
+        }
+
+        /// Uploads cuBLAS's A and B operands (raw element bytes, column-major as the call
+        /// reads them), runs the call once and returns C's bytes (`replay selftest`).
+        pub fn run_on(&mut self, a: &[u8], b: &[u8]) -> Result<Vec<u8>, String> {
+            let e = |call: &'static str| {
+                move |err: cudarc::driver::DriverError| format!("{call}: {err}")
+            };
+            if a.len() > self.a.len() || b.len() > self.b.len() {
+                return Err("operands larger than the buffers the call was sized for".into());
+            }
+            let mut a_view = self.a.slice_mut(0..a.len());
+            self.stream
+                .memcpy_htod(a, &mut a_view)
+                .map_err(e("cuMemcpyHtoD"))?;
+            let mut b_view = self.b.slice_mut(0..b.len());
+            self.stream
+                .memcpy_htod(b, &mut b_view)
+                .map_err(e("cuMemcpyHtoD"))?;
+            self.issue_one().map_err(|err| err.to_string())?;
+            self.stream.clone_dtoh(&self.c).map_err(e("cuMemcpyDtoH"))
         }
 
         fn issue_one(&mut self) -> Result<(), MeasureError> {
