@@ -34,6 +34,10 @@ pub enum Error {
     #[error(transparent)]
     SignatureFile(#[from] crate::signature::SignatureFileError),
 
+    /// The model failed to load or run.
+    #[error("model error: {0}")]
+    Model(String),
+
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -11,6 +11,7 @@ pub mod error;
 pub mod export;
 pub mod kernels;
 pub mod measure;
+pub mod model;
 pub mod replay;
 pub mod signature;
 pub mod trace;

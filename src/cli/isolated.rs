@@ -45,6 +45,10 @@ pub struct IsolatedArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub min_samples: usize,
 
+    /// libtorch intra-op threads (default: libtorch's own choice); match `replay full --threads`
+    #[arg(long)]
+    pub threads: Option<i32>,
+
     /// No progress bar
     #[arg(long, short)]
     pub quiet: bool,
@@ -70,6 +74,7 @@ pub fn run_with(
             message: "must be a positive number of seconds".into()
         });
     }
+    super::full::apply_threads(args.threads)?;
     let mut config = MeasureConfig::with_time_budget(isolated::budget(args.max_time_per_kernel));
     config.stopping = std::sync::Arc::new(crate::measure::StopCriteria {
         noise: crate::measure::RelativeNoise {

@@ -2,7 +2,9 @@
 
 mod classify;
 mod devices;
+pub mod full;
 pub mod isolated;
+pub mod scripts;
 mod selftest;
 
 use clap::{Parser, Subcommand};
@@ -36,6 +38,12 @@ pub enum Command {
     Isolated(isolated::IsolatedArgs),
     /// Run one replay per tier on a device and check the numbers against libtorch on the CPU
     Selftest(selftest::SelftestArgs),
+    /// Time the whole TorchScript model: R forward passes after W warm-ups
+    Full(full::FullArgs),
+    /// Write a TorchScript BLOOM (real architecture, random or local weights)
+    Export(scripts::ExportArgs),
+    /// Profile one forward pass of a TorchScript model into a trace
+    Capture(scripts::CaptureArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -50,5 +58,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Classify(args) => classify::run(args),
         Command::Isolated(args) => isolated::run(args),
         Command::Selftest(args) => selftest::run(args),
+        Command::Full(args) => full::run(args),
+        Command::Export(args) => scripts::export(args),
+        Command::Capture(args) => scripts::capture(&args),
     }
 }

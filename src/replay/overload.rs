@@ -47,6 +47,8 @@ pub enum ListTarget {
 pub struct OverloadChoice {
     pub overload: String,
     pub args: Vec<ArgPlan>,
+    /// Leading recorded inputs that are not arguments of the call (see [`choose`]).
+    pub skip: usize,
 }
 
 /// A schema type without optionality and fixed list lengths: `int[1]?` -> (`int[]`, true).
@@ -235,13 +237,38 @@ pub fn plan_overload(
         OverloadChoice {
             overload: schema.overload.clone(),
             args,
+            skip: 0,
         },
         score,
     ))
 }
 
 /// The best overload of `op_name` for the recorded inputs, or every overload's reason for not fitting.
+///
+/// Ops called from TorchScript are sometimes recorded with extra *leading* inputs: the
+/// profiler reads the interpreter's stack and takes values left below the op's arguments
+/// (`aten::tanh` recorded with two tensors). When no overload accepts every recorded input,
+/// the shortest run of trailing inputs that an overload accepts is used, and `skip` says how
+/// many leading inputs were left out.
 pub fn choose(
+    op_name: &str,
+    schemas: &[OpSchema],
+    inputs: &[RecordedInput],
+) -> Result<OverloadChoice, String> {
+    let exact = choose_exact(op_name, schemas, inputs);
+    if exact.is_ok() {
+        return exact;
+    }
+    for skip in 1..inputs.len() {
+        if let Ok(mut choice) = choose_exact(op_name, schemas, &inputs[skip..]) {
+            choice.skip = skip;
+            return Ok(choice);
+        }
+    }
+    exact
+}
+
+fn choose_exact(
     op_name: &str,
     schemas: &[OpSchema],
     inputs: &[RecordedInput],
@@ -349,6 +376,19 @@ mod tests {
         let other = RecordedInput::Scalar(Some(ScalarValue::Float(0.5)));
         let choice = choose("aten::add", &add_overloads(), &[tensor(), other, alpha]).unwrap();
         assert_eq!(choice.overload, "Scalar");
+    }
+
+    #[test]
+    fn torchscript_extra_leading_inputs_are_skipped() {
+        // As bloom-tiny's TorchScript trace records `1 + tanh(...)`: three tensors and two
+        // scalars for aten::add.Scalar(self, other, alpha).
+        let one = RecordedInput::Scalar(Some(ScalarValue::Int(1)));
+        let inputs = [tensor(), tensor(), tensor(), one.clone(), one];
+        let choice = choose("aten::add", &add_overloads(), &inputs).unwrap();
+        assert_eq!((choice.overload.as_str(), choice.skip), ("Scalar", 2));
+        // Exact matches never skip.
+        let choice = choose("aten::add", &add_overloads(), &[tensor(), tensor()]).unwrap();
+        assert_eq!(choice.skip, 0);
     }
 
     #[test]

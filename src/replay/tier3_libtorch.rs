@@ -196,6 +196,7 @@ pub fn prepare(
 ) -> Result<PreparedOp, Tier3Error> {
     let schemas = overloads(op_name).map_err(|e| Tier3Error::Unsupported(e.0))?;
     let choice = choose(op_name, &schemas, inputs).map_err(Tier3Error::Unsupported)?;
+    let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.
     let list_kind = inputs
@@ -291,24 +292,7 @@ pub fn prepare(
 /// measured separately.
 pub struct LibtorchOpTarget {
     op: PreparedOp,
-    cuda: Option<RawStreamEvents>,
-}
-
-/// A start/end event pair recorded on a raw `CUstream` owned by libtorch.
-struct RawStreamEvents {
-    stream: cudarc::driver::sys::CUstream,
-    start: cudarc::driver::sys::CUevent,
-    end: cudarc::driver::sys::CUevent,
-}
-
-impl Drop for RawStreamEvents {
-    fn drop(&mut self) {
-        // SAFETY: both events were created by cuEventCreate and are destroyed once.
-        unsafe {
-            let _ = cudarc::driver::result::event::destroy(self.start);
-            let _ = cudarc::driver::result::event::destroy(self.end);
-        }
-    }
+    cuda: Option<crate::measure::cuda_timing::RawStreamEvents>,
 }
 
 impl LibtorchOpTarget {
@@ -326,16 +310,7 @@ impl LibtorchOpTarget {
                 let stream = super::libtorch_shim::torch_current_cuda_stream(dev.info.index)
                     .map_err(|e| MeasureError::target(e.0))?
                     as cudarc::driver::sys::CUstream;
-                let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-                let make = || {
-                    cudarc::driver::result::event::create(flags)
-                        .map_err(|e| MeasureError::target(format!("cuEventCreate: {e}")))
-                };
-                Some(RawStreamEvents {
-                    stream,
-                    start: make()?,
-                    end: make()?,
-                })
+                Some(crate::measure::cuda_timing::RawStreamEvents::new(stream)?)
             }
         };
         Ok(LibtorchOpTarget { op, cuda })
@@ -361,25 +336,13 @@ impl crate::measure::Target for LibtorchOpTarget {
                 })
             }
             Some(ev) => {
-                let cuda_err = |call: &'static str| {
-                    move |e: cudarc::driver::DriverError| {
-                        MeasureError::target(format!("{call}: {e}"))
-                    }
-                };
-                // SAFETY: events and stream are live for the duration of the batch.
-                unsafe { cudarc::driver::result::event::record(ev.start, ev.stream) }
-                    .map_err(cuda_err("cuEventRecord"))?;
+                ev.record_start()?;
                 let host_start = std::time::Instant::now();
                 self.op.run(calls).map_err(run_err)?;
                 let host = host_start.elapsed();
-                unsafe { cudarc::driver::result::event::record(ev.end, ev.stream) }
-                    .map_err(cuda_err("cuEventRecord"))?;
-                unsafe { cudarc::driver::result::event::synchronize(ev.end) }
-                    .map_err(cuda_err("cuEventSynchronize"))?;
-                let ms = unsafe { cudarc::driver::result::event::elapsed(ev.start, ev.end) }
-                    .map_err(cuda_err("cuEventElapsedTime"))?;
+                ev.record_end()?;
                 Ok(BatchTiming {
-                    device: std::time::Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3),
+                    device: ev.elapsed()?,
                     host,
                 })
             }

@@ -17,9 +17,10 @@ use super::classify::{
     launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash, sort_signatures, source,
     summarise, total_ns, us, Invocations,
 };
+use super::gemm::{gemm_from_op, GEMM_OPS};
 use super::schema::{
-    self, HostOverhead, Label, Signature, SignatureFile, ThreadOverhead, Tier, Totals, Unit,
-    WorkKind,
+    self, GemmKernelRole, HostOverhead, Label, Signature, SignatureFile, ThreadOverhead, Tier,
+    Totals, Unit, WorkKind,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,13 +31,18 @@ struct HostOpKey {
 
 /// Classifies a trace without GPU activity.
 pub(crate) fn classify_host_ops(trace: &Trace, links: &Links, source_path: &Path) -> SignatureFile {
+    // An operator is a dispatcher op (`aten::add`, `quantized::linear`, `mylib::op`): its
+    // name has a namespace. Frames such as a TorchScript method's `forward` are cpu_op events
+    // too, but they are not replayable units: the ops inside them are the top level.
+    let is_operator = |index: usize| trace.name(&trace.events[index]).contains("::");
     let top_level: Vec<usize> = trace
         .events
         .iter()
         .enumerate()
         .filter(|(index, event)| {
             event.category == Category::CpuOp
-                && links.op_parent.get(*index).copied().flatten().is_none()
+                && is_operator(*index)
+                && !links.ancestors(*index).into_iter().any(is_operator)
         })
         .map(|(index, _)| index)
         .collect();
@@ -78,10 +84,17 @@ fn host_op_signature(
 ) -> Signature {
     let name = trace.text(key.name);
     let mut reasons = Vec::new();
-    match parse_inputs(trace, &key.inputs) {
+    let parsed = parse_inputs(trace, &key.inputs);
+    match &parsed {
         Some(inputs) => reasons.extend(inputs.unreplayable_reason()),
         None => reasons.push("op inputs not recorded (record_shapes=False)".to_owned()),
     }
+    // A top-level GEMM op is tier 2 on the host too: it is replayed as the BLAS call
+    // (torch mm/addmm/bmm with the recorded layouts), as its GPU kernel would be.
+    let gemm = parsed
+        .as_ref()
+        .filter(|_| GEMM_OPS.contains(&name))
+        .and_then(|inputs| gemm_from_op(name, inputs, GemmKernelRole::Main, None).ok());
     let mut labels = Vec::new();
     if trace.platform == Platform::Rocm {
         labels.push(Label::Rocm);
@@ -98,7 +111,7 @@ fn host_op_signature(
     );
     Signature {
         id: short_hash(&canonical),
-        tier: Tier::Op,
+        tier: if gemm.is_some() { Tier::Gemm } else { Tier::Op },
         unit: Unit::HostOp,
         kind: WorkKind::HostOp,
         name: name.to_owned(),
@@ -117,7 +130,7 @@ fn host_op_signature(
         reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         memcpy: None,
         memset: None,
-        gemm: None,
+        gemm,
     }
 }
 

@@ -1,0 +1,94 @@
+//! `replay full`: time the whole TorchScript model.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::device::{Device, DeviceSpec};
+use crate::export;
+use crate::model::full::{time_model, FullModelTiming};
+use crate::model::torchscript::TorchScriptModel;
+
+#[derive(Debug, Args, Clone)]
+pub struct FullArgs {
+    /// TorchScript model (write one with `replay export`)
+    #[arg(long, value_name = "FILE")]
+    pub model: PathBuf,
+
+    /// Tokens in the input sequence
+    #[arg(long, default_value_t = 5)]
+    pub seq_len: i64,
+
+    /// Sequences per forward pass
+    #[arg(long, default_value_t = 1)]
+    pub batch: i64,
+
+    /// Untimed forward passes first (TorchScript optimises itself during the first few)
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u32,
+
+    /// Timed forward passes
+    #[arg(long, default_value_t = 100)]
+    pub runs: u32,
+
+    #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
+    pub device: DeviceSpec,
+
+    /// Where full_model_timing.json goes
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub output_dir: PathBuf,
+
+    /// libtorch intra-op threads (default: libtorch's own choice); use the same value for
+    /// capture, isolated and full so their times are comparable
+    #[arg(long)]
+    pub threads: Option<i32>,
+}
+
+pub fn apply_threads(threads: Option<i32>) -> anyhow::Result<()> {
+    if let Some(n) = threads {
+        if n < 1 {
+            anyhow::bail!(crate::Error::BadInput {
+                path: "--threads".into(),
+                message: "must be at least 1".into()
+            });
+        }
+        tch::set_num_threads(n);
+    }
+    Ok(())
+}
+
+/// Loads and times the model, writing `full_model_timing.json`; also used by `replay compare`.
+pub fn run_with(args: &FullArgs, device: &Device) -> anyhow::Result<FullModelTiming> {
+    apply_threads(args.threads)?;
+    let model = TorchScriptModel::load(&args.model, device.torch_device())?;
+    let name = args.model.display().to_string();
+    let timing = time_model(
+        &model,
+        &name,
+        &device.describe(),
+        args.seq_len,
+        args.batch,
+        args.warmup,
+        args.runs,
+        |_| {},
+    )?;
+    export::write_atomic(
+        &args.output_dir.join("full_model_timing.json"),
+        &export::json::to_bytes(&timing),
+    )?;
+    Ok(timing)
+}
+
+pub fn run(args: FullArgs) -> anyhow::Result<()> {
+    let device = Device::open(args.device)?;
+    let t = run_with(&args, &device)?;
+    println!(
+        "{}: median {:.1} us (mean {:.1}, p10 {:.1}, p90 {:.1}, std {:.1}) over {} runs after {} warm-ups on {}, {} threads",
+        t.model, t.median_us, t.mean_us, t.p10_us, t.p90_us, t.std_us, t.runs, t.warmup, t.device, t.threads
+    );
+    println!(
+        "results: {}",
+        args.output_dir.join("full_model_timing.json").display()
+    );
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! `replay export` and `replay capture`: thin front ends to `scripts/export_model.py` and
+//! `scripts/capture_trace.py`, run with the project's `.venv` Python.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::device::DeviceSpec;
+use crate::model::python::run_script;
+
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    /// bloom-560m (the real architecture, 24 layers) or bloom-tiny (2 layers, for tests)
+    #[arg(long, conflicts_with = "config")]
+    pub model: Option<String>,
+
+    /// A Hugging Face style config.json for other sizes
+    #[arg(long, value_name = "JSON")]
+    pub config: Option<PathBuf>,
+
+    /// Output TorchScript file
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// A local Hugging Face checkpoint folder (*.safetensors) instead of random weights
+    #[arg(long, value_name = "DIR")]
+    pub weights: Option<PathBuf>,
+
+    /// float32, bfloat16 or float16
+    #[arg(long, default_value = "float32")]
+    pub dtype: String,
+}
+
+pub fn export(args: ExportArgs) -> anyhow::Result<()> {
+    let mut argv = vec![
+        "--out".to_string(),
+        args.out.display().to_string(),
+        "--dtype".into(),
+        args.dtype.clone(),
+    ];
+    if let Some(model) = &args.model {
+        argv.extend(["--model".into(), model.clone()]);
+    }
+    if let Some(config) = &args.config {
+        argv.extend(["--config".into(), config.display().to_string()]);
+    }
+    if let Some(weights) = &args.weights {
+        argv.extend(["--weights".into(), weights.display().to_string()]);
+    }
+    run_script("export_model.py", &argv)?;
+    Ok(())
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CaptureArgs {
+    /// TorchScript model to profile
+    #[arg(long, value_name = "FILE")]
+    pub model: PathBuf,
+
+    #[arg(long, default_value_t = 5)]
+    pub seq_len: i64,
+
+    #[arg(long, default_value_t = 1)]
+    pub batch: i64,
+
+    #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
+    pub device: DeviceSpec,
+
+    /// Unprofiled forward passes before the profiled one
+    #[arg(long, default_value_t = 3)]
+    pub warmup: u32,
+
+    /// Trace file to write (.json, or .json.gz to compress)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// libtorch intra-op threads (match `replay full --threads`)
+    #[arg(long)]
+    pub threads: Option<i32>,
+}
+
+pub fn capture(args: &CaptureArgs) -> anyhow::Result<()> {
+    let mut argv = vec![
+        "--model".to_string(),
+        args.model.display().to_string(),
+        "--seq-len".into(),
+        args.seq_len.to_string(),
+        "--batch".into(),
+        args.batch.to_string(),
+        "--device".into(),
+        args.device.to_string(),
+        "--warmup".into(),
+        args.warmup.to_string(),
+        "--out".into(),
+        args.out.display().to_string(),
+    ];
+    if let Some(t) = args.threads {
+        argv.extend(["--threads".into(), t.to_string()]);
+    }
+    run_script("capture_trace.py", &argv)?;
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `replay full`: the real model's latency, R timed forward passes after W warm-ups.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::torchscript::TorchScriptModel;
+use crate::error::{Error, Result};
+use crate::measure::Stats;
+
+/// `results/full_model_timing.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FullModelTiming {
+    pub model: String,
+    pub device: String,
+    pub seq_len: i64,
+    pub batch: i64,
+    pub warmup: u32,
+    pub runs: u32,
+    pub threads: i32,
+    /// How each run was timed: CUDA events on a GPU, the monotonic clock on the CPU.
+    pub timer: String,
+    pub mean_us: f64,
+    pub median_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    pub std_us: f64,
+    pub p10_us: f64,
+    pub p90_us: f64,
+    /// Relative standard error of the median.
+    pub rse_median: Option<f64>,
+    pub samples_us: Vec<f64>,
+}
+
+/// Times `runs` forward passes after `warmup` untimed ones.
+pub fn time_model(
+    model: &TorchScriptModel,
+    model_name: &str,
+    device_description: &str,
+    seq_len: i64,
+    batch: i64,
+    warmup: u32,
+    runs: u32,
+    mut on_run: impl FnMut(u32),
+) -> Result<FullModelTiming> {
+    if runs < 2 {
+        return Err(Error::BadInput {
+            path: "--runs".into(),
+            message: "at least 2 runs are needed to report a spread".into(),
+        });
+    }
+    let _guard = tch::no_grad_guard();
+    let input = model.input_ids(batch, seq_len, 0);
+    for _ in 0..warmup {
+        let _ = model.forward(&input)?;
+    }
+    let cuda = match model.device {
+        tch::Device::Cuda(i) => {
+            let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(i)
+                .map_err(|e| Error::Model(e.0))?;
+            let events = crate::measure::cuda_timing::RawStreamEvents::new(
+                stream as cudarc::driver::sys::CUstream,
+            )
+            .map_err(|e| Error::Model(e.to_string()))?;
+            Some((i as i64, events))
+        }
+        _ => None,
+    };
+    let mut samples = Vec::with_capacity(runs as usize);
+    for run in 0..runs {
+        on_run(run);
+        let elapsed = match &cuda {
+            // CUDA events on libtorch's stream: from before the first kernel's launch to
+            // after the last kernel's end, with the host's own work in between.
+            Some((index, events)) => {
+                tch::Cuda::synchronize(*index);
+                events
+                    .record_start()
+                    .map_err(|e| Error::Model(e.to_string()))?;
+                let _ = model.forward(&input)?;
+                events
+                    .record_end()
+                    .map_err(|e| Error::Model(e.to_string()))?;
+                events.elapsed().map_err(|e| Error::Model(e.to_string()))?
+            }
+            None => {
+                let start = Instant::now();
+                let out = model.forward(&input)?;
+                drop(out);
+                start.elapsed()
+            }
+        };
+        samples.push(us(elapsed));
+    }
+    let stats = Stats::from_samples(&samples).ok_or_else(|| Error::Model("no samples".into()))?;
+    Ok(FullModelTiming {
+        model: model_name.to_string(),
+        device: device_description.to_string(),
+        seq_len,
+        batch,
+        warmup,
+        runs,
+        threads: tch::get_num_threads(),
+        timer: if cuda.is_some() {
+            "CUDA events on libtorch's current stream".into()
+        } else {
+            "monotonic clock".into()
+        },
+        mean_us: stats.mean,
+        median_us: stats.median,
+        min_us: stats.min,
+        max_us: stats.max,
+        std_us: stats.std,
+        p10_us: stats.p10,
+        p90_us: stats.p90,
+        rse_median: stats.rse_median,
+        samples_us: samples,
+    })
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}

@@ -1,0 +1,6 @@
+//! Whole models: TorchScript loading and full-model timing in Rust, and the Python helpers
+//! (`scripts/`) that export models and capture profiler traces.
+
+pub mod full;
+pub mod python;
+pub mod torchscript;

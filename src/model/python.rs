@@ -1,0 +1,54 @@
+//! Running the project's Python helpers (`scripts/*.py`) with the `.venv` interpreter that
+//! `scripts/setup` made (torch 2.13.0), never through a shell.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::error::{Error, Result};
+
+/// The project's `scripts/` folder, as built.
+pub fn scripts_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts")
+}
+
+/// `.venv/bin/python`, or `python3` on `PATH` when the venv is gone.
+pub fn interpreter() -> PathBuf {
+    let venv = option_env!("REPLAY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv"));
+    let python = venv.join("bin/python");
+    if python.is_file() {
+        python
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+/// Runs `scripts/<script>` with `args`, passing its output through. A script's exit code 2
+/// (its usage errors) becomes a usage error here too.
+pub fn run_script(script: &str, args: &[String]) -> Result<()> {
+    let path = scripts_dir().join(script);
+    let status = Command::new(interpreter())
+        .arg(&path)
+        .args(args)
+        .status()
+        .map_err(|source| Error::Io {
+            context: format!(
+                "cannot start {} {}",
+                interpreter().display(),
+                path.display()
+            ),
+            source,
+        })?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(2) => Err(Error::BadInput {
+            path,
+            message: "rejected its arguments (see the message above)".into(),
+        }),
+        _ => Err(Error::Model(format!(
+            "{} failed ({status})",
+            path.display()
+        ))),
+    }
+}
