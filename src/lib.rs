@@ -13,6 +13,7 @@ pub mod kernels;
 pub mod measure;
 pub mod model;
 pub mod replay;
+pub mod report;
 pub mod signature;
 pub mod trace;
 

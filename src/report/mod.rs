@@ -1,0 +1,6 @@
+//! What `replay compare` reports: the aggregation of measured and predicted times, the text
+//! summary and the HTML page.
+
+pub mod comparison;
+pub mod html;
+pub mod table;
