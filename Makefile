@@ -25,3 +25,19 @@ test: setup
 
 clean-results:
 	rm -rf results/*
+
+# signatures/ holds the classified files of the two H100 traces in ../shared/traces.
+.PHONY: signatures signatures-check bench-classify bench-classify-vs-hta
+signatures: build
+	REPLAY_BIN=target/release/replay scripts/regenerate_signatures.sh
+
+signatures-check: build
+	REPLAY_BIN=target/release/replay scripts/regenerate_signatures.sh --check
+
+# Parse + classify throughput and memory on a >= 100 MB trace (target/bench/classify_throughput.json).
+bench-classify: setup
+	$(CARGO) bench --locked --bench classify_throughput
+
+# The same trace loaded by HolisticTraceAnalysis in a throw-away venv (results/bench_classify_vs_hta.json).
+bench-classify-vs-hta: setup
+	scripts/bench_classify_vs_hta.sh
