@@ -41,3 +41,8 @@ bench-classify: setup
 # The same trace loaded by HolisticTraceAnalysis in a throw-away venv (results/bench_classify_vs_hta.json).
 bench-classify-vs-hta: setup
 	scripts/bench_classify_vs_hta.sh
+
+# Replay coverage of the H100 traces on the CPU and run-to-run noise (results/bench_isolated.json).
+.PHONY: bench-isolated
+bench-isolated: build
+	.venv/bin/python scripts/bench_isolated.py
