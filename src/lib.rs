@@ -12,6 +12,7 @@ pub mod export;
 pub mod kernels;
 pub mod measure;
 pub mod model;
+pub mod predict;
 pub mod replay;
 pub mod report;
 pub mod signature;

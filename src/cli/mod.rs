@@ -1,9 +1,11 @@
 //! The command line: clap definitions and dispatch to one module per subcommand.
 
 mod classify;
+mod compare;
 mod devices;
 pub mod full;
 pub mod isolated;
+pub mod predict;
 pub mod scripts;
 mod selftest;
 
@@ -44,6 +46,10 @@ pub enum Command {
     Export(scripts::ExportArgs),
     /// Profile one forward pass of a TorchScript model into a trace
     Capture(scripts::CaptureArgs),
+    /// Predict the model's latency from its replayed kernels and compare with the real model
+    Compare(compare::CompareArgs),
+    /// Predict a trace's step time from its own durations with the timeline model, and check it
+    Predict(predict::PredictArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -61,5 +67,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Full(args) => full::run(args),
         Command::Export(args) => scripts::export(args),
         Command::Capture(args) => scripts::capture(&args),
+        Command::Compare(args) => compare::run(args),
+        Command::Predict(args) => predict::run(args),
     }
 }

@@ -151,7 +151,12 @@ fn methods_of(results: &IsolatedResults, tier: Tier, fallback: &str) -> String {
     }
 }
 
-fn tier_breakdown(results: &IsolatedResults, tier: Tier, fallback_method: &str, grand_total: f64) -> TierBreakdown {
+fn tier_breakdown(
+    results: &IsolatedResults,
+    tier: Tier,
+    fallback_method: &str,
+    grand_total: f64,
+) -> TierBreakdown {
     let rows: Vec<&SignatureResult> = results.results.iter().filter(|r| r.tier == tier).collect();
     let total: f64 = rows.iter().map(|r| predicted_total(r).0).sum();
     TierBreakdown {
@@ -159,7 +164,11 @@ fn tier_breakdown(results: &IsolatedResults, tier: Tier, fallback_method: &str, 
         unique_kernels: rows.len(),
         invocations: rows.iter().map(|r| r.count).sum(),
         total_us: total,
-        share: if grand_total > 0.0 { total / grand_total } else { 0.0 },
+        share: if grand_total > 0.0 {
+            total / grand_total
+        } else {
+            0.0
+        },
         trace_total_us: rows.iter().map(|r| r.trace_total_us).sum(),
     }
 }
@@ -175,25 +184,54 @@ pub struct Context {
 }
 
 /// Builds the report.
-pub fn aggregate(file: &SignatureFile, results: &IsolatedResults, full: &FullModelTiming, ctx: Context) -> ComparisonReport {
+pub fn aggregate(
+    file: &SignatureFile,
+    results: &IsolatedResults,
+    full: &FullModelTiming,
+    ctx: Context,
+) -> ComparisonReport {
     let measured = full.median_us;
     let sum: f64 = results.results.iter().map(|r| predicted_total(r).0).sum();
     let on_cpu = results.device.starts_with("cpu");
-    let host_ops = file.signatures.first().is_some_and(|s| s.unit == Unit::HostOp);
+    let host_ops = file
+        .signatures
+        .first()
+        .is_some_and(|s| s.unit == Unit::HostOp);
     let (m1, m2) = if on_cpu {
-        ("host memcpy/memset", "torch mm/addmm/bmm (libtorch CPU BLAS)")
+        (
+            "host memcpy/memset",
+            "torch mm/addmm/bmm (libtorch CPU BLAS)",
+        )
     } else {
         ("cudaMemcpy/cudaMemset", "cublasGemmEx")
     };
     let tiers = Tiers {
-        tier1_cuda_runtime: tier_breakdown(results, Tier::Copy, if host_ops { "none (no copies in a host-op trace)" } else { m1 }, sum),
+        tier1_cuda_runtime: tier_breakdown(
+            results,
+            Tier::Copy,
+            if host_ops {
+                "none (no copies in a host-op trace)"
+            } else {
+                m1
+            },
+            sum,
+        ),
         tier2_cublas: tier_breakdown(results, Tier::Gemm, m2, sum),
-        tier3_libtorch: tier_breakdown(results, Tier::Op, "libtorch dispatcher (aten ops by name)", sum),
+        tier3_libtorch: tier_breakdown(
+            results,
+            Tier::Op,
+            "libtorch dispatcher (aten ops by name)",
+            sum,
+        ),
     };
-    let sum_prediction = PredictionError { predicted_us: sum, error_percent: error_percent(sum, measured) };
-    let timeline = ctx
-        .timeline_predicted_us
-        .map(|t| PredictionError { predicted_us: t, error_percent: error_percent(t, measured) });
+    let sum_prediction = PredictionError {
+        predicted_us: sum,
+        error_percent: error_percent(sum, measured),
+    };
+    let timeline = ctx.timeline_predicted_us.map(|t| PredictionError {
+        predicted_us: t,
+        error_percent: error_percent(t, measured),
+    });
     let best = match &timeline {
         Some(t) if t.error_percent.abs() < sum_prediction.error_percent.abs() => "timeline",
         _ => "sum",
@@ -218,7 +256,12 @@ pub fn aggregate(file: &SignatureFile, results: &IsolatedResults, full: &FullMod
     top.truncate(20);
 
     let trace_total: f64 = results.results.iter().map(|r| r.trace_total_us).sum();
-    let replayed: f64 = results.results.iter().filter(|r| predicted_total(r).1).map(|r| r.trace_total_us).sum();
+    let replayed: f64 = results
+        .results
+        .iter()
+        .filter(|r| predicted_total(r).1)
+        .map(|r| r.trace_total_us)
+        .sum();
     let unreplayed = results
         .results
         .iter()
@@ -242,13 +285,22 @@ pub fn aggregate(file: &SignatureFile, results: &IsolatedResults, full: &FullMod
         full_model: full.clone(),
         predicted_from_kernels_us: sum,
         error_percent: sum_prediction.error_percent,
-        predictions: Predictions { sum: sum_prediction, timeline, best: best.to_string() },
+        predictions: Predictions {
+            sum: sum_prediction,
+            timeline,
+            best: best.to_string(),
+        },
         invocations: results.results.iter().map(|r| r.count).sum(),
         tier_breakdown: tiers,
         top_signatures: top,
         coverage: Coverage {
-            replayed_share_of_trace_time: if trace_total > 0.0 { replayed / trace_total } else { 0.0 },
-            accounting: "signatures that did not replay enter both predictions with their trace time".into(),
+            replayed_share_of_trace_time: if trace_total > 0.0 {
+                replayed / trace_total
+            } else {
+                0.0
+            },
+            accounting:
+                "signatures that did not replay enter both predictions with their trace time".into(),
             unreplayed,
         },
         trace_self_check: ctx.self_check,

@@ -43,19 +43,43 @@ fn bars(report: &ComparisonReport) -> String {
     let t = &report.tier_breakdown;
     let mut rows: Vec<(String, Vec<(f64, &str, String)>)> = vec![(
         "measured (full model)".into(),
-        vec![(report.full_model_inference_us, "#e15759", format!("{:.1} us", report.full_model_inference_us))],
+        vec![(
+            report.full_model_inference_us,
+            "#e15759",
+            format!("{:.1} us", report.full_model_inference_us),
+        )],
     )];
     rows.push((
         "predicted: sum of kernels".into(),
-        [(&t.tier1_cuda_runtime, 1usize), (&t.tier2_cublas, 2), (&t.tier3_libtorch, 3)]
-            .iter()
-            .map(|(b, i)| (b.total_us, TIER_COLOURS[*i], format!("tier {i}: {:.1} us", b.total_us)))
-            .collect(),
+        [
+            (&t.tier1_cuda_runtime, 1usize),
+            (&t.tier2_cublas, 2),
+            (&t.tier3_libtorch, 3),
+        ]
+        .iter()
+        .map(|(b, i)| {
+            (
+                b.total_us,
+                TIER_COLOURS[*i],
+                format!("tier {i}: {:.1} us", b.total_us),
+            )
+        })
+        .collect(),
     ));
     if let Some(tl) = &report.predictions.timeline {
-        rows.push(("predicted: timeline".into(), vec![(tl.predicted_us, "#76b7b2", format!("{:.1} us", tl.predicted_us))]));
+        rows.push((
+            "predicted: timeline".into(),
+            vec![(
+                tl.predicted_us,
+                "#76b7b2",
+                format!("{:.1} us", tl.predicted_us),
+            )],
+        ));
     }
-    let max = rows.iter().map(|(_, segs)| segs.iter().map(|s| s.0).sum::<f64>()).fold(1e-9, f64::max);
+    let max = rows
+        .iter()
+        .map(|(_, segs)| segs.iter().map(|s| s.0).sum::<f64>())
+        .fold(1e-9, f64::max);
     let (width, label_w, row_h) = (900.0, 210.0, 34.0);
     let mut svg = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{}" role="img" aria-label="predicted versus measured">"#,
@@ -63,15 +87,29 @@ fn bars(report: &ComparisonReport) -> String {
     );
     for (i, (name, segs)) in rows.iter().enumerate() {
         let y = i as f64 * row_h + 5.0;
-        let _ = write!(svg, r#"<text x="0" y="{}" font-size="13">{}</text>"#, y + 18.0, escape(name));
+        let _ = write!(
+            svg,
+            r#"<text x="0" y="{}" font-size="13">{}</text>"#,
+            y + 18.0,
+            escape(name)
+        );
         let mut x = label_w;
         for (value, colour, title) in segs {
             let w = (value / max) * (width - label_w - 110.0);
-            let _ = write!(svg, r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="24" fill="{colour}"><title>{}</title></rect>"#, escape(title));
+            let _ = write!(
+                svg,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="24" fill="{colour}"><title>{}</title></rect>"#,
+                escape(title)
+            );
             x += w;
         }
         let total: f64 = segs.iter().map(|s| s.0).sum();
-        let _ = write!(svg, r#"<text x="{:.1}" y="{}" font-size="12">{total:.1} us</text>"#, x + 6.0, y + 17.0);
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{}" font-size="12">{total:.1} us</text>"#,
+            x + 6.0,
+            y + 17.0
+        );
     }
     svg.push_str("</svg>");
     svg
@@ -87,8 +125,14 @@ fn timeline_svg(spans: &[TimelineSpan]) -> String {
             lanes.push(s.lane.clone());
         }
     }
-    let start = spans.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
-    let end = spans.iter().map(|s| s.start_us + s.dur_us).fold(f64::NEG_INFINITY, f64::max);
+    let start = spans
+        .iter()
+        .map(|s| s.start_us)
+        .fold(f64::INFINITY, f64::min);
+    let end = spans
+        .iter()
+        .map(|s| s.start_us + s.dur_us)
+        .fold(f64::NEG_INFINITY, f64::max);
     let span = (end - start).max(1e-9);
     let (width, label_w, lane_h) = (1100.0, 90.0, 26.0);
     let plot_w = width - label_w - 10.0;
@@ -98,7 +142,14 @@ fn timeline_svg(spans: &[TimelineSpan]) -> String {
     );
     for (i, lane) in lanes.iter().enumerate() {
         let y = i as f64 * lane_h + 4.0;
-        let _ = write!(svg, r##"<text x="0" y="{}" font-size="12">{}</text><line x1="{label_w}" x2="{width}" y1="{}" y2="{}" stroke="#eee"/>"##, y + 15.0, escape(lane), y + 20.0, y + 20.0);
+        let _ = write!(
+            svg,
+            r##"<text x="0" y="{}" font-size="12">{}</text><line x1="{label_w}" x2="{width}" y1="{}" y2="{}" stroke="#eee"/>"##,
+            y + 15.0,
+            escape(lane),
+            y + 20.0,
+            y + 20.0
+        );
     }
     for s in spans {
         let lane = lanes.iter().position(|l| *l == s.lane).unwrap_or(0);
@@ -114,7 +165,12 @@ fn timeline_svg(spans: &[TimelineSpan]) -> String {
         );
     }
     let axis_y = lanes.len() as f64 * lane_h + 20.0;
-    let _ = write!(svg, r#"<text x="{label_w}" y="{axis_y}" font-size="11">0 us</text><text x="{}" y="{axis_y}" font-size="11" text-anchor="end">{:.1} us</text>"#, width - 10.0, span);
+    let _ = write!(
+        svg,
+        r#"<text x="{label_w}" y="{axis_y}" font-size="11">0 us</text><text x="{}" y="{axis_y}" font-size="11" text-anchor="end">{:.1} us</text>"#,
+        width - 10.0,
+        span
+    );
     svg.push_str("</svg>");
     svg
 }
@@ -147,7 +203,10 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
         timeline_text = p
             .timeline
             .as_ref()
-            .map(|t| format!(" Timeline: <b>{:.1} us</b> ({:+.1}%).", t.predicted_us, t.error_percent))
+            .map(|t| format!(
+                " Timeline: <b>{:.1} us</b> ({:+.1}%).",
+                t.predicted_us, t.error_percent
+            ))
             .unwrap_or_default(),
         coverage = 100.0 * report.coverage.replayed_share_of_trace_time,
         c1 = TIER_COLOURS[1],
@@ -157,7 +216,11 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
     html.push_str(&bars(report));
     html.push_str("<h2>Tiers</h2><table><tr><th class=\"l\">tier</th><th class=\"l\">method</th><th>unique</th><th>invocations</th><th>predicted us</th><th>share</th><th>trace us</th></tr>");
     let t = &report.tier_breakdown;
-    for (name, b) in [("1 memory", &t.tier1_cuda_runtime), ("2 GEMM", &t.tier2_cublas), ("3 libtorch", &t.tier3_libtorch)] {
+    for (name, b) in [
+        ("1 memory", &t.tier1_cuda_runtime),
+        ("2 GEMM", &t.tier2_cublas),
+        ("3 libtorch", &t.tier3_libtorch),
+    ] {
         let _ = write!(
             html,
             "<tr><td class=\"l\">{name}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}%</td><td>{:.1}</td></tr>",
@@ -195,14 +258,29 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(escape("void k<float, 4>(a&b)"), "void k&lt;float, 4&gt;(a&amp;b)");
+        assert_eq!(
+            escape("void k<float, 4>(a&b)"),
+            "void k&lt;float, 4&gt;(a&amp;b)"
+        );
     }
 
     #[test]
     fn timeline_draws_one_rect_per_span_in_its_lane() {
         let spans = vec![
-            TimelineSpan { lane: "host".into(), start_us: 0.0, dur_us: 5.0, label: "aten::mm".into(), tier: Some(2) },
-            TimelineSpan { lane: "stream 7".into(), start_us: 4.0, dur_us: 10.0, label: "gemm<a>".into(), tier: Some(2) },
+            TimelineSpan {
+                lane: "host".into(),
+                start_us: 0.0,
+                dur_us: 5.0,
+                label: "aten::mm".into(),
+                tier: Some(2),
+            },
+            TimelineSpan {
+                lane: "stream 7".into(),
+                start_us: 4.0,
+                dur_us: 10.0,
+                label: "gemm<a>".into(),
+                tier: Some(2),
+            },
         ];
         let svg = timeline_svg(&spans);
         assert_eq!(svg.matches("<rect").count(), 2);

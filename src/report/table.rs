@@ -13,16 +13,35 @@ pub fn render(r: &ComparisonReport) -> String {
         "measured full model     {:>12.1} us   (median of {} runs; p10 {:.1}, p90 {:.1})",
         r.full_model_inference_us, f.runs, f.p10_us, f.p90_us
     );
-    let _ = writeln!(out, "predicted, kernel sum   {:>12.1} us   {:+.1}%", r.predictions.sum.predicted_us, r.predictions.sum.error_percent);
+    let _ = writeln!(
+        out,
+        "predicted, kernel sum   {:>12.1} us   {:+.1}%",
+        r.predictions.sum.predicted_us, r.predictions.sum.error_percent
+    );
     if let Some(t) = &r.predictions.timeline {
-        let _ = writeln!(out, "predicted, timeline     {:>12.1} us   {:+.1}%", t.predicted_us, t.error_percent);
+        let _ = writeln!(
+            out,
+            "predicted, timeline     {:>12.1} us   {:+.1}%",
+            t.predicted_us, t.error_percent
+        );
     }
     let _ = writeln!(out, "better prediction: {}", r.predictions.best);
     let _ = writeln!(out, "\ntier  method                                        unique  invocations   predicted us   share");
     let t = &r.tier_breakdown;
-    for (n, b) in [(1, &t.tier1_cuda_runtime), (2, &t.tier2_cublas), (3, &t.tier3_libtorch)] {
+    for (n, b) in [
+        (1, &t.tier1_cuda_runtime),
+        (2, &t.tier2_cublas),
+        (3, &t.tier3_libtorch),
+    ] {
         let method: String = b.method.chars().take(44).collect();
-        let _ = writeln!(out, "{n:<5} {method:<44} {:>7} {:>12} {:>14.1} {:>6.1}%", b.unique_kernels, b.invocations, b.total_us, 100.0 * b.share);
+        let _ = writeln!(
+            out,
+            "{n:<5} {method:<44} {:>7} {:>12} {:>14.1} {:>6.1}%",
+            b.unique_kernels,
+            b.invocations,
+            b.total_us,
+            100.0 * b.share
+        );
     }
     let _ = writeln!(out, "\ncoverage: {:.1}% of the trace's time replayed; {} unreplayed signature(s) counted at trace time", 100.0 * r.coverage.replayed_share_of_trace_time, r.coverage.unreplayed.len());
     if let Some(c) = &r.trace_self_check {

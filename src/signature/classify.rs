@@ -31,7 +31,7 @@ use super::transfer::parse_memcpy_name;
 
 /// What makes two GPU activities the same unit of work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct GpuKey {
+pub(crate) struct GpuKey {
     name: StrId,
     op: Option<StrId>,
     inputs: RecordedInputs,
@@ -40,6 +40,29 @@ struct GpuKey {
     /// Copies and memsets only.
     bytes: Option<u64>,
     launched_by_graph: bool,
+}
+
+impl GpuKey {
+    /// The key of one linked GPU activity. The one place a key is made, so that
+    /// [`classify_gpu`] and [`super::ids`] give every activity the same signature id.
+    pub(crate) fn of(trace: &Trace, link: &ActivityLink) -> GpuKey {
+        let event = &trace.events[link.activity];
+        let op = link.op.map(|op| &trace.events[op]);
+        let is_kernel = event.category == Category::Kernel;
+        GpuKey {
+            name: event.name,
+            op: op.map(|op| op.name),
+            inputs: op.map(|op| op.args.inputs).unwrap_or_default(),
+            grid: event.args.grid.filter(|_| is_kernel),
+            block: event.args.block.filter(|_| is_kernel),
+            bytes: if is_kernel {
+                None
+            } else {
+                copy_bytes(trace, link)
+            },
+            launched_by_graph: link.launched_by_graph,
+        }
+    }
 }
 
 /// Running statistics of the invocations of one signature.
@@ -117,21 +140,7 @@ pub(crate) fn classify_gpu(trace: &Trace, links: &Links, source_path: &Path) -> 
                 .add(event.dur_ns, event.args.stream);
             continue;
         }
-        let op = link.op.map(|op| &trace.events[op]);
-        let is_kernel = event.category == Category::Kernel;
-        let key = GpuKey {
-            name: event.name,
-            op: op.map(|op| op.name),
-            inputs: op.map(|op| op.args.inputs).unwrap_or_default(),
-            grid: event.args.grid.filter(|_| is_kernel),
-            block: event.args.block.filter(|_| is_kernel),
-            bytes: if is_kernel {
-                None
-            } else {
-                copy_bytes(trace, link)
-            },
-            launched_by_graph: link.launched_by_graph,
-        };
+        let key = GpuKey::of(trace, link);
         groups
             .entry(key)
             .or_insert_with(|| {
@@ -456,7 +465,7 @@ pub(crate) fn recorded_inputs(
 
 /// A stable id: the first 16 hex digits of the SHA-256 of the key's text, so the same
 /// work gets the same id in every trace it appears in.
-fn signature_id(trace: &Trace, key: &GpuKey) -> String {
+pub(crate) fn signature_id(trace: &Trace, key: &GpuKey) -> String {
     let text = |id: Option<StrId>| id.map(|id| trace.text(id)).unwrap_or("");
     let mut canonical = String::new();
     let _ = write!(

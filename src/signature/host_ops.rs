@@ -11,7 +11,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::trace::link::Links;
-use crate::trace::{Category, ExecutionId, FxHashMap, Platform, RecordedInputs, StrId, Trace};
+use crate::trace::{
+    Category, Event, ExecutionId, FxHashMap, Platform, RecordedInputs, StrId, Trace,
+};
 
 use super::classify::{
     launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash, sort_signatures, source,
@@ -24,18 +26,28 @@ use super::schema::{
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct HostOpKey {
+pub(crate) struct HostOpKey {
     name: StrId,
     inputs: RecordedInputs,
 }
 
-/// Classifies a trace without GPU activity.
-pub(crate) fn classify_host_ops(trace: &Trace, links: &Links, source_path: &Path) -> SignatureFile {
+impl HostOpKey {
+    /// The key of one top-level op: the one place it is made (see [`super::ids`]).
+    pub(crate) fn of(event: &Event) -> HostOpKey {
+        HostOpKey {
+            name: event.name,
+            inputs: event.args.inputs,
+        }
+    }
+}
+
+/// The top-level ops of a trace, in file order: the units of work of a CPU-only trace.
+pub(crate) fn top_level_ops(trace: &Trace, links: &Links) -> Vec<usize> {
     // An operator is a dispatcher op (`aten::add`, `quantized::linear`, `mylib::op`): its
     // name has a namespace. Frames such as a TorchScript method's `forward` are cpu_op events
     // too, but they are not replayable units: the ops inside them are the top level.
     let is_operator = |index: usize| trace.name(&trace.events[index]).contains("::");
-    let top_level: Vec<usize> = trace
+    trace
         .events
         .iter()
         .enumerate()
@@ -45,15 +57,17 @@ pub(crate) fn classify_host_ops(trace: &Trace, links: &Links, source_path: &Path
                 && !links.ancestors(*index).into_iter().any(is_operator)
         })
         .map(|(index, _)| index)
-        .collect();
+        .collect()
+}
+
+/// Classifies a trace without GPU activity.
+pub(crate) fn classify_host_ops(trace: &Trace, links: &Links, source_path: &Path) -> SignatureFile {
+    let top_level = top_level_ops(trace, links);
 
     let mut groups: FxHashMap<HostOpKey, Invocations> = FxHashMap::default();
     for &index in &top_level {
         let event = &trace.events[index];
-        let key = HostOpKey {
-            name: event.name,
-            inputs: event.args.inputs,
-        };
+        let key = HostOpKey::of(event);
         groups
             .entry(key)
             .or_insert_with(|| Invocations::new(index))
@@ -99,18 +113,8 @@ fn host_op_signature(
     if trace.platform == Platform::Rocm {
         labels.push(Label::Rocm);
     }
-    let text = |id: Option<StrId>| id.map(|id| trace.text(id)).unwrap_or("");
-    let mut canonical = String::new();
-    let _ = write!(
-        canonical,
-        "host_op\u{1f}{name}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
-        text(key.inputs.dims),
-        text(key.inputs.types),
-        text(key.inputs.strides),
-        text(key.inputs.concrete),
-    );
     Signature {
-        id: short_hash(&canonical),
+        id: host_op_id(trace, key),
         tier: if gemm.is_some() { Tier::Gemm } else { Tier::Op },
         unit: Unit::HostOp,
         kind: WorkKind::HostOp,
@@ -132,6 +136,22 @@ fn host_op_signature(
         memset: None,
         gemm,
     }
+}
+
+/// A stable id: the first 16 hex digits of the SHA-256 of the key's text.
+pub(crate) fn host_op_id(trace: &Trace, key: &HostOpKey) -> String {
+    let text = |id: Option<StrId>| id.map(|id| trace.text(id)).unwrap_or("");
+    let mut canonical = String::new();
+    let _ = write!(
+        canonical,
+        "host_op\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        trace.text(key.name),
+        text(key.inputs.dims),
+        text(key.inputs.types),
+        text(key.inputs.strides),
+        text(key.inputs.concrete),
+    );
+    short_hash(&canonical)
 }
 
 /// Per thread: the top-level ops' time and the gaps between them.

@@ -10,6 +10,7 @@ mod classify;
 pub mod dtype;
 pub mod gemm;
 mod host_ops;
+mod ids;
 pub mod kernel_kind;
 pub mod op_inputs;
 mod read;
@@ -21,6 +22,7 @@ use std::path::Path;
 
 use crate::trace::{link, Platform, Trace};
 
+pub use ids::{signature_ids, SignatureIds};
 pub use read::{read_file, SignatureFileError};
 pub use schema::{
     BlasOp, CublasCall, GemmKernelRole, GemmOperand, GemmParams, HostOverhead, Label, LaunchingOp,

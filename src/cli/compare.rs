@@ -1,0 +1,210 @@
+//! `replay compare`: the tool's main job. Capture (or take) a trace of the model, classify it,
+//! replay every signature alone, time the real model, and report how close the prediction
+//! from the parts is to the whole, tier by tier.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::device::{Device, DeviceSpec};
+use crate::export;
+use crate::report::comparison::{aggregate, Context};
+use crate::report::{html, table};
+use crate::signature;
+use crate::trace;
+
+use super::full::FullArgs;
+use super::isolated::IsolatedArgs;
+use super::scripts::CaptureArgs;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// TorchScript model (write one with `replay export`)
+    #[arg(long, value_name = "FILE")]
+    pub model: PathBuf,
+
+    /// Use this profiler trace instead of capturing one
+    #[arg(long, value_name = "FILE", conflicts_with = "kernels")]
+    pub trace: Option<PathBuf>,
+
+    /// Use this signature file instead of capturing and classifying (the original tool's mode)
+    #[arg(long, value_name = "FILE")]
+    pub kernels: Option<PathBuf>,
+
+    #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
+    pub device: DeviceSpec,
+
+    #[arg(long, default_value_t = 5)]
+    pub seq_len: i64,
+
+    #[arg(long, default_value_t = 1)]
+    pub batch: i64,
+
+    /// Untimed full-model passes before the timed ones
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u32,
+
+    /// Timed full-model passes
+    #[arg(long, default_value_t = 100)]
+    pub runs: u32,
+
+    /// Everything goes here: trace, signatures, isolated, full-model timing, the report
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub output_dir: PathBuf,
+
+    /// Time budget per signature, warm-up included, in seconds
+    #[arg(long, default_value_t = 0.5, value_name = "S")]
+    pub max_time_per_kernel: f64,
+
+    /// Flush caches before every isolated sample
+    #[arg(long)]
+    pub cold: bool,
+
+    /// libtorch intra-op threads for capture, isolated and full alike
+    #[arg(long)]
+    pub threads: Option<i32>,
+
+    /// No progress bars
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn step(quiet: bool, text: &str) {
+    if !quiet {
+        eprintln!("==> {text}");
+    }
+}
+
+pub fn run(args: CompareArgs) -> anyhow::Result<()> {
+    let device = Device::open(args.device)?;
+    super::full::apply_threads(args.threads)?;
+    if !args.model.is_file() {
+        anyhow::bail!(crate::Error::BadInput {
+            path: args.model.clone(),
+            message: "no such model file (export one with `replay export`)".into()
+        });
+    }
+    let out = &args.output_dir;
+
+    // 1-2. A trace and its signatures.
+    let (trace_path, sig_path) = match (&args.trace, &args.kernels) {
+        (_, Some(kernels)) => (None, kernels.clone()),
+        (Some(trace), None) => (Some(trace.clone()), out.join("signatures.json")),
+        (None, None) => {
+            let trace = out.join("trace.json");
+            step(
+                args.quiet,
+                &format!(
+                    "capture: profiling one forward pass of {} on {}",
+                    args.model.display(),
+                    device.spec()
+                ),
+            );
+            super::scripts::capture(&CaptureArgs {
+                model: args.model.clone(),
+                seq_len: args.seq_len,
+                batch: args.batch,
+                device: args.device,
+                warmup: 3,
+                out: trace.clone(),
+                threads: args.threads.or(Some(tch::get_num_threads())),
+            })?;
+            (Some(trace), out.join("signatures.json"))
+        }
+    };
+    let loaded_trace = match &trace_path {
+        Some(path) => Some(trace::load(path).map_err(crate::Error::from)?),
+        None => None,
+    };
+    let file = match (&loaded_trace, &trace_path) {
+        (Some(t), Some(path)) => {
+            step(args.quiet, &format!("classify: {}", path.display()));
+            let file = signature::classify(t, path);
+            export::write_atomic(&sig_path, &export::json::to_bytes(&file))?;
+            file
+        }
+        _ => signature::read_file(&sig_path).map_err(crate::Error::from)?,
+    };
+
+    // 3. Every signature alone.
+    step(
+        args.quiet,
+        &format!(
+            "isolated: {} signatures on {}",
+            file.signatures.len(),
+            device.describe()
+        ),
+    );
+    let isolated_args = IsolatedArgs {
+        kernels: sig_path.clone(),
+        device: args.device,
+        output_dir: out.clone(),
+        cold: args.cold,
+        max_time_per_kernel: args.max_time_per_kernel,
+        noise: 0.005,
+        min_samples: 10,
+        threads: None,
+        quiet: args.quiet,
+    };
+    let results = super::isolated::run_with(&isolated_args, &file, &device)?;
+
+    // 4. The whole model.
+    step(
+        args.quiet,
+        &format!("full: {} runs after {} warm-ups", args.runs, args.warmup),
+    );
+    let full_args = FullArgs {
+        model: args.model.clone(),
+        seq_len: args.seq_len,
+        batch: args.batch,
+        warmup: args.warmup,
+        runs: args.runs,
+        device: args.device,
+        output_dir: out.clone(),
+        threads: None,
+    };
+    let full = super::full::run_with(&full_args, &device)?;
+
+    // 5. The comparison.
+    let timeline = loaded_trace
+        .as_ref()
+        .map(|t| super::predict::timeline_for_compare(t, &results))
+        .transpose()?;
+    let report = aggregate(
+        &file,
+        &results,
+        &full,
+        Context {
+            model: args.model.display().to_string(),
+            seq_len: args.seq_len,
+            trace: trace_path.as_ref().map(|p| p.display().to_string()),
+            signatures: sig_path.display().to_string(),
+            timeline_predicted_us: timeline.as_ref().map(|t| t.predicted_us),
+            self_check: timeline.as_ref().map(|t| t.self_check.clone()),
+        },
+    );
+    export::write_atomic(
+        &out.join("comparison_report.json"),
+        &export::json::to_bytes(&report),
+    )?;
+    let spans = timeline.map(|t| t.spans).unwrap_or_default();
+    export::write_atomic(
+        &out.join("report.html"),
+        html::render(&report, &spans).as_bytes(),
+    )
+    .context("writing report.html")?;
+    print!("{}", table::render(&report));
+    println!(
+        "results: {}",
+        [
+            "comparison_report.json",
+            "report.html",
+            "isolated.json",
+            "full_model_timing.json"
+        ]
+        .map(|f| out.join(f).display().to_string())
+        .join(", ")
+    );
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! What can stop a prediction.
+
+use std::path::{Path, PathBuf};
+
+/// A trace the timeline model cannot time.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictError {
+    /// No `ProfilerStep#N` span and no host op, launch call or GPU activity to measure a
+    /// window from (or every candidate step lasted 0 µs): there is no step time to check.
+    #[error("{}: {}", path.display(), self.reason())]
+    NothingToTime { path: PathBuf },
+}
+
+impl PredictError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            PredictError::NothingToTime { path } => path,
+        }
+    }
+
+    /// What is wrong, without the file name (for messages that name the file already).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            PredictError::NothingToTime { .. } => {
+                "nothing to time: no ProfilerStep span and no host op or GPU activity with a \
+                 duration"
+            }
+        }
+    }
+}
