@@ -86,6 +86,11 @@ pub fn timeline_for_compare(
             durations.set(result.id.clone(), predicted_us);
         }
     }
+    // The replayed prediction is for a run without the profiler: take its calibrated cost
+    // per recorded op out of the host gaps, when the capture measured it.
+    if let Some(overhead) = trace.metadata.profiler_overhead_us_per_op {
+        durations.remove_profiler_overhead(overhead);
+    }
     let simulation = predict::simulate(&skeleton, &durations);
     let prediction = Prediction::from_simulation(&skeleton, &simulation).for_trace(trace);
 

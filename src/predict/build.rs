@@ -342,6 +342,7 @@ impl<'t> TraceContext<'t> {
                 recorded: None,
                 pending_waits: Vec::new(),
                 waits: &mut waits,
+                host_events: &thread.host,
             };
             match self.trace.platform {
                 Platform::Cpu => builder.top_level_ops(self.in_window(&thread.top_ops, window)),
@@ -413,15 +414,38 @@ struct ThreadBuilder<'b, 't> {
     /// applies to the thread's next launch.
     pending_waits: Vec<(usize, Option<usize>)>,
     waits: &'b mut Vec<WaitRequest>,
+    /// Every host event of the thread, by start.
+    host_events: &'b [usize],
 }
 
 impl ThreadBuilder<'_, '_> {
     fn gap_until(&mut self, until: Nanos) {
         let gap = until.saturating_sub(self.cursor);
         if gap > 0 {
-            self.items.push(HostItem::Gap { ns: gap });
+            let profiled_ops = self.ops_starting_in(self.cursor, until);
+            self.items.push(HostItem::Gap {
+                ns: gap,
+                profiled_ops,
+            });
         }
         self.cursor = self.cursor.max(until);
+    }
+
+    /// cpu_op events of this thread that start in `[from, until]`: each one's profiler
+    /// recording cost lies in the gap (the ops that are replayed carry their own inside them).
+    fn ops_starting_in(&self, from: Nanos, until: Nanos) -> u32 {
+        let events = self.context.events();
+        let first = self
+            .host_events
+            .partition_point(|&i| events[i].ts_ns < from);
+        let last = self
+            .host_events
+            .partition_point(|&i| events[i].ts_ns <= until);
+        let in_gap = self.host_events.get(first..last).unwrap_or(&[]);
+        in_gap
+            .iter()
+            .filter(|&&i| events[i].category == Category::CpuOp)
+            .count() as u32
     }
 
     fn top_level_ops(&mut self, ops: &[usize]) {
@@ -779,13 +803,19 @@ mod tests {
         assert_eq!(
             step.threads[0].items,
             vec![
-                HostItem::Gap { ns: 10_000 },
+                HostItem::Gap {
+                    ns: 10_000,
+                    profiled_ops: 0
+                },
                 HostItem::Launch {
                     signature: Some(0),
                     dispatch_ns: 5_000,
                     activities: vec![0]
                 },
-                HostItem::Gap { ns: 5_000 },
+                HostItem::Gap {
+                    ns: 5_000,
+                    profiled_ops: 0
+                },
                 // The copy started 27 us into the call: that part is the dispatch...
                 HostItem::Launch {
                     signature: Some(1),
@@ -798,13 +828,19 @@ mod tests {
                     on: vec![1],
                     residual_ns: 3_000
                 },
-                HostItem::Gap { ns: 5_000 },
+                HostItem::Gap {
+                    ns: 5_000,
+                    profiled_ops: 0
+                },
                 HostItem::Wait {
                     kind: WaitKind::Stream,
                     on: vec![1],
                     residual_ns: 3_000
                 },
-                HostItem::Gap { ns: 32_000 },
+                HostItem::Gap {
+                    ns: 32_000,
+                    profiled_ops: 0
+                },
             ]
         );
         assert_eq!(step.activities[0].latency_ns, 1_000);
@@ -893,14 +929,40 @@ mod tests {
         assert_eq!(skeleton.signature_ids.len(), 2);
         let items = &skeleton.steps[0].threads[0].items;
         assert_eq!(items.len(), 5);
-        assert_eq!(items[0], HostItem::Gap { ns: 10_000 });
+        assert_eq!(
+            items[0],
+            HostItem::Gap {
+                ns: 10_000,
+                profiled_ops: 1
+            }
+        );
         assert!(matches!(items[1], HostItem::HostOp { ns: 20_000, .. }));
-        assert_eq!(items[2], HostItem::Gap { ns: 10_000 });
+        assert_eq!(
+            items[2],
+            HostItem::Gap {
+                ns: 10_000,
+                profiled_ops: 1
+            }
+        );
         assert!(matches!(items[3], HostItem::HostOp { ns: 10_000, .. }));
-        assert_eq!(items[4], HostItem::Gap { ns: 50_000 });
+        assert_eq!(
+            items[4],
+            HostItem::Gap {
+                ns: 50_000,
+                profiled_ops: 0
+            }
+        );
         assert_eq!(
             simulate(&skeleton, &Durations::trace_own()).steps[0].predicted_ns,
             100_000
+        );
+        // The gap before each top-level op holds that op's profiler recording cost: with
+        // 1.5 us per op calibrated, the two ops' gaps shrink by 1.5 us each.
+        let mut unprofiled = Durations::trace_own();
+        unprofiled.remove_profiler_overhead(1.5);
+        assert_eq!(
+            simulate(&skeleton, &unprofiled).steps[0].predicted_ns,
+            97_000
         );
     }
 

@@ -25,6 +25,10 @@ pub struct SignatureDuration {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Durations {
     by_signature: HashMap<String, SignatureDuration>,
+    /// The profiler's own cost per recorded op (µs), taken out of the host gaps: a replayed
+    /// prediction is for a run without the profiler. `None` (the self-check) keeps the gaps.
+    #[serde(default)]
+    profiler_overhead_us_per_op: Option<f64>,
 }
 
 impl Durations {
@@ -60,6 +64,18 @@ impl Durations {
             },
         );
         self
+    }
+
+    /// Takes `us` of profiler recording cost per op out of every host gap.
+    pub fn remove_profiler_overhead(&mut self, us: f64) -> &mut Self {
+        self.profiler_overhead_us_per_op = Some(us);
+        self
+    }
+
+    pub fn profiler_overhead_ns(&self) -> Nanos {
+        self.profiler_overhead_us_per_op
+            .and_then(us_to_ns)
+            .unwrap_or(0)
     }
 
     pub fn get(&self, id: &str) -> Option<&SignatureDuration> {

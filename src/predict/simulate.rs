@@ -105,7 +105,7 @@ pub fn simulate(skeleton: &Skeleton, durations: &Durations) -> Simulation {
         steps: skeleton
             .steps
             .iter()
-            .map(|step| simulate_step(step, &replacements))
+            .map(|step| simulate_step(step, &replacements, durations.profiler_overhead_ns()))
             .collect(),
     }
 }
@@ -164,7 +164,11 @@ fn previous_on_stream(step: &StepSkeleton) -> Vec<Option<usize>> {
         .collect()
 }
 
-fn simulate_step(step: &StepSkeleton, replacements: &[Replacement]) -> SimulatedStep {
+fn simulate_step(
+    step: &StepSkeleton,
+    replacements: &[Replacement],
+    profiler_overhead_ns: Nanos,
+) -> SimulatedStep {
     let nodes = Nodes::new(step);
     let previous = previous_on_stream(step);
 
@@ -253,6 +257,7 @@ fn simulate_step(step: &StepSkeleton, replacements: &[Replacement]) -> Simulated
                 &host,
                 &activities,
                 replacements,
+                profiler_overhead_ns,
                 &mut overridden,
             );
             if let Some(slot) = host.get_mut(thread).and_then(|t| t.get_mut(item)) {
@@ -340,6 +345,7 @@ fn host_interval(
     host: &[Vec<Option<Interval>>],
     activities: &[Option<Interval>],
     replacements: &[Replacement],
+    profiler_overhead_ns: Nanos,
     overridden: &mut u64,
 ) -> Option<Interval> {
     let items = &step.threads.get(thread)?.items;
@@ -359,7 +365,10 @@ fn host_interval(
             .unwrap_or_default()
     };
     let end = match items.get(item)? {
-        HostItem::Gap { ns } => start.saturating_add(*ns),
+        HostItem::Gap { ns, profiled_ops } => {
+            let recording = profiler_overhead_ns.saturating_mul(Nanos::from(*profiled_ops));
+            start.saturating_add(ns.saturating_sub(recording).max(0))
+        }
         HostItem::HostOp { signature, ns } => {
             let own = match replacement(signature).device_ns {
                 Some(replaced) => {

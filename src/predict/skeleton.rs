@@ -52,7 +52,13 @@ pub struct HostThread {
 #[serde(tag = "item", rename_all = "snake_case")]
 pub enum HostItem {
     /// Host time that no replay changes (Python, dispatcher, other API calls), as measured.
-    Gap { ns: Nanos },
+    /// `profiled_ops` ops were recorded by the profiler inside it: their recording cost is
+    /// part of `ns`, and a prediction for an unprofiled run takes it out.
+    Gap {
+        ns: Nanos,
+        #[serde(default)]
+        profiled_ops: u32,
+    },
     /// A top-level op of a CPU-only trace: its time is its signature's device time.
     HostOp { signature: Option<u32>, ns: Nanos },
     /// A launch call (kernel launch, async copy or memset): `dispatch_ns` of host time,
@@ -221,7 +227,13 @@ impl StepSkeleton {
     /// Appends host time that no replay changes. A thread index that does not exist is
     /// ignored (as are the pushes below): hand-built steps are checked by their tests.
     pub fn push_gap(&mut self, thread: usize, ns: Nanos) {
-        self.push_item(thread, HostItem::Gap { ns });
+        self.push_item(
+            thread,
+            HostItem::Gap {
+                ns,
+                profiled_ops: 0,
+            },
+        );
     }
 
     /// Appends a top-level host op.

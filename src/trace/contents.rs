@@ -53,6 +53,10 @@ pub struct TraceMetadata {
     /// (absolute time in ns = base + ts * 1000).
     pub base_time_ns: Option<i64>,
     pub trace_name: Option<String>,
+    /// `replayProfilerOverheadUsPerOp`: host time the profiler itself adds to each recorded
+    /// op, calibrated by `scripts/capture_trace.py` on a loop of tiny ops with and without
+    /// the profiler. The timeline model takes it out of the host gaps.
+    pub profiler_overhead_us_per_op: Option<f64>,
 }
 
 /// How many events of each kind the file held, kept or not.

@@ -276,6 +276,11 @@ impl<'de> Visitor<'de> for RootVisitor<'_, '_> {
                 "baseTimeNanoseconds" => {
                     self.assembler.metadata.base_time_ns = map.next_value::<LenientInt>()?.0
                 }
+                "replayProfilerOverheadUsPerOp" => {
+                    let value: serde_json::Value = map.next_value()?;
+                    self.assembler.metadata.profiler_overhead_us_per_op =
+                        value.as_f64().filter(|v| v.is_finite() && *v >= 0.0);
+                }
                 "traceName" => {
                     let value: serde_json::Value = map.next_value()?;
                     self.assembler.metadata.trace_name = value.as_str().map(str::to_owned);
