@@ -16,8 +16,12 @@ setup:
 build: setup
 	$(CARGO) build --release --locked
 
+# The main job on its built-in default: BLOOM-560M (real architecture, random weights),
+# sequence length 5, on the CPU, predicted from its kernels and compared with the real model.
+MODEL ?= models/bloom-560m.pt
 run: build
-	./target/release/replay devices
+	@test -f $(MODEL) || ./target/release/replay export --model bloom-560m --out $(MODEL)
+	./target/release/replay compare --model $(MODEL) --device cpu --seq-len 5 --warmup 10 --runs 100 --output-dir results
 
 test: setup
 	$(CARGO) test --release --locked
