@@ -32,12 +32,15 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub kernels: Option<PathBuf>,
 
+    /// Device: cpu, cuda or cuda:N
     #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
     pub device: DeviceSpec,
 
+    /// Tokens in the input sequence
     #[arg(long, default_value_t = 5)]
     pub seq_len: i64,
 
+    /// Sequences per forward pass
     #[arg(long, default_value_t = 1)]
     pub batch: i64,
 

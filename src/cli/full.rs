@@ -31,6 +31,7 @@ pub struct FullArgs {
     #[arg(long, default_value_t = 100)]
     pub runs: u32,
 
+    /// Device: cpu, cuda or cuda:N
     #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
     pub device: DeviceSpec,
 

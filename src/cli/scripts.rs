@@ -57,12 +57,15 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
 
+    /// Tokens in the input sequence
     #[arg(long, default_value_t = 5)]
     pub seq_len: i64,
 
+    /// Sequences per forward pass
     #[arg(long, default_value_t = 1)]
     pub batch: i64,
 
+    /// Device: cpu, cuda or cuda:N
     #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
     pub device: DeviceSpec,
 
