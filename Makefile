@@ -50,3 +50,8 @@ bench-classify-vs-hta: setup
 .PHONY: bench-isolated
 bench-isolated: build
 	.venv/bin/python scripts/bench_isolated.py
+
+# Renders results/report.html in headless Chromium (apt-get install chromium) to results/report.png.
+.PHONY: report-screenshot
+report-screenshot:
+	scripts/screenshot_report.sh results/report.html results/report.png

@@ -158,7 +158,8 @@ fn tier_breakdown(
     grand_total: f64,
 ) -> TierBreakdown {
     let rows: Vec<&SignatureResult> = results.results.iter().filter(|r| r.tier == tier).collect();
-    let total: f64 = rows.iter().map(|r| predicted_total(r).0).sum();
+    // `+ 0.0`: an empty f64 sum is -0.0, which would print as "-0.0".
+    let total: f64 = rows.iter().map(|r| predicted_total(r).0).sum::<f64>() + 0.0;
     TierBreakdown {
         method: methods_of(results, tier, fallback_method),
         unique_kernels: rows.len(),
@@ -169,7 +170,7 @@ fn tier_breakdown(
         } else {
             0.0
         },
-        trace_total_us: rows.iter().map(|r| r.trace_total_us).sum(),
+        trace_total_us: rows.iter().map(|r| r.trace_total_us).sum::<f64>() + 0.0,
     }
 }
 
