@@ -55,3 +55,8 @@ bench-isolated: build
 .PHONY: report-screenshot
 report-screenshot:
 	scripts/screenshot_report.sh results/report.html results/report.png
+
+# Prediction accuracy of compare on bloom-560m and bloom-tiny, repeated (results/bench_accuracy.json).
+.PHONY: bench-accuracy
+bench-accuracy: build
+	.venv/bin/python scripts/bench_accuracy.py
