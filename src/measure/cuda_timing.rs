@@ -46,6 +46,27 @@ impl EventPair {
             .map_err(driver_error("cuEventRecord"))
     }
 
+    /// Times `calls` calls of `issue` on `stream`: device time between the events, and the
+    /// host time spent issuing (the dispatch cost), measured separately.
+    pub fn time_batch(
+        &self,
+        stream: &CudaStream,
+        calls: u64,
+        mut issue: impl FnMut() -> Result<(), MeasureError>,
+    ) -> Result<super::BatchTiming, MeasureError> {
+        self.record_start(stream)?;
+        let host_start = std::time::Instant::now();
+        for _ in 0..calls {
+            issue()?;
+        }
+        let host = host_start.elapsed();
+        self.record_end(stream)?;
+        Ok(super::BatchTiming {
+            device: self.elapsed()?,
+            host,
+        })
+    }
+
     /// Waits for the end event and returns the device time between the two.
     pub fn elapsed(&self) -> Result<Duration, MeasureError> {
         self.end

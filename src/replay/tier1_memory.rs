@@ -134,7 +134,7 @@ pub mod cuda {
     pub struct CudaMemoryTarget {
         stream: Arc<CudaStream>,
         buffers: Buffers,
-        events: EventPair,
+        events: Arc<EventPair>,
     }
 
     fn err(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> MeasureError {
@@ -184,7 +184,7 @@ pub mod cuda {
                 }
             };
             Ok(CudaMemoryTarget {
-                events: EventPair::new(&device.context)?,
+                events: Arc::new(EventPair::new(&device.context)?),
                 stream,
                 buffers,
             })
@@ -300,15 +300,9 @@ pub mod cuda {
 
     impl Target for CudaMemoryTarget {
         fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-            self.events.record_start(&self.stream)?;
-            let host_start = Instant::now();
-            for _ in 0..calls {
-                self.issue_one()?;
-            }
-            let host = host_start.elapsed();
-            self.events.record_end(&self.stream)?;
-            let device = self.events.elapsed()?;
-            Ok(BatchTiming { device, host })
+            // The events are shared (Arc) so the closure may borrow the target mutably.
+            let (events, stream) = (self.events.clone(), self.stream.clone());
+            events.time_batch(&stream, calls, || self.issue_one())
         }
     }
 

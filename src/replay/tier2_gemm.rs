@@ -278,7 +278,7 @@ pub mod cuda {
     pub struct CublasGemmTarget {
         blas: CudaBlas,
         stream: Arc<CudaStream>,
-        events: EventPair,
+        events: Arc<EventPair>,
         a: CudaSlice<u8>,
         b: CudaSlice<u8>,
         c: CudaSlice<u8>,
@@ -322,7 +322,7 @@ pub mod cuda {
             let blas = CudaBlas::new(stream.clone())
                 .map_err(|e| MeasureError::target(format!("cublasCreate: {e}")))?;
             Ok(CublasGemmTarget {
-                events: EventPair::new(&device.context)?,
+                events: Arc::new(EventPair::new(&device.context)?),
                 a: alloc(a_bytes)?,
                 b: alloc(b_bytes)?,
                 c: alloc(c_bytes)?,
@@ -440,17 +440,9 @@ pub mod cuda {
 
     impl Target for CublasGemmTarget {
         fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-            self.events.record_start(&self.stream)?;
-            let host_start = Instant::now();
-            for _ in 0..calls {
-                self.issue_one()?;
-            }
-            let host = host_start.elapsed();
-            self.events.record_end(&self.stream)?;
-            Ok(BatchTiming {
-                device: self.events.elapsed()?,
-                host,
-            })
+            // The events are shared (Arc) so the closure may borrow the target mutably.
+            let (events, stream) = (self.events.clone(), self.stream.clone());
+            events.time_batch(&stream, calls, || self.issue_one())
         }
     }
 }
