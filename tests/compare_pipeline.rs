@@ -9,17 +9,34 @@ use common::replay;
 use predicates::prelude::*;
 
 fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_slice(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 #[test]
 fn compare_on_bloom_tiny_writes_a_consistent_report() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("bloom-tiny.pt");
-    replay().args(["export", "--model", "bloom-tiny", "--out"]).arg(&model).assert().success();
+    replay()
+        .args(["export", "--model", "bloom-tiny", "--out"])
+        .arg(&model)
+        .assert()
+        .success();
     let out = dir.path().join("results");
     replay()
-        .args(["compare", "--device", "cpu", "--seq-len", "5", "--warmup", "3", "--runs", "20"])
+        .args([
+            "compare",
+            "--device",
+            "cpu",
+            "--seq-len",
+            "5",
+            "--warmup",
+            "3",
+            "--runs",
+            "20",
+        ])
         .args(["--max-time-per-kernel", "0.02", "--quiet", "--model"])
         .arg(&model)
         .arg("--output-dir")
@@ -38,29 +55,56 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
     let tier_sum: f64 = ["tier1_cuda_runtime", "tier2_cublas", "tier3_libtorch"]
         .iter()
         .map(|t| {
-            assert!(tiers[t]["method"].is_string() && tiers[t]["unique_kernels"].is_u64(), "{t}");
+            assert!(
+                tiers[t]["method"].is_string() && tiers[t]["unique_kernels"].is_u64(),
+                "{t}"
+            );
             tiers[t]["total_us"].as_f64().unwrap()
         })
         .sum();
-    assert!((tier_sum - sum).abs() <= 1e-6 * sum, "tiers {tier_sum} vs sum {sum}");
+    assert!(
+        (tier_sum - sum).abs() <= 1e-6 * sum,
+        "tiers {tier_sum} vs sum {sum}"
+    );
     let error = report["error_percent"].as_f64().unwrap();
     assert!((error - 100.0 * (sum - measured) / measured).abs() < 1e-6);
-    assert!(tiers["tier2_cublas"]["unique_kernels"].as_u64().unwrap() > 0, "BLOOM's linears are tier 2");
+    assert!(
+        tiers["tier2_cublas"]["unique_kernels"].as_u64().unwrap() > 0,
+        "BLOOM's linears are tier 2"
+    );
     // Both predictions, each with its error; the timeline models the host too.
-    let timeline = report["predictions"]["timeline"]["predicted_us"].as_f64().unwrap();
-    assert!(timeline > sum, "framework time between ops is added to the kernels");
+    let timeline = report["predictions"]["timeline"]["predicted_us"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        timeline > sum,
+        "framework time between ops is added to the kernels"
+    );
     assert!(["sum", "timeline"].contains(&report["predictions"]["best"].as_str().unwrap()));
     // Coverage and the self-check.
-    let coverage = report["coverage"]["replayed_share_of_trace_time"].as_f64().unwrap();
+    let coverage = report["coverage"]["replayed_share_of_trace_time"]
+        .as_f64()
+        .unwrap();
     assert!(coverage > 0.99, "coverage {coverage}");
-    assert!(report["trace_self_check"]["error_percent"].as_f64().unwrap().abs() < 1.0);
+    assert!(
+        report["trace_self_check"]["error_percent"]
+            .as_f64()
+            .unwrap()
+            .abs()
+            < 1.0
+    );
     assert!(report["top_signatures"].as_array().unwrap().len() <= 20);
     // The other files of the run.
     assert_eq!(json(&out.join("isolated.json"))["complete"], true);
     assert_eq!(json(&out.join("full_model_timing.json"))["runs"], 20);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(html.starts_with("<!doctype html>") && html.contains("<svg") && html.ends_with("</html>\n"));
-    assert!(!html.contains("<script src") && !html.contains("<link"), "self-contained: nothing fetched");
+    assert!(
+        html.starts_with("<!doctype html>") && html.contains("<svg") && html.ends_with("</html>\n")
+    );
+    assert!(
+        !html.contains("<script src") && !html.contains("<link"),
+        "self-contained: nothing fetched"
+    );
 
     // The seed tool's modes keep working on their own.
     let seed_out = dir.path().join("seed");
@@ -73,14 +117,30 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
         .success()
         .stdout(predicate::str::contains("median"));
     replay()
-        .args(["isolated", "--quiet", "--max-time-per-kernel", "0.01", "--kernels"])
+        .args([
+            "isolated",
+            "--quiet",
+            "--max-time-per-kernel",
+            "0.01",
+            "--kernels",
+        ])
         .arg(out.join("signatures.json"))
         .arg("--output-dir")
         .arg(&seed_out)
         .assert()
         .success();
     replay()
-        .args(["compare", "--runs", "5", "--warmup", "2", "--max-time-per-kernel", "0.01", "--quiet", "--model"])
+        .args([
+            "compare",
+            "--runs",
+            "5",
+            "--warmup",
+            "2",
+            "--max-time-per-kernel",
+            "0.01",
+            "--quiet",
+            "--model",
+        ])
         .arg(&model)
         .arg("--kernels")
         .arg(out.join("signatures.json"))
@@ -88,7 +148,12 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
         .arg(&seed_out)
         .assert()
         .success();
-    assert!(json(&seed_out.join("comparison_report.json"))["predicted_from_kernels_us"].as_f64().unwrap() > 0.0);
+    assert!(
+        json(&seed_out.join("comparison_report.json"))["predicted_from_kernels_us"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }
 
 #[test]
