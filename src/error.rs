@@ -34,6 +34,10 @@ pub enum Error {
     #[error(transparent)]
     SignatureFile(#[from] crate::signature::SignatureFileError),
 
+    /// An energy probe could not be opened or read.
+    #[error(transparent)]
+    Energy(#[from] crate::energy::EnergyError),
+
     /// The model failed to load or run.
     #[error("model error: {0}")]
     Model(String),
@@ -58,6 +62,17 @@ impl Error {
                 | Error::BadInput { .. }
                 | Error::Trace(_)
                 | Error::SignatureFile(_)
+        ) || matches!(
+            self,
+            Error::Energy(
+                crate::energy::EnergyError::InvalidSpec { .. }
+                    | crate::energy::EnergyError::NvmlUnavailable(_)
+                    | crate::energy::EnergyError::RaplUnavailable { .. }
+                    | crate::energy::EnergyError::CommandStart { .. }
+                    | crate::energy::EnergyError::Plugin { .. }
+                    | crate::energy::EnergyError::PluginSymbol { .. }
+                    | crate::energy::EnergyError::PluginAbiVersion { .. }
+            )
         )
     }
 

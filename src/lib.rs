@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod device;
+pub mod energy;
 pub mod error;
 pub mod export;
 pub mod kernels;
