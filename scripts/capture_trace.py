@@ -19,6 +19,10 @@ import shutil
 import sys
 import tempfile
 
+# Kineto logs every profiler start/stop on stderr; only its errors are of use here. It reads
+# the level when torch loads, so it is set before the import.
+os.environ.setdefault("KINETO_LOG_LEVEL", "3")
+
 import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 

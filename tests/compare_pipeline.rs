@@ -164,3 +164,67 @@ fn compare_with_a_missing_model_exits_2() {
         .code(2)
         .stderr(predicate::str::contains("/nonexistent/model.pt"));
 }
+
+#[test]
+fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("bloom-tiny.pt");
+    replay()
+        .args(["export", "--model", "bloom-tiny", "--out"])
+        .arg(&model)
+        .assert()
+        .success();
+    // A meter integrating a constant 42 W over real time (the protocol of the README).
+    let meter = dir.path().join("meter.py");
+    std::fs::write(
+        &meter,
+        "import json, sys, time\nstart = time.monotonic()\nfirst = True\nfor line in iter(sys.stdin.readline, ''):\n    c = line.strip()\n    if c == 'read':\n        now = time.monotonic()\n        d = {'joules': 42.0 * (now - start), 'timestamp': now}\n        if first:\n            d['update_period_s'] = 0.001\n            first = False\n        print(json.dumps(d), flush=True)\n    elif c == 'quit':\n        break\n",
+    )
+    .unwrap();
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let out = dir.path().join("results");
+    replay()
+        .args([
+            "compare",
+            "--runs",
+            "10",
+            "--warmup",
+            "3",
+            "--max-time-per-kernel",
+            "0.01",
+            "--threads",
+            "1",
+            "--quiet",
+        ])
+        .arg("--model")
+        .arg(&model)
+        .arg("--output-dir")
+        .arg(&out)
+        .arg("--energy")
+        .arg(format!("cmd:{} {}", python.display(), meter.display()))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("energy (cmd"));
+    let report = json(&out.join("comparison_report.json"));
+    let energy = &report["energy"];
+    let measured = energy["measured_joules"].as_f64().unwrap();
+    let predicted = energy["predicted_joules"].as_f64().unwrap();
+    assert!(measured > 0.0 && predicted > 0.0);
+    let error = energy["error_percent"].as_f64().unwrap();
+    assert!((error - 100.0 * (predicted - measured) / measured).abs() < 1e-6);
+    assert_eq!(energy["method"], "counter");
+    // 42 W over the measured seconds per pass: the meter's truth.
+    let full = json(&out.join("full_model_timing.json"));
+    let seconds = full["energy"]["seconds_per_invocation"]["median"]
+        .as_f64()
+        .unwrap();
+    let joules = full["energy"]["joules_per_invocation"]["median"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (joules / (42.0 * seconds) - 1.0).abs() < 0.05,
+        "{joules} J over {seconds} s"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Energy</h2>"));
+}

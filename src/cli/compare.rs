@@ -71,6 +71,9 @@ pub struct CompareArgs {
     /// No progress bars
     #[arg(long, short)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub energy: super::energy_args::EnergyArgs,
 }
 
 fn step(quiet: bool, text: &str) {
@@ -82,6 +85,7 @@ fn step(quiet: bool, text: &str) {
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let device = Device::open(args.device)?;
     super::full::apply_threads(args.threads)?;
+    let mut probe = args.energy.open()?;
     if !args.model.is_file() {
         anyhow::bail!(crate::Error::BadInput {
             path: args.model.clone(),
@@ -149,8 +153,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         min_samples: 10,
         threads: None,
         quiet: args.quiet,
+        energy: args.energy.clone(),
     };
-    let results = super::isolated::run_with(&isolated_args, &file, &device)?;
+    let results = super::isolated::run_with(&isolated_args, &file, &device, probe.as_deref_mut())?;
 
     // 4. The whole model.
     step(
@@ -166,8 +171,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         device: args.device,
         output_dir: out.clone(),
         threads: None,
+        energy: args.energy.clone(),
     };
-    let full = super::full::run_with(&full_args, &device)?;
+    let full = super::full::run_with(&full_args, &device, probe.as_deref_mut())?;
 
     // 5. The comparison.
     let timeline = loaded_trace
@@ -187,6 +193,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
             self_check: timeline.as_ref().map(|t| t.self_check.clone()),
         },
     );
+    let mut report = report;
+    report.energy = crate::report::comparison::energy_comparison(&results, &full);
     export::write_atomic(
         &out.join("comparison_report.json"),
         &export::json::to_bytes(&report),

@@ -43,6 +43,9 @@ pub struct FullArgs {
     /// capture, isolated and full so their times are comparable
     #[arg(long)]
     pub threads: Option<i32>,
+
+    #[command(flatten)]
+    pub energy: super::energy_args::EnergyArgs,
 }
 
 pub fn apply_threads(threads: Option<i32>) -> anyhow::Result<()> {
@@ -59,11 +62,15 @@ pub fn apply_threads(threads: Option<i32>) -> anyhow::Result<()> {
 }
 
 /// Loads and times the model, writing `full_model_timing.json`; also used by `replay compare`.
-pub fn run_with(args: &FullArgs, device: &Device) -> anyhow::Result<FullModelTiming> {
+pub fn run_with(
+    args: &FullArgs,
+    device: &Device,
+    probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+) -> anyhow::Result<FullModelTiming> {
     apply_threads(args.threads)?;
     let model = TorchScriptModel::load(&args.model, device.torch_device())?;
     let name = args.model.display().to_string();
-    let timing = time_model(
+    let mut timing = time_model(
         &model,
         &name,
         &device.describe(),
@@ -73,6 +80,12 @@ pub fn run_with(args: &FullArgs, device: &Device) -> anyhow::Result<FullModelTim
         args.runs,
         |_| {},
     )?;
+    if let Some(probe) = probe {
+        let config = args.energy.config();
+        timing.energy = Some(crate::model::full::model_energy(
+            &model, &timing, probe, &config,
+        )?);
+    }
     export::write_atomic(
         &args.output_dir.join("full_model_timing.json"),
         &export::json::to_bytes(&timing),
@@ -82,7 +95,8 @@ pub fn run_with(args: &FullArgs, device: &Device) -> anyhow::Result<FullModelTim
 
 pub fn run(args: FullArgs) -> anyhow::Result<()> {
     let device = Device::open(args.device)?;
-    let t = run_with(&args, &device)?;
+    let mut probe = args.energy.open()?;
+    let t = run_with(&args, &device, probe.as_deref_mut())?;
     println!(
         "{}: median {:.1} us (mean {:.1}, p10 {:.1}, p90 {:.1}, std {:.1}) over {} runs after {} warm-ups on {}, {} threads",
         t.model, t.median_us, t.mean_us, t.p10_us, t.p90_us, t.std_us, t.runs, t.warmup, t.device, t.threads

@@ -52,12 +52,16 @@ pub struct IsolatedArgs {
     /// No progress bar
     #[arg(long, short)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub energy: super::energy_args::EnergyArgs,
 }
 
 pub fn run(args: IsolatedArgs) -> anyhow::Result<()> {
     let file = signature::read_file(&args.kernels).map_err(crate::Error::from)?;
     let device = Device::open(args.device)?;
-    let results = run_with(&args, &file, &device)?;
+    let mut probe = args.energy.open()?;
+    let results = run_with(&args, &file, &device, probe.as_deref_mut())?;
     print_summary(&results, &args);
     Ok(())
 }
@@ -67,6 +71,7 @@ pub fn run_with(
     args: &IsolatedArgs,
     file: &signature::schema::SignatureFile,
     device: &Device,
+    probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
 ) -> anyhow::Result<IsolatedResults> {
     if !(args.max_time_per_kernel > 0.0) {
         anyhow::bail!(crate::Error::BadInput {
@@ -108,6 +113,7 @@ pub fn run_with(
         }
     };
 
+    let energy_config = args.energy.config();
     let json_path = args.output_dir.join("isolated.json");
     let csv_path = args.output_dir.join("isolated.csv");
     let show_bar = !args.quiet && std::io::stderr().is_terminal();
@@ -132,6 +138,7 @@ pub fn run_with(
         run_config,
         &MonotonicClock::new(),
         cold_flush,
+        probe.map(|p| (p, &energy_config)),
         |p| {
             bar.set_length(p.units_total as u64);
             bar.set_position(p.unit_index as u64);

@@ -3,6 +3,7 @@
 mod classify;
 mod compare;
 mod devices;
+pub mod energy_args;
 pub mod full;
 pub mod isolated;
 pub mod predict;

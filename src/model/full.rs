@@ -30,6 +30,9 @@ pub struct FullModelTiming {
     /// Relative standard error of the median.
     pub rse_median: Option<f64>,
     pub samples_us: Vec<f64>,
+    /// Energy of one forward pass (`--energy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::energy::EnergySummary>,
 }
 
 /// Times `runs` forward passes after `warmup` untimed ones.
@@ -115,9 +118,36 @@ pub fn time_model(
         p90_us: stats.p90,
         rse_median: stats.rse_median,
         samples_us: samples,
+        energy: None,
     })
 }
 
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+/// Energy of one forward pass, measured in windows that cover the probe's update period.
+///
+/// Each run of the window is `calls` passes lasting together at least 10 ms (from the timed
+/// median), so the probe's read latency is small against the work it brackets.
+pub fn model_energy(
+    model: &TorchScriptModel,
+    timing: &FullModelTiming,
+    probe: &mut dyn crate::energy::EnergyProbe,
+    config: &crate::energy::EnergyConfig,
+) -> Result<crate::energy::EnergySummary> {
+    let _guard = tch::no_grad_guard();
+    let input = model.input_ids(timing.batch, timing.seq_len, 0);
+    let calls = (10_000.0 / timing.median_us.max(1.0)).ceil().max(1.0) as u64;
+    crate::energy::measure_energy(probe, calls, config, || -> Result<()> {
+        for _ in 0..calls {
+            let _ = model.forward(&input)?;
+        }
+        // The window must close after the GPU has finished the pass, not when it was issued.
+        if let tch::Device::Cuda(i) = model.device {
+            tch::Cuda::synchronize(i as i64);
+        }
+        Ok(())
+    })
+    .map_err(Error::from)
 }

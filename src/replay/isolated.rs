@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::device::Device;
+use crate::energy::{measure_energy, EnergyConfig, EnergyProbe, EnergySummary};
 use crate::measure::{measure, Clock, MeasureConfig, Summary};
 use crate::signature::schema::{SignatureFile, Tier};
 
@@ -53,6 +54,12 @@ pub struct SignatureResult {
     /// Host (dispatch) time of one invocation: the replay's host median × share (µs).
     pub host_us: Option<f64>,
     pub stats: Option<Summary>,
+    /// Energy of one invocation: the replay's median joules per call × share (`--energy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joules_per_invocation: Option<f64>,
+    /// The replay's energy measurement, or why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<Result<EnergySummary, String>>,
 }
 
 /// How the run was configured, recorded with the results.
@@ -103,6 +110,7 @@ pub fn run(
     run_config: RunConfig,
     clock: &dyn Clock,
     mut cold_flush: Option<ColdFlush>,
+    mut energy: Option<(&mut (dyn EnergyProbe + 'static), &EnergyConfig)>,
     mut on_progress: impl FnMut(Progress<'_>),
     mut on_results: impl FnMut(&IsolatedResults),
 ) -> IsolatedResults {
@@ -125,6 +133,7 @@ pub fn run(
             units_total: units.len(),
             name: &lead.name,
         });
+        let mut energy_result: Option<Result<EnergySummary, String>> = None;
         let outcome: Result<(Summary, String), SetupError> = target_for(file, unit, device)
             .and_then(|(mut target, method)| {
                 let mut flushing;
@@ -139,6 +148,17 @@ pub fn run(
                     None => target.as_mut(),
                 };
                 let summary = measure(target, config, clock)?;
+                // Energy after time: the probe's windows repeat the same batches, long enough
+                // to cover its update period (`energy::measure_energy`).
+                if let Some((probe, energy_config)) = energy.as_mut() {
+                    let calls = summary.calls_per_sample.max(1);
+                    energy_result = Some(
+                        measure_energy(&mut **probe, calls, energy_config, || {
+                            target.run_batch(calls).map(|_| ())
+                        })
+                        .map_err(|e| e.to_string()),
+                    );
+                }
                 Ok((summary, method.0))
             });
         let base = |i: usize, share: f64| {
@@ -159,6 +179,8 @@ pub fn run(
                 predicted_us: None,
                 host_us: None,
                 stats: None,
+                joules_per_invocation: None,
+                energy: None,
             }
         };
         for &(i, share) in &unit.members {
@@ -169,6 +191,13 @@ pub fn run(
                     r.predicted_us = Some(summary.median * share);
                     r.host_us = Some(summary.host_median * share);
                     r.stats = Some(summary.clone());
+                    if let Some(e) = &energy_result {
+                        r.joules_per_invocation = e
+                            .as_ref()
+                            .ok()
+                            .map(|e| e.joules_per_invocation.median * share);
+                        r.energy = Some(e.clone());
+                    }
                 }
                 Err(SetupError::Unsupported(m)) => {
                     (r.status, r.reason) = (Status::Unsupported, Some(m.clone()))

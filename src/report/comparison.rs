@@ -92,7 +92,42 @@ pub struct ComparisonReport {
     /// The timeline model fed with the trace's own durations, against the trace's step time.
     pub trace_self_check: Option<SelfCheck>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy: Option<serde_json::Value>,
+    pub energy: Option<EnergyReport>,
+}
+
+/// Energy predicted from the kernels (Σ joules per invocation × count) against the measured
+/// full-model energy per forward pass.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnergyReport {
+    #[serde(flatten)]
+    pub comparison: crate::energy::EnergyComparison,
+    /// Signatures whose energy was measured, and those without (not replayed, or the probe failed).
+    pub signatures_measured: usize,
+    pub signatures_without_energy: Vec<String>,
+}
+
+/// The energy comparison, when the run measured energy.
+pub fn energy_comparison(
+    results: &IsolatedResults,
+    full: &FullModelTiming,
+) -> Option<EnergyReport> {
+    let full_energy = full.energy.as_ref()?;
+    let measured: Vec<(f64, u64)> = results
+        .results
+        .iter()
+        .filter_map(|r| r.joules_per_invocation.map(|j| (j, r.count)))
+        .collect();
+    let without = results
+        .results
+        .iter()
+        .filter(|r| r.joules_per_invocation.is_none() && r.status != Status::Included)
+        .map(|r| r.id.clone())
+        .collect();
+    Some(EnergyReport {
+        signatures_measured: measured.len(),
+        comparison: crate::energy::EnergyComparison::new(measured, full_energy),
+        signatures_without_energy: without,
+    })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

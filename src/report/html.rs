@@ -214,6 +214,21 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
         c3 = TIER_COLOURS[3],
     );
     html.push_str(&bars(report));
+    if let Some(e) = &report.energy {
+        let c = &e.comparison;
+        let _ = write!(
+            html,
+            "<h2>Energy</h2><p>Probe {} ({:?}, update period {:.3} s). Measured: <b>{:.5} J</b> per forward pass; predicted from the kernels: <b>{:.5} J</b> ({}). {} signatures measured, {} without energy.</p>",
+            escape(&c.probe),
+            c.method,
+            c.resolution.update_period_s,
+            c.measured_joules,
+            c.predicted_joules,
+            c.error_percent.map(|x| format!("{x:+.1}%")).unwrap_or_else(|| "n/a".into()),
+            e.signatures_measured,
+            e.signatures_without_energy.len()
+        );
+    }
     html.push_str("<h2>Tiers</h2><table><tr><th class=\"l\">tier</th><th class=\"l\">method</th><th>unique</th><th>invocations</th><th>predicted us</th><th>share</th><th>trace us</th></tr>");
     let t = &report.tier_breakdown;
     for (name, b) in [

@@ -44,6 +44,18 @@ pub fn render(r: &ComparisonReport) -> String {
         );
     }
     let _ = writeln!(out, "\ncoverage: {:.1}% of the trace's time replayed; {} unreplayed signature(s) counted at trace time", 100.0 * r.coverage.replayed_share_of_trace_time, r.coverage.unreplayed.len());
+    if let Some(e) = &r.energy {
+        let c = &e.comparison;
+        let error = c
+            .error_percent
+            .map(|x| format!("{x:+.1}%"))
+            .unwrap_or_else(|| "n/a".into());
+        let _ = writeln!(
+            out,
+            "energy ({}, {:?}): measured {:.5} J per pass, predicted from kernels {:.5} J ({error}); {} signatures measured",
+            c.probe, c.method, c.measured_joules, c.predicted_joules, e.signatures_measured
+        );
+    }
     if let Some(c) = &r.trace_self_check {
         let _ = writeln!(out, "trace self-check: timeline from the trace's own durations {:.1} us vs step {:.1} us ({:+.1}%)", c.predicted_us, c.measured_us, c.error_percent);
     }
