@@ -27,11 +27,13 @@ def model_path(name):
     return path
 
 
-def one_run(model, threads, tmp):
+def one_run(model, threads, tmp, cold=False):
     cmd = [REPLAY, "compare", "--model", model, "--device", "cpu", "--seq-len", "5",
            "--warmup", "10", "--runs", "100", "--quiet", "--output-dir", tmp]
     if threads:
         cmd += ["--threads", str(threads)]
+    if cold:
+        cmd += ["--cold"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(os.path.join(tmp, "comparison_report.json")) as f:
         r = json.load(f)
@@ -53,15 +55,16 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int)
     ap.add_argument("--models", default="bloom-560m,bloom-tiny")
+    ap.add_argument("--cold", action="store_true", help="replay with caches flushed before every sample")
     ap.add_argument("--out", default=os.path.join(ROOT, "results/bench_accuracy.json"))
     args = ap.parse_args()
-    report = {"threads": args.threads, "repeats": args.repeats, "models": {}}
+    report = {"threads": args.threads, "repeats": args.repeats, "cold": args.cold, "models": {}}
     for name in args.models.split(","):
         model = model_path(name)
         runs = []
         for _ in range(args.repeats):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(one_run(model, args.threads, tmp))
+                runs.append(one_run(model, args.threads, tmp, args.cold))
         measured = [r["measured_us"] for r in runs]
         best = [min(abs(r["sum_error_percent"]), abs(r["timeline_error_percent"] or 1e9)) for r in runs]
         report["models"][name] = {
