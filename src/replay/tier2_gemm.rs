@@ -90,10 +90,28 @@ fn operand(
     }
 }
 
+/// How many copies of a `bytes`-sized weight operand to use in turn so that, as in a forward
+/// pass, the weights come from memory rather than from the last-level cache: enough copies to
+/// cover twice the cache, at most 64 and at most 1 GiB in all.
+pub fn weight_copies(bytes: u64) -> usize {
+    let llc = crate::device::CpuInfo::detect()
+        .last_level_cache_bytes()
+        .unwrap_or(32 << 20);
+    if bytes == 0 {
+        return 1;
+    }
+    let wanted = (2 * llc).div_ceil(bytes).clamp(1, 64);
+    let affordable = ((1u64 << 30) / bytes).max(1);
+    wanted.min(affordable) as usize
+}
+
 /// A GEMM replayed through libtorch on the CPU (or any device libtorch drives).
 pub struct TorchGemmTarget {
     a: Tensor,
     b: Tensor,
+    /// Copies of the weight-like operand B, used in turn (see [`weight_copies`]).
+    b_pool: Vec<Tensor>,
+    next_b: usize,
     bias: Option<Tensor>,
     alpha: f64,
     beta: f64,
@@ -129,9 +147,23 @@ impl TorchGemmTarget {
         } else {
             None
         };
+        let copies = if batched {
+            1
+        } else {
+            weight_copies(b.numel() as u64 * b.kind().elt_size_in_bytes() as u64)
+        };
+        let mut b_pool = vec![b.shallow_clone()];
+        for _ in 1..copies {
+            // Same recorded layout, its own storage.
+            b_pool.push(operand(
+                kind_b, p.batch, p.k, p.n, p.trans_b, p.ldb, p.stride_b, device,
+            )?);
+        }
         let mut target = TorchGemmTarget {
             a,
             b,
+            b_pool,
+            next_b: 0,
             bias,
             alpha: p.alpha,
             beta: p.beta,
@@ -147,31 +179,38 @@ impl TorchGemmTarget {
 
     /// The operands and the result of one call (`replay selftest`).
     pub fn operands_and_result(&mut self) -> Result<(Tensor, Tensor, Tensor), tch::TchError> {
-        let out = self.call()?;
+        let _guard = tch::no_grad_guard();
+        let out = self.call_with(&self.b)?;
         Ok((self.a.shallow_clone(), self.b.shallow_clone(), out))
     }
 
     /// One GEMM, as the launching op would call it.
     fn call(&mut self) -> Result<Tensor, tch::TchError> {
         let _guard = tch::no_grad_guard();
+        let b = self.b_pool[self.next_b % self.b_pool.len()].shallow_clone();
+        self.next_b = (self.next_b + 1) % self.b_pool.len();
+        self.call_with(&b)
+    }
+
+    fn call_with(&self, b: &Tensor) -> Result<Tensor, tch::TchError> {
         match (&self.bias, self.batched) {
-            (None, false) if self.alpha == 1.0 => self.a.f_mm(&self.b),
-            (None, true) if self.alpha == 1.0 => self.a.f_bmm(&self.b),
-            (None, false) => self.a.f_mm(&self.b)?.f_mul_scalar(self.alpha),
-            (None, true) => self.a.f_bmm(&self.b)?.f_mul_scalar(self.alpha),
+            (None, false) if self.alpha == 1.0 => self.a.f_mm(b),
+            (None, true) if self.alpha == 1.0 => self.a.f_bmm(b),
+            (None, false) => self.a.f_mm(b)?.f_mul_scalar(self.alpha),
+            (None, true) => self.a.f_bmm(b)?.f_mul_scalar(self.alpha),
             (Some(bias), false) => match self.activation.as_deref() {
-                Some(act) => bias.f_internal_addmm_activation(&self.a, &self.b, act == "gelu"),
-                None => bias.f_addmm(&self.a, &self.b).and_then(|c| {
+                Some(act) => bias.f_internal_addmm_activation(&self.a, b, act == "gelu"),
+                None => bias.f_addmm(&self.a, b).and_then(|c| {
                     if self.alpha == 1.0 && self.beta == 1.0 {
                         Ok(c)
                     } else {
                         // addmm's beta/alpha are not exposed by tch's f_addmm: compute them explicitly.
                         bias.f_mul_scalar(self.beta)?
-                            .f_add(&self.a.f_mm(&self.b)?.f_mul_scalar(self.alpha)?)
+                            .f_add(&self.a.f_mm(b)?.f_mul_scalar(self.alpha)?)
                     }
                 }),
             },
-            (Some(bias), true) => bias.f_baddbmm(&self.a, &self.b, self.beta, self.alpha),
+            (Some(bias), true) => bias.f_baddbmm(&self.a, b, self.beta, self.alpha),
         }
     }
 }
@@ -450,6 +489,25 @@ pub mod cuda {
 #[cfg(test)]
 mod tests {
     use super::cuda::column_major_elements;
+
+    #[test]
+    fn weights_rotate_to_cover_twice_the_last_level_cache() {
+        let llc = crate::device::CpuInfo::detect()
+            .last_level_cache_bytes()
+            .unwrap_or(32 << 20);
+        let small = 1 << 20;
+        let copies = super::weight_copies(small) as u64;
+        assert!(
+            copies * small >= (2 * llc).min(64 * small),
+            "{copies} copies of 1 MiB"
+        );
+        assert_eq!(
+            super::weight_copies(1 << 30),
+            1,
+            "a weight larger than the cache is never copied"
+        );
+        assert_eq!(super::weight_copies(0), 1);
+    }
     use super::*;
     use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType};
 
