@@ -15,8 +15,8 @@ fn json(path: &Path) -> serde_json::Value {
     .unwrap()
 }
 
-#[test]
-fn compare_on_bloom_tiny_writes_a_consistent_report() {
+/// A temporary folder holding `bloom-tiny.pt`, exported through `replay export`.
+fn exported_bloom_tiny() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("bloom-tiny.pt");
     replay()
@@ -24,6 +24,12 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
         .arg(&model)
         .assert()
         .success();
+    (dir, model)
+}
+
+#[test]
+fn compare_on_bloom_tiny_writes_a_consistent_report() {
+    let (dir, model) = exported_bloom_tiny();
     let out = dir.path().join("results");
     replay()
         .args([
@@ -167,13 +173,7 @@ fn compare_with_a_missing_model_exits_2() {
 
 #[test]
 fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join("bloom-tiny.pt");
-    replay()
-        .args(["export", "--model", "bloom-tiny", "--out"])
-        .arg(&model)
-        .assert()
-        .success();
+    let (dir, model) = exported_bloom_tiny();
     // A meter integrating a constant 42 W over real time (the protocol of the README).
     let meter = dir.path().join("meter.py");
     std::fs::write(

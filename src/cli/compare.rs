@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::device::{Device, DeviceSpec};
+use crate::device::Device;
 use crate::export;
 use crate::report::comparison::{aggregate, Context};
 use crate::report::{html, table};
@@ -20,9 +20,10 @@ use super::scripts::CaptureArgs;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// TorchScript model (write one with `replay export`)
-    #[arg(long, value_name = "FILE")]
-    pub model: PathBuf,
+    /// The model, its input, the device and the full-model timing (as `replay full`); every
+    /// file of the run goes to --output-dir
+    #[command(flatten)]
+    pub run: FullArgs,
 
     /// Use this profiler trace instead of capturing one
     #[arg(long, value_name = "FILE", conflicts_with = "kernels")]
@@ -32,30 +33,6 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub kernels: Option<PathBuf>,
 
-    /// Device: cpu, cuda or cuda:N
-    #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
-    pub device: DeviceSpec,
-
-    /// Tokens in the input sequence
-    #[arg(long, default_value_t = 5)]
-    pub seq_len: i64,
-
-    /// Sequences per forward pass
-    #[arg(long, default_value_t = 1)]
-    pub batch: i64,
-
-    /// Untimed full-model passes before the timed ones
-    #[arg(long, default_value_t = 10)]
-    pub warmup: u32,
-
-    /// Timed full-model passes
-    #[arg(long, default_value_t = 100)]
-    pub runs: u32,
-
-    /// Everything goes here: trace, signatures, isolated, full-model timing, the report
-    #[arg(long, default_value = "results", value_name = "DIR")]
-    pub output_dir: PathBuf,
-
     /// Time budget per signature, warm-up included, in seconds
     #[arg(long, default_value_t = 0.5, value_name = "S")]
     pub max_time_per_kernel: f64,
@@ -64,16 +41,9 @@ pub struct CompareArgs {
     #[arg(long)]
     pub cold: bool,
 
-    /// libtorch intra-op threads for capture, isolated and full alike
-    #[arg(long)]
-    pub threads: Option<i32>,
-
     /// No progress bars
     #[arg(long, short)]
     pub quiet: bool,
-
-    #[command(flatten)]
-    pub energy: super::energy_args::EnergyArgs,
 }
 
 fn step(quiet: bool, text: &str) {
@@ -83,16 +53,16 @@ fn step(quiet: bool, text: &str) {
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
-    let device = Device::open(args.device)?;
-    super::full::apply_threads(args.threads)?;
-    let mut probe = args.energy.open()?;
-    if !args.model.is_file() {
+    let device = Device::open(args.run.device)?;
+    super::full::apply_threads(args.run.threads)?;
+    let mut probe = args.run.energy.open()?;
+    if !args.run.model.is_file() {
         anyhow::bail!(crate::Error::BadInput {
-            path: args.model.clone(),
+            path: args.run.model.clone(),
             message: "no such model file (export one with `replay export`)".into()
         });
     }
-    let out = &args.output_dir;
+    let out = &args.run.output_dir;
 
     // 1-2. A trace and its signatures.
     let (trace_path, sig_path) = match (&args.trace, &args.kernels) {
@@ -104,18 +74,18 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
                 args.quiet,
                 &format!(
                     "capture: profiling one forward pass of {} on {}",
-                    args.model.display(),
+                    args.run.model.display(),
                     device.spec()
                 ),
             );
             super::scripts::capture(&CaptureArgs {
-                model: args.model.clone(),
-                seq_len: args.seq_len,
-                batch: args.batch,
-                device: args.device,
+                model: args.run.model.clone(),
+                seq_len: args.run.seq_len,
+                batch: args.run.batch,
+                device: args.run.device,
                 warmup: 3,
                 out: trace.clone(),
-                threads: args.threads.or(Some(tch::get_num_threads())),
+                threads: args.run.threads.or(Some(tch::get_num_threads())),
             })?;
             (Some(trace), out.join("signatures.json"))
         }
@@ -145,7 +115,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     );
     let isolated_args = IsolatedArgs {
         kernels: sig_path.clone(),
-        device: args.device,
+        device: args.run.device,
         output_dir: out.clone(),
         cold: args.cold,
         max_time_per_kernel: args.max_time_per_kernel,
@@ -153,26 +123,19 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         min_samples: 10,
         threads: None,
         quiet: args.quiet,
-        energy: args.energy.clone(),
+        energy: args.run.energy.clone(),
     };
     let results = super::isolated::run_with(&isolated_args, &file, &device, probe.as_deref_mut())?;
 
     // 4. The whole model.
     step(
         args.quiet,
-        &format!("full: {} runs after {} warm-ups", args.runs, args.warmup),
+        &format!(
+            "full: {} runs after {} warm-ups",
+            args.run.runs, args.run.warmup
+        ),
     );
-    let full_args = FullArgs {
-        model: args.model.clone(),
-        seq_len: args.seq_len,
-        batch: args.batch,
-        warmup: args.warmup,
-        runs: args.runs,
-        device: args.device,
-        output_dir: out.clone(),
-        threads: None,
-        energy: args.energy.clone(),
-    };
+    let full_args = args.run.clone();
     let full = super::full::run_with(&full_args, &device, probe.as_deref_mut())?;
 
     // 5. The comparison.
@@ -185,8 +148,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         &results,
         &full,
         Context {
-            model: args.model.display().to_string(),
-            seq_len: args.seq_len,
+            model: args.run.model.display().to_string(),
+            seq_len: args.run.seq_len,
             trace: trace_path.as_ref().map(|p| p.display().to_string()),
             signatures: sig_path.display().to_string(),
             timeline_predicted_us: timeline.as_ref().map(|t| t.predicted_us),

@@ -35,7 +35,7 @@ pub struct FullArgs {
     #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
     pub device: DeviceSpec,
 
-    /// Where full_model_timing.json goes
+    /// Where full_model_timing.json goes (for compare: every file of the run)
     #[arg(long, default_value = "results", value_name = "DIR")]
     pub output_dir: PathBuf,
 
