@@ -161,7 +161,11 @@ pub fn replay_units(file: &SignatureFile) -> Vec<ReplayUnit> {
 
 /// The recorded inputs of a signature, typed.
 pub fn recorded_inputs(sig: &Signature) -> Option<Vec<RecordedInput>> {
-    let inputs = sig.inputs.as_ref()?;
+    typed_inputs(sig.inputs.as_ref()?)
+}
+
+/// A signature file's recorded op inputs (launching op or ancestor), typed.
+fn typed_inputs(inputs: &crate::signature::schema::RecordedInputs) -> Option<Vec<RecordedInput>> {
     let null = serde_json::Value::Null;
     from_profiler_args(
         inputs.dims.as_ref().unwrap_or(&null),
@@ -295,16 +299,7 @@ fn enclosing_op_fallback(
 ) -> Option<(super::libtorch_shim::PreparedOp, Option<String>)> {
     let op = sig.op.as_ref()?;
     for (name, inputs) in op.ancestry.iter().zip(&op.ancestor_inputs).rev() {
-        let Some(recorded) = inputs.as_ref() else {
-            continue;
-        };
-        let null = serde_json::Value::Null;
-        let Some(inputs) = from_profiler_args(
-            recorded.dims.as_ref().unwrap_or(&null),
-            recorded.types.as_ref().unwrap_or(&null),
-            recorded.strides.as_ref().unwrap_or(&null),
-            recorded.concrete.as_ref().unwrap_or(&null),
-        ) else {
+        let Some(inputs) = inputs.as_ref().and_then(typed_inputs) else {
             continue;
         };
         if let Ok(prepared) = prepare_op(name, &inputs, device) {
