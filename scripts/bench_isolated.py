@@ -6,7 +6,7 @@
 2. Noise: `isolated` twice on the bert-small signatures; for every signature longer than
    50 us, the relative difference of the two medians (goal <= 2 %).
 
-Usage: scripts/bench_isolated.py [--replay target/release/replay] [--threads N] [--budget S]
+Usage: scripts/bench_isolated.py [--replay target/release/replay] [--threads N] [--budget S] [--rounds N]
 """
 import argparse
 import json
@@ -18,9 +18,11 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def isolated(replay, sigs, out_dir, threads, budget):
+def isolated(replay, sigs, out_dir, threads, budget, rounds):
     cmd = [replay, "isolated", "--kernels", sigs, "--device", "cpu", "--quiet",
            "--max-time-per-kernel", str(budget), "--output-dir", out_dir]
+    if rounds:
+        cmd += ["--rounds", str(rounds)]
     if threads:
         cmd += ["--threads", str(threads)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -43,17 +45,18 @@ def main():
     p.add_argument("--replay", default=os.path.join(ROOT, "target/release/replay"))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--budget", type=float, default=0.5, help="--max-time-per-kernel")
+    p.add_argument("--rounds", type=int, default=None, help="--rounds (default: replay's own)")
     p.add_argument("--out", default=os.path.join(ROOT, "results/bench_isolated.json"))
     args = p.parse_args()
-    report = {"threads": args.threads, "budget_s": args.budget, "coverage": {}, "noise": {}}
+    report = {"threads": args.threads, "budget_s": args.budget, "rounds": args.rounds, "coverage": {}, "noise": {}}
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for name in ("h100_bert_small_infer", "h100_vit_infer"):
             sigs = os.path.join(ROOT, "signatures", name + ".json")
-            runs[name] = isolated(args.replay, sigs, os.path.join(tmp, name + "-1"), args.threads, args.budget)
+            runs[name] = isolated(args.replay, sigs, os.path.join(tmp, name + "-1"), args.threads, args.budget, args.rounds)
             report["coverage"][name] = coverage(runs[name])
         second = isolated(args.replay, os.path.join(ROOT, "signatures/h100_bert_small_infer.json"),
-                          os.path.join(tmp, "bert-2"), args.threads, args.budget)
+                          os.path.join(tmp, "bert-2"), args.threads, args.budget, args.rounds)
     first = {r["id"]: r for r in runs["h100_bert_small_infer"]["results"] if r["stats"]}
     rows = []
     for r in second["results"]:

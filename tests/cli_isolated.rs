@@ -67,7 +67,9 @@ fn isolated_on_cpu_replays_bert_signatures_and_writes_json_and_csv() {
             "--device",
             "cpu",
             "--max-time-per-kernel",
-            "0.02",
+            "0.03",
+            "--rounds",
+            "3",
             "--quiet",
             "--kernels",
         ])
@@ -85,6 +87,23 @@ fn isolated_on_cpu_replays_bert_signatures_and_writes_json_and_csv() {
         rows.len(),
         json["signatures_total"].as_u64().unwrap() as usize
     );
+    assert_eq!(json["config"]["rounds"], 3);
+    // Three interleaved rounds, pooled: every measured signature has samples from each (the
+    // slowest hit the hard time cap of a 10 ms round, so only one per round is certain), and
+    // the results stay in the file's order.
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&sigs).unwrap()).unwrap();
+    let file_ids: Vec<&str> = file["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let row_ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(row_ids, file_ids);
+    for r in rows.iter().filter(|r| r["status"] == "ok") {
+        assert_eq!(r["stats"]["rounds"], 3, "{r}");
+        assert!(r["stats"]["samples"].as_u64().unwrap() >= 3, "{r}");
+    }
     for tier in [2, 3] {
         assert!(
             rows.iter().any(|r| r["tier"] == tier
@@ -103,6 +122,7 @@ fn isolated_on_cpu_replays_bert_signatures_and_writes_json_and_csv() {
         assert_eq!(&record[0], row["id"].as_str().unwrap());
         if row["status"] == "ok" {
             let median: f64 = record[10].parse().unwrap();
+            assert_eq!(&record[20], "3", "rounds column");
             assert!((median - row["stats"]["median_us"].as_f64().unwrap()).abs() < 1e-6);
         }
     }

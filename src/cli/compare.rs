@@ -37,6 +37,10 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0.5, value_name = "S")]
     pub max_time_per_kernel: f64,
 
+    /// Interleaved rounds per signature in the isolated replay (see `replay isolated --help`)
+    #[arg(long, default_value_t = super::isolated::DEFAULT_ROUNDS, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+
     /// Flush caches before every isolated sample
     #[arg(long)]
     pub cold: bool,
@@ -121,6 +125,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         max_time_per_kernel: args.max_time_per_kernel,
         noise: 0.005,
         min_samples: 10,
+        rounds: args.rounds,
         threads: None,
         quiet: args.quiet,
         energy: args.run.energy.clone(),

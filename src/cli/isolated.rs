@@ -11,9 +11,12 @@ use crate::device::cache_flush::{CpuCacheFlusher, CudaL2Flusher};
 use crate::device::{Device, DeviceSpec};
 use crate::export;
 use crate::kernels::KernelCache;
-use crate::measure::{MeasureConfig, MonotonicClock};
+use crate::measure::{interleave, MeasureConfig, MonotonicClock};
 use crate::replay::isolated::{self, ColdFlush, IsolatedResults, RunConfig, Status};
 use crate::signature;
+
+/// Rounds per signature unless `--rounds` says otherwise (see [`crate::measure::interleave`]).
+pub const DEFAULT_ROUNDS: u32 = 5;
 
 #[derive(Debug, Args)]
 pub struct IsolatedArgs {
@@ -41,9 +44,16 @@ pub struct IsolatedArgs {
     #[arg(long, default_value_t = 0.005, value_name = "FRACTION")]
     pub noise: f64,
 
-    /// Take at least this many samples
+    /// Take at least this many samples (over all rounds)
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub min_samples: usize,
+
+    /// Split each signature's budget into N rounds over all signatures, in a shuffled order
+    /// after the first, and pool their samples: each median then spans the whole run instead
+    /// of the moment the signature happened to be measured, which keeps runs comparable on a
+    /// machine whose speed drifts (shared or cloud machines). 1 measures each signature in one go
+    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
 
     /// libtorch intra-op threads (default: libtorch's own choice); match `replay full --threads`
     #[arg(long)]
@@ -73,20 +83,26 @@ pub fn run_with(
     device: &Device,
     probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
 ) -> anyhow::Result<IsolatedResults> {
-    if !(args.max_time_per_kernel > 0.0) {
+    if args.max_time_per_kernel.is_nan() || args.max_time_per_kernel <= 0.0 {
         anyhow::bail!(crate::Error::BadInput {
             path: "--max-time-per-kernel".into(),
             message: "must be a positive number of seconds".into()
         });
     }
     super::full::apply_threads(args.threads)?;
-    let mut config = MeasureConfig::with_time_budget(isolated::budget(args.max_time_per_kernel));
+    // Each round gets its share of the budget and of the minimum sample count.
+    let budget = isolated::budget(args.max_time_per_kernel);
+    let round_budget = interleave::round_budget(budget, args.rounds);
+    let mut config = MeasureConfig::with_time_budget(round_budget);
     config.stopping = std::sync::Arc::new(crate::measure::StopCriteria {
         noise: crate::measure::RelativeNoise {
             max_rse_of_median: args.noise,
         },
-        min_samples: crate::measure::MinSamples(args.min_samples),
-        ..crate::measure::StopCriteria::with_budget(isolated::budget(args.max_time_per_kernel))
+        min_samples: crate::measure::MinSamples(interleave::round_min_samples(
+            args.min_samples,
+            args.rounds,
+        )),
+        ..crate::measure::StopCriteria::with_budget(round_budget)
     });
     if args.cold {
         config = config.cold();
@@ -96,6 +112,7 @@ pub fn run_with(
         max_time_per_kernel_s: args.max_time_per_kernel,
         noise_target: args.noise,
         min_samples: args.min_samples,
+        rounds: args.rounds,
     };
     let cold_flush: Option<ColdFlush> = match (args.cold, device) {
         (false, _) => None,
@@ -140,10 +157,14 @@ pub fn run_with(
         cold_flush,
         probe.map(|p| (p, &energy_config)),
         |p| {
-            bar.set_length(p.units_total as u64);
-            bar.set_position(p.unit_index as u64);
+            bar.set_length(p.steps as u64);
+            bar.set_position(p.step as u64);
             let name: String = p.name.chars().take(60).collect();
-            bar.set_message(name);
+            if p.rounds > 1 {
+                bar.set_message(format!("round {}/{} {name}", p.round + 1, p.rounds));
+            } else {
+                bar.set_message(name);
+            }
         },
         |results| {
             // Rewritten after every signature: an interrupted run keeps what it measured.

@@ -23,6 +23,7 @@ pub const ISOLATED_COLUMNS: &[&str] = &[
     "rse_median",
     "noise_target_met",
     "samples",
+    "rounds",
     "calls_per_sample",
     "trace_mean_us",
     "trace_total_us",
@@ -68,6 +69,7 @@ pub fn isolated_to_bytes(results: &IsolatedResults) -> Vec<u8> {
             s.map(|s| s.noise_target_met.to_string())
                 .unwrap_or_default(),
             s.map(|s| s.samples.to_string()).unwrap_or_default(),
+            s.map(|s| s.rounds.to_string()).unwrap_or_default(),
             s.map(|s| s.calls_per_sample.to_string())
                 .unwrap_or_default(),
             format!("{}", r.trace_mean_us),

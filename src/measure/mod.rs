@@ -11,12 +11,16 @@
 //!   median ≤ 0.5 % or a 0.5 s budget spent, with at least 10 samples, under a hard cap.
 //! - The result is a [`Summary`] (serde, microseconds) that printers render; which rule
 //!   stopped the run and whether the noise target was met are part of it.
+//! - Many targets can be measured in interleaved rounds ([`interleave`]) whose samples
+//!   [`Measurement::add_round`] pools, so that each median spans the whole run on a machine
+//!   whose speed drifts.
 //! - A [`Clock`] is read only for the time budget, so tests run the whole loop on a
 //!   [`SyntheticClock`].
 
 mod clock;
 pub mod cuda_timing;
 mod error;
+pub mod interleave;
 mod runner;
 pub mod stats;
 pub mod stopping;

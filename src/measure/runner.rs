@@ -151,22 +151,52 @@ pub fn measure_detailed(
         }
     };
     let elapsed = elapsed();
+    let summary = summarize(
+        &device_us,
+        &host_us,
+        SummaryContext {
+            calls_per_sample: cps,
+            warmup_calls: warm.calls,
+            noise_target: rule.noise_target(),
+            stopped_by,
+            elapsed_us: elapsed.as_secs_f64() * 1e6,
+            rounds: 1,
+        },
+    )?;
+    Ok(Measurement {
+        summary,
+        device_us,
+        host_us,
+    })
+}
 
-    let (Some(device), Some(host)) = (
-        Stats::from_samples(&device_us),
-        Stats::from_samples(&host_us),
-    ) else {
-        // The loop above always takes a sample before it can stop; kept as an error rather
+/// What a summary records besides the statistics of its samples.
+struct SummaryContext {
+    calls_per_sample: u64,
+    warmup_calls: u64,
+    noise_target: Option<f64>,
+    stopped_by: StopReason,
+    elapsed_us: f64,
+    rounds: u32,
+}
+
+fn summarize(
+    device_us: &[f64],
+    host_us: &[f64],
+    ctx: SummaryContext,
+) -> Result<Summary, MeasureError> {
+    let (Some(device), Some(host)) = (Stats::from_samples(device_us), Stats::from_samples(host_us))
+    else {
+        // A measurement always takes a sample before it can stop; kept as an error rather
         // than a panic so a future change to the loop cannot crash a whole run.
         return Err(MeasureError::NoSamples);
     };
-    let noise_target = rule.noise_target();
     let noise_target_met =
-        matches!((device.rse_median, noise_target), (Some(rse), Some(t)) if rse <= t);
-    let summary = Summary {
+        matches!((device.rse_median, ctx.noise_target), (Some(rse), Some(t)) if rse <= t);
+    Ok(Summary {
         samples: device.n,
-        calls_per_sample: cps,
-        warmup_calls: warm.calls,
+        calls_per_sample: ctx.calls_per_sample,
+        warmup_calls: ctx.warmup_calls,
         min: device.min,
         p10: device.p10,
         median: device.median,
@@ -176,18 +206,39 @@ pub fn measure_detailed(
         std: device.std,
         mad: device.mad,
         rse_median: device.rse_median,
-        noise_target,
+        noise_target: ctx.noise_target,
         noise_target_met,
-        stopped_by,
+        stopped_by: ctx.stopped_by,
         host_median: host.median,
         host_mean: host.mean,
-        elapsed: elapsed.as_secs_f64() * 1e6,
-    };
-    Ok(Measurement {
-        summary,
-        device_us,
-        host_us,
+        elapsed: ctx.elapsed_us,
+        rounds: ctx.rounds,
     })
+}
+
+impl Measurement {
+    /// Adds another round of the same measurement, taken later (see [`crate::measure::interleave`]):
+    /// the statistics are recomputed over the samples of every round, so the median describes
+    /// the whole span of time the rounds covered rather than one moment of it. Batch size and
+    /// stopping reason are the latest round's; warm-up calls and elapsed time add up.
+    pub fn add_round(&mut self, round: Measurement) -> Result<(), MeasureError> {
+        self.device_us.extend(round.device_us);
+        self.host_us.extend(round.host_us);
+        let previous = &self.summary;
+        self.summary = summarize(
+            &self.device_us,
+            &self.host_us,
+            SummaryContext {
+                calls_per_sample: round.summary.calls_per_sample,
+                warmup_calls: previous.warmup_calls + round.summary.warmup_calls,
+                noise_target: round.summary.noise_target,
+                stopped_by: round.summary.stopped_by,
+                elapsed_us: previous.elapsed + round.summary.elapsed,
+                rounds: previous.rounds + round.summary.rounds,
+            },
+        )?;
+        Ok(())
+    }
 }
 
 /// Aim batches this much above `min_sample_time`: the batch size is chosen from warm-up
@@ -389,6 +440,36 @@ mod tests {
             self.clock.advance(self.prepare_cost);
             Ok(())
         }
+    }
+
+    #[test]
+    fn rounds_pool_their_samples_so_the_median_spans_both_phases() {
+        // A machine that is 20 % slower in the second round: one round alone describes one
+        // phase; pooled, the statistics cover both and the counters add up.
+        let clock = SyntheticClock::new();
+        let config = MeasureConfig::default();
+        let mut fast = Fake::new(&clock, Duration::from_micros(100), 0.0);
+        let mut pooled = measure_detailed(&mut fast, &config, &clock).unwrap();
+        let first = pooled.summary.clone();
+        let mut slow = Fake::new(&clock, Duration::from_micros(120), 0.0);
+        let second = measure_detailed(&mut slow, &config, &clock).unwrap();
+        let second_summary = second.summary.clone();
+        pooled.add_round(second).unwrap();
+        let s = &pooled.summary;
+        assert_eq!(s.rounds, 2);
+        assert_eq!(s.samples, first.samples + second_summary.samples);
+        assert_eq!(pooled.device_us.len(), s.samples);
+        assert_eq!(
+            s.warmup_calls,
+            first.warmup_calls + second_summary.warmup_calls
+        );
+        assert!((s.elapsed - (first.elapsed + second_summary.elapsed)).abs() < 1e-6);
+        assert!((s.min - 100.0).abs() < 1e-9 && (s.max - 120.0).abs() < 1e-9);
+        assert!(s.mean > 100.0 && s.mean < 120.0, "{}", s.mean);
+        // Two equal-sized phases 20 % apart: the noise of the pooled median is far above
+        // 0.5 %, and the summary says so instead of keeping the first round's verdict.
+        assert!(first.noise_target_met);
+        assert!(!s.noise_target_met, "{:?}", s.rse_median);
     }
 
     #[test]

@@ -204,6 +204,13 @@ pub struct Summary {
     /// core's clock.
     #[serde(rename = "elapsed_us")]
     pub elapsed: f64,
+    /// Interleaved rounds pooled into these statistics (1 when measured in one go).
+    #[serde(default = "one_round")]
+    pub rounds: u32,
+}
+
+fn one_round() -> u32 {
+    1
 }
 
 #[cfg(test)]
@@ -322,6 +329,7 @@ mod tests {
             host_median: 0.5,
             host_mean: 0.6,
             elapsed: 1234.0,
+            rounds: 3,
         };
         let json = serde_json::to_value(&summary).unwrap();
         for key in [

@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::Device;
 use crate::energy::{measure_energy, EnergyConfig, EnergyProbe, EnergySummary};
-use crate::measure::{measure, Clock, MeasureConfig, Summary};
-use crate::signature::schema::{SignatureFile, Tier};
+use crate::measure::interleave::round_order;
+use crate::measure::{measure_detailed, Clock, MeasureConfig, Measurement, Summary};
+use crate::signature::schema::{Signature, SignatureFile, Tier};
 
-use super::registry::{replay_units, target_for, SetupError};
+use super::registry::{replay_units, target_for, ReplayUnit, SetupError};
 
 /// Outcome of one signature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +70,13 @@ pub struct RunConfig {
     pub max_time_per_kernel_s: f64,
     pub noise_target: f64,
     pub min_samples: usize,
+    /// Interleaved rounds each signature's budget was split into ([`crate::measure::interleave`]).
+    #[serde(default = "one_round")]
+    pub rounds: u32,
+}
+
+fn one_round() -> u32 {
+    1
 }
 
 /// The whole result file.
@@ -87,26 +95,38 @@ pub struct IsolatedResults {
 
 pub const ISOLATED_SCHEMA_VERSION: u32 = 1;
 
-/// Progress of a run, for bars and logs.
+/// Progress of a run, for bars and logs: `step` of `steps` counts every unit in every round.
 #[derive(Debug, Clone)]
 pub struct Progress<'a> {
-    pub unit_index: usize,
-    pub units_total: usize,
+    pub step: usize,
+    pub steps: usize,
+    pub round: u32,
+    pub rounds: u32,
     pub name: &'a str,
 }
 
 /// Something that prepares the device before each sample when `--cold` is given.
 pub type ColdFlush = Box<dyn FnMut() -> Result<(), String>>;
 
-/// Runs every replay unit of `file` on `device`.
+/// Where one replay unit stands after the rounds so far.
+struct UnitOutcome {
+    result: Result<(Measurement, String), SetupError>,
+    energy: Option<Result<EnergySummary, String>>,
+}
+
+/// Runs every replay unit of `file` on `device`, in `run_config.rounds` interleaved rounds
+/// (each unit measured once per round with `round_config`, in a shuffled order after the
+/// first round; its samples pooled over the rounds). Energy is measured in the last round.
 ///
-/// `on_progress` is called before each unit; `on_results` after each, with all results so far.
+/// `on_progress` is called before each unit of each round; `on_results` after each, with all
+/// results so far (from the second round on, every signature has a result that later rounds
+/// refine).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     file: &SignatureFile,
     signatures_path: &Path,
     device: &Device,
-    config: &MeasureConfig,
+    round_config: &MeasureConfig,
     run_config: RunConfig,
     clock: &dyn Clock,
     mut cold_flush: Option<ColdFlush>,
@@ -116,6 +136,7 @@ pub fn run(
 ) -> IsolatedResults {
     let units = replay_units(file);
     let sigs = &file.signatures;
+    let rounds = run_config.rounds.max(1);
     let mut results = IsolatedResults {
         schema_version: ISOLATED_SCHEMA_VERSION,
         tool: format!("replay {}", env!("CARGO_PKG_VERSION")),
@@ -126,110 +147,148 @@ pub fn run(
         complete: false,
         results: Vec::with_capacity(sigs.len()),
     };
-    for (unit_index, unit) in units.iter().enumerate() {
-        let lead = &sigs[unit.lead];
-        on_progress(Progress {
-            unit_index,
-            units_total: units.len(),
-            name: &lead.name,
-        });
-        let mut energy_result: Option<Result<EnergySummary, String>> = None;
-        let outcome: Result<(Summary, String), SetupError> = target_for(file, unit, device)
-            .and_then(|(mut target, method)| {
-                let mut flushing;
-                let target: &mut dyn crate::measure::Target = match cold_flush.as_mut() {
-                    Some(flush) => {
-                        flushing = ColdTarget {
-                            inner: target.as_mut(),
-                            flush,
-                        };
-                        &mut flushing
-                    }
-                    None => target.as_mut(),
-                };
-                let summary = measure(target, config, clock)?;
-                // Energy after time: the probe's windows repeat the same batches, long enough
-                // to cover its update period (`energy::measure_energy`).
-                if let Some((probe, energy_config)) = energy.as_mut() {
-                    let calls = summary.calls_per_sample.max(1);
-                    energy_result = Some(
-                        measure_energy(&mut **probe, calls, energy_config, || {
-                            target.run_batch(calls).map(|_| ())
-                        })
-                        .map_err(|e| e.to_string()),
-                    );
-                }
-                Ok((summary, method.0))
+    let mut outcomes: Vec<Option<UnitOutcome>> = (0..units.len()).map(|_| None).collect();
+    for round in 0..rounds {
+        let last_round = round + 1 == rounds;
+        for (position, unit_index) in round_order(units.len(), round).into_iter().enumerate() {
+            let unit = &units[unit_index];
+            // A unit that failed once is not tried again: its error stands.
+            if matches!(&outcomes[unit_index], Some(o) if o.result.is_err()) {
+                continue;
+            }
+            on_progress(Progress {
+                step: round as usize * units.len() + position,
+                steps: rounds as usize * units.len(),
+                round,
+                rounds,
+                name: &sigs[unit.lead].name,
             });
-        let base = |i: usize, share: f64| {
-            let s = &sigs[i];
-            SignatureResult {
-                id: s.id.clone(),
-                tier: s.tier,
-                name: s.name.clone(),
-                op: s.op.as_ref().map(|o| o.name.clone()),
-                count: s.count,
-                trace_mean_us: s.trace_mean_us,
-                trace_total_us: s.trace_total_us,
-                status: Status::Ok,
-                method: None,
-                reason: None,
-                replayed_as: lead.id.clone(),
-                share,
-                predicted_us: None,
-                host_us: None,
-                stats: None,
-                joules_per_invocation: None,
-                energy: None,
-            }
-        };
-        for &(i, share) in &unit.members {
-            let mut r = base(i, share);
-            match &outcome {
-                Ok((summary, method)) => {
-                    r.method = Some(method.clone());
-                    r.predicted_us = Some(summary.median * share);
-                    r.host_us = Some(summary.host_median * share);
-                    r.stats = Some(summary.clone());
-                    if let Some(e) = &energy_result {
-                        r.joules_per_invocation = e
-                            .as_ref()
-                            .ok()
-                            .map(|e| e.joules_per_invocation.median * share);
-                        r.energy = Some(e.clone());
+            let mut energy_result: Option<Result<EnergySummary, String>> = None;
+            let measured: Result<(Measurement, String), SetupError> =
+                target_for(file, unit, device).and_then(|(mut target, method)| {
+                    let mut flushing;
+                    let target: &mut dyn crate::measure::Target = match cold_flush.as_mut() {
+                        Some(flush) => {
+                            flushing = ColdTarget {
+                                inner: target.as_mut(),
+                                flush,
+                            };
+                            &mut flushing
+                        }
+                        None => target.as_mut(),
+                    };
+                    let measurement = measure_detailed(target, round_config, clock)?;
+                    // Energy after time: the probe's windows repeat the same batches, long
+                    // enough to cover its update period (`energy::measure_energy`).
+                    if let (true, Some((probe, energy_config))) = (last_round, energy.as_mut()) {
+                        let calls = measurement.summary.calls_per_sample.max(1);
+                        energy_result = Some(
+                            measure_energy(&mut **probe, calls, energy_config, || {
+                                target.run_batch(calls).map(|_| ())
+                            })
+                            .map_err(|e| e.to_string()),
+                        );
                     }
-                }
-                Err(SetupError::Unsupported(m)) => {
-                    (r.status, r.reason) = (Status::Unsupported, Some(m.clone()))
-                }
-                Err(SetupError::Failed(m)) => {
-                    (r.status, r.reason) = (Status::Failed, Some(m.clone()))
-                }
-                Err(SetupError::Oom(m)) => (r.status, r.reason) = (Status::Oom, Some(m.clone())),
-            }
-            results.results.push(r);
+                    Ok((measurement, method.0))
+                });
+            let previous = outcomes[unit_index].take();
+            let result = match (previous.map(|p| p.result), measured) {
+                (Some(Ok((mut pooled, method))), Ok((round_measurement, _))) => pooled
+                    .add_round(round_measurement)
+                    .map(|()| (pooled, method))
+                    .map_err(SetupError::from),
+                (_, measured) => measured,
+            };
+            outcomes[unit_index] = Some(UnitOutcome {
+                result,
+                energy: energy_result,
+            });
+            results.results = units
+                .iter()
+                .zip(&outcomes)
+                .filter_map(|(unit, outcome)| outcome.as_ref().map(|o| unit_results(sigs, unit, o)))
+                .flatten()
+                .collect();
+            on_results(&results);
         }
-        for &i in &unit.included {
-            let mut r = base(i, 0.0);
-            match &outcome {
-                Ok(_) => {
-                    r.status = Status::Included;
-                    r.reason = Some(format!("runs inside the replay of {}", lead.id));
-                    r.predicted_us = Some(0.0);
-                    r.host_us = Some(0.0);
-                }
-                Err(_) => {
-                    r.status = Status::Unsupported;
-                    r.reason = Some(format!("runs inside {}, which did not replay", lead.id));
-                }
-            }
-            results.results.push(r);
-        }
-        on_results(&results);
     }
     results.complete = true;
     on_results(&results);
     results
+}
+
+/// The results of every signature a unit stands for.
+fn unit_results(
+    sigs: &[Signature],
+    unit: &ReplayUnit,
+    outcome: &UnitOutcome,
+) -> Vec<SignatureResult> {
+    let lead = &sigs[unit.lead];
+    let base = |i: usize, share: f64| {
+        let s = &sigs[i];
+        SignatureResult {
+            id: s.id.clone(),
+            tier: s.tier,
+            name: s.name.clone(),
+            op: s.op.as_ref().map(|o| o.name.clone()),
+            count: s.count,
+            trace_mean_us: s.trace_mean_us,
+            trace_total_us: s.trace_total_us,
+            status: Status::Ok,
+            method: None,
+            reason: None,
+            replayed_as: lead.id.clone(),
+            share,
+            predicted_us: None,
+            host_us: None,
+            stats: None,
+            joules_per_invocation: None,
+            energy: None,
+        }
+    };
+    let mut out = Vec::with_capacity(unit.members.len() + unit.included.len());
+    for &(i, share) in &unit.members {
+        let mut r = base(i, share);
+        match &outcome.result {
+            Ok((measurement, method)) => {
+                let summary = &measurement.summary;
+                r.method = Some(method.clone());
+                r.predicted_us = Some(summary.median * share);
+                r.host_us = Some(summary.host_median * share);
+                r.stats = Some(summary.clone());
+                if let Some(e) = &outcome.energy {
+                    r.joules_per_invocation = e
+                        .as_ref()
+                        .ok()
+                        .map(|e| e.joules_per_invocation.median * share);
+                    r.energy = Some(e.clone());
+                }
+            }
+            Err(SetupError::Unsupported(m)) => {
+                (r.status, r.reason) = (Status::Unsupported, Some(m.clone()))
+            }
+            Err(SetupError::Failed(m)) => (r.status, r.reason) = (Status::Failed, Some(m.clone())),
+            Err(SetupError::Oom(m)) => (r.status, r.reason) = (Status::Oom, Some(m.clone())),
+        }
+        out.push(r);
+    }
+    for &i in &unit.included {
+        let mut r = base(i, 0.0);
+        match &outcome.result {
+            Ok(_) => {
+                r.status = Status::Included;
+                r.reason = Some(format!("runs inside the replay of {}", lead.id));
+                r.predicted_us = Some(0.0);
+                r.host_us = Some(0.0);
+            }
+            Err(_) => {
+                r.status = Status::Unsupported;
+                r.reason = Some(format!("runs inside {}, which did not replay", lead.id));
+            }
+        }
+        out.push(r);
+    }
+    out
 }
 
 /// Wraps a target so every sample starts from cold caches.
