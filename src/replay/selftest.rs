@@ -2,11 +2,20 @@
 //! the same work done by libtorch on the CPU. On a GPU this is the end-to-end proof that the
 //! CUDA paths (cudarc copies, cuBLAS with the row-major to column-major swap, libtorch on the
 //! GPU, the embedded flush kernel) compute what they claim; on the CPU it checks the host paths.
+//!
+//! With a model (`--model`), a second stage checks the whole model: its output on the device
+//! against the same model on the CPU, its timing, and (driven from the command line, which owns
+//! the pipeline) the invariants of a `replay compare` report.
+
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tch::{Device as TorchDevice, Kind, Tensor};
 
 use crate::device::Device;
+use crate::model::full::{time_model, FullModelTiming};
+use crate::model::torchscript::TorchScriptModel;
+use crate::report::comparison::ComparisonReport;
 use crate::signature::gemm::gemm_from_op;
 use crate::signature::op_inputs::OpInputs;
 use crate::signature::schema::{
@@ -17,9 +26,20 @@ use super::libtorch_shim::{OpArg, PreparedOp};
 use super::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use super::tier2_gemm::TorchGemmTarget;
 
+/// The part of the selftest a check belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// One replay of a tier (or the device's own kernels, tier 0).
+    Replay,
+    /// The whole model (`--model`): tier 0.
+    Model,
+}
+
 /// One check's outcome.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
+    pub stage: Stage,
     pub tier: u8,
     pub name: String,
     pub passed: bool,
@@ -27,19 +47,24 @@ pub struct Check {
 }
 
 fn check(tier: u8, name: &str, result: Result<String, String>) -> Check {
-    match result {
-        Ok(detail) => Check {
-            tier,
-            name: name.into(),
-            passed: true,
-            detail,
-        },
-        Err(detail) => Check {
-            tier,
-            name: name.into(),
-            passed: false,
-            detail,
-        },
+    let (passed, detail) = match result {
+        Ok(detail) => (true, detail),
+        Err(detail) => (false, detail),
+    };
+    Check {
+        stage: Stage::Replay,
+        tier,
+        name: name.into(),
+        passed,
+        detail,
+    }
+}
+
+/// A check of the whole-model stage (tier 0, stage `model`).
+pub fn model_check(name: &str, result: Result<String, String>) -> Check {
+    Check {
+        stage: Stage::Model,
+        ..check(0, name, result)
     }
 }
 
@@ -265,6 +290,251 @@ fn cuda_checks(dev: &crate::device::CudaDevice) -> Vec<Check> {
     checks
 }
 
+/// Untimed and timed forward passes of the model stage: enough for TorchScript's profiling
+/// executor to optimise the graph (the output is checked after that) and for a spread.
+pub const MODEL_WARMUP: u32 = 3;
+pub const MODEL_RUNS: u32 = 10;
+
+/// The whole-model reference: the model loaded on the CPU and run once on the selftest's input
+/// (batch 1, `seq_len` token ids seeded as `replay full` and `scripts/capture_trace.py` seed them).
+pub struct ModelReference {
+    pub path: PathBuf,
+    pub seq_len: i64,
+    output: Tensor,
+}
+
+impl ModelReference {
+    /// Loads `path` on the CPU and runs it once. A file that is missing, is not TorchScript, or
+    /// does not take token ids is the user's to fix: a usage error naming the file.
+    pub fn load(path: &Path, seq_len: i64) -> crate::Result<ModelReference> {
+        if seq_len < 1 {
+            return Err(crate::Error::BadInput {
+                path: "--seq-len".into(),
+                message: "must be at least 1".into(),
+            });
+        }
+        let model = TorchScriptModel::load(path, TorchDevice::Cpu)?;
+        let _guard = tch::no_grad_guard();
+        let output = model
+            .forward(&model.input_ids(1, seq_len, 0))
+            .map_err(|e| crate::Error::BadInput {
+                path: path.to_path_buf(),
+                message: format!(
+                    "loads, but does not run on token ids [1, {seq_len}]: {}",
+                    match e {
+                        crate::Error::Model(message) => message,
+                        other => other.to_string(),
+                    }
+                ),
+            })?;
+        Ok(ModelReference {
+            path: path.to_path_buf(),
+            seq_len,
+            output,
+        })
+    }
+
+    /// The model's floating-point type, as its output says.
+    pub fn kind(&self) -> Kind {
+        self.output.kind()
+    }
+}
+
+/// Largest relative error (max |got − want| / max |want|) accepted between the model's output
+/// on the device and on the CPU. The device may sum in another order and fuse elementwise ops;
+/// over a deep model that costs fp32 up to ~1e-4, the 16-bit types far more. A wrong kernel is
+/// off by order one.
+pub fn model_tolerance(kind: Kind) -> f64 {
+    match kind {
+        Kind::Double => 1e-8,
+        Kind::Half => 2e-2,
+        Kind::BFloat16 => 6e-2,
+        _ => 1e-3,
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Double => "fp64",
+        Kind::Float => "fp32",
+        Kind::Half => "fp16",
+        Kind::BFloat16 => "bf16",
+        _ => "non-float",
+    }
+}
+
+/// The output on the device (after the timed runs) against the CPU reference.
+fn compare_outputs(got: &Tensor, reference: &ModelReference) -> Result<String, String> {
+    let want = &reference.output;
+    if got.size() != want.size() {
+        return Err(format!(
+            "output shape {:?} on the device, {:?} on the CPU",
+            got.size(),
+            want.size()
+        ));
+    }
+    let finite = |t: &Tensor| t.isfinite().all().int64_value(&[]) != 0;
+    if !finite(got) {
+        return Err("the output on the device has NaN or infinite values".into());
+    }
+    if !finite(want) {
+        return Err("the output on the CPU has NaN or infinite values".into());
+    }
+    let err = max_relative_error(got, want)?;
+    let bound = model_tolerance(reference.kind());
+    let what = format!(
+        "output {:?} {}, max relative error {err:.1e} against the CPU (bound {bound:.0e})",
+        want.size(),
+        kind_name(reference.kind())
+    );
+    if err <= bound {
+        Ok(what)
+    } else {
+        Err(format!("{what}: too large"))
+    }
+}
+
+fn describe_timing(t: &FullModelTiming) -> Result<String, String> {
+    let what = format!(
+        "median {:.1} us (p10 {:.1}, p90 {:.1}, std {:.1}) over {} runs after {} warm-ups, {}",
+        t.median_us, t.p10_us, t.p90_us, t.std_us, t.runs, t.warmup, t.timer
+    );
+    let sane = t.samples_us.len() == t.runs as usize
+        && t.samples_us.iter().all(|s| s.is_finite() && *s > 0.0)
+        && t.p10_us <= t.median_us
+        && t.median_us <= t.p90_us;
+    if sane {
+        Ok(what)
+    } else {
+        Err(format!("{what}: samples not finite, positive and ordered"))
+    }
+}
+
+/// The whole model on `device` through `replay full`'s loading and timing: its output after
+/// the warm-ups and timed runs against the CPU reference, and the timing with its spread.
+pub fn model_checks(device: &Device, reference: &ModelReference) -> Vec<Check> {
+    let name = reference.path.display().to_string();
+    let ran = (|| -> crate::Result<(FullModelTiming, Tensor)> {
+        let model = TorchScriptModel::load(&reference.path, device.torch_device())?;
+        let timing = time_model(
+            &model,
+            &name,
+            &device.describe(),
+            reference.seq_len,
+            1,
+            MODEL_WARMUP,
+            MODEL_RUNS,
+            |_| {},
+        )?;
+        let _guard = tch::no_grad_guard();
+        let output = model
+            .forward(&model.input_ids(1, reference.seq_len, 0))?
+            .to_device(TorchDevice::Cpu);
+        Ok((timing, output))
+    })();
+    match ran {
+        Ok((timing, output)) => vec![
+            model_check(
+                "whole model output vs the CPU",
+                compare_outputs(&output, reference),
+            ),
+            model_check("whole model timing", describe_timing(&timing)),
+        ],
+        Err(e) => vec![
+            model_check("whole model output vs the CPU", Err(e.to_string())),
+            model_check("whole model timing", Err(e.to_string())),
+        ],
+    }
+}
+
+/// The invariants every `replay compare` report must hold: the tiers add up to the kernel-sum
+/// prediction, each share and the coverage lie in [0, 1], the predictions and the measured time
+/// are finite and positive, and the trace self-check is there.
+pub fn report_invariants(r: &ComparisonReport) -> Result<String, String> {
+    let mut problems = Vec::new();
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    let measured = r.full_model_inference_us;
+    if !positive(measured) {
+        problems.push(format!(
+            "measured time {measured} us is not finite and positive"
+        ));
+    }
+    let sum = r.predicted_from_kernels_us;
+    if !positive(sum) {
+        problems.push(format!(
+            "kernel-sum prediction {sum} us is not finite and positive"
+        ));
+    }
+    if r.predictions.sum.predicted_us != sum {
+        problems.push(format!(
+            "predictions.sum {} us is not predicted_from_kernels_us {sum} us",
+            r.predictions.sum.predicted_us
+        ));
+    }
+    let tiers = [
+        &r.tier_breakdown.tier1_cuda_runtime,
+        &r.tier_breakdown.tier2_cublas,
+        &r.tier_breakdown.tier3_libtorch,
+    ];
+    let tier_sum: f64 = tiers.iter().map(|t| t.total_us).sum();
+    // NaN anywhere fails this too.
+    let tiers_agree = (tier_sum - sum).abs() <= 1e-6 * sum.abs().max(1e-9);
+    if !tiers_agree {
+        problems.push(format!(
+            "the tiers add up to {tier_sum} us, not the prediction {sum} us"
+        ));
+    }
+    for (i, t) in tiers.iter().enumerate() {
+        if !(0.0..=1.0).contains(&t.share) {
+            problems.push(format!(
+                "tier {} share {} is outside [0, 1]",
+                i + 1,
+                t.share
+            ));
+        }
+        if !(t.total_us.is_finite() && t.total_us >= 0.0) {
+            problems.push(format!(
+                "tier {} total {} us is negative",
+                i + 1,
+                t.total_us
+            ));
+        }
+    }
+    let coverage = r.coverage.replayed_share_of_trace_time;
+    if !(0.0..=1.0).contains(&coverage) {
+        problems.push(format!("coverage share {coverage} is outside [0, 1]"));
+    }
+    let timeline = r.predictions.timeline.as_ref().map(|t| t.predicted_us);
+    match timeline {
+        Some(t) if !positive(t) => problems.push(format!(
+            "timeline prediction {t} us is not finite and positive"
+        )),
+        Some(_) => {}
+        None => problems.push("no timeline prediction".into()),
+    }
+    match &r.trace_self_check {
+        None => problems.push("no trace self-check".into()),
+        Some(c) if !(positive(c.predicted_us) && positive(c.measured_us)) => {
+            problems.push(format!(
+                "trace self-check {} us vs {} us is not finite and positive",
+                c.predicted_us, c.measured_us
+            ))
+        }
+        Some(_) => {}
+    }
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    let [t1, t2, t3] = tiers.map(|t| t.total_us);
+    Ok(format!(
+        "measured {measured:.1} us; kernel sum {sum:.1} us = tiers {t1:.1} + {t2:.1} + {t3:.1}; \
+         timeline {:.1} us; coverage {:.1}%; trace self-check {:+.1}%",
+        timeline.unwrap_or_default(),
+        100.0 * coverage,
+        r.trace_self_check.as_ref().map_or(0.0, |c| c.error_percent)
+    ))
+}
+
 /// Every check for `device`.
 pub fn run(device: &Device) -> Vec<Check> {
     match device {
@@ -294,6 +564,96 @@ mod tests {
             (p.cublas.lda, p.cublas.ldb, p.cublas.ldc),
             (K as u64, K as u64, N as u64)
         );
+    }
+
+    /// A report as `replay compare` writes it, holding every invariant.
+    fn valid_report() -> ComparisonReport {
+        let tier = |total: f64, share: f64| {
+            serde_json::json!({"method": "m", "unique_kernels": 1, "invocations": 2,
+                "total_us": total, "share": share, "trace_total_us": total})
+        };
+        serde_json::from_value(serde_json::json!({
+            "model": "m.pt", "device": "cpu", "seq_len": 5, "trace": "t.json",
+            "signatures": "s.json", "full_model_inference_us": 200.0,
+            "full_model": {"model": "m.pt", "device": "cpu", "seq_len": 5, "batch": 1,
+                "warmup": 3, "runs": 2, "threads": 1, "timer": "monotonic clock",
+                "mean_us": 200.0, "median_us": 200.0, "min_us": 190.0, "max_us": 210.0,
+                "std_us": 10.0, "p10_us": 190.0, "p90_us": 210.0, "rse_median": null,
+                "samples_us": [190.0, 210.0]},
+            "predicted_from_kernels_us": 100.0, "error_percent": -50.0,
+            "predictions": {"sum": {"predicted_us": 100.0, "error_percent": -50.0},
+                "timeline": {"predicted_us": 180.0, "error_percent": -10.0}, "best": "timeline"},
+            "invocations": 6,
+            "tier_breakdown": {"tier1_cuda_runtime": tier(0.0, 0.0),
+                "tier2_cublas": tier(60.0, 0.6), "tier3_libtorch": tier(40.0, 0.4)},
+            "top_signatures": [],
+            "coverage": {"replayed_share_of_trace_time": 1.0, "accounting": "a", "unreplayed": []},
+            "trace_self_check": {"predicted_us": 300.0, "measured_us": 300.0, "error_percent": 0.0}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_consistent_report_passes_its_invariants() {
+        let detail = report_invariants(&valid_report()).unwrap();
+        assert!(
+            detail.contains("kernel sum 100.0 us = tiers 0.0 + 60.0 + 40.0"),
+            "{detail}"
+        );
+        assert!(detail.contains("coverage 100.0%"), "{detail}");
+    }
+
+    #[test]
+    fn each_broken_invariant_is_named() {
+        type Break = fn(&mut ComparisonReport);
+        let cases: [(&str, Break); 7] = [
+            ("tiers add up", |r| {
+                r.tier_breakdown.tier2_cublas.total_us = 70.0
+            }),
+            ("coverage share", |r| {
+                r.coverage.replayed_share_of_trace_time = 1.5
+            }),
+            ("kernel-sum prediction", |r| {
+                r.predicted_from_kernels_us = f64::NAN;
+                r.predictions.sum.predicted_us = f64::NAN;
+            }),
+            ("timeline prediction", |r| {
+                r.predictions.timeline.as_mut().unwrap().predicted_us = -1.0
+            }),
+            ("no trace self-check", |r| r.trace_self_check = None),
+            ("measured time", |r| r.full_model_inference_us = 0.0),
+            ("tier 3 share", |r| {
+                r.tier_breakdown.tier3_libtorch.share = -0.1
+            }),
+        ];
+        for (expected, breaks) in cases {
+            let mut report = valid_report();
+            breaks(&mut report);
+            let err = report_invariants(&report).unwrap_err();
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_model_tolerance_follows_the_dtype() {
+        assert!(model_tolerance(Kind::Float) <= 1e-3);
+        assert!(model_tolerance(Kind::Double) < model_tolerance(Kind::Float));
+        assert!(model_tolerance(Kind::Float) < model_tolerance(Kind::Half));
+        assert!(model_tolerance(Kind::Half) < model_tolerance(Kind::BFloat16));
+        assert!(model_tolerance(Kind::BFloat16) < 0.1);
+    }
+
+    #[test]
+    fn a_missing_model_or_a_bad_seq_len_is_a_usage_error_naming_it() {
+        let missing = ModelReference::load(Path::new("/nonexistent/model.pt"), 5)
+            .err()
+            .unwrap();
+        assert!(missing.is_usage_error());
+        assert!(missing.to_string().contains("/nonexistent/model.pt"));
+        let seq = ModelReference::load(Path::new("/nonexistent/model.pt"), 0)
+            .err()
+            .unwrap();
+        assert!(seq.is_usage_error() && seq.to_string().contains("--seq-len"));
     }
 
     #[test]
