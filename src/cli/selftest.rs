@@ -1,9 +1,25 @@
-//! `replay selftest`: one replay per tier on a device, checked against libtorch on the CPU.
+//! `replay selftest`: one replay per tier on a device, checked against libtorch on the CPU;
+//! with `--model`, the whole model too (its output against the CPU, its timing, and a small
+//! `replay compare` run whose report must hold together).
 
-use clap::Args;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser};
 
 use crate::device::{Device, DeviceSpec};
-use crate::replay::selftest;
+use crate::replay::selftest::{self, model_check, Check, ModelReference};
+use crate::report::comparison::ComparisonReport;
+
+use super::compare::CompareArgs;
+
+/// `replay compare`'s options on their own, to parse the pipeline stage's arguments.
+#[derive(Debug, Parser)]
+#[command(name = "compare")]
+struct CompareCommand {
+    #[command(flatten)]
+    args: CompareArgs,
+}
 
 #[derive(Debug, Args)]
 pub struct SelftestArgs {
@@ -11,14 +27,39 @@ pub struct SelftestArgs {
     #[arg(long, default_value = "cuda", value_parser = super::parse_device)]
     pub device: DeviceSpec,
 
+    /// Also check this TorchScript model (from `replay export`) on the device: its output
+    /// against the CPU, its timing, and a small `replay compare` run in a temporary folder
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+
+    /// Tokens in the model's input sequence (with --model)
+    #[arg(long, default_value_t = 5, requires = "model")]
+    pub seq_len: i64,
+
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
 }
 
+/// The compare run of the model stage: small, so the selftest stays quick.
+const PIPELINE_WARMUP: u32 = 3;
+const PIPELINE_RUNS: u32 = 10;
+const PIPELINE_MAX_TIME_PER_KERNEL_S: f64 = 0.02;
+
 pub fn run(args: SelftestArgs) -> anyhow::Result<()> {
     let device = Device::open(args.device)?;
-    let checks = selftest::run(&device);
+    // A model that cannot be loaded or run on the CPU is the user's to fix (exit 2), and is
+    // found before any check runs.
+    let reference = args
+        .model
+        .as_deref()
+        .map(|path| ModelReference::load(path, args.seq_len))
+        .transpose()?;
+    let mut checks = selftest::run(&device);
+    if let Some(reference) = &reference {
+        checks.extend(selftest::model_checks(&device, reference));
+        checks.push(pipeline_check(&device, &reference.path, args.seq_len));
+    }
     let failed = checks.iter().filter(|c| !c.passed).count();
     if args.json {
         println!(
@@ -30,13 +71,13 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<()> {
     } else {
         println!("selftest on {}", device.describe());
         for c in &checks {
-            let tier = if c.tier == 0 {
-                "-".to_string()
-            } else {
-                c.tier.to_string()
+            let label = match c.stage {
+                selftest::Stage::Model => "model ".to_string(),
+                selftest::Stage::Replay if c.tier == 0 => "tier -".to_string(),
+                selftest::Stage::Replay => format!("tier {}", c.tier),
             };
             println!(
-                "  tier {tier}  {:<4}  {:<45} {}",
+                "  {label}  {:<4}  {:<45} {}",
                 if c.passed { "pass" } else { "FAIL" },
                 c.name,
                 c.detail
@@ -48,4 +89,143 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<()> {
         anyhow::bail!("{failed} selftest check(s) failed on {}", device.describe());
     }
     Ok(())
+}
+
+const PIPELINE_CHECK: &str = "compare pipeline end to end";
+
+/// `replay compare` on `model` and `device` into a temporary folder (capture through
+/// `scripts/capture_trace.py`, classify, isolated with a short budget, full, report), then the
+/// report's invariants. The folder is removed when the check passes and kept when it fails.
+fn pipeline_check(device: &Device, model: &Path, seq_len: i64) -> Check {
+    let dir = match scratch_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            return model_check(
+                PIPELINE_CHECK,
+                Err(format!("cannot make a temporary folder: {e}")),
+            )
+        }
+    };
+    // Through compare's own argument parser, as a user would type it: every option not named
+    // here keeps compare's default.
+    let args = match CompareCommand::try_parse_from(
+        [
+            "compare".into(),
+            "--model".into(),
+            model.as_os_str().to_owned(),
+            "--output-dir".into(),
+            dir.as_os_str().to_owned(),
+        ]
+        .into_iter()
+        .chain(
+            [
+                "--device".to_string(),
+                device.spec().to_string(),
+                "--seq-len".into(),
+                seq_len.to_string(),
+                "--warmup".into(),
+                PIPELINE_WARMUP.to_string(),
+                "--runs".into(),
+                PIPELINE_RUNS.to_string(),
+                "--max-time-per-kernel".into(),
+                PIPELINE_MAX_TIME_PER_KERNEL_S.to_string(),
+            ]
+            .map(OsString::from),
+        ),
+    ) {
+        Ok(parsed) => parsed.args,
+        Err(e) => return model_check(PIPELINE_CHECK, Err(e.to_string())),
+    };
+    let result = {
+        // compare prints its table, and the capture script its summary, on standard output;
+        // here they go to standard error, so standard output stays the selftest's own (--json).
+        let _redirect = StdoutToStderr::new();
+        super::compare::run(args)
+    }
+    .map_err(|e| format!("{e:#}"))
+    .and_then(|()| {
+        let path = dir.join("comparison_report.json");
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let report: ComparisonReport = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not a comparison report: {e}", path.display()))?;
+        selftest::report_invariants(&report)
+    });
+    let result = match result {
+        Ok(detail) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            Ok(detail)
+        }
+        Err(e) => Err(format!("{e} (files kept in {})", dir.display())),
+    };
+    model_check(PIPELINE_CHECK, result)
+}
+
+/// A new, empty folder under the system's temporary folder.
+fn scratch_dir() -> std::io::Result<PathBuf> {
+    let base = std::env::temp_dir();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for attempt in 0..100u32 {
+        let dir = base.join(format!(
+            "replay-selftest-{}-{nanos}-{attempt}",
+            std::process::id()
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free name")))
+}
+
+/// While alive, the process's standard output (file descriptor 1, inherited by child
+/// processes too) is its standard error; dropping it restores standard output.
+struct StdoutToStderr {
+    #[cfg(unix)]
+    saved: Option<std::os::fd::OwnedFd>,
+}
+
+#[cfg(unix)]
+mod fd {
+    extern "C" {
+        /// POSIX `dup2` from the C library every Rust program on Unix links.
+        pub fn dup2(oldfd: std::os::raw::c_int, newfd: std::os::raw::c_int) -> std::os::raw::c_int;
+    }
+}
+
+impl StdoutToStderr {
+    fn new() -> StdoutToStderr {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        #[cfg(unix)]
+        {
+            use std::os::fd::{AsFd as _, AsRawFd as _};
+            let saved = std::io::stdout().as_fd().try_clone_to_owned().ok();
+            // SAFETY: dup2 on two descriptors this process owns for its whole life; the copy
+            // of the original standard output is kept in `saved` and put back on drop.
+            let redirected = saved.is_some()
+                && unsafe { fd::dup2(std::io::stderr().as_fd().as_raw_fd(), 1) } == 1;
+            StdoutToStderr {
+                saved: if redirected { saved } else { None },
+            }
+        }
+        #[cfg(not(unix))]
+        StdoutToStderr {}
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        #[cfg(unix)]
+        if let Some(saved) = &self.saved {
+            use std::os::fd::AsRawFd as _;
+            // SAFETY: as in `new`; `saved` is open until after this call.
+            unsafe { fd::dup2(saved.as_raw_fd(), 1) };
+        }
+    }
 }
