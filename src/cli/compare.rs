@@ -2,6 +2,7 @@
 //! replay every signature alone, time the real model, and report how close the prediction
 //! from the parts is to the whole, tier by tier.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -17,6 +18,8 @@ use crate::trace;
 use super::full::FullArgs;
 use super::isolated::IsolatedArgs;
 use super::scripts::CaptureArgs;
+use crate::model::full::{check_runs, ModelTimer};
+use crate::model::torchscript::TorchScriptModel;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -56,6 +59,20 @@ fn step(quiet: bool, text: &str) {
     }
 }
 
+/// The full model's timed runs split over `rounds` chunks, as evenly as whole runs allow.
+fn runs_per_round(runs: u32, rounds: u32) -> Vec<u32> {
+    let rounds = rounds.max(1);
+    (0..rounds)
+        .map(|r| runs / rounds + u32::from(r < runs % rounds))
+        .collect()
+}
+
+/// Untimed passes before each later chunk: the isolated round in between left other data in
+/// the caches and the threads idle.
+fn rewarm_passes(warmup: u32, rounds: u32) -> u32 {
+    (warmup / rounds.max(1)).max(1)
+}
+
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let device = Device::open(args.run.device)?;
     super::full::apply_threads(args.run.threads)?;
@@ -66,6 +83,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
             message: "no such model file (export one with `replay export`)".into()
         });
     }
+    check_runs(args.run.runs)?;
     let out = &args.run.output_dir;
 
     // 1-2. A trace and its signatures.
@@ -108,7 +126,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         _ => signature::read_file(&sig_path).map_err(crate::Error::from)?,
     };
 
-    // 3. Every signature alone.
+    // 3. Every signature alone, in rounds.
     step(
         args.quiet,
         &format!(
@@ -130,18 +148,53 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
         energy: args.run.energy.clone(),
     };
-    let results = super::isolated::run_with(&isolated_args, &file, &device, probe.as_deref_mut())?;
-
-    // 4. The whole model.
-    step(
-        args.quiet,
-        &format!(
-            "full: {} runs after {} warm-ups",
-            args.run.runs, args.run.warmup
-        ),
-    );
-    let full_args = args.run.clone();
-    let full = super::full::run_with(&full_args, &device, probe.as_deref_mut())?;
+    // 4. The whole model, timed in as many chunks as the isolated replay has rounds, one
+    // after each round: the kernels and the model meet the same machine, so a machine whose
+    // speed drifts moves both sides of the comparison alike.
+    let model = TorchScriptModel::load(&args.run.model, device.torch_device())?;
+    let mut timer = ModelTimer::new(&model, args.run.batch, args.run.seq_len)?;
+    timer.warm_up(args.run.warmup)?;
+    let chunks = runs_per_round(args.run.runs, args.rounds);
+    let rewarm = rewarm_passes(args.run.warmup, args.rounds);
+    let mut model_error: Option<crate::Error> = None;
+    let results = super::isolated::run_with(
+        &isolated_args,
+        &file,
+        &device,
+        probe.as_deref_mut(),
+        |round| {
+            step(
+                args.quiet,
+                &format!(
+                    "full: {} of {} runs after round {} of {}",
+                    chunks[round as usize],
+                    args.run.runs,
+                    round + 1,
+                    args.rounds
+                ),
+            );
+            let timed = timer
+                .warm_up(if round == 0 { 0 } else { rewarm })
+                .and_then(|()| timer.time_runs(chunks[round as usize], |_| {}));
+            match timed {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    model_error = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        },
+    )?;
+    if let Some(e) = model_error {
+        return Err(e).context(format!("timing {}", args.run.model.display()));
+    }
+    let timing = timer.timing(
+        &args.run.model.display().to_string(),
+        &device.describe(),
+        args.run.seq_len,
+        args.run.batch,
+    )?;
+    let full = super::full::finish(&args.run, &model, timing, probe.as_deref_mut())?;
 
     // 5. The comparison.
     let timeline = loaded_trace
@@ -186,4 +239,27 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         .join(", ")
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_split_evenly_over_rounds() {
+        assert_eq!(runs_per_round(100, 5), vec![20; 5]);
+        assert_eq!(runs_per_round(7, 3), vec![3, 2, 2]);
+        assert_eq!(runs_per_round(2, 5), vec![1, 1, 0, 0, 0]);
+        assert_eq!(runs_per_round(10, 1), vec![10]);
+        for (runs, rounds) in [(100, 7), (3, 2), (1, 4)] {
+            assert_eq!(runs_per_round(runs, rounds).iter().sum::<u32>(), runs);
+        }
+    }
+
+    #[test]
+    fn later_chunks_rewarm_with_a_share_of_the_warmup() {
+        assert_eq!(rewarm_passes(10, 5), 2);
+        assert_eq!(rewarm_passes(3, 5), 1);
+        assert_eq!(rewarm_passes(0, 1), 1);
+    }
 }

@@ -61,7 +61,7 @@ pub fn apply_threads(threads: Option<i32>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Loads and times the model, writing `full_model_timing.json`; also used by `replay compare`.
+/// Loads and times the model, writing `full_model_timing.json`.
 pub fn run_with(
     args: &FullArgs,
     device: &Device,
@@ -70,7 +70,7 @@ pub fn run_with(
     apply_threads(args.threads)?;
     let model = TorchScriptModel::load(&args.model, device.torch_device())?;
     let name = args.model.display().to_string();
-    let mut timing = time_model(
+    let timing = time_model(
         &model,
         &name,
         &device.describe(),
@@ -80,10 +80,21 @@ pub fn run_with(
         args.runs,
         |_| {},
     )?;
+    finish(args, &model, timing, probe)
+}
+
+/// Adds the energy of a forward pass (with a probe) and writes `full_model_timing.json`; also
+/// used by `replay compare`, which times the runs itself.
+pub fn finish(
+    args: &FullArgs,
+    model: &TorchScriptModel,
+    mut timing: FullModelTiming,
+    probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+) -> anyhow::Result<FullModelTiming> {
     if let Some(probe) = probe {
         let config = args.energy.config();
         timing.energy = Some(crate::model::full::model_energy(
-            &model, &timing, probe, &config,
+            model, &timing, probe, &config,
         )?);
     }
     export::write_atomic(

@@ -71,17 +71,21 @@ pub fn run(args: IsolatedArgs) -> anyhow::Result<()> {
     let file = signature::read_file(&args.kernels).map_err(crate::Error::from)?;
     let device = Device::open(args.device)?;
     let mut probe = args.energy.open()?;
-    let results = run_with(&args, &file, &device, probe.as_deref_mut())?;
+    let results = run_with(&args, &file, &device, probe.as_deref_mut(), |_| {
+        std::ops::ControlFlow::Continue(())
+    })?;
     print_summary(&results, &args);
     Ok(())
 }
 
-/// Replays `file` on `device`, writing results as they come; also used by `replay compare`.
+/// Replays `file` on `device`, writing results as they come; also used by `replay compare`,
+/// which times the full model in `after_round` (see [`isolated::run`]).
 pub fn run_with(
     args: &IsolatedArgs,
     file: &signature::schema::SignatureFile,
     device: &Device,
     probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+    after_round: impl FnMut(u32) -> std::ops::ControlFlow<()>,
 ) -> anyhow::Result<IsolatedResults> {
     if args.max_time_per_kernel.is_nan() || args.max_time_per_kernel <= 0.0 {
         anyhow::bail!(crate::Error::BadInput {
@@ -176,6 +180,7 @@ pub fn run_with(
                 write_error.get_or_insert(e.into());
             }
         },
+        after_round,
     );
     bar.finish_and_clear();
     if let Some(e) = write_error {

@@ -39,7 +39,8 @@ pub enum Command {
     Classify(classify::ClassifyArgs),
     /// Replay every signature of a signature file alone on a device and time it
     Isolated(isolated::IsolatedArgs),
-    /// Run one replay per tier on a device and check the numbers against libtorch on the CPU
+    /// Run one replay per tier on a device and check the numbers against libtorch on the CPU;
+    /// with --model, also the whole model and a small compare pipeline on that device
     Selftest(selftest::SelftestArgs),
     /// Time the whole TorchScript model: R forward passes after W warm-ups
     Full(full::FullArgs),

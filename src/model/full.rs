@@ -35,7 +35,137 @@ pub struct FullModelTiming {
     pub energy: Option<crate::energy::EnergySummary>,
 }
 
+/// Times forward passes of a model on a fixed input, in as many sittings as the caller wants:
+/// `replay full` times all runs at once; `replay compare` times them in chunks between the
+/// rounds of the isolated replay, so the model and its kernels meet the same machine.
+pub struct ModelTimer<'m> {
+    model: &'m TorchScriptModel,
+    input: tch::Tensor,
+    cuda: Option<(i64, crate::measure::cuda_timing::RawStreamEvents)>,
+    warmup: u32,
+    samples: Vec<f64>,
+}
+
+impl<'m> ModelTimer<'m> {
+    /// A timer for `model` on a fixed random input of `batch` × `seq_len` tokens.
+    pub fn new(model: &'m TorchScriptModel, batch: i64, seq_len: i64) -> Result<Self> {
+        let input = model.input_ids(batch, seq_len, 0);
+        let cuda = match model.device {
+            tch::Device::Cuda(i) => {
+                let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(i)
+                    .map_err(|e| Error::Model(e.0))?;
+                let events = crate::measure::cuda_timing::RawStreamEvents::new(
+                    stream as cudarc::driver::sys::CUstream,
+                )
+                .map_err(|e| Error::Model(e.to_string()))?;
+                Some((i as i64, events))
+            }
+            _ => None,
+        };
+        Ok(ModelTimer {
+            model,
+            input,
+            cuda,
+            warmup: 0,
+            samples: Vec::new(),
+        })
+    }
+
+    /// Untimed forward passes.
+    pub fn warm_up(&mut self, passes: u32) -> Result<()> {
+        let _guard = tch::no_grad_guard();
+        for _ in 0..passes {
+            let _ = self.model.forward(&self.input)?;
+        }
+        if let Some((index, _)) = &self.cuda {
+            tch::Cuda::synchronize(*index);
+        }
+        self.warmup += passes;
+        Ok(())
+    }
+
+    /// `runs` timed forward passes, added to the samples so far.
+    pub fn time_runs(&mut self, runs: u32, mut on_run: impl FnMut(u32)) -> Result<()> {
+        let _guard = tch::no_grad_guard();
+        for run in 0..runs {
+            on_run(run);
+            let elapsed = match &self.cuda {
+                // CUDA events on libtorch's stream: from before the first kernel's launch to
+                // after the last kernel's end, with the host's own work in between.
+                Some((index, events)) => {
+                    tch::Cuda::synchronize(*index);
+                    events
+                        .record_start()
+                        .map_err(|e| Error::Model(e.to_string()))?;
+                    let _ = self.model.forward(&self.input)?;
+                    events
+                        .record_end()
+                        .map_err(|e| Error::Model(e.to_string()))?;
+                    events.elapsed().map_err(|e| Error::Model(e.to_string()))?
+                }
+                None => {
+                    let start = Instant::now();
+                    let out = self.model.forward(&self.input)?;
+                    drop(out);
+                    start.elapsed()
+                }
+            };
+            self.samples.push(us(elapsed));
+        }
+        Ok(())
+    }
+
+    /// The timing file from every sample so far.
+    pub fn timing(
+        &self,
+        model_name: &str,
+        device_description: &str,
+        seq_len: i64,
+        batch: i64,
+    ) -> Result<FullModelTiming> {
+        check_runs(self.samples.len() as u32)?;
+        let stats =
+            Stats::from_samples(&self.samples).ok_or_else(|| Error::Model("no samples".into()))?;
+        Ok(FullModelTiming {
+            model: model_name.to_string(),
+            device: device_description.to_string(),
+            seq_len,
+            batch,
+            warmup: self.warmup,
+            runs: self.samples.len() as u32,
+            threads: tch::get_num_threads(),
+            timer: if self.cuda.is_some() {
+                "CUDA events on libtorch's current stream".into()
+            } else {
+                "monotonic clock".into()
+            },
+            mean_us: stats.mean,
+            median_us: stats.median,
+            min_us: stats.min,
+            max_us: stats.max,
+            std_us: stats.std,
+            p10_us: stats.p10,
+            p90_us: stats.p90,
+            rse_median: stats.rse_median,
+            samples_us: self.samples.clone(),
+            energy: None,
+        })
+    }
+}
+
+/// A spread needs at least two runs: checked before any work, and again on the samples.
+pub fn check_runs(runs: u32) -> Result<()> {
+    if runs < 2 {
+        return Err(Error::BadInput {
+            path: "--runs".into(),
+            message: "at least 2 runs are needed to report a spread".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Times `runs` forward passes after `warmup` untimed ones.
+#[allow(clippy::too_many_arguments)]
 pub fn time_model(
     model: &TorchScriptModel,
     model_name: &str,
@@ -44,82 +174,13 @@ pub fn time_model(
     batch: i64,
     warmup: u32,
     runs: u32,
-    mut on_run: impl FnMut(u32),
+    on_run: impl FnMut(u32),
 ) -> Result<FullModelTiming> {
-    if runs < 2 {
-        return Err(Error::BadInput {
-            path: "--runs".into(),
-            message: "at least 2 runs are needed to report a spread".into(),
-        });
-    }
-    let _guard = tch::no_grad_guard();
-    let input = model.input_ids(batch, seq_len, 0);
-    for _ in 0..warmup {
-        let _ = model.forward(&input)?;
-    }
-    let cuda = match model.device {
-        tch::Device::Cuda(i) => {
-            let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(i)
-                .map_err(|e| Error::Model(e.0))?;
-            let events = crate::measure::cuda_timing::RawStreamEvents::new(
-                stream as cudarc::driver::sys::CUstream,
-            )
-            .map_err(|e| Error::Model(e.to_string()))?;
-            Some((i as i64, events))
-        }
-        _ => None,
-    };
-    let mut samples = Vec::with_capacity(runs as usize);
-    for run in 0..runs {
-        on_run(run);
-        let elapsed = match &cuda {
-            // CUDA events on libtorch's stream: from before the first kernel's launch to
-            // after the last kernel's end, with the host's own work in between.
-            Some((index, events)) => {
-                tch::Cuda::synchronize(*index);
-                events
-                    .record_start()
-                    .map_err(|e| Error::Model(e.to_string()))?;
-                let _ = model.forward(&input)?;
-                events
-                    .record_end()
-                    .map_err(|e| Error::Model(e.to_string()))?;
-                events.elapsed().map_err(|e| Error::Model(e.to_string()))?
-            }
-            None => {
-                let start = Instant::now();
-                let out = model.forward(&input)?;
-                drop(out);
-                start.elapsed()
-            }
-        };
-        samples.push(us(elapsed));
-    }
-    let stats = Stats::from_samples(&samples).ok_or_else(|| Error::Model("no samples".into()))?;
-    Ok(FullModelTiming {
-        model: model_name.to_string(),
-        device: device_description.to_string(),
-        seq_len,
-        batch,
-        warmup,
-        runs,
-        threads: tch::get_num_threads(),
-        timer: if cuda.is_some() {
-            "CUDA events on libtorch's current stream".into()
-        } else {
-            "monotonic clock".into()
-        },
-        mean_us: stats.mean,
-        median_us: stats.median,
-        min_us: stats.min,
-        max_us: stats.max,
-        std_us: stats.std,
-        p10_us: stats.p10,
-        p90_us: stats.p90,
-        rse_median: stats.rse_median,
-        samples_us: samples,
-        energy: None,
-    })
+    check_runs(runs)?;
+    let mut timer = ModelTimer::new(model, batch, seq_len)?;
+    timer.warm_up(warmup)?;
+    timer.time_runs(runs, on_run)?;
+    timer.timing(model_name, device_description, seq_len, batch)
 }
 
 fn us(d: Duration) -> f64 {

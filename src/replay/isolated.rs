@@ -2,6 +2,7 @@
 //! one at a time. A failure in one unit never ends the run; the caller gets every result as
 //! soon as it exists so it can write results as it goes.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Duration;
 
@@ -120,7 +121,8 @@ struct UnitOutcome {
 ///
 /// `on_progress` is called before each unit of each round; `on_results` after each, with all
 /// results so far (from the second round on, every signature has a result that later rounds
-/// refine).
+/// refine); `after_round` after each round: `replay compare` times a share of the full
+/// model's runs there, and a `Break` ends the run early (the results say `complete: false`).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     file: &SignatureFile,
@@ -133,6 +135,7 @@ pub fn run(
     mut energy: Option<(&mut (dyn EnergyProbe + 'static), &EnergyConfig)>,
     mut on_progress: impl FnMut(Progress<'_>),
     mut on_results: impl FnMut(&IsolatedResults),
+    mut after_round: impl FnMut(u32) -> ControlFlow<()>,
 ) -> IsolatedResults {
     let units = replay_units(file);
     let sigs = &file.signatures;
@@ -210,6 +213,9 @@ pub fn run(
                 .flatten()
                 .collect();
             on_results(&results);
+        }
+        if after_round(round).is_break() {
+            return results;
         }
     }
     results.complete = true;
