@@ -3,11 +3,13 @@
 
   capture_trace.py --model PATH.pt --out traces/NAME.json[.gz]
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
-                   [--warmup 3] [--seed 0] [--threads N]
+                   [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
 
-Runs --warmup unprofiled steps, then profiles exactly one step with record_shapes=True, so
-every cpu_op event carries "Input Dims". The step runs under a profiler schedule and
-prof.step(), so the trace holds a real `ProfilerStep#N` span around it. Input ids are fixed
+Runs --warmup unprofiled steps, then profiles --candidates single steps (default 5), each in
+its own profiler session with record_shapes=True, so every cpu_op event carries "Input
+Dims", and keeps the trace of the step whose time is the median: one step on a busy machine
+may be stretched by a preemption. Each step runs under a profiler schedule and prof.step(),
+so the trace holds a real `ProfilerStep#N` span around it. Input ids are fixed
 random integers in [0, vocab), vocab read from the model's word_embeddings.weight.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
@@ -85,9 +87,55 @@ def profiler_overhead_us_per_op(calls=2000, repeats=7):
     return max(0.0, (median(profiled) - median(plain)) * 1e6 / events)
 
 
+class QuietProfilerLog:
+    """Holds back the profiler's C++ progress lines (STAGE/USDT, written straight to file
+    descriptor 2 whatever KINETO_LOG_LEVEL says) and passes every other line on."""
+    NOISE = ("STAGE:", "USDT:")
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        self.log = tempfile.TemporaryFile(mode="w+b")
+        os.dup2(self.log.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.log.seek(0)
+        for line in self.log.read().decode(errors="replace").splitlines():
+            if not line.startswith(self.NOISE) and "gpuGetDeviceCount failed" not in line:
+                print(line, file=sys.stderr)
+        self.log.close()
+        return False
+
+
+def profile_one_step(model, ids, sync, activities, path):
+    """Profiles one step into `path` and returns its wall time in seconds.
+
+    warmup=1 lets the profiler itself warm up on one step; only the next is recorded, and
+    exported when its cycle ends. The step runs under prof.step(), so the trace holds a real
+    `ProfilerStep#N` span around it.
+    """
+    import time
+    seconds = 0.0
+    with profile(activities=activities, record_shapes=True, with_stack=False,
+                 schedule=schedule(wait=0, warmup=1, active=1, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
+        for i in range(2):
+            t0 = time.perf_counter()
+            model(ids)
+            sync()  # keep the step's GPU work inside its ProfilerStep span
+            if i == 1:
+                seconds = time.perf_counter() - t0
+            prof.step()
+    return seconds
+
+
 def capture(args):
-    if args.seq_len < 1 or args.batch < 1 or args.warmup < 0:
-        raise UsageError("--seq-len and --batch must be at least 1, --warmup at least 0")
+    if args.seq_len < 1 or args.batch < 1 or args.warmup < 0 or args.candidates < 1:
+        raise UsageError("--seq-len, --batch and --candidates must be at least 1, --warmup at least 0")
     dev = parse_device(args.device)
     if args.threads is not None:
         if args.threads < 1:
@@ -108,34 +156,38 @@ def capture(args):
 
     out_dir = os.path.dirname(os.path.abspath(args.out))
     os.makedirs(out_dir, exist_ok=True)
-    # Write next to the target and rename, so a reader never sees a partial trace.
-    fd, tmp = tempfile.mkstemp(suffix=".json", dir=out_dir)
-    os.close(fd)
+    # Written next to the target and renamed, so a reader never sees a partial trace.
+    tmps = []
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     if dev.type == "cpu":
         # A CUDA build of torch on a GPU-less host makes kineto print a scary but harmless
         # "ERROR ... gpuGetDeviceCount failed"; on CPU no kineto error is of use to us.
         os.environ.setdefault("KINETO_LOG_LEVEL", "5")
     try:
-        with torch.no_grad():
+        with torch.no_grad(), QuietProfilerLog():
             for _ in range(args.warmup):
                 model(ids)
             sync()
-            # warmup=1 lets the profiler itself warm up on one step; only the next is
-            # recorded, and exported when its cycle ends (the events are cleared after).
-            with profile(activities=activities, record_shapes=True, with_stack=False,
-                         schedule=schedule(wait=0, warmup=1, active=1, repeat=1),
-                         on_trace_ready=lambda p: p.export_chrome_trace(tmp)) as prof:
-                for _ in range(2):
-                    model(ids)
-                    sync()  # keep the step's GPU work inside its ProfilerStep span
-                    prof.step()
+            # One profiled step is one draw from a machine whose speed drifts (a preemption
+            # inside it stretches the host gaps the timeline model reads). Several candidate
+            # steps are profiled, each in its own session, and the median one is kept.
+            step_seconds = []
+            for _ in range(args.candidates):
+                fd, tmp = tempfile.mkstemp(suffix=".json", dir=out_dir)
+                os.close(fd)
+                tmps.append(tmp)
+                step_seconds.append(profile_one_step(model, ids, sync, activities, tmp))
+        chosen = sorted(range(len(step_seconds)), key=lambda i: step_seconds[i])[len(step_seconds) // 2]
+        tmp = tmps[chosen]
         if os.path.getsize(tmp) == 0:
             raise RuntimeError("the profiler wrote no trace")
-        overhead = profiler_overhead_us_per_op()
+        with QuietProfilerLog():
+            overhead = profiler_overhead_us_per_op()
         with open(tmp) as f:
             trace = json.load(f)
         trace["replayProfilerOverheadUsPerOp"] = overhead
+        trace["replayCaptureCandidateStepsUs"] = [round(x * 1e6, 1) for x in step_seconds]
+        trace["replayCaptureChosenCandidate"] = chosen
         with open(tmp, "w") as f:
             json.dump(trace, f)
         if args.out.endswith(".gz"):
@@ -145,12 +197,14 @@ def capture(args):
         else:
             os.replace(tmp, args.out)
     finally:
-        for leftover in (tmp, tmp + ".gz"):
-            if os.path.exists(leftover):
-                os.remove(leftover)
+        for t in tmps:
+            for leftover in (t, t + ".gz"):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
     print(f"{args.out}  {os.path.getsize(args.out) / 1e6:.2f} MB  device {dev}  "
           f"input [{args.batch}, {args.seq_len}]  threads {torch.get_num_threads()}  "
-          f"profiler overhead {overhead:.2f} us/op")
+          f"profiler overhead {overhead:.2f} us/op  "
+          f"step {step_seconds[chosen] * 1e6:.1f} us (median of {len(step_seconds)} profiled)")
 
 
 def main(argv=None):
@@ -162,6 +216,8 @@ def main(argv=None):
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--warmup", type=int, default=3, help="unprofiled steps before the profiled one")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input ids")
+    p.add_argument("--candidates", type=int, default=5,
+                   help="profile this many steps, each in its own session, and keep the median one")
     p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own choice)")
     args = p.parse_args(argv)
     try:

@@ -231,15 +231,24 @@ def capture_cpu_trace():
     rc, so, se = run_script("capture_trace.py", "--model", model, "--seq-len", 5,
                             "--device", "cpu", "--warmup", 2, "--out", out)
     assert rc == 0, se
+    assert "STAGE:" not in se and "USDT:" not in se, "the profiler's progress lines are held back"
     with open(out) as f:
-        check_trace(json.load(f)["traceEvents"], 5)
+        trace = json.load(f)
+    check_trace(trace["traceEvents"], 5)
+    # Five candidate steps by default; the kept one is the median of their times.
+    steps = trace["replayCaptureCandidateStepsUs"]
+    assert len(steps) == 5 and all(x > 0 for x in steps), steps
+    assert steps[trace["replayCaptureChosenCandidate"]] == sorted(steps)[2], trace["replayCaptureChosenCandidate"]
     gz = os.path.join(TMP, "traces", "tiny.json.gz")
     threads = torch.get_num_threads()
-    rc, so, se = cli(capture_trace.main, "--model", model, "--seq-len", 7, "--threads", 1, "--out", gz)
+    rc, so, se = cli(capture_trace.main, "--model", model, "--seq-len", 7, "--threads", 1,
+                     "--candidates", 3, "--out", gz)
     torch.set_num_threads(threads)  # in-process: put it back
-    assert rc == 0 and "threads 1" in so, (so, se)
+    assert rc == 0 and "threads 1" in so and "median of 3 profiled" in so, (so, se)
     with gzip.open(gz, "rt") as f:
-        check_trace(json.load(f)["traceEvents"], 7)
+        trace = json.load(f)
+    check_trace(trace["traceEvents"], 7)
+    assert len(trace["replayCaptureCandidateStepsUs"]) == 3
     assert not [n for n in os.listdir(os.path.dirname(out)) if n.startswith("tmp")], "temp files left"
 
 
@@ -277,6 +286,7 @@ def error_paths_exit_2():
         (capture_trace.main, ["--model", not_a_model, "--out", out], "cannot load"),
         (capture_trace.main, ["--model", not_a_model, "--device", "tpu", "--out", out], "--device"),
         (capture_trace.main, ["--model", not_a_model, "--threads", 0, "--out", out], "--threads"),
+        (capture_trace.main, ["--model", not_a_model, "--candidates", 0, "--out", out], "--candidates"),
     ]
     if torch.cuda.is_available():
         cases.append((capture_trace.main, ["--model", not_a_model, "--device", "cuda:99", "--out", out], "CUDA device"))

@@ -108,6 +108,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
                 warmup: 3,
                 out: trace.clone(),
                 threads: args.run.threads.or(Some(tch::get_num_threads())),
+                candidates: super::scripts::DEFAULT_CAPTURE_CANDIDATES,
             })?;
             (Some(trace), out.join("signatures.json"))
         }

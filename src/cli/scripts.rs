@@ -80,7 +80,16 @@ pub struct CaptureArgs {
     /// libtorch intra-op threads (match `replay full --threads`)
     #[arg(long)]
     pub threads: Option<i32>,
+
+    /// Profile this many single steps, each in its own profiler session, and keep the one
+    /// whose time is the median: a step profiled while the machine was busy elsewhere would
+    /// stretch the host gaps the timeline prediction reads
+    #[arg(long, default_value_t = DEFAULT_CAPTURE_CANDIDATES, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub candidates: u32,
 }
+
+/// Profiled candidate steps unless `--candidates` says otherwise.
+pub const DEFAULT_CAPTURE_CANDIDATES: u32 = 5;
 
 pub fn capture(args: &CaptureArgs) -> anyhow::Result<()> {
     let mut argv = vec![
@@ -94,6 +103,8 @@ pub fn capture(args: &CaptureArgs) -> anyhow::Result<()> {
         args.device.to_string(),
         "--warmup".into(),
         args.warmup.to_string(),
+        "--candidates".into(),
+        args.candidates.to_string(),
         "--out".into(),
         args.out.display().to_string(),
     ];
