@@ -18,9 +18,11 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def isolated(replay, sigs, out_dir, threads, budget, rounds):
+def isolated(replay, sigs, out_dir, threads, budget, rounds, noise):
     cmd = [replay, "isolated", "--kernels", sigs, "--device", "cpu", "--quiet",
            "--max-time-per-kernel", str(budget), "--output-dir", out_dir]
+    if noise is not None:
+        cmd += ["--noise", str(noise)]
     if rounds:
         cmd += ["--rounds", str(rounds)]
     if threads:
@@ -46,17 +48,19 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--budget", type=float, default=0.5, help="--max-time-per-kernel")
     p.add_argument("--rounds", type=int, default=None, help="--rounds (default: replay's own)")
+    p.add_argument("--noise", type=float, default=None,
+                   help="--noise (default: replay's own; 0 spends the whole budget)")
     p.add_argument("--out", default=os.path.join(ROOT, "results/bench_isolated.json"))
     args = p.parse_args()
-    report = {"threads": args.threads, "budget_s": args.budget, "rounds": args.rounds, "coverage": {}, "noise": {}}
+    report = {"threads": args.threads, "budget_s": args.budget, "rounds": args.rounds, "noise": args.noise, "coverage": {}, "noise": {}}
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for name in ("h100_bert_small_infer", "h100_vit_infer"):
             sigs = os.path.join(ROOT, "signatures", name + ".json")
-            runs[name] = isolated(args.replay, sigs, os.path.join(tmp, name + "-1"), args.threads, args.budget, args.rounds)
+            runs[name] = isolated(args.replay, sigs, os.path.join(tmp, name + "-1"), args.threads, args.budget, args.rounds, args.noise)
             report["coverage"][name] = coverage(runs[name])
         second = isolated(args.replay, os.path.join(ROOT, "signatures/h100_bert_small_infer.json"),
-                          os.path.join(tmp, "bert-2"), args.threads, args.budget, args.rounds)
+                          os.path.join(tmp, "bert-2"), args.threads, args.budget, args.rounds, args.noise)
     first = {r["id"]: r for r in runs["h100_bert_small_infer"]["results"] if r["stats"]}
     rows = []
     for r in second["results"]:

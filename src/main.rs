@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = replay::cli::Cli::parse();
     match replay::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -20,5 +21,15 @@ fn main() -> ExitCode {
             });
             ExitCode::from(if usage { 2 } else { 1 })
         }
+    }
+}
+
+/// Rust starts programs with SIGPIPE ignored, so `replay ... | head` would make the next print
+/// panic on a closed pipe; like other Unix tools, end quietly instead.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -137,3 +137,33 @@ fn selftest_on_cuda_without_a_gpu_says_so() {
         .code(2)
         .stderr(predicate::str::contains("libcuda.so not found"));
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    // `replay ... | head` closes the pipe early: the rest of the output must not panic.
+    use std::io::Read as _;
+    use std::process::{Command, Stdio};
+    let trace = common::shared_traces().join("h100_vit_infer.json.gz");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("replay"))
+        .args(["classify", "--json", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("sigs.json"))
+        .arg("--trace")
+        .arg(&trace)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    let mut stdout = child.stdout.take().unwrap();
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    child.wait().unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

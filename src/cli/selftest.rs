@@ -188,14 +188,6 @@ struct StdoutToStderr {
     saved: Option<std::os::fd::OwnedFd>,
 }
 
-#[cfg(unix)]
-mod fd {
-    extern "C" {
-        /// POSIX `dup2` from the C library every Rust program on Unix links.
-        pub fn dup2(oldfd: std::os::raw::c_int, newfd: std::os::raw::c_int) -> std::os::raw::c_int;
-    }
-}
-
 impl StdoutToStderr {
     fn new() -> StdoutToStderr {
         use std::io::Write as _;
@@ -207,7 +199,7 @@ impl StdoutToStderr {
             // SAFETY: dup2 on two descriptors this process owns for its whole life; the copy
             // of the original standard output is kept in `saved` and put back on drop.
             let redirected = saved.is_some()
-                && unsafe { fd::dup2(std::io::stderr().as_fd().as_raw_fd(), 1) } == 1;
+                && unsafe { libc::dup2(std::io::stderr().as_fd().as_raw_fd(), 1) } == 1;
             StdoutToStderr {
                 saved: if redirected { saved } else { None },
             }
@@ -225,7 +217,7 @@ impl Drop for StdoutToStderr {
         if let Some(saved) = &self.saved {
             use std::os::fd::AsRawFd as _;
             // SAFETY: as in `new`; `saved` is open until after this call.
-            unsafe { fd::dup2(saved.as_raw_fd(), 1) };
+            unsafe { libc::dup2(saved.as_raw_fd(), 1) };
         }
     }
 }
