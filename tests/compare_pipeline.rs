@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::replay;
+use common::{exported_bloom_tiny, replay};
 use predicates::prelude::*;
 
 fn json(path: &Path) -> serde_json::Value {
@@ -13,18 +13,6 @@ fn json(path: &Path) -> serde_json::Value {
         &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
     )
     .unwrap()
-}
-
-/// A temporary folder holding `bloom-tiny.pt`, exported through `replay export`.
-fn exported_bloom_tiny() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join("bloom-tiny.pt");
-    replay()
-        .args(["export", "--model", "bloom-tiny", "--out"])
-        .arg(&model)
-        .assert()
-        .success();
-    (dir, model)
 }
 
 #[test]

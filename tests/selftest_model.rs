@@ -3,20 +3,8 @@
 
 mod common;
 
-use common::{has_nvidia_driver, replay};
+use common::{exported_bloom_tiny, has_nvidia_driver, replay};
 use predicates::prelude::*;
-
-/// A temporary folder holding `bloom-tiny.pt`, exported through `replay export`.
-fn exported_bloom_tiny() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join("bloom-tiny.pt");
-    replay()
-        .args(["export", "--model", "bloom-tiny", "--out"])
-        .arg(&model)
-        .assert()
-        .success();
-    (dir, model)
-}
 
 const MODEL_CHECKS: [&str; 3] = [
     "whole model output vs the CPU",

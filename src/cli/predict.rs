@@ -55,7 +55,9 @@ fn usage_error(error: predict::PredictError) -> crate::Error {
 /// What `replay compare` takes from the timeline model.
 #[derive(Debug, Clone)]
 pub struct CompareTimeline {
-    /// The timeline prediction with the replayed durations (mean over the trace's steps).
+    /// The timeline prediction of the model call with the replayed durations (mean over the
+    /// trace's steps): the framework time before the first op and after the last one, which
+    /// belongs to the profiling loop around the model, is left out (`predict::model_call_ns`).
     pub predicted_us: f64,
     /// The trace's own durations through the same model, against the trace's step time.
     pub self_check: SelfCheck,
@@ -110,8 +112,19 @@ pub fn timeline_for_compare(
         }
         _ => Vec::new(),
     };
+    let calls: Vec<f64> = skeleton
+        .steps
+        .iter()
+        .zip(&simulation.steps)
+        .map(|(step, simulated)| predict::model_call_ns(step, simulated) as f64 / 1000.0)
+        .collect();
+    let predicted_us = if calls.is_empty() {
+        prediction.predicted_us
+    } else {
+        calls.iter().sum::<f64>() / calls.len() as f64
+    };
     Ok(CompareTimeline {
-        predicted_us: prediction.predicted_us,
+        predicted_us,
         self_check: SelfCheck {
             predicted_us: own.predicted_us,
             measured_us: own.measured_us,

@@ -27,6 +27,7 @@ pub mod calls;
 mod delays;
 mod durations;
 mod error;
+mod model_call;
 mod prediction;
 mod simulate;
 pub mod skeleton;
@@ -35,6 +36,7 @@ pub mod steps;
 pub use build::skeleton;
 pub use durations::{Durations, SignatureDuration};
 pub use error::PredictError;
+pub use model_call::model_call_ns;
 pub use prediction::{error_percent, Prediction, StepPrediction};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
 pub use skeleton::{

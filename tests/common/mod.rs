@@ -21,3 +21,15 @@ pub fn shared_traces() -> PathBuf {
 pub fn has_nvidia_driver() -> bool {
     replay::device::cuda::driver_missing_reason().is_none()
 }
+
+/// A temporary folder holding `bloom-tiny.pt`, exported through `replay export`.
+pub fn exported_bloom_tiny() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("bloom-tiny.pt");
+    replay()
+        .args(["export", "--model", "bloom-tiny", "--out"])
+        .arg(&model)
+        .assert()
+        .success();
+    (dir, model)
+}
