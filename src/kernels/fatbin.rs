@@ -103,7 +103,7 @@ mod tests {
         e[4..8].copy_from_slice(&64u32.to_le_bytes());
         e[8..12].copy_from_slice(&(payload as u32).to_le_bytes());
         e[28..32].copy_from_slice(&arch.to_le_bytes());
-        e.extend(std::iter::repeat(0xAB).take(payload));
+        e.extend(std::iter::repeat_n(0xAB, payload));
         e
     }
 

@@ -171,11 +171,16 @@ fn plan_arg(arg: &SchemaArg, input: Option<&RecordedInput>) -> Result<(ArgPlan, 
             };
             match values {
                 Some(values) => {
-                    let fits = values.iter().all(|v| match (target, v) {
-                        (ListTarget::Int, ScalarValue::Int(_))
-                        | (ListTarget::Bool, ScalarValue::Bool(_)) => true,
-                        (ListTarget::Float, ScalarValue::Int(_) | ScalarValue::Float(_)) => true,
-                        _ => false,
+                    let fits = values.iter().all(|v| {
+                        matches!(
+                            (target, v),
+                            (ListTarget::Int, ScalarValue::Int(_))
+                                | (ListTarget::Bool, ScalarValue::Bool(_))
+                                | (
+                                    ListTarget::Float,
+                                    ScalarValue::Int(_) | ScalarValue::Float(_)
+                                )
+                        )
                     });
                     if !fits {
                         return Err(format!(

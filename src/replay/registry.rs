@@ -128,7 +128,7 @@ pub fn replay_units(file: &SignatureFile) -> Vec<ReplayUnit> {
             .iter()
             .copied()
             .filter(|&i| {
-                !gemm_main.contains(&i) && !(sigs[i].tier == Tier::Gemm && !gemm_main.is_empty())
+                !gemm_main.contains(&i) && (sigs[i].tier != Tier::Gemm || gemm_main.is_empty())
             })
             .collect();
         if rest.is_empty() {

@@ -32,7 +32,7 @@ fn is_integral(kind: Kind) -> bool {
 
 /// Elements the storage behind `sizes`/`strides` must hold.
 pub fn storage_len(sizes: &[i64], strides: &[i64]) -> i64 {
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return 0;
     }
     1 + sizes
