@@ -212,6 +212,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
             trace: trace_path.as_ref().map(|p| p.display().to_string()),
             signatures: sig_path.display().to_string(),
             timeline_predicted_us: timeline.as_ref().map(|t| t.predicted_us),
+            timeline_interruptions: timeline.as_ref().map(|t| t.interruptions),
             self_check: timeline.as_ref().map(|t| t.self_check.clone()),
         },
     );

@@ -65,6 +65,8 @@ pub struct CompareTimeline {
     pub spans: Vec<TimelineSpan>,
     /// The whole prediction with the replayed durations.
     pub prediction: Prediction,
+    /// Interruptions of the profiled model call left out of the prediction.
+    pub interruptions: predict::Interruptions,
 }
 
 /// The timeline prediction of `trace` with the isolated replay `results`: every signature
@@ -93,6 +95,10 @@ pub fn timeline_for_compare(
     if let Some(overhead) = trace.metadata.profiler_overhead_us_per_op {
         durations.remove_profiler_overhead(overhead);
     }
+    // Time the process was not running inside the profiled model call is the machine's, not
+    // the model's (`predict::interruptions`); the self-check above keeps it.
+    let mut skeleton = skeleton;
+    let interruptions = predict::remove_interruptions(&mut skeleton);
     let simulation = predict::simulate(&skeleton, &durations);
     let prediction = Prediction::from_simulation(&skeleton, &simulation).for_trace(trace);
 
@@ -132,6 +138,7 @@ pub fn timeline_for_compare(
         },
         spans,
         prediction,
+        interruptions,
     })
 }
 

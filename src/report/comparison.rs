@@ -91,6 +91,10 @@ pub struct ComparisonReport {
     pub coverage: Coverage,
     /// The timeline model fed with the trace's own durations, against the trace's step time.
     pub trace_self_check: Option<SelfCheck>,
+    /// Host gaps inside the profiled model call far longer than its others (the process was
+    /// preempted while profiled), replaced by a typical gap in the timeline prediction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline_interruptions: Option<crate::predict::Interruptions>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<EnergyReport>,
 }
@@ -216,6 +220,7 @@ pub struct Context {
     pub trace: Option<String>,
     pub signatures: String,
     pub timeline_predicted_us: Option<f64>,
+    pub timeline_interruptions: Option<crate::predict::Interruptions>,
     pub self_check: Option<SelfCheck>,
 }
 
@@ -340,6 +345,7 @@ pub fn aggregate(
             unreplayed,
         },
         trace_self_check: ctx.self_check,
+        timeline_interruptions: ctx.timeline_interruptions,
         energy: None,
     }
 }

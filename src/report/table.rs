@@ -59,5 +59,12 @@ pub fn render(r: &ComparisonReport) -> String {
     if let Some(c) = &r.trace_self_check {
         let _ = writeln!(out, "trace self-check: timeline from the trace's own durations {:.1} us vs step {:.1} us ({:+.1}%)", c.predicted_us, c.measured_us, c.error_percent);
     }
+    if let Some(i) = r.timeline_interruptions.filter(|i| i.gaps > 0) {
+        let _ = writeln!(
+            out,
+            "timeline: {} interruption(s) of the profiled model call left out ({:.1} us; the process was not running)",
+            i.gaps, i.removed_us
+        );
+    }
     out
 }
