@@ -72,6 +72,14 @@ fn sleeping_workload(calls: u64, each: Duration) -> (impl FnMut() -> Result<(), 
     (run, tally)
 }
 
+/// The error text of opening a probe that must fail.
+fn open_error(spec: &str) -> String {
+    match energy::open_str(spec) {
+        Ok(_) => panic!("opening {spec:?} should fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
 fn within(measured: f64, truth: f64, tolerance: f64) -> bool {
     (measured - truth).abs() <= tolerance * truth.abs()
 }
@@ -160,10 +168,7 @@ fn cmd_meter_idle_subtraction_removes_constant_power() {
 
 #[test]
 fn cmd_meter_errors_are_clear() {
-    let e = energy::open_str("cmd:/nonexistent/power-meter --port x")
-        .err()
-        .expect("an error")
-        .to_string();
+    let e = open_error("cmd:/nonexistent/power-meter --port x");
     assert!(
         e.contains("/nonexistent/power-meter") && e.contains("not found"),
         "{e}"
@@ -175,10 +180,7 @@ fn cmd_meter_errors_are_clear() {
         "import sys\nsys.stdin.readline()\nprint('watts: 42', flush=True)\nsys.stdin.readline()\n",
     )
     .expect("write");
-    let e = energy::open_str(&format!("cmd:{} {}", python(), bad.display()))
-        .err()
-        .expect("an error")
-        .to_string();
+    let e = open_error(&format!("cmd:{} {}", python(), bad.display()));
     assert!(e.contains("the line was: watts: 42"), "{e}");
 }
 
@@ -269,10 +271,7 @@ fn example_plugin_loads_measures_and_unloads() {
     drop(probe);
 
     // A config the plugin refuses: open returns NULL.
-    let e = energy::open_str(&format!("plugin:{} not-a-number", lib.display()))
-        .err()
-        .expect("an error")
-        .to_string();
+    let e = open_error(&format!("plugin:{} not-a-number", lib.display()));
     assert!(
         e.contains(&*lib.to_string_lossy()) && e.contains("replay_energy_probe_open returned NULL"),
         "{e}"
@@ -283,10 +282,7 @@ fn example_plugin_loads_measures_and_unloads() {
 fn plugin_with_wrong_abi_version_is_rejected() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let lib = build_plugin(tmp.path(), "abi2", &["-DCONSTANT_POWER_ABI_VERSION=2"]);
-    let e = energy::open_str(&format!("plugin:{}", lib.display()))
-        .err()
-        .expect("rejected")
-        .to_string();
+    let e = open_error(&format!("plugin:{}", lib.display()));
     eprintln!("{e}");
     assert!(e.contains(&*lib.to_string_lossy()), "{e}");
     assert!(
@@ -300,10 +296,7 @@ fn plugin_with_wrong_abi_version_is_rejected() {
 fn plugin_with_missing_symbol_is_rejected() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let lib = build_plugin(tmp.path(), "noread", &["-DCONSTANT_POWER_OMIT_READ"]);
-    let e = energy::open_str(&format!("plugin:{}", lib.display()))
-        .err()
-        .expect("rejected")
-        .to_string();
+    let e = open_error(&format!("plugin:{}", lib.display()));
     eprintln!("{e}");
     assert!(e.contains(&*lib.to_string_lossy()), "{e}");
     assert!(
@@ -315,20 +308,14 @@ fn plugin_with_missing_symbol_is_rejected() {
 #[test]
 fn plugin_that_is_not_a_library_is_rejected() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let e = energy::open_str(&format!(
+    let e = open_error(&format!(
         "plugin:{}",
         tmp.path().join("missing.so").display()
-    ))
-    .err()
-    .expect("rejected")
-    .to_string();
+    ));
     assert!(e.contains("missing.so: no such file"), "{e}");
     let text = tmp.path().join("text.so");
     fs::write(&text, "not an ELF file").expect("write");
-    let e = energy::open_str(&format!("plugin:{}", text.display()))
-        .err()
-        .expect("rejected")
-        .to_string();
+    let e = open_error(&format!("plugin:{}", text.display()));
     assert!(
         e.contains("text.so") && e.contains("cannot be loaded as a shared library"),
         "{e}"
@@ -415,10 +402,7 @@ fn rapl_amd_zones_and_missing_root() {
     assert!((probe.read_joules().expect("read") - 0.001).abs() < 1e-12);
 
     let missing = tmp.path().join("no-powercap");
-    let e = energy::open_str(&format!("rapl:{}", missing.display()))
-        .err()
-        .expect("an error")
-        .to_string();
+    let e = open_error(&format!("rapl:{}", missing.display()));
     assert!(
         e.starts_with("RAPL unavailable under ") && e.contains("no-powercap"),
         "{e}"
@@ -446,10 +430,7 @@ fn nvml_unavailable_is_a_clear_error() {
 #[test]
 fn energy_specs_none_and_invalid() {
     assert!(energy::open_str("none").expect("none is fine").is_none());
-    let e = energy::open_str("wattmeter")
-        .err()
-        .expect("an error")
-        .to_string();
+    let e = open_error("wattmeter");
     assert!(e.contains("unknown probe 'wattmeter'"), "{e}");
     let e = energy::open(&ProbeSpec::None)
         .err()
