@@ -97,8 +97,11 @@ const PIPELINE_CHECK: &str = "compare pipeline end to end";
 /// `scripts/capture_trace.py`, classify, isolated with a short budget, full, report), then the
 /// report's invariants. The folder is removed when the check passes and kept when it fails.
 fn pipeline_check(device: &Device, model: &Path, seq_len: i64) -> Check {
-    let dir = match scratch_dir() {
-        Ok(dir) => dir,
+    let scratch = match tempfile::Builder::new()
+        .prefix("replay-selftest-")
+        .tempdir()
+    {
+        Ok(scratch) => scratch,
         Err(e) => {
             return model_check(
                 PIPELINE_CHECK,
@@ -106,6 +109,7 @@ fn pipeline_check(device: &Device, model: &Path, seq_len: i64) -> Check {
             )
         }
     };
+    let dir = scratch.path().to_path_buf();
     // Through compare's own argument parser, as a user would type it: every option not named
     // here keeps compare's default.
     let args = match CompareCommand::try_parse_from(
@@ -151,34 +155,11 @@ fn pipeline_check(device: &Device, model: &Path, seq_len: i64) -> Check {
         selftest::report_invariants(&report)
     });
     let result = match result {
-        Ok(detail) => {
-            let _ = std::fs::remove_dir_all(&dir);
-            Ok(detail)
-        }
-        Err(e) => Err(format!("{e} (files kept in {})", dir.display())),
+        // Dropping the folder removes it.
+        Ok(detail) => Ok(detail),
+        Err(e) => Err(format!("{e} (files kept in {})", scratch.keep().display())),
     };
     model_check(PIPELINE_CHECK, result)
-}
-
-/// A new, empty folder under the system's temporary folder.
-fn scratch_dir() -> std::io::Result<PathBuf> {
-    let base = std::env::temp_dir();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let mut last = None;
-    for attempt in 0..100u32 {
-        let dir = base.join(format!(
-            "replay-selftest-{}-{nanos}-{attempt}",
-            std::process::id()
-        ));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free name")))
 }
 
 /// While alive, the process's standard output (file descriptor 1, inherited by child
