@@ -176,7 +176,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
             );
             let timed = timer
                 .warm_up(if round == 0 { 0 } else { rewarm })
-                .and_then(|()| timer.time_runs(chunks[round as usize], |_| {}));
+                .and_then(|()| timer.time_runs(chunks[round as usize]));
             match timed {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(e) => {

@@ -78,7 +78,6 @@ pub fn run_with(
         args.batch,
         args.warmup,
         args.runs,
-        |_| {},
     )?;
     finish(args, &model, timing, probe)
 }

@@ -85,10 +85,9 @@ impl<'m> ModelTimer<'m> {
     }
 
     /// `runs` timed forward passes, added to the samples so far.
-    pub fn time_runs(&mut self, runs: u32, mut on_run: impl FnMut(u32)) -> Result<()> {
+    pub fn time_runs(&mut self, runs: u32) -> Result<()> {
         let _guard = tch::no_grad_guard();
-        for run in 0..runs {
-            on_run(run);
+        for _ in 0..runs {
             let elapsed = match &self.cuda {
                 // CUDA events on libtorch's stream: from before the first kernel's launch to
                 // after the last kernel's end, with the host's own work in between.
@@ -165,7 +164,6 @@ pub fn check_runs(runs: u32) -> Result<()> {
 }
 
 /// Times `runs` forward passes after `warmup` untimed ones.
-#[allow(clippy::too_many_arguments)]
 pub fn time_model(
     model: &TorchScriptModel,
     model_name: &str,
@@ -174,12 +172,11 @@ pub fn time_model(
     batch: i64,
     warmup: u32,
     runs: u32,
-    on_run: impl FnMut(u32),
 ) -> Result<FullModelTiming> {
     check_runs(runs)?;
     let mut timer = ModelTimer::new(model, batch, seq_len)?;
     timer.warm_up(warmup)?;
-    timer.time_runs(runs, on_run)?;
+    timer.time_runs(runs)?;
     timer.timing(model_name, device_description, seq_len, batch)
 }
 

@@ -424,7 +424,6 @@ pub fn model_checks(device: &Device, reference: &ModelReference) -> Vec<Check> {
             1,
             MODEL_WARMUP,
             MODEL_RUNS,
-            |_| {},
         )?;
         let _guard = tch::no_grad_guard();
         let output = model
