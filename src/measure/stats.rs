@@ -209,7 +209,8 @@ pub struct Summary {
     pub rounds: u32,
 }
 
-fn one_round() -> u32 {
+/// Serde default of a `rounds` field written before rounds existed.
+pub(crate) fn one_round() -> u32 {
     1
 }
 

@@ -72,12 +72,8 @@ pub struct RunConfig {
     pub noise_target: f64,
     pub min_samples: usize,
     /// Interleaved rounds each signature's budget was split into ([`crate::measure::interleave`]).
-    #[serde(default = "one_round")]
+    #[serde(default = "crate::measure::stats::one_round")]
     pub rounds: u32,
-}
-
-fn one_round() -> u32 {
-    1
 }
 
 /// The whole result file.
