@@ -1,5 +1,5 @@
 //! Running the project's Python helpers (`scripts/*.py`) with the `.venv` interpreter that
-//! `scripts/setup` made (torch 2.13.0), never through a shell.
+//! `scripts/setup` made (torch 2.11.0), never through a shell.
 
 use std::path::PathBuf;
 use std::process::Command;
