@@ -6,13 +6,27 @@ use std::process::Command;
 
 use crate::error::{Error, Result};
 
-/// The project's `scripts/` folder, as built.
+/// The variable that points replay at another `scripts/` folder: a binary carried to another
+/// machine (the GPU bundle) has its build checkout's path compiled in, which does not exist there.
+pub const SCRIPTS_DIR_VAR: &str = "REPLAY_SCRIPTS_DIR";
+/// The variable that names the Python interpreter (one whose torch matches the libtorch the
+/// binary was built against); on the GPU machines that is the system `python3`.
+pub const PYTHON_VAR: &str = "REPLAY_PYTHON";
+
+/// The project's `scripts/` folder: `$REPLAY_SCRIPTS_DIR`, else the checkout the binary was
+/// built in.
 pub fn scripts_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts")
+    match std::env::var_os(SCRIPTS_DIR_VAR) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts"),
+    }
 }
 
-/// `.venv/bin/python`, or `python3` on `PATH` when the venv is gone.
+/// `$REPLAY_PYTHON`, else `.venv/bin/python`, or `python3` on `PATH` when the venv is gone.
 pub fn interpreter() -> PathBuf {
+    if let Some(python) = std::env::var_os(PYTHON_VAR).filter(|p| !p.is_empty()) {
+        return PathBuf::from(python);
+    }
     let venv = option_env!("REPLAY_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv"));
