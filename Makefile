@@ -26,6 +26,8 @@ run: build
 test: setup
 	$(CARGO) test --release --locked
 	.venv/bin/python scripts/test_scripts.py
+	scripts/gpu_bundle.sh target/gpu-bundle
+	.venv/bin/python scripts/test_gpu_check.py
 
 clean-results:
 	rm -rf results/*
@@ -60,3 +62,13 @@ report-screenshot:
 .PHONY: bench-accuracy
 bench-accuracy: build
 	.venv/bin/python scripts/bench_accuracy.py
+
+# What a lent GPU machine needs beside the working tree (target/gpu-bundle/, < 48 MiB), and the
+# prepared check that runs there: scripts/gpu_check.sh (README "On a GPU").
+.PHONY: gpu-bundle gpu-check-cpu
+gpu-bundle: build
+	scripts/gpu_bundle.sh target/gpu-bundle
+
+# The same check on this machine's CPU, every stage in seconds (also run by `make test`).
+gpu-check-cpu: gpu-bundle
+	scripts/gpu_check.sh --device cpu --quick --out target/gpu-check-cpu

@@ -20,16 +20,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLAY = os.path.join(ROOT, "target/release/replay")
 
 
-def model_path(name):
-    path = os.path.join(ROOT, "models", name + ".pt")
+def model_path(name, models_dir=os.path.join(ROOT, "models")):
+    path = os.path.join(models_dir, name + ".pt")
     if not os.path.exists(path):
         subprocess.run([REPLAY, "export", "--model", name, "--out", path], check=True)
     return path
 
 
-def one_run(model, threads, tmp, cold=False):
+def one_run(model, threads, tmp, cold=False, runs=100, extra=()):
     cmd = [REPLAY, "compare", "--model", model, "--device", "cpu", "--seq-len", "5",
-           "--warmup", "10", "--runs", "100", "--quiet", "--output-dir", tmp]
+           "--warmup", "10", "--runs", str(runs), "--quiet", "--output-dir", tmp, *extra]
     if threads:
         cmd += ["--threads", str(threads)]
     if cold:
@@ -51,20 +51,31 @@ def one_run(model, threads, tmp, cold=False):
 
 
 def main():
+    global REPLAY
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int)
     ap.add_argument("--models", default="bloom-560m,bloom-tiny")
     ap.add_argument("--cold", action="store_true", help="replay with caches flushed before every sample")
     ap.add_argument("--out", default=os.path.join(ROOT, "results/bench_accuracy.json"))
+    ap.add_argument("--replay", default=REPLAY, help="the replay binary (default: the release build)")
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "models"),
+                    help="where exported models are kept (exported when missing)")
+    ap.add_argument("--runs", type=int, default=100, help="compare --runs (full-model passes)")
+    ap.add_argument("--max-time-per-kernel", type=float, default=None,
+                    help="compare --max-time-per-kernel (default: replay's own)")
     args = ap.parse_args()
+    REPLAY = args.replay
+    extra = []
+    if args.max_time_per_kernel is not None:
+        extra += ["--max-time-per-kernel", str(args.max_time_per_kernel)]
     report = {"threads": args.threads, "repeats": args.repeats, "cold": args.cold, "models": {}}
     for name in args.models.split(","):
-        model = model_path(name)
+        model = model_path(name, args.models_dir)
         runs = []
         for _ in range(args.repeats):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(one_run(model, args.threads, tmp, args.cold))
+                runs.append(one_run(model, args.threads, tmp, args.cold, args.runs, extra))
         measured = [r["measured_us"] for r in runs]
         best = [min(abs(r["sum_error_percent"]), abs(r["timeline_error_percent"] or 1e9)) for r in runs]
         report["models"][name] = {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Makes target/gpu-bundle/: what a lent GPU machine needs that does not travel with the working
+# tree (only tracked and untracked-not-ignored files do, 64 MiB in all; ../shared stays here):
+#   bin/replay               the release binary (links libtorch dynamically: the GPU machine's
+#                            torch must be the one it was built against, see torch_version)
+#   torch_version            that torch version, checked by scripts/gpu_check.sh before anything runs
+#   traces/                  the H100 traces of ../shared/traces/kineto and their TraceLens reports
+#   scripts/                 the Python helpers, as built (the check reads them from here)
+#   manifest.json            commit, build time, sizes
+# Usage: scripts/gpu_bundle.sh [BUNDLE_DIR]   (the binary must be built: `make gpu-bundle` does it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUNDLE=${1:-target/gpu-bundle}
+BIN=${REPLAY_BIN:-target/release/replay}
+TRACES=${REPLAY_SHARED_TRACES:-../shared/traces/kineto}
+LIMIT_MIB=48
+
+[ -x "$BIN" ] || { echo "gpu_bundle: $BIN is not built (run make build)" >&2; exit 2; }
+[ -d "$TRACES" ] || { echo "gpu_bundle: $TRACES not found (the shared traces sit beside the checkout)" >&2; exit 2; }
+
+rm -rf "$BUNDLE.tmp"
+mkdir -p "$BUNDLE.tmp/bin" "$BUNDLE.tmp/traces" "$BUNDLE.tmp/scripts"
+cp "$BIN" "$BUNDLE.tmp/bin/replay"
+# Debug sections are dead weight on the GPU machine and count towards the carry limit.
+strip --strip-debug "$BUNDLE.tmp/bin/replay" 2>/dev/null || true
+for name in h100_bert_small_infer h100_vit_infer; do
+  cp "$TRACES/$name.json.gz" "$BUNDLE.tmp/traces/"
+  cp -r "$TRACES/$name.reference" "$BUNDLE.tmp/traces/"
+done
+cp scripts/*.py scripts/*.sh "$BUNDLE.tmp/scripts/"
+chmod -R u+w "$BUNDLE.tmp"
+
+.venv/bin/python - "$BUNDLE.tmp" <<'PY'
+import json, os, subprocess, sys, time
+import torch
+bundle = sys.argv[1]
+with open(os.path.join(bundle, "torch_version"), "w") as f:
+    f.write(torch.__version__ + "\n")
+def size(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                            capture_output=True, text=True).stdout.strip())
+manifest = {
+    "commit": commit + ("-dirty" if dirty else ""),
+    "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    "torch_version": torch.__version__,
+    "files": {name: size(os.path.join(bundle, name)) for name in sorted(os.listdir(bundle))},
+}
+manifest["total_bytes"] = size(bundle)
+with open(os.path.join(bundle, "manifest.json"), "w") as f:
+    json.dump(manifest, f, indent=2)
+PY
+
+bytes=$(du -sb "$BUNDLE.tmp" | cut -f1)
+if [ "$bytes" -gt $((LIMIT_MIB * 1024 * 1024)) ]; then
+  echo "gpu_bundle: $bytes bytes is over the $LIMIT_MIB MiB budget (64 MiB travel in all)" >&2
+  rm -rf "$BUNDLE.tmp"
+  exit 1
+fi
+rm -rf "$BUNDLE"
+mv "$BUNDLE.tmp" "$BUNDLE"
+echo "gpu_bundle: $BUNDLE ($((bytes / 1024)) KiB, torch $(cat "$BUNDLE/torch_version"))"

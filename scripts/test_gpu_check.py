@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Checks of the GPU bundle and of scripts/gpu_check.sh on this machine (no GPU), so that the
+prepared GPU run cannot rot between the rare times a GPU machine is lent; no pytest.
+
+  .venv/bin/python scripts/test_gpu_check.py      (after `make gpu-bundle`; `make test` does both)
+
+Runs the whole check on the CPU with --quick and reads its summary; checks that the CUDA
+stages say why they are skipped on a machine without a driver, and that a bundle built
+against another torch is refused before anything runs. Ends with `N passed, M failed`.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUNDLE = os.path.join(ROOT, "target/gpu-bundle")
+CHECK = os.path.join(ROOT, "scripts/gpu_check.sh")
+TMP = tempfile.mkdtemp(prefix="replay-gpu-check-test-")
+BUNDLE_LIMIT = 48 * 1024 * 1024
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def check(*args, env=None):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([CHECK, *args], capture_output=True, text=True, env=full_env, cwd=ROOT)
+
+
+def dir_size(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+@test
+def bundle_holds_what_the_gpu_machine_needs_and_fits_its_budget():
+    size = dir_size(BUNDLE)
+    assert 0 < size < BUNDLE_LIMIT, f"{size} bytes (budget {BUNDLE_LIMIT})"
+    for name in ("bin/replay", "torch_version", "manifest.json", "scripts/gpu_check.py",
+                 "scripts/export_model.py", "scripts/bench_isolated.py", "scripts/bench_accuracy.py",
+                 "traces/h100_bert_small_infer.json.gz", "traces/h100_vit_infer.json.gz",
+                 "traces/h100_bert_small_infer.reference/GEMM.csv",
+                 "traces/h100_vit_infer.reference/kernel_summary.csv"):
+        assert os.path.exists(os.path.join(BUNDLE, name)), name
+    assert os.access(os.path.join(BUNDLE, "bin/replay"), os.X_OK)
+    import torch
+    with open(os.path.join(BUNDLE, "torch_version")) as f:
+        assert f.read().strip() == torch.__version__
+    manifest = json.load(open(os.path.join(BUNDLE, "manifest.json")))
+    # The manifest counts every file but itself.
+    without_manifest = size - os.path.getsize(os.path.join(BUNDLE, "manifest.json"))
+    assert manifest["total_bytes"] == without_manifest, (manifest["total_bytes"], without_manifest)
+
+
+QUICK_OUT = os.path.join(TMP, "quick")
+QUICK = {}
+
+
+def quick_summary():
+    """The whole check on the CPU with --quick, run once for the tests that read it."""
+    if not QUICK:
+        p = check("--device", "cpu", "--quick", "--out", QUICK_OUT)
+        QUICK["process"] = p
+        with open(os.path.join(QUICK_OUT, "summary.json")) as f:
+            QUICK["summary"] = json.load(f)
+    return QUICK["process"], QUICK["summary"]
+
+
+@test
+def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
+    p, s = quick_summary()
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert set(s["stages"]) == {"selftest", "truth", "compare", "cpu"}, s["stages"].keys()
+    for name, stage in s["stages"].items():
+        assert stage["failed_commands"] == 0, (name, stage)
+        assert "skipped" not in stage, (name, stage)
+        assert stage["archive"] == f"{name}.tar.gz"
+    files = os.listdir(QUICK_OUT)
+    assert len(files) <= 8, files
+    assert sorted(files) == sorted(["summary.json", "gpu_check.log", "selftest.tar.gz",
+                                    "truth.tar.gz", "compare.tar.gz", "cpu.tar.gz"]), files
+    assert s["cuda_available"] is False and "libcuda" in s["cuda_unavailable_reason"]
+    assert s["machine"]["bundle"]["torch_version"] == s["machine"]["torch"]
+
+
+@test
+def selftest_stage_records_every_tier_and_the_model_checks():
+    _, s = quick_summary()
+    st = s["stages"]["selftest"]
+    assert st["passed"] is True
+    assert {c["tier"] for c in st["tiers"]["checks"]} >= {1, 2, 3}
+    assert st["tiers"]["failed"] == 0 and st["tiers"]["passed"] == len(st["tiers"]["checks"])
+    names = [c["name"] for c in st["model"]["checks"]]
+    assert any("compare pipeline" in n for n in names), names
+    assert st["model"]["failed"] == 0
+
+
+@test
+def truth_stage_compares_every_replayed_signature_with_the_trace():
+    _, s = quick_summary()
+    for name in ("h100_bert_small_infer", "h100_vit_infer"):
+        t = s["stages"]["truth"]["traces"][name]
+        with open(os.path.join(ROOT, "signatures", name + ".json")) as f:
+            signatures = json.load(f)
+        n_signatures = len(signatures["signatures"])
+        dist = t["signature_error"]
+        # Every signature replays on the CPU (coverage 100 %), so each has an error.
+        assert dist["signatures"] + len(t["not_replayed"]) == n_signatures, (dist, t["not_replayed"])
+        assert 0.0 <= dist["share_within_10_percent"] <= 1.0
+        assert len(dist["worst"]) == min(5, dist["signatures"])
+        worst = [abs(w["error_percent"]) for w in dist["worst"]]
+        assert worst == sorted(worst, reverse=True) and worst[0] >= dist["median_abs_error_percent"]
+        for w in dist["worst"]:
+            recomputed = 100 * (w["isolated_us"] - w["trace_mean_us"]) / w["trace_mean_us"]
+            assert abs(recomputed - w["error_percent"]) < 1e-9 * max(1.0, abs(recomputed))
+        tl = t["timeline"]
+        assert tl["measured_us"] > 0 and tl["predicted_us"] > 0
+        assert abs(tl["error_percent"] - 100 * (tl["predicted_us"] - tl["measured_us"]) / tl["measured_us"]) < 1e-6
+        # The trace's own durations through the timeline reproduce its step (self-check).
+        assert abs(tl["self_check_error_percent"]) < 0.01, tl
+    with tarfile.open(os.path.join(QUICK_OUT, "truth.tar.gz")) as tar:
+        names = tar.getnames()
+    assert "truth/h100_vit_infer/isolated.json" in names and "truth/h100_vit_infer/predict.json" in names, names
+
+
+@test
+def compare_and_cpu_stages_report_errors_and_coverage():
+    _, s = quick_summary()
+    run = s["stages"]["compare"]["runs"]["bloom-tiny-float32-seq5"]
+    assert run["coverage"] == 1.0, run
+    assert run["measured_us"] > 0 and isinstance(run["timeline_error_percent"], float)
+    assert "skipped" in s["stages"]["compare"]["energy"]
+    cpu = s["stages"]["cpu"]
+    assert cpu["threads"] == 2
+    noise = cpu["isolated_noise"]["result"]
+    assert noise["threads"] == 2 and noise["coverage"]["h100_bert_small_infer"]["replayed_share"] == 1.0
+    acc = cpu["accuracy"]["result"]["models"]["bloom-tiny"]
+    assert len(acc["runs"]) == 1 and acc["runs"][0]["coverage"] == 1.0
+
+
+@test
+def cuda_stages_on_a_machine_without_a_driver_are_skipped_with_the_reason():
+    out = os.path.join(TMP, "cuda")
+    p = check("--stage", "selftest", "--device", "cuda", "--out", out)
+    assert p.returncode == 0, p.stderr
+    s = json.load(open(os.path.join(out, "summary.json")))
+    st = s["stages"]["selftest"]
+    assert st["skipped"].startswith("needs CUDA") and "libcuda" in st["skipped"], st
+    assert sorted(os.listdir(out)) == ["gpu_check.log", "summary.json"]
+
+
+@test
+def a_bundle_built_against_another_torch_is_refused_before_anything_runs():
+    fake = os.path.join(TMP, "fake-bundle")
+    shutil.copytree(BUNDLE, fake)
+    with open(os.path.join(fake, "torch_version"), "w") as f:
+        f.write("2.9.1+cu128\n")
+    out = os.path.join(TMP, "refused")
+    p = check("--device", "cpu", "--quick", "--out", out, env={"REPLAY_GPU_BUNDLE": fake})
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "built against torch 2.9.1+cu128" in p.stderr, p.stderr
+    assert not os.path.exists(out)
+
+
+@test
+def a_missing_bundle_is_named_with_the_command_that_makes_it():
+    p = check("--device", "cpu", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
+    assert p.returncode == 2 and "make gpu-bundle" in p.stderr, p.stderr
+
+
+@test
+def help_lists_the_stages_without_a_bundle():
+    p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
+    assert p.returncode == 0
+    for stage in ("selftest", "truth", "compare", "cpu", "--quick"):
+        assert stage in p.stdout, stage
+
+
+def main():
+    passed = failed = 0
+    for fn in TESTS:
+        try:
+            fn()
+            print(f"ok    {fn.__name__}")
+            passed += 1
+        except Exception:  # noqa: BLE001 - report every failure, then the total
+            print(f"FAIL  {fn.__name__}")
+            traceback.print_exc()
+            failed += 1
+    shutil.rmtree(TMP, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
