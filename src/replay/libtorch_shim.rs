@@ -132,9 +132,11 @@ pub fn overloads(name: &str) -> Result<Vec<OpSchema>, ShimError> {
 
 /// libtorch's current CUDA stream for `device`, as a raw `cudaStream_t`.
 pub fn torch_current_cuda_stream(device: usize) -> Result<*mut c_void, ShimError> {
+    let index = i32::try_from(device)
+        .map_err(|_| ShimError(format!("CUDA device index {device} is out of range")))?;
     let mut error = ptr::null_mut();
     // SAFETY: the shim catches every C++ exception.
-    let stream = unsafe { replay_torch_current_cuda_stream(device as i32, &mut error) };
+    let stream = unsafe { replay_torch_current_cuda_stream(index, &mut error) };
     if !error.is_null() {
         return Err(ShimError(take_string(error)));
     }

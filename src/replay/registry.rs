@@ -237,6 +237,10 @@ pub fn target_for(
                     Ok((Box::new(target), Method(op.into())))
                 }
                 Device::Cuda(dev) => {
+                    // A shape beyond cublasGemmEx's 32-bit arguments is one this replay
+                    // cannot issue, not a failure of the device.
+                    super::tier2_gemm::CublasDims::of(&gemm.cublas)
+                        .map_err(SetupError::Unsupported)?;
                     let target = super::tier2_gemm::cuda::CublasGemmTarget::new(dev, gemm)?;
                     let call = if gemm.batch > 1 {
                         "cublasGemmStridedBatchedEx"

@@ -278,6 +278,50 @@ pub mod cublas_types {
     }
 }
 
+/// cuBLAS's `int` and `long long` arguments of one call, checked: a signature file is user
+/// input, and a dimension over 2^31 - 1 cast with `as` would wrap and hand cuBLAS a shape the
+/// buffers were not sized for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CublasDims {
+    pub m: i32,
+    pub n: i32,
+    pub k: i32,
+    pub lda: i32,
+    pub ldb: i32,
+    pub ldc: i32,
+    pub batch: i32,
+    pub stride_a: i64,
+    pub stride_b: i64,
+    pub stride_c: i64,
+}
+
+impl CublasDims {
+    /// The call's arguments, or which one does not fit cuBLAS's 32-bit interface.
+    pub fn of(c: &crate::signature::schema::CublasCall) -> Result<CublasDims, String> {
+        let int = |name: &str, v: u64| {
+            i32::try_from(v).map_err(|_| {
+                format!("{name} = {v} does not fit cublasGemmEx's 32-bit int (the 64-bit API is not used)")
+            })
+        };
+        let long = |name: &str, v: Option<u64>| {
+            i64::try_from(v.unwrap_or(0))
+                .map_err(|_| format!("{name} = {v:?} does not fit a long long"))
+        };
+        Ok(CublasDims {
+            m: int("m", c.m)?,
+            n: int("n", c.n)?,
+            k: int("k", c.k)?,
+            lda: int("lda", c.lda)?,
+            ldb: int("ldb", c.ldb)?,
+            ldc: int("ldc", c.ldc)?,
+            batch: int("batch", c.batch)?,
+            stride_a: long("stride_a", c.stride_a)?,
+            stride_b: long("stride_b", c.stride_b)?,
+            stride_c: long("stride_c", c.stride_c)?,
+        })
+    }
+}
+
 /// The cuBLAS replay (compiled everywhere, runs where there is a GPU).
 pub mod cuda {
     use std::sync::Arc;
@@ -322,6 +366,7 @@ pub mod cuda {
         b: CudaSlice<u8>,
         c: CudaSlice<u8>,
         p: GemmParams,
+        dims: CublasDims,
         types: (
             cudarc::cublas::sys::cudaDataType,
             cudarc::cublas::sys::cudaDataType,
@@ -332,6 +377,7 @@ pub mod cuda {
     impl CublasGemmTarget {
         pub fn new(device: &CudaDevice, p: &GemmParams) -> Result<CublasGemmTarget, MeasureError> {
             let types = for_dtypes(&p.dtype_a, &p.dtype_out).map_err(MeasureError::target)?;
+            let dims = CublasDims::of(&p.cublas).map_err(MeasureError::target)?;
             let c = &p.cublas;
             // cuBLAS's A is m x k (op applied), stored rows x cols before op.
             let (a_rows, a_cols) = if c.transa == BlasOp::N {
@@ -368,6 +414,7 @@ pub mod cuda {
                 blas,
                 stream,
                 p: p.clone(),
+                dims,
                 types,
             })
         }
@@ -419,33 +466,34 @@ pub mod cuda {
             let (a, _ra) = self.a.device_ptr(&self.stream);
             let (b, _rb) = self.b.device_ptr(&self.stream);
             let (out, _rc) = self.c.device_ptr_mut(&self.stream);
-            let int = |v: u64| v as i32;
+            let d = self.dims;
             // SAFETY: the buffers were sized for exactly these dimensions, leading dimensions
-            // and batch strides (column_major_elements), and live as long as self.
+            // and batch strides (column_major_elements), checked to fit cuBLAS's integer types
+            // (CublasDims::of), and live as long as self.
             let result = unsafe {
                 if c.batch > 1 {
                     cudarc::cublas::result::gemm_strided_batched_ex(
                         *self.blas.handle(),
                         op(c.transa),
                         op(c.transb),
-                        int(c.m),
-                        int(c.n),
-                        int(c.k),
+                        d.m,
+                        d.n,
+                        d.k,
                         alpha,
                         a as *const _,
                         ab_type,
-                        int(c.lda),
-                        c.stride_a.unwrap_or(0) as i64,
+                        d.lda,
+                        d.stride_a,
                         b as *const _,
                         ab_type,
-                        int(c.ldb),
-                        c.stride_b.unwrap_or(0) as i64,
+                        d.ldb,
+                        d.stride_b,
                         beta,
                         out as *mut _,
                         c_type,
-                        int(c.ldc),
-                        c.stride_c.unwrap_or(0) as i64,
-                        int(c.batch),
+                        d.ldc,
+                        d.stride_c,
+                        d.batch,
                         compute,
                         cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
                     )
@@ -454,20 +502,20 @@ pub mod cuda {
                         *self.blas.handle(),
                         op(c.transa),
                         op(c.transb),
-                        int(c.m),
-                        int(c.n),
-                        int(c.k),
+                        d.m,
+                        d.n,
+                        d.k,
                         alpha,
                         a as *const _,
                         ab_type,
-                        int(c.lda),
+                        d.lda,
                         b as *const _,
                         ab_type,
-                        int(c.ldb),
+                        d.ldb,
                         beta,
                         out as *mut _,
                         c_type,
-                        int(c.ldc),
+                        d.ldc,
                         compute,
                         cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
                     )
@@ -549,6 +597,30 @@ mod tests {
             .unwrap_err()
             .contains("cuBLASLt"));
         assert_eq!(cublas_types::element_bytes(cudaDataType::CUDA_R_16BF), 2);
+    }
+
+    #[test]
+    fn cublas_dimensions_over_32_bits_are_refused_not_wrapped() {
+        let sigs = crate::signature::read_file(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/signatures/h100_bert_small_infer.json"
+        )))
+        .unwrap();
+        let gemm = sigs
+            .signatures
+            .iter()
+            .find_map(|s| s.gemm.clone())
+            .expect("the bert trace has GEMMs");
+        let dims = CublasDims::of(&gemm.cublas).unwrap();
+        assert_eq!(i64::from(dims.m), gemm.cublas.m as i64);
+        assert_eq!(i64::from(dims.ldc), gemm.cublas.ldc as i64);
+        let mut huge = gemm.cublas.clone();
+        huge.k = 1 << 31;
+        let message = CublasDims::of(&huge).unwrap_err();
+        assert!(message.contains("k = 2147483648"), "{message}");
+        let mut huge = gemm.cublas.clone();
+        huge.stride_b = Some(u64::MAX);
+        assert!(CublasDims::of(&huge).unwrap_err().contains("stride_b"));
     }
 
     #[test]
