@@ -6,14 +6,10 @@ use super::contents::{EventCounts, Platform, TraceMetadata};
 use super::error::TraceError;
 use super::event::{
     micros_text_to_nanos, Category, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey,
-    RecordedInputs,
+    RecordedInputs, MODULE_PREFIX,
 };
 use super::raw::{RawArgs, RawEvent, RawExecutionId};
 use super::strings::{StrId, StringTable};
-
-/// Prefix of the `python_function` events that delimit `nn.Module` calls
-/// (`with_modules=True`); the only python frames worth keeping.
-pub const MODULE_PREFIX: &str = "nn.Module: ";
 
 /// Accumulates the kept events of a trace while it is parsed.
 pub struct TraceAssembler<'p> {

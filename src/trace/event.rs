@@ -8,6 +8,11 @@
 
 use super::strings::StrId;
 
+/// Prefix of the `python_function` events that delimit `nn.Module` calls
+/// (`with_modules=True`); the only python frames worth keeping. Lives with the categories so
+/// that the parser (`raw`) and the assembler read it without importing each other.
+pub const MODULE_PREFIX: &str = "nn.Module: ";
+
 /// Nanoseconds, on the trace's own time axis (absolute Unix time for old traces,
 /// relative to `baseTimeNanoseconds` for PyTorch 2.4+). Integers so that interval
 /// containment is exact: fractional microseconds in the file have at most 3 decimals.

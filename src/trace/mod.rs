@@ -14,9 +14,9 @@ mod load;
 mod raw;
 mod strings;
 
-pub use assemble::MODULE_PREFIX;
 pub use contents::{EventCounts, Platform, SourceFile, Trace, TraceMetadata};
 pub use error::TraceError;
+pub use event::MODULE_PREFIX;
 pub use event::{
     Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos, RecordedInputs,
 };

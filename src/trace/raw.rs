@@ -16,8 +16,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::assemble::MODULE_PREFIX;
-use super::event::Category;
+use super::event::{Category, MODULE_PREFIX};
 
 /// One entry of `traceEvents`, as written.
 #[derive(Default)]
