@@ -2,6 +2,8 @@
 #   make run   installs what is missing, builds, runs the main job on its built-in default
 #   make test  runs every test
 # Both build in release: the tests time real work, and sharing one profile means one build.
+# The workspace builds two executables: target/release/replay (torch-free, crates/core) and
+# target/release/replay-torch (links libtorch), which replay runs for the model commands.
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -24,7 +26,7 @@ run: build
 	./target/release/replay compare --model $(MODEL) --device cpu --seq-len 5 --warmup 10 --runs 100 --output-dir results
 
 test: setup
-	$(CARGO) test --release --locked
+	$(CARGO) test --release --locked --workspace
 	.venv/bin/python scripts/test_scripts.py
 	scripts/gpu_bundle.sh target/gpu-bundle
 	.venv/bin/python scripts/test_gpu_check.py

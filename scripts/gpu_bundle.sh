@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes target/gpu-bundle/: what a lent GPU machine needs that does not travel with the working
 # tree (only tracked and untracked-not-ignored files do, 64 MiB in all; ../shared stays here):
-#   bin/replay               the release binary (links libtorch dynamically: the GPU machine's
-#                            torch must be the one it was built against, see torch_version)
+#   bin/replay               the release binaries: replay (torch-free) and replay-torch (links
+#   bin/replay-torch         libtorch dynamically: the GPU machine's torch must be the one it was
+#                            built against, see torch_version)
 #   torch_version            that torch version, checked by scripts/gpu_check.sh before anything runs
 #   traces/                  the H100 traces of ../shared/traces/kineto and their TraceLens reports
 #   scripts/                 the Python helpers, as built (the check reads them from here)
@@ -13,17 +14,21 @@ cd "$(dirname "$0")/.."
 
 BUNDLE=${1:-target/gpu-bundle}
 BIN=${REPLAY_BIN:-target/release/replay}
+TORCH_BIN=$(dirname "$BIN")/replay-torch
 TRACES=${REPLAY_SHARED_TRACES:-../shared/traces/kineto}
 LIMIT_MIB=48
 
-[ -x "$BIN" ] || { echo "gpu_bundle: $BIN is not built (run make build)" >&2; exit 2; }
+for b in "$BIN" "$TORCH_BIN"; do
+  [ -x "$b" ] || { echo "gpu_bundle: $b is not built (run make build)" >&2; exit 2; }
+done
 [ -d "$TRACES" ] || { echo "gpu_bundle: $TRACES not found (the shared traces sit beside the checkout)" >&2; exit 2; }
 
 rm -rf "$BUNDLE.tmp"
 mkdir -p "$BUNDLE.tmp/bin" "$BUNDLE.tmp/traces" "$BUNDLE.tmp/scripts"
 cp "$BIN" "$BUNDLE.tmp/bin/replay"
+cp "$TORCH_BIN" "$BUNDLE.tmp/bin/replay-torch"
 # Debug sections are dead weight on the GPU machine and count towards the carry limit.
-strip --strip-debug "$BUNDLE.tmp/bin/replay" 2>/dev/null || true
+strip --strip-debug "$BUNDLE.tmp/bin/replay" "$BUNDLE.tmp/bin/replay-torch" 2>/dev/null || true
 for name in h100_bert_small_infer h100_vit_infer; do
   cp "$TRACES/$name.json.gz" "$BUNDLE.tmp/traces/"
   cp -r "$TRACES/$name.reference" "$BUNDLE.tmp/traces/"

@@ -44,13 +44,14 @@ def dir_size(path):
 def bundle_holds_what_the_gpu_machine_needs_and_fits_its_budget():
     size = dir_size(BUNDLE)
     assert 0 < size < BUNDLE_LIMIT, f"{size} bytes (budget {BUNDLE_LIMIT})"
-    for name in ("bin/replay", "torch_version", "manifest.json", "scripts/gpu_check.py",
+    for name in ("bin/replay", "bin/replay-torch", "torch_version", "manifest.json", "scripts/gpu_check.py",
                  "scripts/export_model.py", "scripts/bench_isolated.py", "scripts/bench_accuracy.py",
                  "traces/h100_bert_small_infer.json.gz", "traces/h100_vit_infer.json.gz",
                  "traces/h100_bert_small_infer.reference/GEMM.csv",
                  "traces/h100_vit_infer.reference/kernel_summary.csv"):
         assert os.path.exists(os.path.join(BUNDLE, name)), name
     assert os.access(os.path.join(BUNDLE, "bin/replay"), os.X_OK)
+    assert os.access(os.path.join(BUNDLE, "bin/replay-torch"), os.X_OK)
     import torch
     with open(os.path.join(BUNDLE, "torch_version")) as f:
         assert f.read().strip() == torch.__version__

@@ -62,24 +62,26 @@ impl Error {
                 | Error::BadInput { .. }
                 | Error::Trace(_)
                 | Error::SignatureFile(_)
-        ) || matches!(
-            self,
-            Error::Energy(
-                crate::energy::EnergyError::InvalidSpec { .. }
-                    | crate::energy::EnergyError::NvmlUnavailable(_)
-                    | crate::energy::EnergyError::RaplUnavailable { .. }
-                    | crate::energy::EnergyError::CommandStart { .. }
-                    | crate::energy::EnergyError::Plugin { .. }
-                    | crate::energy::EnergyError::PluginSymbol { .. }
-                    | crate::energy::EnergyError::PluginAbiVersion { .. }
-            )
-        )
+        ) || matches!(self, Error::Energy(e) if e.is_usage_error())
     }
 
     pub fn cuda(call: &'static str, err: impl std::fmt::Display) -> Self {
         Error::Cuda {
             call,
             message: err.to_string(),
+        }
+    }
+}
+
+/// The core's errors keep their meaning (and exit status) on this side.
+impl From<replay_core::Error> for Error {
+    fn from(e: replay_core::Error) -> Self {
+        match e {
+            replay_core::Error::BadInput { path, message } => Error::BadInput { path, message },
+            replay_core::Error::Trace(e) => Error::Trace(e),
+            replay_core::Error::SignatureFile(e) => Error::SignatureFile(e),
+            replay_core::Error::Energy(e) => Error::Energy(e),
+            replay_core::Error::Io { context, source } => Error::Io { context, source },
         }
     }
 }

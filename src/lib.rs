@@ -4,19 +4,19 @@
 //! sorts them into three tiers (CUDA runtime memcpy/memset, cuBLAS GEMM, everything else
 //! through libtorch), replays each alone, times it, predicts the whole model's latency from the
 //! parts and checks the prediction against the real model.
+//!
+//! This crate is the part that links libtorch and CUDA (devices, kernels, the replay tiers,
+//! models, and the `replay-torch` commands). Reading, classifying and predicting traces, the
+//! measurement core, energy probes, reports and output formats are the torch-free
+//! [`replay_core`], re-exported here under the same names.
 
 pub mod cli;
 pub mod device;
-pub mod energy;
 pub mod error;
-pub mod export;
 pub mod kernels;
 pub mod measure;
 pub mod model;
-pub mod predict;
 pub mod replay;
-pub mod report;
-pub mod signature;
-pub mod trace;
 
 pub use error::{Error, Result};
+pub use replay_core::{energy, export, predict, report, results, signature, trace};

@@ -1,4 +1,5 @@
-//! The `replay` binary: parse arguments, run, print the error chain.
+//! `replay-torch`: the commands that link libtorch, run by `replay` (crates/core) as
+//! `replay-torch COMMAND ARGS...`: parse arguments, run, print the error chain.
 
 use std::process::ExitCode;
 
@@ -9,18 +10,12 @@ fn main() -> ExitCode {
     let cli = replay::cli::Cli::parse();
     match replay::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            // 2: something the user can fix (bad input, a device that is not there); 1: our failure.
-            let usage = err.chain().any(|c| {
-                c.downcast_ref::<replay::Error>()
+        Err(err) => replay_core::exit::report_with(&err, |e| {
+            e.downcast_ref::<replay::Error>()
+                .is_some_and(|e| e.is_usage_error())
+                || e.downcast_ref::<replay_core::Error>()
                     .is_some_and(|e| e.is_usage_error())
-            });
-            ExitCode::from(if usage { 2 } else { 1 })
-        }
+        }),
     }
 }
 

@@ -200,7 +200,14 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     // 5. The comparison.
     let timeline = loaded_trace
         .as_ref()
-        .map(|t| super::predict::timeline_for_compare(t, &results))
+        .map(|t| {
+            crate::predict::with_replayed_durations(t, &results).map_err(|e| {
+                crate::Error::BadInput {
+                    path: e.path().to_path_buf(),
+                    message: e.reason().to_owned(),
+                }
+            })
+        })
         .transpose()?;
     let report = aggregate(
         &file,

@@ -1,12 +1,12 @@
-//! The command line: clap definitions and dispatch to one module per subcommand.
+//! The libtorch commands (`replay-torch`, which users reach through `replay`): clap
+//! definitions and dispatch to one module per subcommand. `classify` and `predict` are the
+//! torch-free core's (`replay_core::cli`).
 
-mod classify;
 mod compare;
 mod devices;
 pub mod energy_args;
 pub mod full;
 pub mod isolated;
-pub mod predict;
 pub mod scripts;
 mod selftest;
 
@@ -17,14 +17,10 @@ use crate::device::DeviceSpec;
 #[derive(Debug, Parser)]
 #[command(
     name = "replay",
+    bin_name = "replay",
     version,
-    about = "Replay every unique GPU kernel of a model alone, time it, and predict the model's latency from the parts",
-    long_about = "replay finds the unique kernels of a PyTorch model (from a TorchScript model or a \
-                  profiler trace), sorts them into three tiers (1: CUDA runtime memcpy/memset, 2: cuBLAS \
-                  GEMM, 3: everything else through libtorch), replays each one alone on a CPU or CUDA \
-                  device, times it soundly, predicts the whole model's latency from the parts and \
-                  compares the prediction with the real model.\n\nEvery command works with --device cpu; \
-                  --device cuda[:N] needs an NVIDIA driver and never falls back to the CPU silently."
+    about = replay_core::cli::ABOUT,
+    long_about = replay_core::cli::LONG_ABOUT
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -35,8 +31,6 @@ pub struct Cli {
 pub enum Command {
     /// Show the CPU, libtorch and every CUDA device replay can use (or why there is none)
     Devices(devices::DevicesArgs),
-    /// Read a PyTorch profiler trace and write its unique kernels, sorted into the three tiers
-    Classify(classify::ClassifyArgs),
     /// Replay every signature of a signature file alone on a device and time it
     Isolated(isolated::IsolatedArgs),
     /// Run one replay per tier on a device and check the numbers against libtorch on the CPU;
@@ -50,8 +44,6 @@ pub enum Command {
     Capture(scripts::CaptureArgs),
     /// Predict the model's latency from its replayed kernels and compare with the real model
     Compare(compare::CompareArgs),
-    /// Predict a trace's step time from its own durations with the timeline model, and check it
-    Predict(predict::PredictArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -63,13 +55,11 @@ pub fn parse_device(text: &str) -> Result<DeviceSpec, String> {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices(args) => devices::run(args),
-        Command::Classify(args) => classify::run(args),
         Command::Isolated(args) => isolated::run(args),
         Command::Selftest(args) => selftest::run(args),
         Command::Full(args) => full::run(args),
         Command::Export(args) => scripts::export(args),
         Command::Capture(args) => scripts::capture(&args),
         Command::Compare(args) => compare::run(args),
-        Command::Predict(args) => predict::run(args),
     }
 }

@@ -2,38 +2,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::torchscript::TorchScriptModel;
 use crate::error::{Error, Result};
 use crate::measure::Stats;
 
-/// `results/full_model_timing.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FullModelTiming {
-    pub model: String,
-    pub device: String,
-    pub seq_len: i64,
-    pub batch: i64,
-    pub warmup: u32,
-    pub runs: u32,
-    pub threads: i32,
-    /// How each run was timed: CUDA events on a GPU, the monotonic clock on the CPU.
-    pub timer: String,
-    pub mean_us: f64,
-    pub median_us: f64,
-    pub min_us: f64,
-    pub max_us: f64,
-    pub std_us: f64,
-    pub p10_us: f64,
-    pub p90_us: f64,
-    /// Relative standard error of the median.
-    pub rse_median: Option<f64>,
-    pub samples_us: Vec<f64>,
-    /// Energy of one forward pass (`--energy`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy: Option<crate::energy::EnergySummary>,
-}
+pub use crate::results::full_model::FullModelTiming;
 
 /// Times forward passes of a model on a fixed input, in as many sittings as the caller wants:
 /// `replay full` times all runs at once; `replay compare` times them in chunks between the

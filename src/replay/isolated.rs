@@ -6,91 +6,17 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::device::Device;
 use crate::energy::{measure_energy, EnergyConfig, EnergyProbe, EnergySummary};
 use crate::measure::interleave::round_order;
-use crate::measure::{measure_detailed, Clock, MeasureConfig, Measurement, Summary};
-use crate::signature::schema::{Signature, SignatureFile, Tier};
+use crate::measure::{measure_detailed, Clock, MeasureConfig, Measurement};
+use crate::signature::schema::{Signature, SignatureFile};
+// The result types are the torch-free core's, so that reports read them without libtorch.
+pub use crate::results::isolated::{
+    IsolatedResults, RunConfig, SignatureResult, Status, ISOLATED_SCHEMA_VERSION,
+};
 
 use super::registry::{replay_units, target_for, ReplayUnit, SetupError};
-
-/// Outcome of one signature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Measured.
-    Ok,
-    /// Its work runs inside another signature's replay (a GEMM's split-K reduction, say).
-    Included,
-    /// Set up or measured, and it went wrong.
-    Failed,
-    /// Cannot be replayed from what the trace recorded.
-    Unsupported,
-    /// The device ran out of memory.
-    Oom,
-}
-
-/// One signature's result.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SignatureResult {
-    pub id: String,
-    pub tier: Tier,
-    pub name: String,
-    pub op: Option<String>,
-    pub count: u64,
-    pub trace_mean_us: f64,
-    pub trace_total_us: f64,
-    pub status: Status,
-    /// How it was replayed: `cublasGemmEx`, `libtorch dispatcher aten::add.Tensor`, `host memcpy`...
-    pub method: Option<String>,
-    /// Why not `ok`.
-    pub reason: Option<String>,
-    /// The signature whose replay stands for this one (itself when replayed alone).
-    pub replayed_as: String,
-    /// This signature's share of that replay's time.
-    pub share: f64,
-    /// Predicted time of one invocation: the replay's median × share (µs).
-    pub predicted_us: Option<f64>,
-    /// Host (dispatch) time of one invocation: the replay's host median × share (µs).
-    pub host_us: Option<f64>,
-    pub stats: Option<Summary>,
-    /// Energy of one invocation: the replay's median joules per call × share (`--energy`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub joules_per_invocation: Option<f64>,
-    /// The replay's energy measurement, or why it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy: Option<Result<EnergySummary, String>>,
-}
-
-/// How the run was configured, recorded with the results.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunConfig {
-    pub cold: bool,
-    pub max_time_per_kernel_s: f64,
-    pub noise_target: f64,
-    pub min_samples: usize,
-    /// Interleaved rounds each signature's budget was split into ([`crate::measure::interleave`]).
-    #[serde(default = "crate::measure::stats::one_round")]
-    pub rounds: u32,
-}
-
-/// The whole result file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IsolatedResults {
-    pub schema_version: u32,
-    pub tool: String,
-    pub device: String,
-    pub signatures_file: String,
-    pub config: RunConfig,
-    /// Signatures in the file; `results` holds those done so far.
-    pub signatures_total: usize,
-    pub complete: bool,
-    pub results: Vec<SignatureResult>,
-}
-
-pub const ISOLATED_SCHEMA_VERSION: u32 = 1;
 
 /// Progress of a run, for bars and logs: `step` of `steps` counts every unit in every round.
 #[derive(Debug, Clone)]

@@ -30,6 +30,7 @@ mod error;
 mod interruptions;
 mod model_call;
 mod prediction;
+mod replayed;
 mod simulate;
 pub mod skeleton;
 pub mod steps;
@@ -40,6 +41,7 @@ pub use error::PredictError;
 pub use interruptions::{remove_interruptions, Interruptions};
 pub use model_call::model_call_ns;
 pub use prediction::{error_percent, Prediction, StepPrediction};
+pub use replayed::{with_replayed_durations, ReplayedTimeline};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
 pub use skeleton::{
     Activity, ActivityKind, HostItem, HostThread, LaunchRef, Skeleton, StepSkeleton, Stream,

@@ -152,6 +152,23 @@ pub enum EnergyError {
     Config(String),
 }
 
+impl EnergyError {
+    /// True when the user can fix it (a wrong `--energy` value, a probe that is not on this
+    /// machine, a program or plugin that does not start): exit status 2.
+    pub fn is_usage_error(&self) -> bool {
+        matches!(
+            self,
+            EnergyError::InvalidSpec { .. }
+                | EnergyError::NvmlUnavailable(_)
+                | EnergyError::RaplUnavailable { .. }
+                | EnergyError::CommandStart { .. }
+                | EnergyError::Plugin { .. }
+                | EnergyError::PluginSymbol { .. }
+                | EnergyError::PluginAbiVersion { .. }
+        )
+    }
+}
+
 /// One measurement window: energy and time between [`Window::open`] and [`Window::close`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnergyReading {

@@ -1,6 +1,6 @@
 //! `isolated.csv`: one row per signature, the columns a pandas user wants first.
 
-use crate::replay::isolated::{IsolatedResults, Status};
+use crate::results::isolated::{IsolatedResults, Status};
 
 pub const ISOLATED_COLUMNS: &[&str] = &[
     "id",

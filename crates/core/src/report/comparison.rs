@@ -7,8 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::full::FullModelTiming;
-use crate::replay::isolated::{IsolatedResults, SignatureResult, Status};
+use crate::results::full_model::FullModelTiming;
+use crate::results::isolated::{IsolatedResults, SignatureResult, Status};
 use crate::signature::schema::{SignatureFile, Tier, Unit};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,0 +1,45 @@
+//! The core's typed errors. Every one is about something the user gave (a file, a value) or
+//! the disk; the binaries turn them into messages and exit codes (2 for what the user can fix).
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the torch-free core.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file given by the user cannot be read or understood.
+    #[error("{path}: {message}")]
+    BadInput { path: PathBuf, message: String },
+
+    /// A profiler trace that cannot be read (the message names the file).
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+
+    /// A signature file that cannot be read (the message names the file).
+    #[error(transparent)]
+    SignatureFile(#[from] crate::signature::SignatureFileError),
+
+    /// An energy probe could not be opened or read.
+    #[error(transparent)]
+    Energy(#[from] crate::energy::EnergyError),
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// True when the user can fix the problem by changing what they typed or gave us;
+    /// the binaries exit with status 2 for these.
+    pub fn is_usage_error(&self) -> bool {
+        match self {
+            Error::BadInput { .. } | Error::Trace(_) | Error::SignatureFile(_) => true,
+            Error::Energy(e) => e.is_usage_error(),
+            Error::Io { .. } => false,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

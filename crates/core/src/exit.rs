@@ -1,0 +1,27 @@
+//! How both executables end on an error: the message and its causes on stderr, then exit
+//! status 2 for what the user can fix (bad input, a device that is not there) and 1 for our
+//! own failures.
+
+use std::process::ExitCode;
+
+/// Prints `err` with its chain and picks the exit status; `is_usage` says which errors in
+/// the chain are the user's to fix.
+pub fn report_with(
+    err: &anyhow::Error,
+    is_usage: impl Fn(&(dyn std::error::Error + 'static)) -> bool,
+) -> ExitCode {
+    eprintln!("error: {err}");
+    for cause in err.chain().skip(1) {
+        eprintln!("  caused by: {cause}");
+    }
+    let usage = err.chain().any(is_usage);
+    ExitCode::from(if usage { 2 } else { 1 })
+}
+
+/// [`report_with`] for the core's own errors.
+pub fn report(err: &anyhow::Error) -> ExitCode {
+    report_with(err, |e| {
+        e.downcast_ref::<crate::Error>()
+            .is_some_and(|e| e.is_usage_error())
+    })
+}

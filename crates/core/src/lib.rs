@@ -1,0 +1,19 @@
+//! replay's torch-free core: reading PyTorch profiler traces, classifying their kernels into
+//! signatures, predicting a step's time with the timeline model, the measurement core, energy
+//! probes, and the reports and output formats. Nothing here links libtorch or CUDA, so a
+//! program that only reads and predicts traces starts in milliseconds; the `replay` crate
+//! adds the replay engine and the model commands on top.
+
+pub mod cli;
+pub mod energy;
+pub mod error;
+pub mod exit;
+pub mod export;
+pub mod measure;
+pub mod predict;
+pub mod report;
+pub mod results;
+pub mod signature;
+pub mod trace;
+
+pub use error::{Error, Result};

@@ -1,0 +1,25 @@
+//! The `replay` binary: parse arguments, run (or hand the command to `replay-torch`), print
+//! the error chain. It never loads libtorch.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    restore_default_sigpipe();
+    let cli = replay_core::cli::Cli::parse();
+    match replay_core::cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => replay_core::exit::report(&err),
+    }
+}
+
+/// Rust starts programs with SIGPIPE ignored, so `replay ... | head` would make the next print
+/// panic on a closed pipe; like other Unix tools, end quietly instead.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}

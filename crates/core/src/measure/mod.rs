@@ -1,0 +1,38 @@
+//! The measurement core: times anything that can run a batch of calls, the same way for every
+//! replay tier and every later suite.
+//!
+//! Modelled on NVIDIA nvbench: the core is separate from what it measures.
+//! - A [`Target`] runs batches of calls and times them itself (CUDA events on a GPU, the
+//!   monotonic clock on the CPU), reporting device and host (dispatch) time per batch, and can
+//!   prepare each sample outside the timed region (cache flushing for cold runs).
+//! - [`measure`] warms up, batches short calls so each sample lasts at least 20 µs (per-call
+//!   times are the batch time divided by the calls), and samples until a pluggable
+//!   [`StoppingRule`] says stop; by default [`StopCriteria`]: relative standard error of the
+//!   median ≤ 0.5 % or a 0.5 s budget spent, with at least 10 samples, under a hard cap.
+//! - The result is a [`Summary`] (serde, microseconds) that printers render; which rule
+//!   stopped the run and whether the noise target was met are part of it.
+//! - Many targets can be measured in interleaved rounds ([`interleave`]) whose samples
+//!   [`Measurement::add_round`] pools, so that each median spans the whole run on a machine
+//!   whose speed drifts.
+//! - CUDA-event timing lives with the CUDA code (`replay::measure::cuda_timing` in the libtorch
+//!   layer): this core has no GPU dependency.
+//! - A [`Clock`] is read only for the time budget, so tests run the whole loop on a
+//!   [`SyntheticClock`].
+
+mod clock;
+mod error;
+pub mod interleave;
+mod runner;
+pub mod stats;
+pub mod stopping;
+mod target;
+
+pub use clock::{Clock, MonotonicClock, SyntheticClock};
+pub use error::MeasureError;
+pub use runner::{measure, measure_detailed, MeasureConfig, Measurement, Warmup};
+pub use stats::{Stats, Summary};
+pub use stopping::{
+    Decision, HardCap, MinSamples, RelativeNoise, RunState, StopCriteria, StopReason, StoppingRule,
+    TimeBudget,
+};
+pub use target::{BatchTiming, Target};
