@@ -44,7 +44,8 @@ signatures-check: build
 
 # Parse + classify throughput and memory on a >= 100 MB trace (target/bench/classify_throughput.json).
 bench-classify: setup
-	$(CARGO) bench --locked --bench classify_throughput
+	$(CARGO) build --release --locked
+	$(CARGO) bench --locked -p replay-core --bench classify_throughput
 
 # The same trace loaded by HolisticTraceAnalysis in a throw-away venv (results/bench_classify_vs_hta.json).
 bench-classify-vs-hta: setup

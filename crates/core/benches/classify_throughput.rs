@@ -21,7 +21,7 @@ use std::time::Instant;
 use flate2::read::MultiGzDecoder;
 use serde_json::{json, Value};
 
-use replay::{signature, trace};
+use replay_core::{signature, trace};
 
 const TARGET_BYTES: u64 = 100_000_000;
 const RUNS: usize = 7;
@@ -35,7 +35,7 @@ const ID_ARGS: [&str; 4] = [
 ];
 
 fn shared_traces() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
+    workspace_root().join("../shared/traces/kineto")
 }
 
 fn gunzip(path: &Path) -> Result<Vec<u8>, Box<dyn Error>> {
@@ -138,6 +138,71 @@ fn replicate(source: &Path, out: &Path) -> Result<u64, Box<dyn Error>> {
     Ok(text.len() as u64)
 }
 
+/// The repository root (this package is `crates/core`).
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The user's `replay` executable, built beside this benchmark (`target/release/deps/..`).
+fn replay_executable() -> Result<PathBuf, Box<dyn Error>> {
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("benchmark executable has no target folder")?;
+    let replay = dir.join("replay");
+    if replay.is_file() {
+        Ok(replay)
+    } else {
+        Err(format!("{} is not built (cargo build --release)", replay.display()).into())
+    }
+}
+
+/// Wall seconds and peak resident memory of one run of a whole command, as a user runs it.
+fn run_process(program: &Path, args: &[&std::ffi::OsStr]) -> Result<(f64, u64), Box<dyn Error>> {
+    let start = Instant::now();
+    let child = Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child and writes into the two locals above.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let seconds = start.elapsed().as_secs_f64();
+    if waited != pid || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        return Err(format!("{} {:?} failed (status {status})", program.display(), args).into());
+    }
+    // ru_maxrss is in KiB on Linux.
+    Ok((seconds, usage.ru_maxrss as u64 * 1024))
+}
+
+/// The median and the spread (min, max) of `runs` runs of a command.
+fn time_process(
+    program: &Path,
+    args: &[&std::ffi::OsStr],
+    runs: usize,
+) -> Result<Value, Box<dyn Error>> {
+    let mut seconds = Vec::new();
+    let mut peak = 0;
+    for _ in 0..runs {
+        let (s, rss) = run_process(program, args)?;
+        seconds.push(s);
+        peak = peak.max(rss);
+    }
+    seconds.sort_by(f64::total_cmp);
+    Ok(json!({
+        "runs": runs,
+        "median_s": seconds[seconds.len() / 2],
+        "min_s": seconds[0],
+        "max_s": seconds[seconds.len() - 1],
+        "peak_rss_bytes": peak,
+    }))
+}
+
 fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -196,7 +261,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         return measure(Path::new(path));
     }
     let source = largest_trace()?;
-    let target_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    let target_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&target_dir)?;
     let stem = source
         .file_name()
@@ -243,8 +308,38 @@ fn main() -> Result<(), Box<dyn Error>> {
         .iter()
         .filter_map(|r| r["peak_rss_bytes"].as_u64())
         .max();
+    // The whole process, as a user runs it: start-up included.
+    let replay = replay_executable()?;
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    let out_json = target_dir.join("classify_end_to_end.signatures.json");
+    let end_to_end = time_process(
+        &replay,
+        &[
+            os("classify"),
+            os("--trace"),
+            replicated.as_os_str(),
+            os("--out"),
+            out_json.as_os_str(),
+        ],
+        RUNS,
+    )?;
+    let end_to_end_mb_per_s =
+        json_bytes as f64 / 1e6 / end_to_end["median_s"].as_f64().unwrap_or(f64::NAN);
+    let cudagraph = shared_traces().join("a100_train_cudagraph_rank0.json.gz");
+    let startup = json!({
+        "version": time_process(&replay, &[os("--version")], 21)?,
+        "classify_help": time_process(&replay, &[os("classify"), os("--help")], 21)?,
+        "predict_cudagraph_trace": time_process(&replay, &[os("predict"), os("--trace"), cudagraph.as_os_str()], 11)?,
+    });
     let report = json!({
         "benchmark": "classify_throughput",
+        "end_to_end": end_to_end,
+        "end_to_end_mb_per_s": end_to_end_mb_per_s,
+        "startup": startup,
+        "goal_end_to_end_mb_per_s": 400.0,
+        "goal_startup_s": 0.020,
+        "goal_startup_rss_bytes": 20_000_000,
+        "goal_predict_cudagraph_s": 0.050,
         "source_trace": source.display().to_string(),
         "input": replicated.display().to_string(),
         "json_bytes": json_bytes,
