@@ -195,13 +195,17 @@ struct OpOperands {
     addend: Option<Tensor>,
 }
 
-/// The memory cuBLAS is handed for a row-major operand: its own storage when one of its two
-/// matrix strides is 1 (ATen's `prepare_matrix_for_cublas` uses it in place), else a
-/// contiguous copy.
+/// The memory cuBLAS is handed for a row-major operand: the recorded tensor's own storage
+/// when the operand is a view of it with one of its two matrix strides 1 (ATen's
+/// `prepare_matrix_for_cublas` uses it in place), else the contiguous copy ATen makes (a
+/// `reshape` that cannot be a view, or a layout cuBLAS cannot read).
 fn cublas_memory(view: &Tensor, storage: &Tensor) -> Vec<f64> {
     let strides = view.stride();
     let rank = strides.len();
-    if strides[rank - 1] == 1 || strides[rank - 2] == 1 {
+    let start = storage.data_ptr() as usize;
+    let end = start + storage.numel() * storage.kind().elt_size_in_bytes();
+    let aliases = (start..end.max(start + 1)).contains(&(view.data_ptr() as usize));
+    if aliases && (strides[rank - 1] == 1 || strides[rank - 2] == 1) {
         values(storage)
     } else {
         values(&view.contiguous())
@@ -248,36 +252,67 @@ fn check_recorded_op(case: &str, r: &Recorded<'_>, name_transposes: Option<(Blas
     let t = |i: usize| tensors[i].as_ref().expect("tensor argument");
     let _guard = tch::no_grad_guard();
     let (operands, torch_result) = match r.op {
-        "aten::mm" | "aten::bmm" | "aten::matmul" => {
+        "aten::mm" | "aten::bmm" | "aten::matmul" | "aten::mv" => {
             let (a, b) = (t(0), t(1));
             let result = match r.op {
                 "aten::mm" => a.view.mm(&b.view),
                 "aten::bmm" => a.view.bmm(&b.view),
+                "aten::mv" => a.view.mv(&b.view),
                 _ => a.view.matmul(&b.view),
             };
+            // As matrices: a vector on the right is a column, one on the left a row; a
+            // left operand over a 2-D (or vector) right one folds its batch into rows.
+            let (a_rank, b_rank) = (dims[0].len(), dims[1].len());
+            let a_matrix = if a_rank == 1 {
+                a.view.unsqueeze(0)
+            } else if a_rank > 2 && b_rank <= 2 {
+                a.view.reshape([-1, dims[0][a_rank - 1]])
+            } else {
+                a.view.shallow_clone()
+            };
+            let b_matrix = if b_rank == 1 {
+                b.view.unsqueeze(-1)
+            } else if a_rank > 2 && b_rank > 2 {
+                b.view.reshape([-1, dims[1][b_rank - 2], dims[1][b_rank - 1]])
+            } else {
+                b.view.shallow_clone()
+            };
+            // Batches of more than one dimension are merged by reshape (a view, or a copy).
+            let a_matrix = if a_rank > 2 && b_rank > 2 {
+                a.view.reshape([-1, dims[0][a_rank - 2], dims[0][a_rank - 1]])
+            } else {
+                a_matrix
+            };
             let operands = OpOperands {
-                a: a.view.shallow_clone(),
-                b: b.view.shallow_clone(),
+                a: a_matrix,
+                b: b_matrix,
                 a_storage: a.storage.shallow_clone(),
                 b_storage: b.storage.shallow_clone(),
                 addend: None,
             };
             (operands, result)
         }
-        "aten::addmm" | "aten::baddbmm" => {
+        "aten::addmm" | "aten::baddbmm" | "aten::addmv" => {
             let (addend, a, b) = (t(0), t(1), t(2));
             let (beta, alpha) = (scalar(3), scalar(4));
             let result = if r.op == "aten::baddbmm" {
                 addend.view.baddbmm(&a.view, &b.view, beta, alpha)
+            } else if r.op == "aten::addmv" {
+                &addend.view * beta + a.view.mv(&b.view) * alpha
             } else if (beta, alpha) == (1.0, 1.0) {
                 addend.view.addmm(&a.view, &b.view)
             } else {
                 // tch's addmm takes no beta/alpha: the op's definition, in its dtype.
                 &addend.view * beta + a.view.mm(&b.view) * alpha
             };
+            let b_matrix = if r.op == "aten::addmv" {
+                b.view.unsqueeze(-1)
+            } else {
+                b.view.shallow_clone()
+            };
             let operands = OpOperands {
                 a: a.view.shallow_clone(),
-                b: b.view.shallow_clone(),
+                b: b_matrix,
                 a_storage: a.storage.shallow_clone(),
                 b_storage: b.storage.shallow_clone(),
                 addend: Some(addend.view.shallow_clone()),
@@ -474,6 +509,16 @@ fn batched_strided_products_match_libtorch() {
         "[[105, 35, 7, 1], [84, 28, 1, 7]]",
         none,
     );
+    // Batch dimensions swapped (x.transpose(0, 1) of a contiguous [3, 2, 5, 7]): they do
+    // not merge into one batch stride, so libtorch's reshape copies the operand.
+    check(
+        "matmul 4-D, batch dimensions transposed",
+        "aten::matmul",
+        "[[2, 3, 5, 7], [2, 3, 7, 4]]",
+        f,
+        "[[35, 70, 7, 1], [84, 28, 1, 7]]",
+        none,
+    );
 }
 
 #[test]
@@ -501,6 +546,57 @@ fn addends_and_scalars_match_libtorch() {
         "[[2, 5, 7], [4, 7], [4]]",
         r#"["float", "float", "float"]"#,
         "[[35, 7, 1], [7, 1], [1]]",
+        r#"["", "", ""]"#,
+    );
+    check(
+        "addmv beta 0.5 alpha 2, strided vector",
+        "aten::addmv",
+        "[[5], [5, 7], [7], [], []]",
+        r#"["float", "float", "float", "Scalar", "Scalar"]"#,
+        "[[1], [7, 1], [3], [], []]",
+        r#"["", "", "", "0.5", "2"]"#,
+    );
+}
+
+#[test]
+fn vector_and_folded_products_match_libtorch() {
+    let f = r#"["float", "float"]"#;
+    let none = r#"["", ""]"#;
+    check("mv", "aten::mv", "[[5, 7], [7]]", f, "[[7, 1], [1]]", none);
+    check("mv, A transposed", "aten::mv", "[[5, 7], [7]]", f, "[[1, 5], [2]]", none);
+    check("matmul by a vector", "aten::matmul", "[[3, 5, 7], [7]]", f, "[[35, 7, 1], [1]]", none);
+    check(
+        "matmul of a vector over a batch",
+        "aten::matmul",
+        "[[7], [3, 7, 4]]",
+        f,
+        "[[1], [28, 4, 1]]",
+        none,
+    );
+    check(
+        "matmul folding a 3-D left operand",
+        "aten::matmul",
+        "[[2, 5, 7], [7, 4]]",
+        f,
+        "[[35, 7, 1], [1, 7]]",
+        none,
+    );
+    // The batch and row dimensions swapped (x.transpose(0, 1) of a contiguous [5, 2, 7]):
+    // they do not fold into one row stride, so libtorch's reshape copies the input.
+    check(
+        "matmul folding a transposed 3-D left operand",
+        "aten::matmul",
+        "[[2, 5, 7], [7, 4]]",
+        f,
+        "[[7, 14, 1], [4, 1]]",
+        none,
+    );
+    check(
+        "linear on a transposed 3-D input",
+        "aten::linear",
+        "[[2, 5, 7], [4, 7], [4]]",
+        r#"["float", "float", "float"]"#,
+        "[[7, 14, 1], [7, 1], [1]]",
         r#"["", "", ""]"#,
     );
 }
