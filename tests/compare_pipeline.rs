@@ -100,7 +100,10 @@ fn assert_report_recomputes_from_its_inputs(out: &Path) {
     }
     assert!(sum > 0.0, "the run replayed something");
     assert_same(
-        number(&report["predicted_from_kernels_us"], "predicted_from_kernels_us"),
+        number(
+            &report["predicted_from_kernels_us"],
+            "predicted_from_kernels_us",
+        ),
         sum,
         "predicted_from_kernels_us = sum of median x share x count",
     );
@@ -120,13 +123,25 @@ fn assert_report_recomputes_from_its_inputs(out: &Path) {
         100.0 * (sum - measured) / measured,
         "error_percent",
     );
-    assert_eq!(report["invocations"].as_u64(), Some(invocations), "invocations");
+    assert_eq!(
+        report["invocations"].as_u64(),
+        Some(invocations),
+        "invocations"
+    );
     for (key, (unique, calls, total, trace)) in tier_keys.iter().zip(tiers) {
         let t = &report["tier_breakdown"][key];
         assert_eq!(t["unique_kernels"].as_u64(), Some(unique), "{key} unique");
         assert_eq!(t["invocations"].as_u64(), Some(calls), "{key} invocations");
-        assert_same(number(&t["total_us"], key), total, &format!("{key} total_us"));
-        assert_same(number(&t["share"], key), total / sum, &format!("{key} share"));
+        assert_same(
+            number(&t["total_us"], key),
+            total,
+            &format!("{key} total_us"),
+        );
+        assert_same(
+            number(&t["share"], key),
+            total / sum,
+            &format!("{key} share"),
+        );
         assert_same(
             number(&t["trace_total_us"], key),
             trace,
@@ -134,7 +149,10 @@ fn assert_report_recomputes_from_its_inputs(out: &Path) {
         );
     }
     assert_same(
-        number(&report["coverage"]["replayed_share_of_trace_time"], "coverage"),
+        number(
+            &report["coverage"]["replayed_share_of_trace_time"],
+            "coverage",
+        ),
         replayed_trace_total / trace_total,
         "coverage",
     );

@@ -125,9 +125,8 @@ fn run_replays_cublas_call(
         BlasOp::N => (c.k, c.n),
         BlasOp::T => (c.n, c.k),
     };
-    let allocated = |rows, cols, ld, stride| {
-        column_major_elements(rows, cols, ld, c.batch, stride) as usize
-    };
+    let allocated =
+        |rows, cols, ld, stride| column_major_elements(rows, cols, ld, c.batch, stride) as usize;
     let a_len = allocated(a_rows, a_cols, c.lda, c.stride_a);
     let b_len = allocated(b_rows, b_cols, c.ldb, c.stride_b);
     let c_len = allocated(c.m, c.n, c.ldc, c.stride_c);
@@ -273,13 +272,15 @@ fn check_recorded_op(case: &str, r: &Recorded<'_>, name_transposes: Option<(Blas
             let b_matrix = if b_rank == 1 {
                 b.view.unsqueeze(-1)
             } else if a_rank > 2 && b_rank > 2 {
-                b.view.reshape([-1, dims[1][b_rank - 2], dims[1][b_rank - 1]])
+                b.view
+                    .reshape([-1, dims[1][b_rank - 2], dims[1][b_rank - 1]])
             } else {
                 b.view.shallow_clone()
             };
             // Batches of more than one dimension are merged by reshape (a view, or a copy).
             let a_matrix = if a_rank > 2 && b_rank > 2 {
-                a.view.reshape([-1, dims[0][a_rank - 2], dims[0][a_rank - 1]])
+                a.view
+                    .reshape([-1, dims[0][a_rank - 2], dims[0][a_rank - 1]])
             } else {
                 a_matrix
             };
@@ -386,8 +387,18 @@ fn check_replay_layout(case: &str, p: &GemmParams) {
         .operands_and_result()
         .unwrap_or_else(|e| panic!("{case}: {e}"));
     assert_eq!(
-        (replay_a.size(), replay_a.stride(), replay_b.size(), replay_b.stride()),
-        (a_sizes.clone(), a_strides.clone(), b_sizes.clone(), b_strides.clone()),
+        (
+            replay_a.size(),
+            replay_a.stride(),
+            replay_b.size(),
+            replay_b.stride()
+        ),
+        (
+            a_sizes.clone(),
+            a_strides.clone(),
+            b_sizes.clone(),
+            b_strides.clone()
+        ),
         "{case}: replay's CPU operands are laid out as GemmParams describes"
     );
 
@@ -402,15 +413,10 @@ fn check_replay_layout(case: &str, p: &GemmParams) {
     if let Some(bias) = &bias {
         let bias = bias.to_kind(Kind::Double);
         c_start = values(&bias.expand(want_tensor.size(), false));
-        want_tensor = want_tensor + bias * p.beta;
+        want_tensor += bias * p.beta;
     }
-    let got = run_replays_cublas_call(
-        p,
-        &values(&a.storage),
-        &values(&b.storage),
-        c_start,
-    )
-    .unwrap_or_else(|e| panic!("{case}: {e}"));
+    let got = run_replays_cublas_call(p, &values(&a.storage), &values(&b.storage), c_start)
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
     assert_close(&got, &values(&want_tensor), out_kind, case);
 }
 
@@ -434,11 +440,39 @@ fn check(case: &str, op: &str, dims: &str, types: &str, strides: &str, concrete:
 fn nn_nt_tn_tt_products_match_libtorch() {
     let f = r#"["float", "float"]"#;
     let none = r#"["", ""]"#;
-    check("NN", "aten::mm", "[[5, 7], [7, 3]]", f, "[[7, 1], [3, 1]]", none);
+    check(
+        "NN",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[7, 1], [3, 1]]",
+        none,
+    );
     // B = X.t(): stored by columns.
-    check("B transposed", "aten::mm", "[[5, 7], [7, 3]]", f, "[[7, 1], [1, 7]]", none);
-    check("A transposed", "aten::mm", "[[5, 7], [7, 3]]", f, "[[1, 5], [3, 1]]", none);
-    check("both transposed", "aten::mm", "[[5, 7], [7, 3]]", f, "[[1, 5], [1, 7]]", none);
+    check(
+        "B transposed",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[7, 1], [1, 7]]",
+        none,
+    );
+    check(
+        "A transposed",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[1, 5], [3, 1]]",
+        none,
+    );
+    check(
+        "both transposed",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[1, 5], [1, 7]]",
+        none,
+    );
 }
 
 #[test]
@@ -446,9 +480,30 @@ fn padded_leading_dimensions_match_libtorch() {
     let f = r#"["float", "float"]"#;
     let none = r#"["", ""]"#;
     // Rows 11 apart (a column slice of a wider matrix), and B by columns 9 apart.
-    check("padded A rows", "aten::mm", "[[5, 7], [7, 3]]", f, "[[11, 1], [3, 1]]", none);
-    check("padded B columns", "aten::mm", "[[5, 7], [7, 3]]", f, "[[7, 1], [1, 9]]", none);
-    check("padded A columns", "aten::mm", "[[5, 7], [7, 3]]", f, "[[1, 8], [1, 9]]", none);
+    check(
+        "padded A rows",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[11, 1], [3, 1]]",
+        none,
+    );
+    check(
+        "padded B columns",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[7, 1], [1, 9]]",
+        none,
+    );
+    check(
+        "padded A columns",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[1, 8], [1, 9]]",
+        none,
+    );
     // h100_vit_infer's CLS-token rows x[:, 0] of a [4, 197, 768] tensor: ld 151296 (k cut to
     // 96 and n to 40 to keep the naive reference quick; the leading dimension is the trace's).
     check(
@@ -460,7 +515,14 @@ fn padded_leading_dimensions_match_libtorch() {
         r#"["", "", "", "1", "1"]"#,
     );
     // Neither stride is 1: PyTorch copies the operand to a contiguous matrix first.
-    check("copied A", "aten::mm", "[[5, 7], [7, 3]]", f, "[[14, 2], [3, 1]]", none);
+    check(
+        "copied A",
+        "aten::mm",
+        "[[5, 7], [7, 3]]",
+        f,
+        "[[14, 2], [3, 1]]",
+        none,
+    );
 }
 
 #[test]
@@ -563,8 +625,22 @@ fn vector_and_folded_products_match_libtorch() {
     let f = r#"["float", "float"]"#;
     let none = r#"["", ""]"#;
     check("mv", "aten::mv", "[[5, 7], [7]]", f, "[[7, 1], [1]]", none);
-    check("mv, A transposed", "aten::mv", "[[5, 7], [7]]", f, "[[1, 5], [2]]", none);
-    check("matmul by a vector", "aten::matmul", "[[3, 5, 7], [7]]", f, "[[35, 7, 1], [1]]", none);
+    check(
+        "mv, A transposed",
+        "aten::mv",
+        "[[5, 7], [7]]",
+        f,
+        "[[1, 5], [2]]",
+        none,
+    );
+    check(
+        "matmul by a vector",
+        "aten::matmul",
+        "[[3, 5, 7], [7]]",
+        f,
+        "[[35, 7, 1], [1]]",
+        none,
+    );
     check(
         "matmul of a vector over a batch",
         "aten::matmul",
@@ -696,14 +772,23 @@ fn every_gemm_signature_of_the_shared_traces_matches_libtorch() {
             let shrunk = gemm_from_op(&op.name, &shrunk_inputs, params.role, name_transposes)
                 .unwrap_or_else(|e| panic!("{case}: shrunk: {e}"));
             assert_eq!(
-                (shrunk.cublas.transa, shrunk.cublas.transb, shrunk.k, shrunk.bias),
-                (params.cublas.transa, params.cublas.transb, params.k, params.bias),
+                (
+                    shrunk.cublas.transa,
+                    shrunk.cublas.transb,
+                    shrunk.k,
+                    shrunk.bias
+                ),
+                (
+                    params.cublas.transa,
+                    params.cublas.transb,
+                    params.k,
+                    params.bias
+                ),
                 "{case}: shrinking keeps the call's structure"
             );
             check_replay_layout(&case, &shrunk);
             // With recorded strides, also the memory the op's own tensors occupy.
-            if let (Some(types), Some(strides), Some(concrete)) = (&types, &strides, &concrete)
-            {
+            if let (Some(types), Some(strides), Some(concrete)) = (&types, &strides, &concrete) {
                 let recorded = Recorded {
                     op: &op.name,
                     dims: &shrunk_dims,

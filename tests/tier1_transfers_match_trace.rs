@@ -52,7 +52,8 @@ fn copy_from_name(name: &str) -> (String, String, String) {
 }
 
 fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    v.as_u64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
 }
 
 /// The trace's copies and memsets: per transfer, the number of those launched by a runtime or
@@ -147,7 +148,10 @@ fn copies_and_memsets_match_the_traces_events() {
             kinds_seen.insert(key.0.clone());
             *got.entry(key).or_insert(0) += s.count;
         }
-        assert_eq!(got, want, "{name}: copies and memsets (kind, src, dst, bytes) -> count");
+        assert_eq!(
+            got, want,
+            "{name}: copies and memsets (kind, src, dst, bytes) -> count"
+        );
 
         let mut got_unlaunched: BTreeMap<String, u64> = BTreeMap::new();
         for group in file
@@ -165,6 +169,9 @@ fn copies_and_memsets_match_the_traces_events() {
     // The shared traces hold host-to-device, device-to-host and device-to-device copies and
     // memsets; a parser that lost one kind would fail above only for the traces holding it.
     for kind in ["HtoD", "DtoH", "DtoD", "memset"] {
-        assert!(kinds_seen.contains(kind), "no {kind} signature in {kinds_seen:?}");
+        assert!(
+            kinds_seen.contains(kind),
+            "no {kind} signature in {kinds_seen:?}"
+        );
     }
 }

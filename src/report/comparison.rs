@@ -379,7 +379,10 @@ mod tests {
     #[derive(Clone, Copy)]
     enum Outcome {
         /// Measured alone (share 1) or as one of a unit's members (share < 1).
-        Measured { median: f64, share: f64 },
+        Measured {
+            median: f64,
+            share: f64,
+        },
         /// Runs inside the previous signature's replay.
         Included,
         Unsupported,
@@ -420,10 +423,12 @@ mod tests {
 
     fn isolated(results: Vec<Value>) -> IsolatedResults {
         let total = results.len();
-        serde_json::from_value(json!({"schema_version": 1, "tool": "replay", "device": "cpu",
+        serde_json::from_value(
+            json!({"schema_version": 1, "tool": "replay", "device": "cpu",
             "signatures_file": "s.json", "config": {"cold": false, "max_time_per_kernel_s": 0.1,
             "noise_target": 0.005, "min_samples": 5, "rounds": 1}, "signatures_total": total,
-            "complete": true, "results": results}))
+            "complete": true, "results": results}),
+        )
         .expect("isolated results")
     }
 
@@ -535,7 +540,11 @@ mod tests {
             );
             close(got.total_us, total, &format!("tier {tier} total"));
             close(got.share, total / sum, &format!("tier {tier} share"));
-            close(got.trace_total_us, tier_trace, &format!("tier {tier} trace"));
+            close(
+                got.trace_total_us,
+                tier_trace,
+                &format!("tier {tier} trace"),
+            );
         }
         assert_eq!(
             report.invocations,
@@ -554,7 +563,11 @@ mod tests {
             .collect();
         assert_eq!(reported, unreplayed, "unreplayed, in result order");
         assert!(
-            report.coverage.unreplayed.iter().all(|u| !u.reason.is_empty()),
+            report
+                .coverage
+                .unreplayed
+                .iter()
+                .all(|u| !u.reason.is_empty()),
             "each unreplayed signature says why"
         );
         // Top signatures: largest predicted total first, each with its own median.
@@ -600,7 +613,10 @@ mod tests {
         let want: Vec<f64> = (6..=25).rev().map(|m| 2.0 * m as f64).collect();
         assert_eq!(totals, want);
         assert_eq!(report.top_signatures[0].isolated_median_us, Some(25.0));
-        assert_eq!(report.predicted_from_kernels_us, 2.0 * (1..=25).sum::<i32>() as f64);
+        assert_eq!(
+            report.predicted_from_kernels_us,
+            2.0 * (1..=25).sum::<i32>() as f64
+        );
     }
 
     #[test]
