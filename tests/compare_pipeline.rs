@@ -15,6 +15,171 @@ fn json(path: &Path) -> serde_json::Value {
     .unwrap()
 }
 
+fn number(value: &serde_json::Value, what: &str) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {value}"))
+}
+
+fn assert_same(got: f64, want: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "{what}: the report says {got}, its inputs give {want}"
+    );
+}
+
+/// The report's numbers, recomputed from the run's other files alone (read as plain JSON,
+/// none of replay's types): each signature's predicted total is its replay's isolated median
+/// (the `stats` of the result it is `replayed_as`) × its `share` × its `count` from
+/// `signatures.json` when it replayed (`ok`, or `included` in another's replay), else its
+/// trace time; the tiers are those of `signatures.json`.
+fn assert_report_recomputes_from_its_inputs(out: &Path) {
+    let report = json(&out.join("comparison_report.json"));
+    let isolated = json(&out.join("isolated.json"));
+    let signatures = json(&out.join("signatures.json"));
+    let full = json(&out.join("full_model_timing.json"));
+    let signature_list = signatures["signatures"].as_array().unwrap();
+    let by_id: std::collections::HashMap<&str, &serde_json::Value> = signature_list
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap(), s))
+        .collect();
+    let results = isolated["results"].as_array().unwrap();
+    assert_eq!(
+        results.len(),
+        signature_list.len(),
+        "one isolated result per signature"
+    );
+    let medians: std::collections::HashMap<&str, f64> = results
+        .iter()
+        .filter(|r| !r["stats"].is_null())
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap(),
+                number(&r["stats"]["median_us"], "median_us"),
+            )
+        })
+        .collect();
+    let tier_keys = ["tier1_cuda_runtime", "tier2_cublas", "tier3_libtorch"];
+    // Per tier: unique signatures, invocations, predicted total, trace total.
+    let mut tiers = [(0u64, 0u64, 0.0f64, 0.0f64); 3];
+    let (mut sum, mut trace_total, mut replayed_trace_total) = (0.0, 0.0, 0.0);
+    let mut invocations = 0;
+    let mut unreplayed = Vec::new();
+    let mut predicted_totals = Vec::new();
+    for r in results {
+        let id = r["id"].as_str().unwrap();
+        let s = by_id
+            .get(id)
+            .unwrap_or_else(|| panic!("isolated result {id} has no signature"));
+        let count = s["count"].as_u64().unwrap();
+        let signature_trace = number(&s["trace_total_us"], "trace_total_us");
+        let predicted = match r["status"].as_str().unwrap() {
+            "ok" | "included" => {
+                let lead = r["replayed_as"].as_str().unwrap();
+                medians[lead] * number(&r["share"], "share") * count as f64
+            }
+            _ => {
+                unreplayed.push(id.to_owned());
+                signature_trace
+            }
+        };
+        if !unreplayed.iter().any(|u| u == id) {
+            replayed_trace_total += signature_trace;
+        }
+        let tier = &mut tiers[s["tier"].as_u64().unwrap() as usize - 1];
+        *tier = (
+            tier.0 + 1,
+            tier.1 + count,
+            tier.2 + predicted,
+            tier.3 + signature_trace,
+        );
+        sum += predicted;
+        trace_total += signature_trace;
+        invocations += count;
+        predicted_totals.push(predicted);
+    }
+    assert!(sum > 0.0, "the run replayed something");
+    assert_same(
+        number(
+            &report["predicted_from_kernels_us"],
+            "predicted_from_kernels_us",
+        ),
+        sum,
+        "predicted_from_kernels_us = sum of median x share x count",
+    );
+    assert_same(
+        number(&report["predictions"]["sum"]["predicted_us"], "sum"),
+        sum,
+        "predictions.sum",
+    );
+    let measured = number(&full["median_us"], "median_us");
+    assert_same(
+        number(&report["full_model_inference_us"], "full"),
+        measured,
+        "full_model_inference_us = full_model_timing.json's median",
+    );
+    assert_same(
+        number(&report["error_percent"], "error_percent"),
+        100.0 * (sum - measured) / measured,
+        "error_percent",
+    );
+    assert_eq!(
+        report["invocations"].as_u64(),
+        Some(invocations),
+        "invocations"
+    );
+    for (key, (unique, calls, total, trace)) in tier_keys.iter().zip(tiers) {
+        let t = &report["tier_breakdown"][key];
+        assert_eq!(t["unique_kernels"].as_u64(), Some(unique), "{key} unique");
+        assert_eq!(t["invocations"].as_u64(), Some(calls), "{key} invocations");
+        assert_same(
+            number(&t["total_us"], key),
+            total,
+            &format!("{key} total_us"),
+        );
+        assert_same(
+            number(&t["share"], key),
+            total / sum,
+            &format!("{key} share"),
+        );
+        assert_same(
+            number(&t["trace_total_us"], key),
+            trace,
+            &format!("{key} trace_total_us"),
+        );
+    }
+    assert_same(
+        number(
+            &report["coverage"]["replayed_share_of_trace_time"],
+            "coverage",
+        ),
+        replayed_trace_total / trace_total,
+        "coverage",
+    );
+    let mut reported_unreplayed: Vec<String> = report["coverage"]["unreplayed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["id"].as_str().unwrap().to_owned())
+        .collect();
+    reported_unreplayed.sort();
+    unreplayed.sort();
+    assert_eq!(reported_unreplayed, unreplayed, "unreplayed signatures");
+    // The top signatures: the 20 largest predicted totals, largest first.
+    predicted_totals.sort_by(|a, b| b.total_cmp(a));
+    predicted_totals.truncate(20);
+    let top: Vec<f64> = report["top_signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| number(&t["predicted_total_us"], "predicted_total_us"))
+        .collect();
+    assert_eq!(top.len(), predicted_totals.len(), "top signatures");
+    for (got, want) in top.iter().zip(&predicted_totals) {
+        assert_same(*got, *want, "top signature predicted_total_us");
+    }
+}
+
 #[test]
 fn compare_on_bloom_tiny_writes_a_consistent_report() {
     let (dir, model) = exported_bloom_tiny();
@@ -88,6 +253,7 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
             < 1.0
     );
     assert!(report["top_signatures"].as_array().unwrap().len() <= 20);
+    assert_report_recomputes_from_its_inputs(&out);
     // The other files of the run.
     assert_eq!(json(&out.join("isolated.json"))["complete"], true);
     assert_eq!(json(&out.join("full_model_timing.json"))["runs"], 20);

@@ -137,8 +137,32 @@ fn product(values: &[u64]) -> Result<u64, GemmUnavailable> {
         .ok_or_else(|| "sizes overflow".to_owned())
 }
 
-/// A tensor of rank >= 2 as a batch of matrices over its last two dimensions. The
-/// leading dimensions are assumed collapsible (as `bmm`/`matmul` require or produce).
+/// The one stride of consecutive dimensions (outermost first) merged into one, when
+/// `reshape` can merge them into a view: each dimension's stride is the next inner one's
+/// times its size (dimensions of size 1 aside). `None` when they do not merge, so that
+/// `reshape` copies the tensor to a contiguous one; `default` when no dimension holds more
+/// than one element (any stride then reads the same memory).
+fn merged_stride(sizes: &[u64], strides: &[u64], default: u64) -> Option<u64> {
+    if sizes.contains(&0) {
+        return Some(default);
+    }
+    let kept: Vec<(u64, u64)> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|(&size, _)| size > 1)
+        .map(|(&size, &stride)| (size, stride))
+        .collect();
+    let Some(&(_, innermost)) = kept.last() else {
+        return Some(default);
+    };
+    kept.windows(2)
+        .all(|pair| Some(pair[0].1) == pair[1].0.checked_mul(pair[1].1))
+        .then_some(innermost)
+}
+
+/// A tensor of rank >= 2 as a batch of matrices over its last two dimensions. Batch
+/// dimensions that do not merge into one stride are copied by ATen's `reshape` (`matmul`
+/// of 4-D operands) to a contiguous tensor, which is then what the BLAS call reads.
 fn batched_matrix(tensor: &TensorArgument<'_>) -> Result<MatrixOperand, GemmUnavailable> {
     let sizes = sizes_of(tensor)?;
     let strides = strides_of(tensor)?;
@@ -146,18 +170,37 @@ fn batched_matrix(tensor: &TensorArgument<'_>) -> Result<MatrixOperand, GemmUnav
     if rank < 2 {
         return Err(format!("expected a matrix, got rank {rank}"));
     }
-    Ok(MatrixOperand {
-        rows: sizes[rank - 2],
-        cols: sizes[rank - 1],
-        row_stride: strides[rank - 2],
-        col_stride: strides[rank - 1],
-        batch: product(&sizes[..rank - 2])?,
-        batch_stride: if rank > 2 { strides[rank - 3] } else { 0 },
+    let (rows, cols) = (sizes[rank - 2], sizes[rank - 1]);
+    let batch = product(&sizes[..rank - 2])?;
+    let batch_stride = if rank > 2 {
+        merged_stride(&sizes[..rank - 2], &strides[..rank - 2], strides[rank - 3])
+    } else {
+        Some(0)
+    };
+    Ok(match batch_stride {
+        Some(batch_stride) => MatrixOperand {
+            rows,
+            cols,
+            row_stride: strides[rank - 2],
+            col_stride: strides[rank - 1],
+            batch,
+            batch_stride,
+        },
+        None => MatrixOperand {
+            rows,
+            cols,
+            row_stride: cols,
+            col_stride: 1,
+            batch,
+            batch_stride: rows.checked_mul(cols).ok_or("sizes overflow")?,
+        },
     })
 }
 
 /// A tensor of any rank >= 1 as one matrix: leading dimensions fold into rows (how
 /// `linear` and `matmul` with a 2-D right operand flatten their input); a vector is a row.
+/// Both fold with `reshape`, which copies to a contiguous tensor when the leading
+/// dimensions do not merge into one row stride (`x.transpose(0, 1)` of a 3-D `x`).
 fn folded_matrix(tensor: &TensorArgument<'_>) -> Result<MatrixOperand, GemmUnavailable> {
     let sizes = sizes_of(tensor)?;
     let strides = strides_of(tensor)?;
@@ -171,14 +214,23 @@ fn folded_matrix(tensor: &TensorArgument<'_>) -> Result<MatrixOperand, GemmUnava
             batch: 1,
             batch_stride: 0,
         }),
-        rank => Ok(MatrixOperand {
-            rows: product(&sizes[..rank - 1])?,
-            cols: sizes[rank - 1],
-            row_stride: strides[rank - 2],
-            col_stride: strides[rank - 1],
-            batch: 1,
-            batch_stride: 0,
-        }),
+        rank => {
+            let cols = sizes[rank - 1];
+            let leading = (&sizes[..rank - 1], &strides[..rank - 1]);
+            let (row_stride, col_stride) =
+                match merged_stride(leading.0, leading.1, strides[rank - 2]) {
+                    Some(row_stride) => (row_stride, strides[rank - 1]),
+                    None => (cols, 1),
+                };
+            Ok(MatrixOperand {
+                rows: product(leading.0)?,
+                cols,
+                row_stride,
+                col_stride,
+                batch: 1,
+                batch_stride: 0,
+            })
+        }
     }
 }
 
@@ -678,6 +730,45 @@ mod tests {
                 copied: true
             }
         );
+    }
+
+    #[test]
+    fn leading_dimensions_that_do_not_merge_are_copied() {
+        // linear(x.transpose(0, 1)) for a contiguous x[5, 2, 7]: rows b * 5 + i lie at
+        // 7 b + 14 i, no single row stride; reshape copies x to a contiguous [10, 7].
+        let g = main_gemm(
+            "aten::linear",
+            &inputs(
+                "[[2, 5, 7], [4, 7]]",
+                r#"["float", "float"]"#,
+                Some("[[7, 14, 1], [7, 1]]"),
+                None,
+            ),
+        );
+        assert_eq!((g.m, g.k, g.trans_a, g.lda), (10, 7, false, 7));
+        // A contiguous 3-D input folds in place.
+        let g = main_gemm(
+            "aten::linear",
+            &inputs(
+                "[[2, 5, 7], [4, 7]]",
+                r#"["float", "float"]"#,
+                Some("[[70, 14, 1], [7, 1]]"),
+                None,
+            ),
+        );
+        assert_eq!((g.m, g.lda), (10, 14));
+        // matmul of 4-D operands whose batch dimensions are swapped: a contiguous copy.
+        let g = main_gemm(
+            "aten::matmul",
+            &inputs(
+                "[[2, 3, 5, 7], [2, 3, 7, 4]]",
+                r#"["float", "float"]"#,
+                Some("[[35, 70, 7, 1], [84, 28, 4, 1]]"),
+                None,
+            ),
+        );
+        assert_eq!((g.batch, g.stride_a, g.stride_b), (6, Some(35), Some(28)));
+        assert_eq!((g.trans_a, g.lda), (false, 7));
     }
 
     #[test]
