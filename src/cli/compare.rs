@@ -85,6 +85,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     }
     check_runs(args.run.runs)?;
     let out = &args.run.output_dir;
+    // Before the capture: an output folder that cannot be made would lose the whole run.
+    export::ensure_output_dir(out)?;
 
     // 1-2. A trace and its signatures.
     let (trace_path, sig_path) = match (&args.trace, &args.kernels) {
