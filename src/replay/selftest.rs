@@ -317,16 +317,7 @@ impl ModelReference {
         let _guard = tch::no_grad_guard();
         let output = model
             .forward(&model.input_ids(1, seq_len, 0))
-            .map_err(|e| crate::Error::BadInput {
-                path: path.to_path_buf(),
-                message: format!(
-                    "loads, but does not run on token ids [1, {seq_len}]: {}",
-                    match e {
-                        crate::Error::Model(message) => message,
-                        other => other.to_string(),
-                    }
-                ),
-            })?;
+            .map_err(|e| model.does_not_run_on_token_ids(1, seq_len, e))?;
         Ok(ModelReference {
             path: path.to_path_buf(),
             seq_len,
