@@ -87,7 +87,7 @@ pub fn test_gemm_params() -> Result<GemmParams, String> {
     gemm_from_op("aten::mm", &inputs, GemmKernelRole::Main, None)
 }
 
-fn max_relative_error(got: &Tensor, want: &Tensor) -> Result<f64, String> {
+pub(crate) fn max_relative_error(got: &Tensor, want: &Tensor) -> Result<f64, String> {
     let diff = (got.to_kind(Kind::Double) - want.to_kind(Kind::Double))
         .abs()
         .max()
@@ -287,8 +287,15 @@ fn cuda_checks(dev: &crate::device::CudaDevice) -> Vec<Check> {
             Ok(format!("loaded and ran on {}", dev.info.name))
         })(),
     ));
+    // The GPU side of the tests that return early on a machine with a driver.
+    for (tier, name, run) in super::selftest_counterparts::CHECKS {
+        checks.push(check(tier, name, run(dev)));
+    }
     checks
 }
+
+/// The model stage's check of the output on the device against the CPU.
+pub const MODEL_OUTPUT_CHECK: &str = "whole model output vs the CPU";
 
 /// Untimed and timed forward passes of the model stage: enough for TorchScript's profiling
 /// executor to optimise the graph (the output is checked after that) and for a spread.
@@ -424,14 +431,11 @@ pub fn model_checks(device: &Device, reference: &ModelReference) -> Vec<Check> {
     })();
     match ran {
         Ok((timing, output)) => vec![
-            model_check(
-                "whole model output vs the CPU",
-                compare_outputs(&output, reference),
-            ),
+            model_check(MODEL_OUTPUT_CHECK, compare_outputs(&output, reference)),
             model_check("whole model timing", describe_timing(&timing)),
         ],
         Err(e) => vec![
-            model_check("whole model output vs the CPU", Err(e.to_string())),
+            model_check(MODEL_OUTPUT_CHECK, Err(e.to_string())),
             model_check("whole model timing", Err(e.to_string())),
         ],
     }
