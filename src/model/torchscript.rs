@@ -20,32 +20,28 @@ pub struct TorchScriptModel {
 /// with at least this many rows).
 const FALLBACK_VOCAB: i64 = 1000;
 
+/// Refuses a model path that is missing, a folder or an empty file, in words libtorch would not
+/// find ("not a ZIP archive"); used before loading, and by `compare` before it captures.
+pub fn check_model_file(path: &Path) -> Result<()> {
+    let problem = match std::fs::metadata(path) {
+        Err(_) => "no such model file",
+        Ok(meta) if meta.is_dir() => "is a folder, not a model file",
+        Ok(meta) if meta.len() == 0 => "is empty (0 bytes), not a TorchScript model",
+        Ok(_) => return Ok(()),
+    };
+    Err(Error::BadInput {
+        path: path.to_path_buf(),
+        message: format!("{problem} (export one with `replay export`)"),
+    })
+}
+
 impl TorchScriptModel {
     pub fn load(path: &Path, device: Device) -> Result<TorchScriptModel> {
         let bad = |message: String| Error::BadInput {
             path: path.to_path_buf(),
             message,
         };
-        if path.is_dir() {
-            return Err(bad(
-                "is a folder, not a model file (export one with `replay export`)".into(),
-            ));
-        }
-        match std::fs::metadata(path) {
-            Err(_) => {
-                return Err(bad(
-                    "no such model file (export one with `replay export`)".into()
-                ))
-            }
-            // libtorch would only say "not a ZIP archive".
-            Ok(meta) if meta.len() == 0 => {
-                return Err(bad(
-                    "is empty (0 bytes), not a TorchScript model (export one with `replay export`)"
-                        .into(),
-                ))
-            }
-            Ok(_) => {}
-        }
+        check_model_file(path)?;
         let mut module = CModule::load_on_device(path, device).map_err(|e| {
             bad(format!(
                 "not a TorchScript model libtorch can load: {}",
