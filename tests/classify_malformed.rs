@@ -187,7 +187,8 @@ fn text_that_only_starts_like_a_scalar_is_invalid_json() {
         assert!(
             matches!(
                 error,
-                TraceError::InvalidJson { line: 1, .. } | TraceError::UnexpectedValue { line: 1, .. }
+                TraceError::InvalidJson { line: 1, .. }
+                    | TraceError::UnexpectedValue { line: 1, .. }
             ),
             "{:?}: {error}",
             String::from_utf8_lossy(text)

@@ -99,7 +99,10 @@ fn model_that_does_not_take_token_ids(dir: &Path) -> PathBuf {
         .arg(&py)
         .status()
         .unwrap();
-    assert!(status.success(), "the project's Python saves a TorchScript model");
+    assert!(
+        status.success(),
+        "the project's Python saves a TorchScript model"
+    );
     path
 }
 
@@ -227,7 +230,11 @@ fn export_rejects_bad_config_and_weights_and_keeps_the_model_file() {
     let garbage = weights.join("model.safetensors");
     std::fs::write(&garbage, b"this is not a safetensors file at all").unwrap();
     for (folder, file, problem) in [
-        (bad.path("no-such-checkpoint"), bad.path("no-such-checkpoint"), "no *.safetensors"),
+        (
+            bad.path("no-such-checkpoint"),
+            bad.path("no-such-checkpoint"),
+            "no *.safetensors",
+        ),
         (weights.clone(), garbage.clone(), "not a safetensors file"),
     ] {
         assert_rejected(
@@ -357,7 +364,11 @@ fn classify_rejects_files_that_are_not_traces_and_keeps_the_signature_file() {
     std::fs::create_dir(&folder).unwrap();
     for (target, named, problem) in [
         (folder.clone(), folder.clone(), "is a folder"),
-        (signatures.join("x.json"), signatures.clone(), "not a folder"),
+        (
+            signatures.join("x.json"),
+            signatures.clone(),
+            "not a folder",
+        ),
     ] {
         assert_rejected(
             &[

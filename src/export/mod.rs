@@ -103,7 +103,10 @@ mod tests {
         fs::write(&file, b"kept").unwrap();
         let err = write_atomic(&file.join("deeper/out.json"), b"x").unwrap_err();
         assert!(err.is_usage_error(), "{err}");
-        assert!(err.to_string().contains("results: is not a folder"), "{err}");
+        assert!(
+            err.to_string().contains("results: is not a folder"),
+            "{err}"
+        );
         assert_eq!(fs::read(&file).unwrap(), b"kept");
 
         let mut left: Vec<_> = fs::read_dir(dir.path())
@@ -111,7 +114,11 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         left.sort();
-        assert_eq!(left, ["results", "signatures"], "no temporary file left behind");
+        assert_eq!(
+            left,
+            ["results", "signatures"],
+            "no temporary file left behind"
+        );
         assert!(fs::read_dir(&folder).unwrap().next().is_none());
     }
 }

@@ -45,10 +45,7 @@ fn device_attributes(dev: &CudaDevice) -> Result<String, String> {
 /// What `replay devices` lists for `cuda:index`, held against what any CUDA GPU has: a name,
 /// a compute capability, SMs, memory, an L2 cache and clocks, and the driver and runtime
 /// versions. A wrong attribute enum or a unit slip (bytes as KiB) lands outside these.
-pub fn judge_device_attributes(
-    inventory: &CudaInventory,
-    index: usize,
-) -> Result<String, String> {
+pub fn judge_device_attributes(inventory: &CudaInventory, index: usize) -> Result<String, String> {
     let d = inventory
         .devices
         .iter()
@@ -132,9 +129,15 @@ pub fn judge_refusal(count: usize, opened: crate::Result<String>) -> Result<Stri
         Err(e) if !e.is_usage_error() => Err(format!(
             "cuda:{count} failed, but not as a usage error (exit 2): {e}"
         )),
-        Err(e) if !e.to_string().contains(&format!("has {count} CUDA device(s)")) => Err(
-            format!("cuda:{count} refused without saying there are {count} device(s): {e}"),
-        ),
+        Err(e)
+            if !e
+                .to_string()
+                .contains(&format!("has {count} CUDA device(s)")) =>
+        {
+            Err(format!(
+                "cuda:{count} refused without saying there are {count} device(s): {e}"
+            ))
+        }
         Err(e) => Ok(format!("cuda:{count}: {e}")),
     }
 }
@@ -211,7 +214,7 @@ pub fn judge_stream_timing(
     if work > host + Duration::from_micros(10) {
         problems.push("the events measured more than the host waited");
     }
-    if !(max_relative_error <= 1e-4) {
+    if max_relative_error.is_nan() || max_relative_error > 1e-4 {
         problems.push("the product differs from the CPU's");
     }
     if problems.is_empty() {
@@ -340,9 +343,8 @@ mod tests {
 
     #[test]
     fn past_the_last_device_must_be_a_usage_error_with_the_count() {
-        let refused = crate::Error::CudaUnavailable(
-            crate::device::cuda::missing_device_reason(2, 2),
-        );
+        let refused =
+            crate::Error::CudaUnavailable(crate::device::cuda::missing_device_reason(2, 2));
         let detail = judge_refusal(2, Err(refused)).unwrap();
         assert!(detail.contains("cuda:0..cuda:1"), "{detail}");
 
@@ -431,11 +433,7 @@ mod tests {
                 else {
                     continue;
                 };
-                let site = format!(
-                    "{}:{}",
-                    file.strip_prefix(root).unwrap().display(),
-                    i + 1
-                );
+                let site = format!("{}:{}", file.strip_prefix(root).unwrap().display(), i + 1);
                 let named = lines[i..=ret]
                     .iter()
                     .filter_map(|l| l.split_once("selftest check \"").map(|(_, r)| r))
@@ -457,9 +455,13 @@ mod tests {
     fn is_gpu_skip(line: &str) -> bool {
         let code = line.trim_start();
         code.starts_with("if ")
-            && ["has_nvidia_driver()", "Cuda::is_available()", "/proc/driver/nvidia"]
-                .iter()
-                .any(|marker| code.contains(marker))
+            && [
+                "has_nvidia_driver()",
+                "Cuda::is_available()",
+                "/proc/driver/nvidia",
+            ]
+            .iter()
+            .any(|marker| code.contains(marker))
     }
 
     fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
