@@ -61,7 +61,10 @@ def config_from_dict(d):
         kw[key] = found[0]
     for key in ("layer_norm_epsilon", "initializer_range"):
         if key in d:
-            kw[key] = float(d[key])
+            try:
+                kw[key] = float(d[key])
+            except (TypeError, ValueError):  # null, a list, "small"
+                raise ValueError(f"config {key} must be a number, got {d[key]!r}") from None
     kw["apply_residual_connection_post_layernorm"] = bool(
         d.get("apply_residual_connection_post_layernorm", False))
     cfg = BloomConfig(**kw)

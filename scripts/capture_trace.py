@@ -122,6 +122,45 @@ class QuietProfilerLog:
         return False
 
 
+def make_out_folder(out):
+    """Makes the folder of --out, or says which part of its path is a file, not a folder."""
+    parent = os.path.dirname(os.path.abspath(out))
+    existing = parent
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UsageError(f"--out {out}: {existing} is not a folder")
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot make its folder: {e}")
+    return parent
+
+
+class FirstCallChecked:
+    """Calls a loaded model. Its very first call failing is the file's fault (it is TorchScript,
+    but does not take a [batch, seq_len] tensor of token ids) and a usage error naming it; a
+    later failure is not. Checking on the first real call adds no pass of its own, so
+    --warmup 0 still profiles a cold model."""
+
+    def __init__(self, model, path):
+        self.model, self.path, self.ran = model, path, False
+
+    def __call__(self, ids):
+        try:
+            out = self.model(ids)
+        except Exception as e:
+            if self.ran:
+                raise
+            lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+            # An error inside the TorchScript interpreter names its cause on its last line.
+            cause = lines[-1] if lines else type(e).__name__
+            raise UsageError(f"{self.path} loads, but does not run on token ids "
+                             f"{list(ids.shape)}: {cause}") from None
+        self.ran = True
+        return out
+
+
 def profile_one_step(model, ids, sync, activities, path):
     """Profiles one step into `path` and returns its wall time in seconds.
 
@@ -153,20 +192,25 @@ def capture(args):
             raise UsageError("--threads must be at least 1")
         # intra-op threads change CPU op times a lot; match what `replay full` uses
         torch.set_num_threads(args.threads)
+    if os.path.isdir(args.model):
+        raise UsageError(f"{args.model} is a folder, not a model file")
     if not os.path.isfile(args.model):
         raise UsageError(f"model file not found: {args.model}")
+    if os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out} is a folder; give the name of the trace file to write")
     try:
         model = torch.jit.load(args.model, map_location=dev)
     except Exception as e:  # torch raises RuntimeError/ValueError/... for a bad archive
         raise UsageError(f"cannot load {args.model} as TorchScript: {str(e).splitlines()[0]}")
     model.eval()
 
+    model = FirstCallChecked(model, args.model)
+
     g = torch.Generator().manual_seed(args.seed)
-    ids = torch.randint(0, vocab_size(model), (args.batch, args.seq_len), generator=g).to(dev)
+    ids = torch.randint(0, vocab_size(model.model), (args.batch, args.seq_len), generator=g).to(dev)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = make_out_folder(args.out)
     # Written next to the target and renamed, so a reader never sees a partial trace.
     tmps = []
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])

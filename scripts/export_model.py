@@ -42,9 +42,16 @@ def read_safetensors_py(path):
     """Pure Python reader: u64 little-endian header length, JSON header mapping each name to
     {dtype, shape, data_offsets: [begin, end]} (offsets relative to the end of the header),
     then the raw little-endian bytes. Returns {name: float32/int torch.Tensor}."""
+    size = os.path.getsize(path)
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
+        # Checked before reading: a file that is not safetensors gives a length of exabytes.
+        if n > size - 8:
+            raise ValueError(f"not a safetensors file: its header length {n} is past the "
+                             f"end of the {size}-byte file")
         header = json.loads(f.read(n))
+    if not isinstance(header, dict):
+        raise ValueError("not a safetensors file: its header is not a JSON object")
     data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)  # checkpoints can be GBs
     out = {}
     for name, info in header.items():
@@ -84,7 +91,7 @@ def load_checkpoint(model, weights_dir):
     for path in files:
         try:
             tensors.update(read_safetensors(path))
-        except (OSError, ValueError, KeyError, struct.error) as e:
+        except (OSError, ValueError, KeyError, TypeError, struct.error) as e:
             raise UsageError(f"--weights: cannot read {path}: {e}")
     params = dict(model.named_parameters())
     loaded, unexpected, bad_shape = set(), [], []
@@ -130,7 +137,26 @@ def resolve_config(args):
         raise UsageError(f"bad config file {path}: {e}")
 
 
+def make_out_folder(out):
+    """Makes the folder of --out, or says which part of its path is a file, not a folder."""
+    parent = os.path.dirname(os.path.abspath(out))
+    existing = parent
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UsageError(f"--out {out}: {existing} is not a folder")
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot make its folder: {e}")
+    return parent
+
+
 def export(args):
+    # Before the model is built: an --out that can never be written.
+    if os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out} is a folder; give the name of the .pt file to write")
+    make_out_folder(args.out)
     cfg = resolve_config(args)
     if args.seq_len < 1:
         raise UsageError("--seq-len must be at least 1")
@@ -153,10 +179,13 @@ def export(args):
     if not torch.allclose(got.float(), want.float(), atol=tol, rtol=tol):
         raise RuntimeError("traced model disagrees with eager at another sequence length")
 
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     tmp = args.out + ".tmp"
-    torch.jit.save(traced, tmp)
-    os.replace(tmp, args.out)  # never leave a half-written model under the final name
+    try:
+        torch.jit.save(traced, tmp)
+        os.replace(tmp, args.out)  # never leave a half-written model under the final name
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{args.out}  {n_params} parameters  {os.path.getsize(args.out) / 1e6:.1f} MB")
 

@@ -274,6 +274,18 @@ def error_paths_exit_2():
     not_a_model = os.path.join(TMP, "garbage.pt")
     with open(not_a_model, "wb") as f:
         f.write(b"this is not a zip archive")
+    null_eps = os.path.join(TMP, "null-eps.json")
+    with open(null_eps, "w") as f:
+        json.dump({"n_layer": 2, "hidden_size": 64, "n_head": 4, "vocab_size": 10,
+                   "layer_norm_epsilon": None}, f)
+    not_safetensors = os.path.join(TMP, "ckpt-garbage")
+    os.makedirs(not_safetensors)
+    with open(os.path.join(not_safetensors, "a.safetensors"), "wb") as f:
+        f.write(b"this is not a safetensors file")  # its "header length" is exabytes
+    a_folder = os.path.join(TMP, "a-folder")
+    os.makedirs(a_folder)
+    two_inputs = os.path.join(TMP, "two-inputs.pt")
+    torch.jit.trace(lambda x, y: x + y, (torch.zeros(1), torch.zeros(1))).save(two_inputs)
     cases = [
         (export_model.main, ["--model", "bloom-7b", "--out", out], "unknown model"),
         (export_model.main, ["--config", bad_json, "--out", out], "bad config"),
@@ -282,7 +294,16 @@ def error_paths_exit_2():
         (export_model.main, ["--model", "bloom-tiny", "--weights", missing, "--out", out], "missing: ln_f.bias"),
         (export_model.main, ["--model", "bloom-tiny", "--weights", extra, "--out", out], "unexpected: h.9.mlp.foo"),
         (export_model.main, ["--model", "bloom-tiny", "--weights", TMP + "/empty-dir", "--out", out], "no *.safetensors"),
+        (export_model.main, ["--config", null_eps, "--out", out], "layer_norm_epsilon must be a number"),
+        (export_model.main, ["--model", "bloom-tiny", "--weights", not_safetensors, "--out", out],
+         "not a safetensors file"),
+        (export_model.main, ["--model", "bloom-tiny", "--out", a_folder], "is a folder"),
+        (export_model.main, ["--model", "bloom-tiny", "--out", os.path.join(not_a_model, "m.pt")],
+         "is not a folder"),
         (capture_trace.main, ["--model", os.path.join(TMP, "nope.pt"), "--out", out], "not found"),
+        (capture_trace.main, ["--model", a_folder, "--out", out], "is a folder"),
+        (capture_trace.main, ["--model", two_inputs, "--warmup", 0, "--candidates", 1, "--out", out],
+         "does not run on token ids [1, 5]"),
         (capture_trace.main, ["--model", not_a_model, "--out", out], "cannot load"),
         (capture_trace.main, ["--model", not_a_model, "--device", "tpu", "--out", out], "--device"),
         (capture_trace.main, ["--model", not_a_model, "--threads", 0, "--out", out], "--threads"),
@@ -296,6 +317,8 @@ def error_paths_exit_2():
         rc, so, se = cli(main, *argv)
         assert rc == 2 and msg in se, (argv, rc, se)
     assert not os.path.exists(out), "a failed export must not leave a model behind"
+    assert os.listdir(a_folder) == [] and not os.path.exists(a_folder + ".tmp"), \
+        "an --out that is a folder is left as it was"
     # and the real executables' exit status
     rc, _, se = run_script("export_model.py", "--model", "bloom-7b", "--out", out)
     assert rc == 2 and "unknown model" in se, (rc, se)

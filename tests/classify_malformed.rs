@@ -174,6 +174,29 @@ fn wrong_top_level_types_are_reported() {
 }
 
 #[test]
+fn text_that_only_starts_like_a_scalar_is_invalid_json() {
+    // Notes, a log or a CSV handed over as a trace: not JSON at all, so the message says
+    // where the parser stopped instead of calling the whole file a boolean, null or a number.
+    for text in [
+        &b"these are my notes\n"[..],
+        b"false start of a log line\n",
+        b"nothing to see here",
+        b"2024-05-01,step,us\n1,2,3\n",
+    ] {
+        let error = load_error("notes.txt", text);
+        assert!(
+            matches!(
+                error,
+                TraceError::InvalidJson { line: 1, .. }
+                    | TraceError::UnexpectedValue { line: 1, .. }
+            ),
+            "{:?}: {error}",
+            String::from_utf8_lossy(text)
+        );
+    }
+}
+
+#[test]
 fn missing_trace_events_is_reported() {
     let error = load_error(
         "meta.json",

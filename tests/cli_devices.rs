@@ -65,7 +65,9 @@ fn devices_json_is_machine_readable() {
 #[test]
 fn devices_says_why_there_is_no_cuda_device() {
     if has_nvidia_driver() {
-        return; // only meaningful on a machine without a GPU
+        // Only meaningful without a GPU. With one, selftest check "CUDA device attributes"
+        // holds what `devices` lists for the device against what a real GPU has.
+        return;
     }
     replay()
         .arg("devices")
@@ -79,6 +81,8 @@ fn devices_says_why_there_is_no_cuda_device() {
 #[test]
 fn device_cuda_without_a_gpu_exits_2_with_the_reason() {
     if has_nvidia_driver() {
+        // With a GPU, selftest check "cuda:N past the last device refused" opens a device
+        // that is not there and wants the usage error (exit 2) with the device count.
         return;
     }
     for spec in ["cuda", "cuda:0", "cuda:3"] {
@@ -129,6 +133,8 @@ fn selftest_on_cpu_passes_every_tier() {
 #[test]
 fn selftest_on_cuda_without_a_gpu_says_so() {
     if has_nvidia_driver() {
+        // With a GPU the CUDA selftest runs instead; what the device it opened must look
+        // like is selftest check "CUDA device attributes".
         return;
     }
     replay()

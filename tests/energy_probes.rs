@@ -412,6 +412,8 @@ fn rapl_amd_zones_and_missing_root() {
 #[test]
 fn nvml_unavailable_is_a_clear_error() {
     if common::has_nvidia_driver() {
+        // With a driver, selftest check "NVML energy over GPU work" opens NVML and wants
+        // its joules to rise over GPU work.
         eprintln!("skipped: this machine has an NVIDIA driver");
         return;
     }

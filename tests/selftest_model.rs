@@ -123,6 +123,8 @@ fn selftest_seq_len_needs_a_model() {
 #[test]
 fn selftest_with_a_model_on_cuda_without_a_gpu_still_says_so() {
     if has_nvidia_driver() {
+        // With a GPU, `selftest --device cuda --model M` runs the model stage there:
+        // selftest check "whole model output vs the CPU", its timing and compare pipeline.
         return;
     }
     let dir = tempfile::tempdir().unwrap();

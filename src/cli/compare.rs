@@ -77,14 +77,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let device = Device::open(args.run.device)?;
     super::full::apply_threads(args.run.threads)?;
     let mut probe = args.run.energy.open()?;
-    if !args.run.model.is_file() {
-        anyhow::bail!(crate::Error::BadInput {
-            path: args.run.model.clone(),
-            message: "no such model file (export one with `replay export`)".into()
-        });
-    }
+    crate::model::torchscript::check_model_file(&args.run.model)?;
     check_runs(args.run.runs)?;
     let out = &args.run.output_dir;
+    // Before the capture: an output folder that cannot be made would lose the whole run.
+    export::ensure_output_dir(out)?;
 
     // 1-2. A trace and its signatures.
     let (trace_path, sig_path) = match (&args.trace, &args.kernels) {

@@ -16,11 +16,11 @@ pub struct FullArgs {
     pub model: PathBuf,
 
     /// Tokens in the input sequence
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..))]
     pub seq_len: i64,
 
     /// Sequences per forward pass
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub batch: i64,
 
     /// Untimed forward passes first (TorchScript optimises itself during the first few)
@@ -105,6 +105,8 @@ pub fn finish(
 
 pub fn run(args: FullArgs) -> anyhow::Result<()> {
     let device = Device::open(args.device)?;
+    // Before any run is timed: an output folder that cannot be made would lose them all.
+    export::ensure_output_dir(&args.output_dir)?;
     let mut probe = args.energy.open()?;
     let t = run_with(&args, &device, probe.as_deref_mut())?;
     println!(

@@ -58,11 +58,11 @@ pub struct CaptureArgs {
     pub model: PathBuf,
 
     /// Tokens in the input sequence
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..))]
     pub seq_len: i64,
 
     /// Sequences per forward pass
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub batch: i64,
 
     /// Device: cpu, cuda or cuda:N

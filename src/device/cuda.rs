@@ -134,6 +134,17 @@ fn device_info(index: usize) -> Result<CudaDeviceInfo> {
     })
 }
 
+/// Why `cuda:index` cannot be opened on a machine whose driver lists `count` devices.
+pub fn missing_device_reason(index: usize, count: usize) -> String {
+    match count {
+        0 => "the NVIDIA driver reports no CUDA device".to_string(),
+        n => format!(
+            "cuda:{index} requested but this machine has {n} CUDA device(s): cuda:0..cuda:{}",
+            n - 1
+        ),
+    }
+}
+
 /// An opened GPU: its context and the stream every replay runs on.
 pub struct CudaDevice {
     pub info: CudaDeviceInfo,
@@ -155,10 +166,10 @@ impl CudaDevice {
     pub fn open(index: usize) -> Result<CudaDevice> {
         let inventory = inventory()?;
         let Some(info) = inventory.devices.get(index).cloned() else {
-            return Err(Error::CudaUnavailable(match inventory.devices.len() {
-                0 => "the NVIDIA driver reports no CUDA device".to_string(),
-                n => format!("cuda:{index} requested but this machine has {n} CUDA device(s): cuda:0..cuda:{}", n - 1),
-            }));
+            return Err(Error::CudaUnavailable(missing_device_reason(
+                index,
+                inventory.devices.len(),
+            )));
         };
         guarded("cuCtxCreate", || {
             let context =

@@ -1,5 +1,6 @@
 //! `replay full`: the real model's latency, R timed forward passes after W warm-ups.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use super::torchscript::TorchScriptModel;
@@ -14,6 +15,10 @@ pub use crate::results::full_model::FullModelTiming;
 pub struct ModelTimer<'m> {
     model: &'m TorchScriptModel,
     input: tch::Tensor,
+    /// `[batch, seq_len]` of `input`, for the message when the model cannot take it.
+    input_shape: (i64, i64),
+    /// Whether a forward pass has succeeded yet: the first failing means the file is wrong.
+    ran: Cell<bool>,
     cuda: Option<(i64, crate::measure::cuda_timing::RawStreamEvents)>,
     warmup: u32,
     samples: Vec<f64>,
@@ -38,17 +43,34 @@ impl<'m> ModelTimer<'m> {
         Ok(ModelTimer {
             model,
             input,
+            input_shape: (batch, seq_len),
+            ran: Cell::new(false),
             cuda,
             warmup: 0,
             samples: Vec::new(),
         })
     }
 
+    /// One forward pass; the first one failing is a usage error naming the model file.
+    fn forward(&self) -> Result<tch::Tensor> {
+        match self.model.forward(&self.input) {
+            Ok(out) => {
+                self.ran.set(true);
+                Ok(out)
+            }
+            Err(e) if !self.ran.get() => {
+                let (batch, seq_len) = self.input_shape;
+                Err(self.model.does_not_run_on_token_ids(batch, seq_len, e))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Untimed forward passes.
     pub fn warm_up(&mut self, passes: u32) -> Result<()> {
         let _guard = tch::no_grad_guard();
         for _ in 0..passes {
-            let _ = self.model.forward(&self.input)?;
+            let _ = self.forward()?;
         }
         if let Some((index, _)) = &self.cuda {
             tch::Cuda::synchronize(*index);
@@ -69,7 +91,7 @@ impl<'m> ModelTimer<'m> {
                     events
                         .record_start()
                         .map_err(|e| Error::Model(e.to_string()))?;
-                    let _ = self.model.forward(&self.input)?;
+                    let _ = self.forward()?;
                     events
                         .record_end()
                         .map_err(|e| Error::Model(e.to_string()))?;
@@ -77,7 +99,7 @@ impl<'m> ModelTimer<'m> {
                 }
                 None => {
                     let start = Instant::now();
-                    let out = self.model.forward(&self.input)?;
+                    let out = self.forward()?;
                     drop(out);
                     start.elapsed()
                 }

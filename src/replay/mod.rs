@@ -7,6 +7,7 @@ pub mod overload;
 pub mod recorded;
 pub mod registry;
 pub mod selftest;
+pub mod selftest_counterparts;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;

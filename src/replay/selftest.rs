@@ -87,7 +87,7 @@ pub fn test_gemm_params() -> Result<GemmParams, String> {
     gemm_from_op("aten::mm", &inputs, GemmKernelRole::Main, None)
 }
 
-fn max_relative_error(got: &Tensor, want: &Tensor) -> Result<f64, String> {
+pub(crate) fn max_relative_error(got: &Tensor, want: &Tensor) -> Result<f64, String> {
     let diff = (got.to_kind(Kind::Double) - want.to_kind(Kind::Double))
         .abs()
         .max()
@@ -287,8 +287,15 @@ fn cuda_checks(dev: &crate::device::CudaDevice) -> Vec<Check> {
             Ok(format!("loaded and ran on {}", dev.info.name))
         })(),
     ));
+    // The GPU side of the tests that return early on a machine with a driver.
+    for (tier, name, run) in super::selftest_counterparts::CHECKS {
+        checks.push(check(tier, name, run(dev)));
+    }
     checks
 }
+
+/// The model stage's check of the output on the device against the CPU.
+pub const MODEL_OUTPUT_CHECK: &str = "whole model output vs the CPU";
 
 /// Untimed and timed forward passes of the model stage: enough for TorchScript's profiling
 /// executor to optimise the graph (the output is checked after that) and for a spread.
@@ -317,16 +324,7 @@ impl ModelReference {
         let _guard = tch::no_grad_guard();
         let output = model
             .forward(&model.input_ids(1, seq_len, 0))
-            .map_err(|e| crate::Error::BadInput {
-                path: path.to_path_buf(),
-                message: format!(
-                    "loads, but does not run on token ids [1, {seq_len}]: {}",
-                    match e {
-                        crate::Error::Model(message) => message,
-                        other => other.to_string(),
-                    }
-                ),
-            })?;
+            .map_err(|e| model.does_not_run_on_token_ids(1, seq_len, e))?;
         Ok(ModelReference {
             path: path.to_path_buf(),
             seq_len,
@@ -433,14 +431,11 @@ pub fn model_checks(device: &Device, reference: &ModelReference) -> Vec<Check> {
     })();
     match ran {
         Ok((timing, output)) => vec![
-            model_check(
-                "whole model output vs the CPU",
-                compare_outputs(&output, reference),
-            ),
+            model_check(MODEL_OUTPUT_CHECK, compare_outputs(&output, reference)),
             model_check("whole model timing", describe_timing(&timing)),
         ],
         Err(e) => vec![
-            model_check("whole model output vs the CPU", Err(e.to_string())),
+            model_check(MODEL_OUTPUT_CHECK, Err(e.to_string())),
             model_check("whole model timing", Err(e.to_string())),
         ],
     }
@@ -633,13 +628,56 @@ mod tests {
         }
     }
 
+    /// The output check with each dtype's bound, on a model's last layers (GEMM, GELU, layer
+    /// norm, GEMM to 1000 logits) computed twice on the CPU in that dtype: once as libtorch
+    /// does, once with every GEMM summed in K-chunks as a device's split-K kernel orders it.
+    /// The second must pass (a bound tighter than the dtype's rounding would fail a correct
+    /// device); the same with a GEMM reading its weight transposed, a wrong kernel, must fail
+    /// (a bound too loose to catch it would pass).
     #[test]
-    fn the_model_tolerance_follows_the_dtype() {
-        assert!(model_tolerance(Kind::Float) <= 1e-3);
-        assert!(model_tolerance(Kind::Double) < model_tolerance(Kind::Float));
-        assert!(model_tolerance(Kind::Float) < model_tolerance(Kind::Half));
-        assert!(model_tolerance(Kind::Half) < model_tolerance(Kind::BFloat16));
-        assert!(model_tolerance(Kind::BFloat16) < 0.1);
+    fn the_model_bound_accepts_another_summation_order_and_rejects_a_wrong_kernel() {
+        let _guard = tch::no_grad_guard();
+        tch::manual_seed(5);
+        let cpu = (Kind::Float, TorchDevice::Cpu);
+        let x = Tensor::randn([5, 64], cpu);
+        let w1 = Tensor::randn([64, 64], cpu) / 8.0;
+        let w2 = Tensor::randn([64, 1000], cpu) / 8.0;
+        let split_k_mm = |a: &Tensor, b: &Tensor| {
+            (0..a.size()[1] / 16)
+                .map(|i| a.narrow(1, i * 16, 16).mm(&b.narrow(0, i * 16, 16)))
+                .reduce(|sum, part| sum + part)
+                .unwrap()
+        };
+        let head = |kind: Kind, split_k: bool, w1_transposed: bool| {
+            let mm = |a: &Tensor, b: &Tensor| {
+                if split_k {
+                    split_k_mm(a, b)
+                } else {
+                    a.mm(b)
+                }
+            };
+            let w1 = w1.to_kind(kind);
+            let w1 = if w1_transposed { w1.tr() } else { w1 };
+            let h = mm(&x.to_kind(kind), &w1).gelu("tanh").layer_norm(
+                [64],
+                None::<&Tensor>,
+                None::<&Tensor>,
+                1e-5,
+                false,
+            );
+            mm(&h, &w2.to_kind(kind)).view([1, 5, 1000])
+        };
+        for kind in [Kind::Double, Kind::Float, Kind::Half, Kind::BFloat16] {
+            let reference = ModelReference {
+                path: "head.pt".into(),
+                seq_len: 5,
+                output: head(kind, false, false),
+            };
+            let reordered = compare_outputs(&head(kind, true, false), &reference);
+            assert!(reordered.is_ok(), "{kind:?}: {reordered:?}");
+            let wrong = compare_outputs(&head(kind, true, true), &reference).unwrap_err();
+            assert!(wrong.contains("too large"), "{kind:?}: {wrong}");
+        }
     }
 
     #[test]

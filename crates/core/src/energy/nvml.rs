@@ -314,6 +314,7 @@ mod tests {
     fn energy_nvml_unavailable_is_a_clear_error() {
         // There is no NVIDIA driver on the development and CI machines.
         if std::path::Path::new("/proc/driver/nvidia").exists() {
+            // With the driver, selftest check "NVML energy over GPU work" opens NVML.
             return;
         }
         match NvmlProbe::open(0) {

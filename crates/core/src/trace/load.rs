@@ -134,9 +134,17 @@ fn check_top_level(json: &[u8], path: &Path) -> Result<(), TraceError> {
         Some(b'{') => return Ok(()),
         Some(b'[') => "an array",
         Some(b'"') => "a string",
-        Some(b'-' | b'0'..=b'9') => "a number",
-        Some(b't' | b'f') => "a boolean",
-        Some(b'n') => "null",
+        // A scalar is named only when the whole file is that scalar: a text file starting
+        // with "these notes" or "2024" is not a boolean or a number, it is not JSON, and the
+        // parser says where.
+        Some(b'-' | b'0'..=b'9' | b't' | b'f' | b'n') => {
+            match serde_json::from_slice::<serde_json::Value>(body) {
+                Ok(serde_json::Value::Number(_)) => "a number",
+                Ok(serde_json::Value::Bool(_)) => "a boolean",
+                Ok(serde_json::Value::Null) => "null",
+                _ => return Ok(()),
+            }
+        }
         // Not the start of any JSON value: let the parser report where and why.
         Some(_) => return Ok(()),
         None => "missing (the file is only whitespace)",
