@@ -418,9 +418,10 @@ mod tests {
         known.push(super::super::selftest::MODEL_OUTPUT_CHECK);
         let mut sites = Vec::new();
         let mut problems = Vec::new();
-        for file in rust_files(&root.join("src"))
+        // Both packages of the workspace: this one and the torch-free core.
+        for file in ["src", "tests", "crates/core/src", "crates/core/tests"]
             .into_iter()
-            .chain(rust_files(&root.join("tests")))
+            .flat_map(|dir| rust_files(&root.join(dir)))
         {
             let text = std::fs::read_to_string(&file).unwrap();
             let lines: Vec<&str> = text.lines().collect();
