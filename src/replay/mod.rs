@@ -10,3 +10,4 @@ pub mod selftest;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;
+pub mod value_rules;

@@ -2,15 +2,17 @@
 //! called by name through libtorch's dispatcher (the shim in `shim/`).
 //!
 //! Inputs are *valid*, not just random: index arguments hold in-range indices
-//! ([`super::index_bounds`]), other integer tensors are zeros, boolean tensors are real masks,
-//! and scalar arguments (`dim`, `eps`, ...) are the recorded values.
+//! ([`super::index_bounds`]), divisors and counts are positive ([`super::value_rules`]), other
+//! integer tensors are zeros, boolean tensors are real masks, and scalar arguments (`dim`,
+//! `eps`, ...) are the recorded values.
 
 use tch::{Device, Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
-use super::libtorch_shim::{overloads, OpArg, PreparedOp};
-use super::overload::{choose, ArgPlan, ListTarget, ScalarTarget};
+use super::libtorch_shim::{OpArg, PreparedOp};
+use super::overload::{resolve, ArgPlan, ListTarget, ScalarTarget};
 use super::recorded::{RecordedInput, ScalarValue};
+use super::value_rules::value_rule;
 
 /// Why a tier-3 call could not be set up.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,6 +61,8 @@ enum Fill {
     Indices(i64),
     /// `embedding_bag` offsets: `0, step, 2 step, ...` within `[0, high]`.
     Offsets(i64),
+    /// Uniform integers in `[1, 8]` for integer types (divisors, counts); `Data` otherwise.
+    Positive,
 }
 
 /// A tensor with exactly the recorded sizes and strides (stride-0 broadcasts and transposed
@@ -90,14 +94,21 @@ fn make_tensor(
                 .f_mul_scalar(step)
                 .map_err(err)?
         }
-        Fill::Data if kind == Kind::Bool => Tensor::f_rand([len], (Kind::Float, device))
-            .map_err(err)?
-            .f_lt(0.5)
-            .map_err(err)?,
+        Fill::Positive if is_integral(kind) => {
+            Tensor::f_randint_low(1, 9, [len], (Kind::Int64, device)).map_err(err)?
+        }
+        Fill::Data | Fill::Positive if kind == Kind::Bool => {
+            Tensor::f_rand([len], (Kind::Float, device))
+                .map_err(err)?
+                .f_lt(0.5)
+                .map_err(err)?
+        }
         Fill::Data if is_integral(kind) => {
             Tensor::f_zeros([len], (Kind::Int64, device)).map_err(err)?
         }
-        Fill::Data => Tensor::f_randn([len], (Kind::Float, device)).map_err(err)?,
+        Fill::Data | Fill::Positive => {
+            Tensor::f_randn([len], (Kind::Float, device)).map_err(err)?
+        }
     };
     base.f_to_kind(kind)
         .map_err(err)?
@@ -194,8 +205,7 @@ pub fn prepare(
     inputs: &[RecordedInput],
     device: Device,
 ) -> Result<PreparedOp, Tier3Error> {
-    let schemas = overloads(op_name).map_err(|e| Tier3Error::Unsupported(e.0))?;
-    let choice = choose(op_name, &schemas, inputs).map_err(Tier3Error::Unsupported)?;
+    let choice = resolve(op_name, inputs).map_err(Tier3Error::Unsupported)?;
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.
@@ -226,6 +236,7 @@ pub fn prepare(
                 };
                 let fill = match index_args.iter().find(|(p, _)| *p == position) {
                     Some((_, bound)) => index_high(op_name, inputs, *bound).map_err(unsupported)?,
+                    None if value_rule(op_name, position).is_some() => Fill::Positive,
                     None => Fill::Data,
                 };
                 if let Fill::Indices(0) = fill {
@@ -492,6 +503,38 @@ mod tests {
         let op =
             no_grad(|| prepare("aten::scaled_dot_product_attention", &sdpa, Device::Cpu)).unwrap();
         assert_eq!(op.last_output().unwrap().size(), [1, 8, 141, 64]);
+    }
+
+    #[test]
+    fn traced_size_arithmetic_never_divides_by_zero() {
+        // gpt2-small's `h // n_head` as torch.jit.trace recorded it (CPU, seq-len 16): three
+        // values left on TorchScript's stack, then floor_divide of two 0-dim long tensors.
+        let inputs = from_profiler_args(
+            &json!([[1, 16, 768], [], [], [], [], []]),
+            &json!(["float", "Scalar", "Scalar", "Scalar", "long int", "long int"]),
+            &json!([[36864, 2304, 1], [], [], [], [], []]),
+            &json!(["", "1", "16", "12", "", ""]),
+        )
+        .unwrap();
+        let op = no_grad(|| prepare("aten::floor_divide", &inputs, Device::Cpu)).unwrap();
+        assert_eq!(op.name(), "aten::floor_divide");
+        assert_eq!(op.last_output().unwrap().size(), Vec::<i64>::new());
+        // The same for the other integer divisions, elementwise.
+        for name in ["aten::remainder", "aten::fmod", "aten::div"] {
+            let inputs = from_profiler_args(
+                &json!([[64], [64]]),
+                &json!(["long int", "long int"]),
+                &json!([[1], [1]]),
+                &json!(["", ""]),
+            )
+            .unwrap();
+            let op = no_grad(|| prepare(name, &inputs, Device::Cpu));
+            assert!(op.is_ok(), "{name}: {:?}", op.err());
+        }
+        // The divisor generator itself: integers, never zero, not all one value.
+        let d = make_tensor(Kind::Int64, &[4096], None, Device::Cpu, Fill::Positive).unwrap();
+        assert!(d.min().int64_value(&[]) >= 1);
+        assert!(d.max().int64_value(&[]) > 1);
     }
 
     #[test]
