@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::device::DeviceSpec;
+use crate::model::input_spec::InputSpec;
 use crate::model::python::run_script;
 
 #[derive(Debug, Args, Clone)]
@@ -65,6 +66,10 @@ pub struct CaptureArgs {
     #[arg(long, default_value_t = 1)]
     pub batch: i64,
 
+    /// One input tensor of the model instead of token ids (repeatable; as `replay full --input`)
+    #[arg(long = "input", value_name = "SPEC", value_parser = crate::model::input_spec::parse_input_spec)]
+    pub inputs: Vec<InputSpec>,
+
     /// Device: cpu, cuda or cuda:N
     #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
     pub device: DeviceSpec,
@@ -110,6 +115,9 @@ pub fn capture(args: &CaptureArgs) -> anyhow::Result<()> {
     ];
     if let Some(t) = args.threads {
         argv.extend(["--threads".into(), t.to_string()]);
+    }
+    for spec in &args.inputs {
+        argv.extend(["--input".into(), spec.to_string()]);
     }
     run_script("capture_trace.py", &argv)?;
     Ok(())
