@@ -11,11 +11,12 @@ use crate::model::python::run_script;
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
-    /// bloom-560m (the real architecture, 24 layers) or bloom-tiny (2 layers, for tests)
+    /// A model of the zoo, random weights: bloom-560m, gpt2-small, bert-base, t5-small,
+    /// resnet50, or their small test sizes bloom-tiny, gpt2-tiny, bert-tiny, t5-tiny, resnet-tiny
     #[arg(long, conflicts_with = "config")]
     pub model: Option<String>,
 
-    /// A Hugging Face style config.json for other sizes
+    /// A Hugging Face style BLOOM config.json for other sizes
     #[arg(long, value_name = "JSON")]
     pub config: Option<PathBuf>,
 
@@ -23,7 +24,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 
-    /// A local Hugging Face checkpoint folder (*.safetensors) instead of random weights
+    /// A local Hugging Face BLOOM checkpoint folder (*.safetensors) instead of random weights
     #[arg(long, value_name = "DIR")]
     pub weights: Option<PathBuf>,
 
