@@ -6,6 +6,7 @@ pub mod libtorch_shim;
 pub mod overload;
 pub mod recorded;
 pub mod registry;
+pub mod rotating_op;
 pub mod selftest;
 pub mod tier1_memory;
 pub mod tier2_gemm;

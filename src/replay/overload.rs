@@ -54,6 +54,8 @@ pub enum ListTarget {
 pub struct OverloadChoice {
     pub overload: String,
     pub args: Vec<ArgPlan>,
+    /// The schema's name of each argument (`input`, `weight`, ...).
+    pub arg_names: Vec<String>,
     /// Leading recorded inputs that are not arguments of the call (see [`choose`]).
     pub skip: usize,
 }
@@ -249,6 +251,7 @@ pub fn plan_overload(
         OverloadChoice {
             overload: schema.overload.clone(),
             args,
+            arg_names: schema.args.iter().map(|a| a.name.clone()).collect(),
             skip: 0,
         },
         score,
