@@ -6,8 +6,15 @@
 //! overload whose argument types accept every recorded input, preferring exact kinds
 //! (an int for `int`) over conversions (an int for `Scalar`), and never an `out=` overload for
 //! a functional call.
+//!
+//! [`resolve`] is the one place that decides which recorded inputs are an op's arguments:
+//! tier 3 builds its call from it, and classification derives a GEMM's shape from the inputs
+//! it keeps (`OpInputs::arguments_of`), so both read the same arguments.
 
-use super::libtorch_shim::{OpSchema, SchemaArg};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::libtorch_shim::{overloads, OpSchema, SchemaArg};
 use super::recorded::{RecordedInput, ScalarValue};
 
 /// How one schema argument is filled.
@@ -47,6 +54,8 @@ pub enum ListTarget {
 pub struct OverloadChoice {
     pub overload: String,
     pub args: Vec<ArgPlan>,
+    /// The schema's name of each argument (`input`, `weight`, ...).
+    pub arg_names: Vec<String>,
     /// Leading recorded inputs that are not arguments of the call (see [`choose`]).
     pub skip: usize,
 }
@@ -242,10 +251,32 @@ pub fn plan_overload(
         OverloadChoice {
             overload: schema.overload.clone(),
             args,
+            arg_names: schema.args.iter().map(|a| a.name.clone()).collect(),
             skip: 0,
         },
         score,
     ))
+}
+
+/// libtorch's schemas of `op_name`, asked of the dispatcher once per process (classification
+/// asks for every GEMM signature, the replay for every tier-3 one).
+fn schemas_of(op_name: &str) -> Result<Arc<Vec<OpSchema>>, String> {
+    type Cache = Mutex<HashMap<String, Result<Arc<Vec<OpSchema>>, String>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache
+        .entry(op_name.to_owned())
+        .or_insert_with(|| overloads(op_name).map(Arc::new).map_err(|e| e.0))
+        .clone()
+}
+
+/// The overload of `op_name` that the recorded inputs call, matched against libtorch's own
+/// schemas of the op, with the leading inputs that are not its arguments (see [`choose`]).
+pub fn resolve(op_name: &str, inputs: &[RecordedInput]) -> Result<OverloadChoice, String> {
+    choose(op_name, &schemas_of(op_name)?, inputs)
 }
 
 /// The best overload of `op_name` for the recorded inputs, or every overload's reason for not fitting.

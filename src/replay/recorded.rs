@@ -5,6 +5,8 @@
 use serde_json::Value;
 use tch::Kind;
 
+use crate::signature::op_inputs::OpInputs;
+
 /// One recorded argument.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RecordedInput {
@@ -140,6 +142,36 @@ pub fn from_profiler_args(
         out.push(input);
     }
     Some(out)
+}
+
+/// The typed inputs of an op's inputs as classification parsed them (see [`from_profiler_args`]).
+pub fn from_op_inputs(inputs: &OpInputs) -> Option<Vec<RecordedInput>> {
+    let list = |values: Vec<Value>| Value::Array(values);
+    let strides = inputs.strides.as_ref().map_or(Value::Null, |all| {
+        list(
+            all.iter()
+                .map(|s| {
+                    s.as_ref()
+                        .map_or(Value::Null, |s| list(s.iter().map(|&x| x.into()).collect()))
+                })
+                .collect(),
+        )
+    });
+    let concrete = inputs.concrete.as_ref().map_or(Value::Null, |all| {
+        list(all.iter().map(|c| Value::String(c.clone())).collect())
+    });
+    from_profiler_args(
+        &list(inputs.raw_dims.clone()),
+        &list(
+            inputs
+                .types
+                .iter()
+                .map(|t| Value::String(t.clone()))
+                .collect(),
+        ),
+        &strides,
+        &concrete,
+    )
 }
 
 #[cfg(test)]

@@ -76,6 +76,9 @@ pub struct ComparisonReport {
     pub model: String,
     pub device: String,
     pub seq_len: i64,
+    /// The model's inputs as fed to the profiled and the timed runs (`--input`, or token ids).
+    #[serde(default)]
+    pub inputs: Vec<String>,
     pub trace: Option<String>,
     pub signatures: String,
     /// Median of the measured full-model runs (µs).
@@ -320,6 +323,7 @@ pub fn aggregate(
         model: ctx.model,
         device: results.device.clone(),
         seq_len: ctx.seq_len,
+        inputs: full.inputs.clone(),
         trace: ctx.trace,
         signatures: ctx.signatures,
         full_model_inference_us: measured,
