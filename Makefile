@@ -61,7 +61,8 @@ bench-isolated: build
 report-screenshot:
 	scripts/screenshot_report.sh results/report.html results/report.png
 
-# Prediction accuracy of compare on bloom-560m and bloom-tiny, repeated (results/bench_accuracy.json).
+# Prediction accuracy of compare across the model zoo (bloom-560m, gpt2-small, bert-base, t5-small,
+# resnet50, bloom-tiny) at two sizes each, three times, 2 threads (results/bench_accuracy.json).
 .PHONY: bench-accuracy
 bench-accuracy: build
 	.venv/bin/python scripts/bench_accuracy.py

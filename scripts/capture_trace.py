@@ -4,13 +4,16 @@
   capture_trace.py --model PATH.pt --out traces/NAME.json[.gz]
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
                    [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
+                   [--input SPEC ...]
 
 Runs --warmup unprofiled steps, then profiles --candidates single steps (default 5), each in
 its own profiler session with record_shapes=True, so every cpu_op event carries "Input
 Dims", and keeps the trace of the step whose time is the median: one step on a busy machine
 may be stretched by a preemption. Each step runs under a profiler schedule and prof.step(),
 so the trace holds a real `ProfilerStep#N` span around it. Input ids are fixed
-random integers in [0, vocab), vocab read from the model's word_embeddings.weight.
+random integers in [0, vocab), vocab read from the model's token embedding; `--input SPEC`
+(repeatable, one per model input) gives other inputs instead: `DTYPE[d0,d1,...]` with an
+optional `:LO..HI` for integers, as `replay full --input` takes them.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -48,11 +51,73 @@ def parse_device(name):
     return dev
 
 
+# Names a token embedding's weight ends with (as src/model/torchscript.rs looks for them).
+TOKEN_EMBEDDINGS = ("word_embeddings.weight", "wte.weight", "shared.weight", "embed_tokens.weight")
+
+
 def vocab_size(model, default=1000):
     for name, p in model.named_parameters():
-        if name.endswith("word_embeddings.weight") and p.dim() == 2:
+        if name.endswith(TOKEN_EMBEDDINGS) and p.dim() == 2:
             return p.shape[0]
     return default
+
+
+INPUT_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+                "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
+                "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool}
+INPUT_SPEC_HELP = ("DTYPE[d0,d1,...] with an optional :LO..HI for integers, e.g. float32[1,3,224,224] "
+                   "or int64[1,128]:0..50257; DTYPE is one of " + ", ".join(INPUT_DTYPES))
+
+
+def parse_input_spec(text):
+    """`int64[1,128]:0..50257` -> (dtype, [1, 128], (0, 50257)); the grammar of src/model/input_spec.rs."""
+    def bad(why):
+        return UsageError(f"bad input spec {text!r}: {why} (accepted: {INPUT_SPEC_HELP})")
+    shape, _, rng = text.partition(":")
+    name, bracket, rest = shape.partition("[")
+    if not bracket:
+        raise bad("no [sizes] after the dtype")
+    if name.strip() not in INPUT_DTYPES:
+        raise bad(f"unknown dtype {name.strip()!r}")
+    dtype = INPUT_DTYPES[name.strip()]
+    if not rest.rstrip().endswith("]"):
+        raise bad("the sizes do not end with ]")
+    inner = rest.rstrip()[:-1]
+    sizes = []
+    for s in (inner.split(",") if inner.strip() else []):
+        if not s.strip().isdigit() or int(s) < 1:
+            raise bad(f"size {s.strip()!r} is not a positive integer")
+        sizes.append(int(s))
+    integer = not dtype.is_floating_point and dtype != torch.bool
+    bounds = None
+    if rng:
+        if not integer:
+            raise bad("a range :LO..HI is for integer dtypes only")
+        lo, dots, hi = rng.partition("..")
+        try:
+            bounds = (int(lo), int(hi))
+        except ValueError:
+            raise bad("the range is not LO..HI")
+        if not dots or bounds[1] <= bounds[0]:
+            raise bad("the range LO..HI is empty (HI must be above LO)")
+    return dtype, sizes, bounds
+
+
+def make_inputs(specs, vocab, batch, seq_len, seed):
+    """The model's inputs: one tensor per spec, or token ids [batch, seq_len] without specs."""
+    g = torch.Generator().manual_seed(seed)
+    if not specs:
+        return [torch.randint(0, vocab, (batch, seq_len), generator=g)]
+    out = []
+    for dtype, sizes, bounds in specs:
+        if dtype == torch.bool:
+            out.append(torch.rand(sizes, generator=g) < 0.5)
+        elif dtype.is_floating_point:
+            out.append(torch.randn(sizes, generator=g).to(dtype))
+        else:
+            lo, hi = bounds or (0, vocab)
+            out.append(torch.randint(lo, hi, sizes, generator=g).to(dtype))
+    return out
 
 
 @torch.jit.script
@@ -139,29 +204,30 @@ def make_out_folder(out):
 
 class FirstCallChecked:
     """Calls a loaded model. Its very first call failing is the file's fault (it is TorchScript,
-    but does not take a [batch, seq_len] tensor of token ids) and a usage error naming it; a
-    later failure is not. Checking on the first real call adds no pass of its own, so
-    --warmup 0 still profiles a cold model."""
+    but does not take the inputs given: token ids [batch, seq_len] unless --input says
+    otherwise) and a usage error naming it; a later failure is not. Checking on the first real
+    call adds no pass of its own, so --warmup 0 still profiles a cold model."""
 
-    def __init__(self, model, path):
+    def __init__(self, model, path, given_inputs):
         self.model, self.path, self.ran = model, path, False
+        self.given_inputs = given_inputs  # how the message names the inputs
 
-    def __call__(self, ids):
+    def __call__(self, *inputs):
         try:
-            out = self.model(ids)
+            out = self.model(*inputs)
         except Exception as e:
             if self.ran:
                 raise
             lines = [l.strip() for l in str(e).splitlines() if l.strip()]
             # An error inside the TorchScript interpreter names its cause on its last line.
             cause = lines[-1] if lines else type(e).__name__
-            raise UsageError(f"{self.path} loads, but does not run on token ids "
-                             f"{list(ids.shape)}: {cause}") from None
+            raise UsageError(f"{self.path} loads, but does not run on {self.given_inputs(inputs)}: "
+                             f"{cause} (give the inputs it takes with --input)") from None
         self.ran = True
         return out
 
 
-def profile_one_step(model, ids, sync, activities, path):
+def profile_one_step(model, inputs, sync, activities, path):
     """Profiles one step into `path` and returns its wall time in seconds.
 
     warmup=1 lets the profiler itself warm up on one step; only the next is recorded, and
@@ -175,12 +241,19 @@ def profile_one_step(model, ids, sync, activities, path):
                  on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
         for i in range(2):
             t0 = time.perf_counter()
-            model(ids)
+            model(*inputs)
             sync()  # keep the step's GPU work inside its ProfilerStep span
             if i == 1:
                 seconds = time.perf_counter() - t0
             prof.step()
     return seconds
+
+
+def describe_inputs(inputs):
+    """`[1, 16]` for token ids (the default), `float32[1,3,224,224], ...` otherwise."""
+    if len(inputs) == 1 and inputs[0].dtype == torch.int64:
+        return str(list(inputs[0].shape))
+    return ", ".join(f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}".replace(" ", "") for t in inputs)
 
 
 def capture(args):
@@ -194,6 +267,7 @@ def capture(args):
         torch.set_num_threads(args.threads)
     if os.path.isdir(args.model):
         raise UsageError(f"{args.model} is a folder, not a model file")
+    specs = [parse_input_spec(text) for text in args.input]
     if not os.path.isfile(args.model):
         raise UsageError(f"model file not found: {args.model}")
     if os.path.isdir(args.out):
@@ -204,10 +278,12 @@ def capture(args):
         raise UsageError(f"cannot load {args.model} as TorchScript: {str(e).splitlines()[0]}")
     model.eval()
 
-    model = FirstCallChecked(model, args.model)
-
-    g = torch.Generator().manual_seed(args.seed)
-    ids = torch.randint(0, vocab_size(model.model), (args.batch, args.seq_len), generator=g).to(dev)
+    loaded = model
+    inputs = [t.to(dev) for t in make_inputs(specs, vocab_size(loaded), args.batch, args.seq_len, args.seed)]
+    model = FirstCallChecked(
+        loaded, args.model,
+        lambda given: (f"token ids {list(given[0].shape)}" if not specs
+                       else f"input {describe_inputs(given)}"))
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     out_dir = make_out_folder(args.out)
@@ -217,7 +293,7 @@ def capture(args):
     try:
         with torch.no_grad(), QuietProfilerLog():
             for _ in range(args.warmup):
-                model(ids)
+                model(*inputs)
             sync()
             # One profiled step is one draw from a machine whose speed drifts (a preemption
             # inside it stretches the host gaps the timeline model reads). Several candidate
@@ -227,7 +303,7 @@ def capture(args):
                 fd, tmp = tempfile.mkstemp(suffix=".json", dir=out_dir)
                 os.close(fd)
                 tmps.append(tmp)
-                step_seconds.append(profile_one_step(model, ids, sync, activities, tmp))
+                step_seconds.append(profile_one_step(model, inputs, sync, activities, tmp))
         chosen = sorted(range(len(step_seconds)), key=lambda i: step_seconds[i])[len(step_seconds) // 2]
         tmp = tmps[chosen]
         if os.path.getsize(tmp) == 0:
@@ -253,7 +329,7 @@ def capture(args):
                 if os.path.exists(leftover):
                     os.remove(leftover)
     print(f"{args.out}  {os.path.getsize(args.out) / 1e6:.2f} MB  device {dev}  "
-          f"input [{args.batch}, {args.seq_len}]  threads {torch.get_num_threads()}  "
+          f"input {describe_inputs(inputs)}  threads {torch.get_num_threads()}  "
           f"profiler overhead {overhead:.2f} us/op  "
           f"step {step_seconds[chosen] * 1e6:.1f} us (median of {len(step_seconds)} profiled)")
 
@@ -270,6 +346,8 @@ def main(argv=None):
     p.add_argument("--candidates", type=int, default=5,
                    help="profile this many steps, each in its own session, and keep the median one")
     p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own choice)")
+    p.add_argument("--input", action="append", default=[], metavar="SPEC",
+                   help="one model input instead of token ids (repeatable): " + INPUT_SPEC_HELP)
     args = p.parse_args(argv)
     try:
         capture(args)

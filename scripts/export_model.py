@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""Export a traced TorchScript BLOOM for `replay full` / `replay capture`.
+"""Export a traced TorchScript model of the zoo for `replay full` / `replay capture`.
 
-  export_model.py --model bloom-560m|bloom-tiny | --config CONFIG.json
+  export_model.py --model NAME | --config CONFIG.json
                   --out PATH.pt [--weights HF_CHECKPOINT_DIR]
                   [--dtype float32|bfloat16|float16] [--seq-len 5] [--seed 0]
 
-Without --weights the weights are random (HF BLOOM's init): latency does not depend on
-the values, and this works with no network. With --weights, every *.safetensors file in
-the directory is read and mapped by name onto the module. Prints one line:
-`PATH  N parameters  S MB`. Exit code 2 on a usage error (unknown model, bad config,
-weights that do not match).
+NAME is one of the zoo (scripts/zoo.py): bloom-560m, gpt2-small, bert-base, t5-small,
+resnet50 and their -tiny sizes. The weights are random (each architecture's own init):
+latency does not depend on the values, and this works with no network. --config (HF config
+keys) and --weights (every *.safetensors file of a local checkpoint, mapped by name) are for
+BLOOM. Prints one line: `PATH  N parameters  S MB  input SPEC`, SPEC being what `replay
+--input` takes for the model's input. Exit code 2 on a usage error (unknown model, bad
+config, weights that do not match).
 """
 import argparse
 import glob
@@ -24,6 +26,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bloom  # noqa: E402
+import zoo  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -120,11 +123,8 @@ def load_checkpoint(model, weights_dir):
 # ---- export ------------------------------------------------------------------------------
 
 def resolve_config(args):
-    if args.model and args.config:
-        raise UsageError("give --model or --config, not both")
+    """The BLOOM config of --model, --config or the --weights folder."""
     if args.model:
-        if args.model not in bloom.CONFIGS:
-            raise UsageError(f"unknown model {args.model!r}; known: {', '.join(bloom.CONFIGS)}")
         return bloom.CONFIGS[args.model]
     path = args.config
     if not path and args.weights and os.path.isfile(os.path.join(args.weights, "config.json")):
@@ -152,32 +152,48 @@ def make_out_folder(out):
     return parent
 
 
-def export(args):
-    # Before the model is built: an --out that can never be written.
-    if os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out} is a folder; give the name of the .pt file to write")
-    make_out_folder(args.out)
+def build_model(args):
+    """(model with its weights, zoo entry) for --model NAME, or a BLOOM of --config/--weights."""
+    if args.model and args.config:
+        raise UsageError("give --model or --config, not both")
+    if args.model and args.model not in zoo.MODELS:
+        raise UsageError(f"unknown model {args.model!r}; known: {', '.join(zoo.MODELS)}")
+    if args.model and args.model not in bloom.CONFIGS:
+        if args.weights:
+            raise UsageError(f"--weights loads BLOOM checkpoints; {args.model} takes random weights only")
+        return zoo.MODELS[args.model].build(args.seed), zoo.MODELS[args.model]
     cfg = resolve_config(args)
-    if args.seq_len < 1:
-        raise UsageError("--seq-len must be at least 1")
     model = bloom.BloomForCausalLM(cfg)
     if args.weights:
         load_checkpoint(model, args.weights)
     else:
         bloom.init_weights(model, args.seed)
-    model = model.to(DTYPES[args.dtype]).eval()
+    return model, zoo.ZooModel(build=None, vocab_size=cfg.vocab_size)
+
+
+def export(args):
+    # Before the model is built: an --out that can never be written.
+    if os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out} is a folder; give the name of the .pt file to write")
+    make_out_folder(args.out)
+    if args.seq_len < 1:
+        raise UsageError("--seq-len must be at least 1")
+    model, entry = build_model(args)
+    dtype = DTYPES[args.dtype]
+    model = model.to(dtype).eval()
 
     g = torch.Generator().manual_seed(args.seed)
-    example = torch.randint(0, cfg.vocab_size, (1, args.seq_len), generator=g)
-    probe = torch.randint(0, cfg.vocab_size, (1, args.seq_len + 3), generator=g)
+    example = entry.example(1, args.seq_len, dtype, g)
+    # The trace must generalise: other lengths for text, another batch for images.
+    probe = entry.example(2 if entry.takes_images else 1, args.seq_len + 3, dtype, g)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # "torch.jit.trace is deprecated"
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)  # constants of a fixed architecture
         traced = torch.jit.trace(model, example, check_trace=False)
-        # The trace must generalise to other lengths (replay runs it at the user's --seq-len).
         want, got = model(probe), traced(probe)
     tol = 1e-4 if args.dtype == "float32" else 2e-2
     if not torch.allclose(got.float(), want.float(), atol=tol, rtol=tol):
-        raise RuntimeError("traced model disagrees with eager at another sequence length")
+        raise RuntimeError("traced model disagrees with eager on another input size")
 
     tmp = args.out + ".tmp"
     try:
@@ -187,13 +203,14 @@ def export(args):
         if os.path.exists(tmp):
             os.remove(tmp)
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"{args.out}  {n_params} parameters  {os.path.getsize(args.out) / 1e6:.1f} MB")
+    print(f"{args.out}  {n_params} parameters  {os.path.getsize(args.out) / 1e6:.1f} MB  "
+          f"input {entry.input_spec(1, args.seq_len, args.dtype)}")
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", help=f"one of {', '.join(bloom.CONFIGS)}")
-    p.add_argument("--config", help="HF-style config.json (n_layer, hidden_size, n_head, vocab_size, ...)")
+    p.add_argument("--model", help=f"one of {', '.join(zoo.MODELS)}")
+    p.add_argument("--config", help="HF-style BLOOM config.json (n_layer, hidden_size, n_head, vocab_size, ...)")
     p.add_argument("--out", required=True, help="output TorchScript file (.pt)")
     p.add_argument("--weights", help="local HF checkpoint directory with *.safetensors")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float32")

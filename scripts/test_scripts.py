@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Self-test of the Python helpers (bloom.py, export_model.py, capture_trace.py); no pytest.
+"""Self-test of the Python helpers (the zoo's models, export_model.py, capture_trace.py); no pytest.
 
   .venv/bin/python scripts/test_scripts.py
 
 Prints one line per check and ends with `N passed, M failed`; exit status 1 on a failure.
-Small and CPU-only: bloom-tiny everywhere, bloom-560m only on the meta device (no memory).
+Small and CPU-only: the -tiny sizes everywhere, the real sizes only on the meta device (no memory).
 Most CLI calls go through main() in this process (fast); one real subprocess per script
 checks the actual executable and exit status.
 """
@@ -26,9 +26,14 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import bert  # noqa: E402
 import bloom  # noqa: E402
 import capture_trace  # noqa: E402
 import export_model  # noqa: E402
+import gpt2  # noqa: E402
+import resnet  # noqa: E402
+import t5  # noqa: E402
+import zoo  # noqa: E402
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # torch.jit is deprecated
 TMP = tempfile.mkdtemp(prefix="replay-scripts-test-")
@@ -133,6 +138,68 @@ def causal_and_alibi_behaviour():
     assert max_diff(a[:, :5], b[:, :5]) == 0.0, "earlier positions must not see later tokens"
     assert max_diff(a[:, 5:], b[:, 5:]) > 0
     assert a.shape == (1, 8, TINY.vocab_size) and a.dtype == torch.float32
+
+
+# ---- the zoo -----------------------------------------------------------------------------
+
+@test
+def zoo_real_sizes_have_their_published_parameter_counts():
+    # Built on the meta device: the real architectures without allocating their weights.
+    with torch.device("meta"):
+        counts = {
+            "gpt2-small": gpt2.GPT2LMHeadModel(gpt2.CONFIGS["gpt2-small"]),
+            "bert-base": bert.BertModel(bert.CONFIGS["bert-base"]),
+            "t5-small": t5.T5ForConditionalGeneration(t5.CONFIGS["t5-small"]),
+            "resnet50": resnet.ResNet(resnet.CONFIGS["resnet50"]),
+        }
+    counts = {k: sum(p.numel() for p in m.parameters()) for k, m in counts.items()}
+    # GPT-2 small and T5-small as published; bert-base-uncased less its pooler (590592);
+    # torchvision's resnet50.
+    assert counts == {"gpt2-small": 124_439_808, "bert-base": 109_482_240 - 590_592,
+                      "t5-small": 60_506_624, "resnet50": 25_557_032}, counts
+
+
+def zoo_input(name, batch, size):
+    entry = zoo.MODELS[name]
+    return entry.example(batch, size, torch.float32, torch.Generator().manual_seed(batch + size))
+
+
+@test
+def zoo_exports_and_its_traces_generalise():
+    for name in ("gpt2-tiny", "bert-tiny", "t5-tiny", "resnet-tiny"):
+        out = os.path.join(TMP, f"{name}.pt")
+        rc, so, se = cli(export_model.main, "--model", name, "--out", out, "--seq-len", 5)
+        assert rc == 0 and se == "", (name, se)
+        want_input = "float32[1,3,32,32]" if name == "resnet-tiny" else "int64[1,5]:0..1000"
+        assert so.startswith(out) and so.rstrip().endswith(f"input {want_input}"), so
+        traced, eager = torch.jit.load(out), zoo.MODELS[name].build(0)
+        with torch.no_grad():
+            for batch, size in ((1, 5), (2, 9)):
+                x = zoo_input(name, batch, size)
+                d = max_diff(traced(x), eager(x))
+                assert d <= 1e-4, (name, batch, size, d)
+
+
+@test
+def zoo_models_stress_what_they_should():
+    graphs = {name: torch.jit.load(os.path.join(TMP, f"{name}.pt")).inlined_graph
+              for name in ("gpt2-tiny", "bert-tiny", "resnet-tiny")}
+    kinds = {name: {n.kind() for n in g.nodes()} for name, g in graphs.items()}
+    # BERT through nn.TransformerEncoder: the fused fast path, one op per layer.
+    layers = [n for n in graphs["bert-tiny"].nodes() if n.kind() == "aten::_transformer_encoder_layer_fwd"]
+    assert len(layers) == bert.CONFIGS["bert-tiny"].n_layer, kinds["bert-tiny"]
+    # GPT-2 op by op: traced size arithmetic (the floor_divide of issue 12) and matmul attention.
+    assert {"aten::floor_divide", "aten::matmul", "aten::linear"} <= kinds["gpt2-tiny"], kinds["gpt2-tiny"]
+    assert {"aten::_convolution", "aten::batch_norm", "aten::max_pool2d"} <= kinds["resnet-tiny"], kinds["resnet-tiny"]
+    # The decoders are causal: later tokens never change earlier positions.
+    for name in ("gpt2-tiny",):
+        m = zoo.MODELS[name].build(0)
+        x = torch.randint(0, 1000, (1, 8))
+        y = x.clone()
+        y[0, 5:] = (y[0, 5:] + 1) % 1000
+        with torch.no_grad():
+            a, b = m(x), m(y)
+        assert max_diff(a[:, :5], b[:, :5]) == 0.0 and max_diff(a[:, 5:], b[:, 5:]) > 0, name
 
 
 # ---- export ------------------------------------------------------------------------------
@@ -252,6 +319,26 @@ def capture_cpu_trace():
     assert not [n for n in os.listdir(os.path.dirname(out)) if n.startswith("tmp")], "temp files left"
 
 
+@test
+def capture_with_input_specs():
+    model = os.path.join(TMP, "resnet-tiny.pt")
+    if not os.path.exists(model):
+        cli(export_model.main, "--model", "resnet-tiny", "--out", model)
+    out = os.path.join(TMP, "traces", "resnet.json")
+    rc, so, se = cli(capture_trace.main, "--model", model, "--input", "float32[2,3,32,32]",
+                     "--candidates", 1, "--out", out)
+    assert rc == 0 and "input float32[2,3,32,32]" in so, (so, se)
+    with open(out) as f:
+        ops = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "cpu_op"]
+    conv = [e for e in ops if e["name"] == "aten::_convolution"]  # what a traced conv2d records
+    assert conv and conv[0]["args"]["Input Dims"][0] == [2, 3, 32, 32], conv[:1]
+    # The grammar is replay's: ranges for integers, and a dtype per input.
+    assert capture_trace.parse_input_spec("int64[1, 128]:0..50257") == (torch.int64, [1, 128], (0, 50257))
+    assert capture_trace.parse_input_spec("bfloat16[]") == (torch.bfloat16, [], None)
+    ids = capture_trace.make_inputs([capture_trace.parse_input_spec("int32[3,4]")], 7, 1, 1, 0)[0]
+    assert ids.dtype == torch.int32 and ids.shape == (3, 4) and 0 <= ids.min() and ids.max() < 7
+
+
 # ---- error paths -------------------------------------------------------------------------
 
 @test
@@ -308,6 +395,12 @@ def error_paths_exit_2():
         (capture_trace.main, ["--model", not_a_model, "--device", "tpu", "--out", out], "--device"),
         (capture_trace.main, ["--model", not_a_model, "--threads", 0, "--out", out], "--threads"),
         (capture_trace.main, ["--model", not_a_model, "--candidates", 0, "--out", out], "--candidates"),
+        (capture_trace.main, ["--model", not_a_model, "--input", "float33[1]", "--out", out], "unknown dtype"),
+        (capture_trace.main, ["--model", not_a_model, "--input", "int64[1,0]", "--out", out], "accepted: DTYPE"),
+        (capture_trace.main, ["--model", not_a_model, "--input", "float32[2]:0..3", "--out", out], "integer dtypes only"),
+        (capture_trace.main, ["--model", not_a_model, "--input", "int64[2]:3..3", "--out", out], "empty"),
+        (capture_trace.main, ["--model", os.path.join(TMP, "resnet-tiny.pt"), "--out", out], "does not run on token ids [1, 5]"),
+        (export_model.main, ["--model", "gpt2-tiny", "--weights", TMP, "--out", out], "BLOOM checkpoints"),
     ]
     if torch.cuda.is_available():
         cases.append((capture_trace.main, ["--model", not_a_model, "--device", "cuda:99", "--out", out], "CUDA device"))

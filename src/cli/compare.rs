@@ -101,6 +101,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
                 model: args.run.model.clone(),
                 seq_len: args.run.seq_len,
                 batch: args.run.batch,
+                inputs: args.run.inputs.clone(),
                 device: args.run.device,
                 warmup: 3,
                 out: trace.clone(),
@@ -150,7 +151,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     // after each round: the kernels and the model meet the same machine, so a machine whose
     // speed drifts moves both sides of the comparison alike.
     let model = TorchScriptModel::load(&args.run.model, device.torch_device())?;
-    let mut timer = ModelTimer::new(&model, args.run.batch, args.run.seq_len)?;
+    let mut timer = ModelTimer::new(&model, args.run.batch, args.run.seq_len, &args.run.inputs)?;
     timer.warm_up(args.run.warmup)?;
     let chunks = runs_per_round(args.run.runs, args.rounds);
     let rewarm = rewarm_passes(args.run.warmup, args.rounds);

@@ -7,6 +7,7 @@ use clap::Args;
 use crate::device::{Device, DeviceSpec};
 use crate::export;
 use crate::model::full::{time_model, FullModelTiming};
+use crate::model::input_spec::InputSpec;
 use crate::model::torchscript::TorchScriptModel;
 
 #[derive(Debug, Args, Clone)]
@@ -22,6 +23,12 @@ pub struct FullArgs {
     /// Sequences per forward pass
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub batch: i64,
+
+    /// One input tensor of the model instead of token ids of --batch x --seq-len, repeated
+    /// for each input in order: DTYPE[d0,d1,...] with an optional :LO..HI for integers, e.g.
+    /// float32[1,3,224,224] or int64[1,128]:0..50257 (integers without a range: [0, vocab))
+    #[arg(long = "input", value_name = "SPEC", value_parser = crate::model::input_spec::parse_input_spec)]
+    pub inputs: Vec<InputSpec>,
 
     /// Untimed forward passes first (TorchScript optimises itself during the first few)
     #[arg(long, default_value_t = 10)]
@@ -76,6 +83,7 @@ pub fn run_with(
         &device.describe(),
         args.seq_len,
         args.batch,
+        &args.inputs,
         args.warmup,
         args.runs,
     )?;

@@ -38,7 +38,7 @@ pub enum Command {
     Selftest(selftest::SelftestArgs),
     /// Time the whole TorchScript model: R forward passes after W warm-ups
     Full(full::FullArgs),
-    /// Write a TorchScript BLOOM (real architecture, random or local weights)
+    /// Write a TorchScript model of the zoo (BLOOM, GPT-2, BERT, T5, ResNet-50; random weights)
     Export(scripts::ExportArgs),
     /// Profile one forward pass of a TorchScript model into a trace
     Capture(scripts::CaptureArgs),

@@ -6,15 +6,17 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::device::DeviceSpec;
+use crate::model::input_spec::InputSpec;
 use crate::model::python::run_script;
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
-    /// bloom-560m (the real architecture, 24 layers) or bloom-tiny (2 layers, for tests)
+    /// A model of the zoo, random weights: bloom-560m, gpt2-small, bert-base, t5-small,
+    /// resnet50, or their small test sizes bloom-tiny, gpt2-tiny, bert-tiny, t5-tiny, resnet-tiny
     #[arg(long, conflicts_with = "config")]
     pub model: Option<String>,
 
-    /// A Hugging Face style config.json for other sizes
+    /// A Hugging Face style BLOOM config.json for other sizes
     #[arg(long, value_name = "JSON")]
     pub config: Option<PathBuf>,
 
@@ -22,7 +24,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 
-    /// A local Hugging Face checkpoint folder (*.safetensors) instead of random weights
+    /// A local Hugging Face BLOOM checkpoint folder (*.safetensors) instead of random weights
     #[arg(long, value_name = "DIR")]
     pub weights: Option<PathBuf>,
 
@@ -64,6 +66,10 @@ pub struct CaptureArgs {
     /// Sequences per forward pass
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
     pub batch: i64,
+
+    /// One input tensor of the model instead of token ids (repeatable; as `replay full --input`)
+    #[arg(long = "input", value_name = "SPEC", value_parser = crate::model::input_spec::parse_input_spec)]
+    pub inputs: Vec<InputSpec>,
 
     /// Device: cpu, cuda or cuda:N
     #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
@@ -110,6 +116,9 @@ pub fn capture(args: &CaptureArgs) -> anyhow::Result<()> {
     ];
     if let Some(t) = args.threads {
         argv.extend(["--threads".into(), t.to_string()]);
+    }
+    for spec in &args.inputs {
+        argv.extend(["--input".into(), spec.to_string()]);
     }
     run_script("capture_trace.py", &argv)?;
     Ok(())

@@ -1,8 +1,8 @@
 //! `replay full`: the real model's latency, R timed forward passes after W warm-ups.
 
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use super::input_spec::InputSpec;
 use super::torchscript::TorchScriptModel;
 use crate::error::{Error, Result};
 use crate::measure::Stats;
@@ -14,20 +14,25 @@ pub use crate::results::full_model::FullModelTiming;
 /// rounds of the isolated replay, so the model and its kernels meet the same machine.
 pub struct ModelTimer<'m> {
     model: &'m TorchScriptModel,
-    input: tch::Tensor,
-    /// `[batch, seq_len]` of `input`, for the message when the model cannot take it.
-    input_shape: (i64, i64),
-    /// Whether a forward pass has succeeded yet: the first failing means the file is wrong.
-    ran: Cell<bool>,
+    specs: Vec<InputSpec>,
+    input: Vec<tch::Tensor>,
     cuda: Option<(i64, crate::measure::cuda_timing::RawStreamEvents)>,
     warmup: u32,
     samples: Vec<f64>,
 }
 
 impl<'m> ModelTimer<'m> {
-    /// A timer for `model` on a fixed random input of `batch` × `seq_len` tokens.
-    pub fn new(model: &'m TorchScriptModel, batch: i64, seq_len: i64) -> Result<Self> {
-        let input = model.input_ids(batch, seq_len, 0);
+    /// A timer for `model` on fixed random inputs of `specs` (`--input`), or of `batch` ×
+    /// `seq_len` tokens when there are none.
+    pub fn new(
+        model: &'m TorchScriptModel,
+        batch: i64,
+        seq_len: i64,
+        specs: &[InputSpec],
+    ) -> Result<Self> {
+        let specs = model.resolve_inputs(specs, batch, seq_len);
+        let input = model.make_inputs(&specs, 0)?;
+        model.check_runs_on(&specs, &input)?;
         let cuda = match model.device {
             tch::Device::Cuda(i) => {
                 let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(i)
@@ -42,35 +47,19 @@ impl<'m> ModelTimer<'m> {
         };
         Ok(ModelTimer {
             model,
+            specs,
             input,
-            input_shape: (batch, seq_len),
-            ran: Cell::new(false),
             cuda,
             warmup: 0,
             samples: Vec::new(),
         })
     }
 
-    /// One forward pass; the first one failing is a usage error naming the model file.
-    fn forward(&self) -> Result<tch::Tensor> {
-        match self.model.forward(&self.input) {
-            Ok(out) => {
-                self.ran.set(true);
-                Ok(out)
-            }
-            Err(e) if !self.ran.get() => {
-                let (batch, seq_len) = self.input_shape;
-                Err(self.model.does_not_run_on_token_ids(batch, seq_len, e))
-            }
-            Err(e) => Err(e),
-        }
-    }
-
     /// Untimed forward passes.
     pub fn warm_up(&mut self, passes: u32) -> Result<()> {
         let _guard = tch::no_grad_guard();
         for _ in 0..passes {
-            let _ = self.forward()?;
+            let _ = self.model.forward_all(&self.input)?;
         }
         if let Some((index, _)) = &self.cuda {
             tch::Cuda::synchronize(*index);
@@ -91,7 +80,7 @@ impl<'m> ModelTimer<'m> {
                     events
                         .record_start()
                         .map_err(|e| Error::Model(e.to_string()))?;
-                    let _ = self.forward()?;
+                    let _ = self.model.forward_all(&self.input)?;
                     events
                         .record_end()
                         .map_err(|e| Error::Model(e.to_string()))?;
@@ -99,7 +88,7 @@ impl<'m> ModelTimer<'m> {
                 }
                 None => {
                     let start = Instant::now();
-                    let out = self.forward()?;
+                    let out = self.model.forward_all(&self.input)?;
                     drop(out);
                     start.elapsed()
                 }
@@ -125,6 +114,7 @@ impl<'m> ModelTimer<'m> {
             device: device_description.to_string(),
             seq_len,
             batch,
+            inputs: self.specs.iter().map(InputSpec::to_string).collect(),
             warmup: self.warmup,
             runs: self.samples.len() as u32,
             threads: tch::get_num_threads(),
@@ -159,17 +149,20 @@ pub fn check_runs(runs: u32) -> Result<()> {
 }
 
 /// Times `runs` forward passes after `warmup` untimed ones.
+// The input (batch, seq_len, specs) is three arguments because the timing file records all three.
+#[allow(clippy::too_many_arguments)]
 pub fn time_model(
     model: &TorchScriptModel,
     model_name: &str,
     device_description: &str,
     seq_len: i64,
     batch: i64,
+    inputs: &[InputSpec],
     warmup: u32,
     runs: u32,
 ) -> Result<FullModelTiming> {
     check_runs(runs)?;
-    let mut timer = ModelTimer::new(model, batch, seq_len)?;
+    let mut timer = ModelTimer::new(model, batch, seq_len, inputs)?;
     timer.warm_up(warmup)?;
     timer.time_runs(runs)?;
     timer.timing(model_name, device_description, seq_len, batch)
@@ -190,11 +183,20 @@ pub fn model_energy(
     config: &crate::energy::EnergyConfig,
 ) -> Result<crate::energy::EnergySummary> {
     let _guard = tch::no_grad_guard();
-    let input = model.input_ids(timing.batch, timing.seq_len, 0);
+    // The inputs the timing recorded (written by `InputSpec`'s Display, so they parse back).
+    let specs: Vec<InputSpec> = timing
+        .inputs
+        .iter()
+        .filter_map(|text| text.parse().ok())
+        .collect();
+    let input = model.make_inputs(
+        &model.resolve_inputs(&specs, timing.batch, timing.seq_len),
+        0,
+    )?;
     let calls = (10_000.0 / timing.median_us.max(1.0)).ceil().max(1.0) as u64;
     crate::energy::measure_energy(probe, calls, config, || -> Result<()> {
         for _ in 0..calls {
-            let _ = model.forward(&input)?;
+            let _ = model.forward_all(&input)?;
         }
         // The window must close after the GPU has finished the pass, not when it was issued.
         if let tch::Device::Cuda(i) = model.device {

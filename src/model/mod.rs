@@ -2,5 +2,6 @@
 //! (`scripts/`) that export models and capture profiler traces.
 
 pub mod full;
+pub mod input_spec;
 pub mod python;
 pub mod torchscript;

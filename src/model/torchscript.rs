@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use tch::{CModule, Device, Kind, Tensor};
 
+use super::input_spec::InputSpec;
 use crate::error::{Error, Result};
 
 /// A loaded TorchScript model and what its input looks like.
@@ -15,6 +16,15 @@ pub struct TorchScriptModel {
     pub vocab: i64,
     pub device: Device,
 }
+
+/// Names a token embedding's weight ends with: BLOOM and BERT (`word_embeddings`), GPT-2
+/// (`wte`), T5 (`shared`), most others (`embed_tokens`).
+const TOKEN_EMBEDDINGS: [&str; 4] = [
+    "word_embeddings.weight",
+    "wte.weight",
+    "shared.weight",
+    "embed_tokens.weight",
+];
 
 /// Vocabulary when the model has no recognisable embedding (ids stay valid for any model
 /// with at least this many rows).
@@ -55,7 +65,9 @@ impl TorchScriptModel {
             .and_then(|params| {
                 params
                     .iter()
-                    .find(|(name, t)| name.ends_with("word_embeddings.weight") && t.dim() == 2)
+                    .find(|(name, t)| {
+                        TOKEN_EMBEDDINGS.iter().any(|e| name.ends_with(e)) && t.dim() == 2
+                    })
                     .map(|(_, t)| t.size()[0])
             })
             .unwrap_or(FALLBACK_VOCAB);
@@ -92,10 +104,66 @@ impl TorchScriptModel {
         }
     }
 
+    /// The inputs a run feeds: `specs` (`--input`) with integer ranges filled in from the
+    /// vocabulary, or token ids `[batch, seq_len]` when there are none.
+    pub fn resolve_inputs(&self, specs: &[InputSpec], batch: i64, seq_len: i64) -> Vec<InputSpec> {
+        if specs.is_empty() {
+            vec![InputSpec::token_ids(batch, seq_len, self.vocab)]
+        } else {
+            specs
+                .iter()
+                .map(|s| s.with_default_range(self.vocab))
+                .collect()
+        }
+    }
+
+    /// Fixed random tensors of `specs` on the model's device, seeded as `input_ids` is.
+    pub fn make_inputs(&self, specs: &[InputSpec], seed: i64) -> Result<Vec<Tensor>> {
+        tch::manual_seed(seed);
+        specs
+            .iter()
+            .map(|spec| {
+                spec.make(self.device).map_err(|e| {
+                    Error::Model(format!("input {spec}: {}", first_line(&e.to_string())))
+                })
+            })
+            .collect()
+    }
+
+    /// One forward pass on `inputs` made from `specs`; a model that does not run on them is a
+    /// usage error naming the model file, the inputs and libtorch's reason.
+    pub fn check_runs_on(&self, specs: &[InputSpec], inputs: &[Tensor]) -> Result<()> {
+        let _guard = tch::no_grad_guard();
+        self.module.forward_ts(inputs).map(drop).map_err(|e| {
+            let reason = cause_line(&e.to_string());
+            // Token ids are what replay feeds unless told otherwise: say so in those words.
+            let inputs = match specs {
+                [only] if only.dtype == "int64" && only.sizes.len() == 2 => {
+                    format!("token ids {:?}", only.sizes)
+                }
+                _ => {
+                    let specs: Vec<String> = specs.iter().map(InputSpec::to_string).collect();
+                    format!("input {}", specs.join(", "))
+                }
+            };
+            Error::BadInput {
+                path: self.path.clone(),
+                message: format!(
+                    "loads, but does not run on {inputs}: {reason} (give the inputs it takes with --input)"
+                ),
+            }
+        })
+    }
+
     /// One forward pass.
     pub fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        self.forward_all(std::slice::from_ref(input))
+    }
+
+    /// One forward pass of a model with any number of inputs.
+    pub fn forward_all(&self, inputs: &[Tensor]) -> Result<Tensor> {
         self.module
-            .forward_ts(&[input])
+            .forward_ts(inputs)
             .map_err(|e| Error::Model(cause_line(&e.to_string())))
     }
 }

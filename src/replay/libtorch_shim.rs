@@ -5,7 +5,6 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr;
 
-use serde::Deserialize;
 use tch::Tensor;
 
 /// A failure reported by libtorch (its message, without the C++ backtrace).
@@ -13,26 +12,7 @@ use tch::Tensor;
 #[error("{0}")]
 pub struct ShimError(pub String);
 
-/// One argument of an operator schema, as libtorch's dispatcher declares it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct SchemaArg {
-    pub name: String,
-    /// libtorch's type string: `Tensor`, `Tensor?`, `int[]`, `SymInt[]`, `Scalar`, `ScalarType?`, ...
-    #[serde(rename = "type")]
-    pub ty: String,
-    pub has_default: bool,
-    pub kwarg_only: bool,
-    /// Written to (`Tensor(a!)`): in-place and `out=` arguments.
-    pub writes: bool,
-}
-
-/// One overload of an operator: `aten::add.Tensor` is overload `Tensor` of `aten::add`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct OpSchema {
-    pub overload: String,
-    pub args: Vec<SchemaArg>,
-    pub returns: usize,
-}
+pub use replay_core::signature::overload::{OpSchema, SchemaArg};
 
 /// A value for one schema argument.
 #[derive(Debug)]

@@ -4,10 +4,14 @@ pub mod index_bounds;
 pub mod isolated;
 pub mod libtorch_shim;
 pub mod overload;
-pub mod recorded;
+/// How the profiler recorded an op's inputs: the torch-free core's reading.
+pub use replay_core::signature::recorded;
 pub mod registry;
+pub mod rotating_op;
 pub mod selftest;
 pub mod selftest_counterparts;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;
+pub mod torch_dtype;
+pub mod value_rules;

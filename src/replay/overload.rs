@@ -1,487 +1,56 @@
-//! Picks the overload of an aten operator that matches what the profiler recorded.
-//!
-//! The profiler records every schema argument positionally (kwarg-only ones too) with a coarse
-//! type: a dtype name for tensors, `Scalar`, `ScalarList`, `TensorList` or empty. Several
-//! overloads can share a name (`aten::add.Tensor` and `aten::add.Scalar`); the right one is the
-//! overload whose argument types accept every recorded input, preferring exact kinds
-//! (an int for `int`) over conversions (an int for `Scalar`), and never an `out=` overload for
-//! a functional call.
+//! Which overload of an aten operator a recorded call is: the rule is the torch-free core's
+//! ([`replay_core::signature::overload`]); this side asks libtorch's dispatcher for the
+//! schemas of any op (classification carries the GEMM ops' own).
 
-use super::libtorch_shim::{OpSchema, SchemaArg};
-use super::recorded::{RecordedInput, ScalarValue};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// How one schema argument is filled.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArgPlan {
-    /// Build a tensor from the recorded input at this position.
-    Tensor,
-    TensorList {
-        optional_elements: bool,
-    },
-    /// A scalar converted to what the schema wants.
-    Scalar(ScalarValue, ScalarTarget),
-    ScalarList(Vec<ScalarValue>, ListTarget),
-    /// The schema's default value (the profiler did not record this argument, or its value).
-    Default,
-    None,
+pub use replay_core::signature::overload::*;
+
+use super::libtorch_shim::overloads;
+use super::recorded::RecordedInput;
+
+/// libtorch's schemas of `op_name`, asked of the dispatcher once per process (classification
+/// asks for every GEMM signature, the replay for every tier-3 one).
+fn schemas_of(op_name: &str) -> Result<Arc<Vec<OpSchema>>, String> {
+    type Cache = Mutex<HashMap<String, Result<Arc<Vec<OpSchema>>, String>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache
+        .entry(op_name.to_owned())
+        .or_insert_with(|| overloads(op_name).map(Arc::new).map_err(|e| e.0))
+        .clone()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ScalarTarget {
-    Int,
-    Float,
-    Bool,
-    /// `Scalar`: keeps the recorded kind.
-    Number,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ListTarget {
-    Int,
-    Float,
-    Bool,
-}
-
-/// The chosen overload and how to fill each of its arguments.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OverloadChoice {
-    pub overload: String,
-    pub args: Vec<ArgPlan>,
-    /// Leading recorded inputs that are not arguments of the call (see [`choose`]).
-    pub skip: usize,
-}
-
-/// A schema type without optionality and fixed list lengths: `int[1]?` -> (`int[]`, true).
-fn normalize(ty: &str) -> (String, bool) {
-    let (base, optional) = match ty.strip_suffix('?') {
-        Some(b) => (b, true),
-        None => (ty, false),
-    };
-    let mut out = String::with_capacity(base.len());
-    let mut in_brackets = false;
-    for c in base.chars() {
-        match c {
-            '[' => {
-                in_brackets = true;
-                out.push('[');
-            }
-            ']' => {
-                in_brackets = false;
-                out.push(']');
-            }
-            _ if in_brackets => {}
-            _ => out.push(c),
-        }
-    }
-    (out, optional)
-}
-
-fn scalar_target(base: &str) -> Option<ScalarTarget> {
-    Some(match base {
-        "int" | "SymInt" | "ScalarType" | "Layout" | "MemoryFormat" => ScalarTarget::Int,
-        "float" => ScalarTarget::Float,
-        "bool" => ScalarTarget::Bool,
-        "Scalar" => ScalarTarget::Number,
-        _ => return None,
-    })
-}
-
-/// Score of filling `arg` from `input` (higher is better), or `Err(reason)` when it cannot.
-fn plan_arg(arg: &SchemaArg, input: Option<&RecordedInput>) -> Result<(ArgPlan, u32), String> {
-    let (base, optional) = normalize(&arg.ty);
-    let fallback = |what: &str| -> Result<(ArgPlan, u32), String> {
-        if arg.has_default {
-            Ok((ArgPlan::Default, 1))
-        } else if optional {
-            Ok((ArgPlan::None, 1))
-        } else {
-            Err(format!(
-                "argument '{}' ({}) is required but {what}",
-                arg.name, arg.ty
-            ))
-        }
-    };
-    let Some(input) = input else {
-        return fallback("was not recorded");
-    };
-    match input {
-        RecordedInput::Tensor { .. } => match base.as_str() {
-            "Tensor" => Ok((ArgPlan::Tensor, 3)),
-            _ => Err(format!(
-                "a tensor was recorded for '{}' ({})",
-                arg.name, arg.ty
-            )),
-        },
-        RecordedInput::TensorList { .. } => match base.as_str() {
-            "Tensor[]" => Ok((
-                ArgPlan::TensorList {
-                    optional_elements: false,
-                },
-                3,
-            )),
-            "Tensor?[]" => Ok((
-                ArgPlan::TensorList {
-                    optional_elements: true,
-                },
-                3,
-            )),
-            _ => Err(format!(
-                "a tensor list was recorded for '{}' ({})",
-                arg.name, arg.ty
-            )),
-        },
-        RecordedInput::Scalar(value) => {
-            let Some(target) = scalar_target(&base) else {
-                return Err(format!(
-                    "a scalar was recorded for '{}' ({})",
-                    arg.name, arg.ty
-                ));
-            };
-            let Some(value) = *value else {
-                return fallback("its value was not recorded");
-            };
-            let score = match (value, target) {
-                (ScalarValue::Int(_), ScalarTarget::Int)
-                | (ScalarValue::Float(_), ScalarTarget::Float)
-                | (ScalarValue::Bool(_), ScalarTarget::Bool) => 3,
-                (_, ScalarTarget::Number) => 2,
-                (ScalarValue::Int(_), ScalarTarget::Float) => 1,
-                (ScalarValue::Int(0 | 1), ScalarTarget::Bool) => 1,
-                (ScalarValue::Bool(_), ScalarTarget::Int) => 1,
-                _ => {
-                    return Err(format!(
-                        "'{}' ({}) cannot take the recorded {value:?}",
-                        arg.name, arg.ty
-                    ))
-                }
-            };
-            Ok((ArgPlan::Scalar(value, target), score))
-        }
-        RecordedInput::ScalarList(values) => {
-            let target = match base.as_str() {
-                "int[]" | "SymInt[]" => ListTarget::Int,
-                "float[]" => ListTarget::Float,
-                "bool[]" => ListTarget::Bool,
-                _ => {
-                    return Err(format!(
-                        "a scalar list was recorded for '{}' ({})",
-                        arg.name, arg.ty
-                    ))
-                }
-            };
-            match values {
-                Some(values) => {
-                    let fits = values.iter().all(|v| {
-                        matches!(
-                            (target, v),
-                            (ListTarget::Int, ScalarValue::Int(_))
-                                | (ListTarget::Bool, ScalarValue::Bool(_))
-                                | (
-                                    ListTarget::Float,
-                                    ScalarValue::Int(_) | ScalarValue::Float(_)
-                                )
-                        )
-                    });
-                    if !fits {
-                        return Err(format!(
-                            "'{}' ({}) cannot take the recorded list",
-                            arg.name, arg.ty
-                        ));
-                    }
-                    Ok((ArgPlan::ScalarList(values.clone(), target), 3))
-                }
-                None => fallback("its values were not recorded"),
-            }
-        }
-        RecordedInput::Unrecorded => {
-            if base == "Tensor" && !optional {
-                return Err(format!(
-                    "argument '{}' is a required tensor but nothing was recorded",
-                    arg.name
-                ));
-            }
-            fallback("its value is not recorded by the profiler")
-        }
-        RecordedInput::Other(ty) => Err(format!(
-            "argument '{}': cannot rebuild a recorded {ty}",
-            arg.name
-        )),
-    }
-}
-
-/// Plans one overload, or says why it does not fit.
-pub fn plan_overload(
-    op_name: &str,
-    schema: &OpSchema,
-    inputs: &[RecordedInput],
-) -> Result<(OverloadChoice, u32), String> {
-    if inputs.len() > schema.args.len() {
-        return Err(format!(
-            "{} inputs recorded, the overload takes {}",
-            inputs.len(),
-            schema.args.len()
-        ));
-    }
-    // An in-place op (`aten::add_`) writes `self` by design; anything else that writes is an
-    // `out=` overload, which a functional call never used.
-    let in_place = op_name.ends_with('_');
-    let mut score = 0;
-    let mut args = Vec::with_capacity(schema.args.len());
-    for (i, arg) in schema.args.iter().enumerate() {
-        if arg.writes && !(in_place && i == 0) {
-            return Err(format!(
-                "writes its argument '{}' (an out= overload)",
-                arg.name
-            ));
-        }
-        let (plan, s) = plan_arg(arg, inputs.get(i))?;
-        score += s;
-        args.push(plan);
-    }
-    Ok((
-        OverloadChoice {
-            overload: schema.overload.clone(),
-            args,
-            skip: 0,
-        },
-        score,
-    ))
-}
-
-/// The best overload of `op_name` for the recorded inputs, or every overload's reason for not fitting.
-///
-/// Ops called from TorchScript are sometimes recorded with extra *leading* inputs: the
-/// profiler reads the interpreter's stack and takes values left below the op's arguments
-/// (`aten::tanh` recorded with two tensors). When no overload accepts every recorded input,
-/// the shortest run of trailing inputs that an overload accepts is used, and `skip` says how
-/// many leading inputs were left out.
-pub fn choose(
-    op_name: &str,
-    schemas: &[OpSchema],
-    inputs: &[RecordedInput],
-) -> Result<OverloadChoice, String> {
-    let exact = choose_exact(op_name, schemas, inputs);
-    if exact.is_ok() {
-        return exact;
-    }
-    for skip in 1..inputs.len() {
-        if let Ok(mut choice) = choose_exact(op_name, schemas, &inputs[skip..]) {
-            choice.skip = skip;
-            return Ok(choice);
-        }
-    }
-    exact
-}
-
-fn choose_exact(
-    op_name: &str,
-    schemas: &[OpSchema],
-    inputs: &[RecordedInput],
-) -> Result<OverloadChoice, String> {
-    let mut best: Option<(OverloadChoice, u32)> = None;
-    let mut reasons = Vec::new();
-    for schema in schemas {
-        match plan_overload(op_name, schema, inputs) {
-            Ok((choice, score)) => {
-                if best.as_ref().is_none_or(|(_, s)| score > *s) {
-                    best = Some((choice, score));
-                }
-            }
-            Err(reason) => {
-                let name = if schema.overload.is_empty() {
-                    "(default)"
-                } else {
-                    &schema.overload
-                };
-                reasons.push(format!("{name}: {reason}"));
-            }
-        }
-    }
-    best.map(|(choice, _)| choice).ok_or_else(|| {
-        format!(
-            "no overload of {op_name} matches the recorded inputs ({})",
-            reasons.join("; ")
-        )
-    })
+/// The overload of `op_name` that the recorded inputs call, matched against libtorch's own
+/// schemas of the op, with the leading inputs that are not its arguments (see [`choose`]).
+pub fn resolve(op_name: &str, inputs: &[RecordedInput]) -> Result<OverloadChoice, String> {
+    choose(op_name, &schemas_of(op_name)?, inputs)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use tch::Kind;
+mod builtin_schema_tests {
+    use replay_core::signature::gemm_schemas::{gemm_op_schemas, GEMM_SCHEMAS};
 
-    fn arg(name: &str, ty: &str, has_default: bool) -> SchemaArg {
-        SchemaArg {
-            name: name.into(),
-            ty: ty.into(),
-            has_default,
-            kwarg_only: false,
-            writes: false,
+    /// Classification matches GEMM ops against a table of their schemas carried by the
+    /// torch-free core; it must be what the linked libtorch declares, overload for overload,
+    /// or classification and tier 3 would read different arguments.
+    #[test]
+    fn the_cores_gemm_schemas_are_libtorchs() {
+        let mut ops: Vec<String> = GEMM_SCHEMAS
+            .iter()
+            .filter_map(|s| s.split(['.', '(']).next().map(str::to_owned))
+            .collect();
+        ops.dedup();
+        for op in ops {
+            let mut builtin = gemm_op_schemas(&op).unwrap().to_vec();
+            let mut live = super::schemas_of(&op).unwrap().as_ref().clone();
+            builtin.sort_by(|a, b| a.overload.cmp(&b.overload));
+            live.sort_by(|a, b| a.overload.cmp(&b.overload));
+            assert_eq!(builtin, live, "{op}");
         }
-    }
-
-    fn tensor() -> RecordedInput {
-        RecordedInput::Tensor {
-            kind: Kind::Float,
-            sizes: vec![2, 3],
-            strides: Some(vec![3, 1]),
-        }
-    }
-
-    fn add_overloads() -> Vec<OpSchema> {
-        vec![
-            OpSchema {
-                overload: "Tensor".into(),
-                args: vec![
-                    arg("self", "Tensor", false),
-                    arg("other", "Tensor", false),
-                    arg("alpha", "Scalar", true),
-                ],
-                returns: 1,
-            },
-            OpSchema {
-                overload: "Scalar".into(),
-                args: vec![
-                    arg("self", "Tensor", false),
-                    arg("other", "Scalar", false),
-                    arg("alpha", "Scalar", true),
-                ],
-                returns: 1,
-            },
-            OpSchema {
-                overload: "out".into(),
-                args: vec![
-                    arg("self", "Tensor", false),
-                    arg("other", "Tensor", false),
-                    arg("alpha", "Scalar", true),
-                    SchemaArg {
-                        writes: true,
-                        ..arg("out", "Tensor", false)
-                    },
-                ],
-                returns: 1,
-            },
-        ]
-    }
-
-    #[test]
-    fn tensor_or_scalar_other_picks_the_right_add() {
-        let alpha = RecordedInput::Scalar(Some(ScalarValue::Int(1)));
-        let choice = choose(
-            "aten::add",
-            &add_overloads(),
-            &[tensor(), tensor(), alpha.clone()],
-        )
-        .unwrap();
-        assert_eq!(choice.overload, "Tensor");
-        assert_eq!(
-            choice.args[2],
-            ArgPlan::Scalar(ScalarValue::Int(1), ScalarTarget::Number)
-        );
-        let other = RecordedInput::Scalar(Some(ScalarValue::Float(0.5)));
-        let choice = choose("aten::add", &add_overloads(), &[tensor(), other, alpha]).unwrap();
-        assert_eq!(choice.overload, "Scalar");
-    }
-
-    #[test]
-    fn torchscript_extra_leading_inputs_are_skipped() {
-        // As bloom-tiny's TorchScript trace records `1 + tanh(...)`: three tensors and two
-        // scalars for aten::add.Scalar(self, other, alpha).
-        let one = RecordedInput::Scalar(Some(ScalarValue::Int(1)));
-        let inputs = [tensor(), tensor(), tensor(), one.clone(), one];
-        let choice = choose("aten::add", &add_overloads(), &inputs).unwrap();
-        assert_eq!((choice.overload.as_str(), choice.skip), ("Scalar", 2));
-        // Exact matches never skip.
-        let choice = choose("aten::add", &add_overloads(), &[tensor(), tensor()]).unwrap();
-        assert_eq!(choice.skip, 0);
-    }
-
-    #[test]
-    fn out_overloads_are_never_chosen_for_functional_calls() {
-        let err =
-            plan_overload("aten::add", &add_overloads()[2], &[tensor(), tensor()]).unwrap_err();
-        assert!(err.contains("out="), "{err}");
-    }
-
-    #[test]
-    fn in_place_ops_may_write_self() {
-        let schema = OpSchema {
-            overload: "Tensor".into(),
-            args: vec![
-                SchemaArg {
-                    writes: true,
-                    ..arg("self", "Tensor", false)
-                },
-                arg("other", "Tensor", false),
-            ],
-            returns: 1,
-        };
-        assert!(plan_overload("aten::add_", &schema, &[tensor(), tensor()]).is_ok());
-    }
-
-    #[test]
-    fn unrecorded_arguments_take_defaults_or_none() {
-        // aten::gelu(Tensor self, *, str approximate='none'): the profiler records the str as "".
-        let gelu = OpSchema {
-            overload: String::new(),
-            args: vec![
-                arg("self", "Tensor", false),
-                arg("approximate", "str", true),
-            ],
-            returns: 1,
-        };
-        let choice = choose(
-            "aten::gelu",
-            &[gelu],
-            &[tensor(), RecordedInput::Unrecorded],
-        )
-        .unwrap();
-        assert_eq!(choice.args, vec![ArgPlan::Tensor, ArgPlan::Default]);
-        // An optional tensor with nothing recorded is None.
-        let sdpa_mask = arg("attn_mask", "Tensor?", false);
-        assert_eq!(
-            plan_arg(&sdpa_mask, Some(&RecordedInput::Unrecorded))
-                .unwrap()
-                .0,
-            ArgPlan::None
-        );
-        // A required tensor with nothing recorded cannot be rebuilt.
-        assert!(plan_arg(
-            &arg("self", "Tensor", false),
-            Some(&RecordedInput::Unrecorded)
-        )
-        .is_err());
-    }
-
-    #[test]
-    fn lists_and_fixed_length_types() {
-        assert_eq!(normalize("int[1]?"), ("int[]".to_string(), true));
-        assert_eq!(normalize("SymInt[]"), ("SymInt[]".to_string(), false));
-        let dims = RecordedInput::ScalarList(Some(vec![ScalarValue::Int(1)]));
-        let (plan, _) = plan_arg(&arg("dim", "int[1]?", false), Some(&dims)).unwrap();
-        assert_eq!(
-            plan,
-            ArgPlan::ScalarList(vec![ScalarValue::Int(1)], ListTarget::Int)
-        );
-        let err = plan_arg(&arg("x", "Tensor", false), Some(&dims)).unwrap_err();
-        assert!(err.contains("scalar list"));
-    }
-
-    #[test]
-    fn a_missing_required_value_says_which_argument() {
-        let cat = OpSchema {
-            overload: String::new(),
-            args: vec![arg("tensors", "Tensor[]", false), arg("dim", "int", false)],
-            returns: 1,
-        };
-        let inputs = [
-            RecordedInput::TensorList { tensors: vec![] },
-            RecordedInput::Scalar(None),
-        ];
-        let err = choose("aten::cat", &[cat], &inputs).unwrap_err();
-        assert!(
-            err.contains("'dim'") && err.contains("not recorded"),
-            "{err}"
-        );
     }
 }

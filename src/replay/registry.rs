@@ -287,7 +287,7 @@ fn prepare_op(
     op_name: &str,
     inputs: &[RecordedInput],
     device: &Device,
-) -> Result<super::libtorch_shim::PreparedOp, SetupError> {
+) -> Result<super::rotating_op::RotatingOp, SetupError> {
     tier3_libtorch::prepare(op_name, inputs, device.torch_device()).map_err(|e| match e {
         Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
         Tier3Error::Failed(m) => SetupError::failed(m),
@@ -300,7 +300,7 @@ fn prepare_op(
 fn enclosing_op_fallback(
     sig: &Signature,
     device: &Device,
-) -> Option<(super::libtorch_shim::PreparedOp, Option<String>)> {
+) -> Option<(super::rotating_op::RotatingOp, Option<String>)> {
     let op = sig.op.as_ref()?;
     for (name, inputs) in op.ancestry.iter().zip(&op.ancestor_inputs).rev() {
         let Some(inputs) = inputs.as_ref().and_then(typed_inputs) else {

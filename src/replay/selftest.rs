@@ -420,6 +420,7 @@ pub fn model_checks(device: &Device, reference: &ModelReference) -> Vec<Check> {
             &device.describe(),
             reference.seq_len,
             1,
+            &[],
             MODEL_WARMUP,
             MODEL_RUNS,
         )?;

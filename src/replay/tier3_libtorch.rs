@@ -2,15 +2,22 @@
 //! called by name through libtorch's dispatcher (the shim in `shim/`).
 //!
 //! Inputs are *valid*, not just random: index arguments hold in-range indices
-//! ([`super::index_bounds`]), other integer tensors are zeros, boolean tensors are real masks,
-//! and scalar arguments (`dim`, `eps`, ...) are the recorded values.
+//! ([`super::index_bounds`]), divisors and counts are positive ([`super::value_rules`]), other
+//! integer tensors are zeros, boolean tensors are real masks, and scalar arguments (`dim`,
+//! `eps`, ...) are the recorded values.
 
+use replay_core::signature::dtype::Dtype;
+
+use super::torch_dtype::kind_of;
 use tch::{Device, Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
-use super::libtorch_shim::{overloads, OpArg, PreparedOp};
-use super::overload::{choose, ArgPlan, ListTarget, ScalarTarget};
+use super::libtorch_shim::{OpArg, PreparedOp};
+use super::overload::{resolve, ArgPlan, ListTarget, ScalarTarget};
 use super::recorded::{RecordedInput, ScalarValue};
+use super::rotating_op::{is_parameter, RotatingOp};
+use super::tier2_gemm::weight_copies;
+use super::value_rules::value_rule;
 
 /// Why a tier-3 call could not be set up.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,6 +66,8 @@ enum Fill {
     Indices(i64),
     /// `embedding_bag` offsets: `0, step, 2 step, ...` within `[0, high]`.
     Offsets(i64),
+    /// Uniform integers in `[1, 8]` for integer types (divisors, counts); `Data` otherwise.
+    Positive,
 }
 
 /// A tensor with exactly the recorded sizes and strides (stride-0 broadcasts and transposed
@@ -90,14 +99,21 @@ fn make_tensor(
                 .f_mul_scalar(step)
                 .map_err(err)?
         }
-        Fill::Data if kind == Kind::Bool => Tensor::f_rand([len], (Kind::Float, device))
-            .map_err(err)?
-            .f_lt(0.5)
-            .map_err(err)?,
+        Fill::Positive if is_integral(kind) => {
+            Tensor::f_randint_low(1, 9, [len], (Kind::Int64, device)).map_err(err)?
+        }
+        Fill::Data | Fill::Positive if kind == Kind::Bool => {
+            Tensor::f_rand([len], (Kind::Float, device))
+                .map_err(err)?
+                .f_lt(0.5)
+                .map_err(err)?
+        }
         Fill::Data if is_integral(kind) => {
             Tensor::f_zeros([len], (Kind::Int64, device)).map_err(err)?
         }
-        Fill::Data => Tensor::f_randn([len], (Kind::Float, device)).map_err(err)?,
+        Fill::Data | Fill::Positive => {
+            Tensor::f_randn([len], (Kind::Float, device)).map_err(err)?
+        }
     };
     base.f_to_kind(kind)
         .map_err(err)?
@@ -189,21 +205,23 @@ fn index_high(op_name: &str, inputs: &[RecordedInput], bound: Bound) -> Result<F
 }
 
 /// Rebuilds the recorded call of `op_name` on `device` and checks that libtorch accepts it.
+/// On the CPU the call gets copies of its parameters to use in turn ([`RotatingOp`]).
 pub fn prepare(
     op_name: &str,
     inputs: &[RecordedInput],
     device: Device,
-) -> Result<PreparedOp, Tier3Error> {
-    let schemas = overloads(op_name).map_err(|e| Tier3Error::Unsupported(e.0))?;
-    let choice = choose(op_name, &schemas, inputs).map_err(Tier3Error::Unsupported)?;
+) -> Result<RotatingOp, Tier3Error> {
+    let choice = resolve(op_name, inputs).map_err(Tier3Error::Unsupported)?;
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.
     let list_kind = inputs
         .iter()
         .find_map(|i| match i {
-            RecordedInput::Tensor { kind, .. } if !is_integral(*kind) && *kind != Kind::Bool => {
-                Some(*kind)
+            RecordedInput::Tensor { dtype, .. }
+                if !dtype.is_integral() && *dtype != Dtype::Bool =>
+            {
+                Some(kind_of(*dtype))
             }
             _ => None,
         })
@@ -215,7 +233,7 @@ pub fn prepare(
         let arg = match plan {
             ArgPlan::Tensor => {
                 let Some(RecordedInput::Tensor {
-                    kind,
+                    dtype,
                     sizes,
                     strides,
                 }) = inputs.get(position)
@@ -226,6 +244,7 @@ pub fn prepare(
                 };
                 let fill = match index_args.iter().find(|(p, _)| *p == position) {
                     Some((_, bound)) => index_high(op_name, inputs, *bound).map_err(unsupported)?,
+                    None if value_rule(op_name, position).is_some() => Fill::Positive,
                     None => Fill::Data,
                 };
                 if let Fill::Indices(0) = fill {
@@ -236,7 +255,7 @@ pub fn prepare(
                     }
                 }
                 OpArg::Tensor(
-                    make_tensor(*kind, sizes, strides.as_deref(), device, fill)
+                    make_tensor(kind_of(*dtype), sizes, strides.as_deref(), device, fill)
                         .map_err(Tier3Error::Failed)?,
                 )
             }
@@ -280,24 +299,89 @@ pub fn prepare(
         };
         args.push(arg);
     }
-    let mut op =
-        PreparedOp::new(op_name, &choice.overload, args).map_err(|e| Tier3Error::Failed(e.0))?;
+    let parameters: Vec<usize> = (0..args.len())
+        .filter(|&i| {
+            matches!(args[i], OpArg::Tensor(_))
+                && choice.arg_names.get(i).is_some_and(|n| is_parameter(n))
+        })
+        .collect();
+    let copies = match device {
+        Device::Cpu if !parameters.is_empty() => {
+            let bytes: u64 = parameters
+                .iter()
+                .map(|&i| match &args[i] {
+                    OpArg::Tensor(t) => {
+                        storage_len(&t.size(), &t.stride()).max(0) as u64
+                            * t.kind().elt_size_in_bytes() as u64
+                    }
+                    _ => 0,
+                })
+                .sum();
+            weight_copies(bytes)
+        }
+        _ => 1,
+    };
+    // Every copy shares the activations and has parameters of its own.
+    let mut calls = Vec::with_capacity(copies);
+    for copy in 0..copies {
+        let copy_args = if copy + 1 == copies {
+            std::mem::take(&mut args)
+        } else {
+            args.iter()
+                .enumerate()
+                .map(|(i, arg)| match arg {
+                    OpArg::Tensor(t) if parameters.contains(&i) => {
+                        make_tensor(t.kind(), &t.size(), Some(&t.stride()), device, Fill::Data)
+                            .map(OpArg::Tensor)
+                            .map_err(Tier3Error::Failed)
+                    }
+                    other => Ok(shared(other)),
+                })
+                .collect::<Result<Vec<OpArg>, Tier3Error>>()?
+        };
+        calls.push(
+            PreparedOp::new(op_name, &choice.overload, copy_args)
+                .map_err(|e| Tier3Error::Failed(e.0))?,
+        );
+    }
+    let mut op = RotatingOp::new(calls);
     // One call up front: a rebuilt call libtorch rejects is `failed`, reported with its message.
     op.run(1).map_err(|e| Tier3Error::Failed(e.0))?;
     Ok(op)
+}
+
+/// The same argument, its tensors shared (not copied).
+fn shared(arg: &OpArg) -> OpArg {
+    match arg {
+        OpArg::None => OpArg::None,
+        OpArg::Default => OpArg::Default,
+        OpArg::Tensor(t) => OpArg::Tensor(t.shallow_clone()),
+        OpArg::TensorList(list) => OpArg::TensorList(
+            list.iter()
+                .map(|t| t.as_ref().map(Tensor::shallow_clone))
+                .collect(),
+        ),
+        OpArg::Int(v) => OpArg::Int(*v),
+        OpArg::Double(v) => OpArg::Double(*v),
+        OpArg::Bool(v) => OpArg::Bool(*v),
+        OpArg::IntList(v) => OpArg::IntList(v.clone()),
+        OpArg::DoubleList(v) => OpArg::DoubleList(v.clone()),
+        OpArg::BoolList(v) => OpArg::BoolList(v.clone()),
+        OpArg::Str(v) => OpArg::Str(v.clone()),
+    }
 }
 
 /// Times a prepared op: the monotonic clock around the calls on the CPU; on CUDA, events on
 /// the stream libtorch really launches on (its current stream), with the host's issue time
 /// measured separately.
 pub struct LibtorchOpTarget {
-    op: PreparedOp,
+    op: RotatingOp,
     cuda: Option<crate::measure::cuda_timing::RawStreamEvents>,
 }
 
 impl LibtorchOpTarget {
     pub fn new(
-        op: PreparedOp,
+        op: RotatingOp,
         device: &crate::device::Device,
     ) -> Result<LibtorchOpTarget, crate::measure::MeasureError> {
         use crate::measure::MeasureError;
@@ -492,6 +576,119 @@ mod tests {
         let op =
             no_grad(|| prepare("aten::scaled_dot_product_attention", &sdpa, Device::Cpu)).unwrap();
         assert_eq!(op.last_output().unwrap().size(), [1, 8, 141, 64]);
+    }
+
+    #[test]
+    fn traced_size_arithmetic_never_divides_by_zero() {
+        // gpt2-small's `h // n_head` as torch.jit.trace recorded it (CPU, seq-len 16): three
+        // values left on TorchScript's stack, then floor_divide of two 0-dim long tensors.
+        let inputs = from_profiler_args(
+            &json!([[1, 16, 768], [], [], [], [], []]),
+            &json!(["float", "Scalar", "Scalar", "Scalar", "long int", "long int"]),
+            &json!([[36864, 2304, 1], [], [], [], [], []]),
+            &json!(["", "1", "16", "12", "", ""]),
+        )
+        .unwrap();
+        let op = no_grad(|| prepare("aten::floor_divide", &inputs, Device::Cpu)).unwrap();
+        assert_eq!(op.name(), "aten::floor_divide");
+        assert_eq!(op.last_output().unwrap().size(), Vec::<i64>::new());
+        // The same for the other integer divisions, elementwise.
+        for name in ["aten::remainder", "aten::fmod", "aten::div"] {
+            let inputs = from_profiler_args(
+                &json!([[64], [64]]),
+                &json!(["long int", "long int"]),
+                &json!([[1], [1]]),
+                &json!(["", ""]),
+            )
+            .unwrap();
+            let op = no_grad(|| prepare(name, &inputs, Device::Cpu));
+            assert!(op.is_ok(), "{name}: {:?}", op.err());
+        }
+        // The divisor generator itself: integers, never zero, not all one value.
+        let d = make_tensor(Kind::Int64, &[4096], None, Device::Cpu, Fill::Positive).unwrap();
+        assert!(d.min().int64_value(&[]) >= 1);
+        assert!(d.max().int64_value(&[]) > 1);
+    }
+
+    #[test]
+    fn parameters_are_copied_for_a_cold_replay_and_activations_shared() {
+        // resnet50's strided 3x3 convolution of layer4 as its CPU trace recorded it: a 9.4 MB
+        // weight, which a forward pass streams from memory.
+        let conv = from_profiler_args(
+            &json!([
+                [1, 512, 14, 14],
+                [512, 512, 3, 3],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                []
+            ]),
+            &json!([
+                "float",
+                "float",
+                "",
+                "ScalarList",
+                "ScalarList",
+                "ScalarList",
+                "Scalar",
+                "ScalarList",
+                "Scalar",
+                "Scalar",
+                "Scalar",
+                "Scalar",
+                "Scalar"
+            ]),
+            &json!([
+                [100352, 196, 14, 1],
+                [4608, 9, 3, 1],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                [],
+                []
+            ]),
+            &json!([
+                "", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "False", "False",
+                "True", "True"
+            ]),
+        )
+        .unwrap();
+        let mut op = no_grad(|| prepare("aten::_convolution", &conv, Device::Cpu)).unwrap();
+        let weight_bytes = 512 * 512 * 9 * 4;
+        assert_eq!(op.copies(), weight_copies(weight_bytes));
+        assert!(
+            op.copies() > 1,
+            "a 9.4 MB weight is replayed from several copies"
+        );
+        no_grad(|| op.run(op.copies() as u64 + 1)).unwrap();
+        assert_eq!(op.last_output().unwrap().size(), [1, 512, 7, 7]);
+        // An op without parameters is one call.
+        let add = from_profiler_args(
+            &json!([[1, 512, 14, 14], [1, 512, 14, 14], []]),
+            &json!(["float", "float", "Scalar"]),
+            &json!([[100352, 196, 14, 1], [100352, 196, 14, 1], []]),
+            &json!(["", "", "1"]),
+        )
+        .unwrap();
+        assert_eq!(
+            no_grad(|| prepare("aten::add", &add, Device::Cpu))
+                .unwrap()
+                .copies(),
+            1
+        );
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub struct ComparisonReport {
     pub model: String,
     pub device: String,
     pub seq_len: i64,
+    /// The model's inputs as fed to the profiled and the timed runs (`--input`, or token ids).
+    #[serde(default)]
+    pub inputs: Vec<String>,
     pub trace: Option<String>,
     pub signatures: String,
     /// Median of the measured full-model runs (µs).
@@ -320,6 +323,7 @@ pub fn aggregate(
         model: ctx.model,
         device: results.device.clone(),
         seq_len: ctx.seq_len,
+        inputs: full.inputs.clone(),
         trace: ctx.trace,
         signatures: ctx.signatures,
         full_model_inference_us: measured,
@@ -362,8 +366,8 @@ mod tests {
 
     /// The committed signature file of the real BERT trace: 1 copy, 4 GEMMs, 11 other kernels.
     fn bert_signatures() -> SignatureFile {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures/h100_bert_small_infer.json");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../signatures/h100_bert_small_infer.json");
         crate::signature::read_file(&path).expect("committed signature file reads")
     }
 

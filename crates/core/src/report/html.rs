@@ -186,7 +186,7 @@ pub fn render(report: &ComparisonReport, timeline: &[TimelineSpan]) -> String {
 td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}}td.l,th.l{{text-align:left;max-width:520px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}}
 .k{{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}}</style></head><body>
 <h1>replay: {model}</h1>
-<p>{device}, sequence length {seq}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}).
+<p>{device}, sequence length {seq}, input {inputs}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}).
 Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {coverage:.1}% of the trace's time replayed.</p>
 <h2>Predicted versus measured</h2>
 <p><span class="k" style="background:{c1}"></span>tier 1 copies<span class="k" style="background:{c2}"></span>tier 2 GEMM<span class="k" style="background:{c3}"></span>tier 3 libtorch</p>
@@ -194,6 +194,7 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
         model = escape(&report.model),
         device = escape(&report.device),
         seq = report.seq_len,
+        inputs = escape(&report.full_model.inputs.join(", ")),
         measured = report.full_model_inference_us,
         runs = report.full_model.runs,
         p10 = report.full_model.p10_us,

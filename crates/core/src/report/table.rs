@@ -7,7 +7,14 @@ use super::comparison::ComparisonReport;
 pub fn render(r: &ComparisonReport) -> String {
     let mut out = String::new();
     let f = &r.full_model;
-    let _ = writeln!(out, "{} on {} (seq-len {})", r.model, r.device, r.seq_len);
+    let _ = writeln!(
+        out,
+        "{} on {} (seq-len {}; input {})",
+        r.model,
+        r.device,
+        r.seq_len,
+        r.full_model.inputs.join(", ")
+    );
     let _ = writeln!(
         out,
         "measured full model     {:>12.1} us   (median of {} runs; p10 {:.1}, p90 {:.1})",

@@ -9,6 +9,9 @@ pub struct FullModelTiming {
     pub device: String,
     pub seq_len: i64,
     pub batch: i64,
+    /// The model's inputs (`--input` specs, or the default token ids), ranges filled in.
+    #[serde(default)]
+    pub inputs: Vec<String>,
     pub warmup: u32,
     pub runs: u32,
     pub threads: i32,

@@ -54,6 +54,94 @@ pub fn dtype_from_scalar_type(number: i64) -> Option<&'static str> {
     })
 }
 
+/// An element type as libtorch knows it, read from the profiler's TypeMeta names. The one
+/// table between the recorded names and the replay: the libtorch side maps each to its
+/// `tch::Kind` (`replay::torch_dtype`), classification names them with [`Dtype::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    Float32,
+    Float64,
+    Float16,
+    BFloat16,
+    Int64,
+    Int32,
+    Int16,
+    Int8,
+    UInt8,
+    Bool,
+    Complex32,
+    Complex64,
+    Complex128,
+    Float8E4m3fn,
+    Float8E5m2,
+    Float8E4m3fnuz,
+    Float8E5m2fnuz,
+}
+
+impl Dtype {
+    /// Every dtype, for tables that must cover them all.
+    pub const ALL: [Dtype; 17] = [
+        Dtype::Float32,
+        Dtype::Float64,
+        Dtype::Float16,
+        Dtype::BFloat16,
+        Dtype::Int64,
+        Dtype::Int32,
+        Dtype::Int16,
+        Dtype::Int8,
+        Dtype::UInt8,
+        Dtype::Bool,
+        Dtype::Complex32,
+        Dtype::Complex64,
+        Dtype::Complex128,
+        Dtype::Float8E4m3fn,
+        Dtype::Float8E5m2,
+        Dtype::Float8E4m3fnuz,
+        Dtype::Float8E5m2fnuz,
+    ];
+
+    /// The dtype of a recorded TypeMeta name (`float`, `c10::BFloat16`, `long int`...).
+    pub fn from_recorded(type_meta: &str) -> Option<Dtype> {
+        Dtype::from_name(&canonical_dtype(type_meta))
+    }
+
+    /// The dtype of a PyTorch name (`float32`, `bfloat16`...).
+    pub fn from_name(name: &str) -> Option<Dtype> {
+        Dtype::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// PyTorch's name of the dtype.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Float32 => "float32",
+            Dtype::Float64 => "float64",
+            Dtype::Float16 => "float16",
+            Dtype::BFloat16 => "bfloat16",
+            Dtype::Int64 => "int64",
+            Dtype::Int32 => "int32",
+            Dtype::Int16 => "int16",
+            Dtype::Int8 => "int8",
+            Dtype::UInt8 => "uint8",
+            Dtype::Bool => "bool",
+            Dtype::Complex32 => "complex32",
+            Dtype::Complex64 => "complex64",
+            Dtype::Complex128 => "complex128",
+            Dtype::Float8E4m3fn => "float8_e4m3fn",
+            Dtype::Float8E5m2 => "float8_e5m2",
+            Dtype::Float8E4m3fnuz => "float8_e4m3fnuz",
+            Dtype::Float8E5m2fnuz => "float8_e5m2fnuz",
+        }
+    }
+
+    /// Integer types, bool excluded.
+    pub fn is_integral(self) -> bool {
+        matches!(
+            self,
+            Dtype::Int64 | Dtype::Int32 | Dtype::Int16 | Dtype::Int8 | Dtype::UInt8
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +154,24 @@ mod tests {
         assert_eq!(canonical_dtype("Scalar"), "Scalar");
         assert_eq!(dtype_from_scalar_type(15), Some("bfloat16"));
         assert_eq!(dtype_from_scalar_type(99), None);
+    }
+
+    #[test]
+    fn every_dtype_round_trips_through_its_name_and_the_recorded_names() {
+        for d in Dtype::ALL {
+            assert_eq!(Dtype::from_name(d.name()), Some(d));
+        }
+        assert_eq!(Dtype::from_recorded("long long"), Some(Dtype::Int64));
+        assert_eq!(
+            Dtype::from_recorded("c10::complex<c10::Half>"),
+            Some(Dtype::Complex32)
+        );
+        assert_eq!(Dtype::from_recorded("Scalar"), None);
+        // Every ScalarType code the files can hold names a dtype of the table.
+        for code in 0..40 {
+            if let Some(name) = dtype_from_scalar_type(code) {
+                assert!(Dtype::from_name(name).is_some(), "{name}");
+            }
+        }
     }
 }

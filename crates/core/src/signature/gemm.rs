@@ -288,6 +288,8 @@ pub fn gemm_from_op(
     role: GemmKernelRole,
     name_transposes: Option<(BlasOp, BlasOp)>,
 ) -> Result<GemmParams, GemmUnavailable> {
+    // The arguments by the op's schema, not by position (TorchScript's extra leading inputs).
+    let inputs = &*inputs.arguments_of(op_name);
     let layout_source = match (inputs.strides.is_some(), name_transposes) {
         (true, _) => LayoutSource::Strides,
         (false, Some(_)) => LayoutSource::KernelName,
@@ -821,6 +823,40 @@ mod tests {
         assert_eq!((g.trans_a, g.lda, g.trans_b, g.ldb), (false, 3, true, 3));
         assert!(g.bias);
         assert_eq!((g.cublas.transa, g.cublas.transb), (BlasOp::T, BlasOp::N));
+    }
+
+    #[test]
+    fn torchscript_linear_with_an_extra_leading_input_takes_its_arguments_by_schema() {
+        // gpt2-small traced with torch.jit.trace, captured on the CPU at seq-len 16: the
+        // attention's output projection is recorded with the residual stream in front of its
+        // (input, weight, bias). Taken by position, the residual was the weight: 16x16x768.
+        let attn_proj = inputs(
+            "[[1, 16, 768], [1, 16, 768], [768, 768], [768]]",
+            r#"["float", "float", "float", "float"]"#,
+            Some("[[12288, 768, 1], [12288, 768, 1], [768, 1], [1]]"),
+            Some(r#"["", "", "", ""]"#),
+        );
+        let g = main_gemm("aten::linear", &attn_proj);
+        assert_eq!((g.m, g.n, g.k, g.batch), (16, 768, 768, 1));
+        assert!(g.bias && g.trans_b);
+        // The MLP's output projection, same pattern: by position its inner dimensions differ
+        // (it went to tier 3); by schema it is the 16x768x3072 GEMM it is.
+        let mlp_proj = inputs(
+            "[[1, 16, 768], [1, 16, 3072], [768, 3072], [768]]",
+            r#"["float", "float", "float", "float"]"#,
+            Some("[[12288, 768, 1], [49152, 3072, 1], [3072, 1], [1]]"),
+            Some(r#"["", "", "", ""]"#),
+        );
+        let g = main_gemm("aten::linear", &mlp_proj);
+        assert_eq!((g.m, g.n, g.k), (16, 768, 3072));
+        // An exact call is read as recorded.
+        let plain = inputs(
+            "[[1, 16, 768], [2304, 768], [2304]]",
+            r#"["float", "float", "float"]"#,
+            Some("[[12288, 768, 1], [768, 1], [1]]"),
+            Some(r#"["", "", ""]"#),
+        );
+        assert_eq!(main_gemm("aten::linear", &plain).n, 2304);
     }
 
     #[test]

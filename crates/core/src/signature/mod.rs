@@ -9,11 +9,14 @@
 mod classify;
 pub mod dtype;
 pub mod gemm;
+pub mod gemm_schemas;
 mod host_ops;
 mod ids;
 pub mod kernel_kind;
 pub mod op_inputs;
+pub mod overload;
 mod read;
+pub mod recorded;
 pub mod schema;
 mod table;
 pub mod transfer;

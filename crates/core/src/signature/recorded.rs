@@ -3,14 +3,16 @@
 //! `Concrete Inputs`, read into one typed value per argument.
 
 use serde_json::Value;
-use tch::Kind;
+
+use super::dtype::Dtype;
+use super::op_inputs::OpInputs;
 
 /// One recorded argument.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RecordedInput {
     /// A tensor: dtype as recorded, sizes, and strides when the profiler recorded them.
     Tensor {
-        kind: Kind,
+        dtype: Dtype,
         sizes: Vec<i64>,
         strides: Option<Vec<i64>>,
     },
@@ -33,30 +35,6 @@ pub enum ScalarValue {
     Int(i64),
     Float(f64),
     Bool(bool),
-}
-
-/// Maps the profiler's C++ type names to libtorch dtypes.
-pub fn kind_from_recorded(ty: &str) -> Option<Kind> {
-    Some(match ty {
-        "float" => Kind::Float,
-        "double" => Kind::Double,
-        "c10::Half" => Kind::Half,
-        "c10::BFloat16" => Kind::BFloat16,
-        "long int" | "long" | "int64_t" => Kind::Int64,
-        "int" => Kind::Int,
-        "short int" | "short" => Kind::Int16,
-        "signed char" => Kind::Int8,
-        "unsigned char" => Kind::Uint8,
-        "bool" => Kind::Bool,
-        "c10::complex<float>" => Kind::ComplexFloat,
-        "c10::complex<double>" => Kind::ComplexDouble,
-        "c10::complex<c10::Half>" => Kind::ComplexHalf,
-        "c10::Float8_e4m3fn" => Kind::Float8e4m3fn,
-        "c10::Float8_e5m2" => Kind::Float8e5m2,
-        "c10::Float8_e4m3fnuz" => Kind::Float8e4m3fnuz,
-        "c10::Float8_e5m2fnuz" => Kind::Float8e5m2fnuz,
-        _ => return None,
-    })
 }
 
 /// Parses a `Concrete Inputs` scalar: `1`, `0.`, `9.9999999999999998e-13`, `True`, `False`.
@@ -127,9 +105,9 @@ pub fn from_profiler_args(
                     .collect();
                 RecordedInput::TensorList { tensors }
             }
-            other => match kind_from_recorded(other) {
-                Some(kind) => RecordedInput::Tensor {
-                    kind,
+            other => match Dtype::from_recorded(other) {
+                Some(dtype) => RecordedInput::Tensor {
+                    dtype,
                     sizes: int_list(&d).unwrap_or_default(),
                     strides: int_list(&s)
                         .filter(|st| !st.is_empty() || int_list(&d).is_some_and(|d| d.is_empty())),
@@ -140,6 +118,36 @@ pub fn from_profiler_args(
         out.push(input);
     }
     Some(out)
+}
+
+/// The typed inputs of an op's inputs as classification parsed them (see [`from_profiler_args`]).
+pub fn from_op_inputs(inputs: &OpInputs) -> Option<Vec<RecordedInput>> {
+    let list = |values: Vec<Value>| Value::Array(values);
+    let strides = inputs.strides.as_ref().map_or(Value::Null, |all| {
+        list(
+            all.iter()
+                .map(|s| {
+                    s.as_ref()
+                        .map_or(Value::Null, |s| list(s.iter().map(|&x| x.into()).collect()))
+                })
+                .collect(),
+        )
+    });
+    let concrete = inputs.concrete.as_ref().map_or(Value::Null, |all| {
+        list(all.iter().map(|c| Value::String(c.clone())).collect())
+    });
+    from_profiler_args(
+        &list(inputs.raw_dims.clone()),
+        &list(
+            inputs
+                .types
+                .iter()
+                .map(|t| Value::String(t.clone()))
+                .collect(),
+        ),
+        &strides,
+        &concrete,
+    )
 }
 
 #[cfg(test)]
@@ -166,7 +174,7 @@ mod tests {
         assert_eq!(
             inputs[0],
             RecordedInput::Tensor {
-                kind: Kind::BFloat16,
+                dtype: Dtype::BFloat16,
                 sizes: vec![1, 141, 512],
                 strides: Some(vec![72192, 512, 1])
             }
@@ -214,7 +222,7 @@ mod tests {
         assert_eq!(
             old[0],
             RecordedInput::Tensor {
-                kind: Kind::Float,
+                dtype: Dtype::Float32,
                 sizes: vec![8, 16],
                 strides: None
             }
@@ -234,6 +242,6 @@ mod tests {
         assert_eq!(parse_scalar_list("[0, 2, 1, 3]").unwrap().len(), 4);
         assert_eq!(parse_scalar_list("[]"), Some(vec![]));
         assert_eq!(parse_scalar_list("1, 2"), None);
-        assert_eq!(kind_from_recorded("GenericList"), None);
+        assert_eq!(Dtype::from_recorded("GenericList"), None);
     }
 }
