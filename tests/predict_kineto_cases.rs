@@ -343,6 +343,143 @@ fn a_device_sync_on_one_thread_waits_for_what_another_thread_issued_before_it() 
     assert_eq!(simulated.predicted_ns, 88 * US);
 }
 
+/// One thread, stream 7, a 100 µs step:
+/// - `cudaMemsetAsync` 10-14, the memset runs 15-17;
+/// - `cudaMemcpyAsync` 20-25 of a pinned host-to-device copy, which runs 26-36;
+/// - a kernel launched 30-35 runs 36-56 (right behind the copy);
+/// - a synchronous `cudaMemcpy` 40-70 of a device-to-pageable copy: the copy waits on the
+///   stream for the kernel, runs 56-64, and the call returns 6 µs after it.
+fn memset_copies_and_a_blocking_copy() -> Trace {
+    Kineto::default()
+        .step(0.0, 100.0)
+        .call(1, "cudaMemsetAsync", 10.0, 4.0, 1)
+        .gpu("gpu_memset", "Memset (Device)", 7, 15.0, 2.0, 1)
+        .call(1, "cudaMemcpyAsync", 20.0, 5.0, 2)
+        .gpu("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 7, 26.0, 10.0, 2)
+        .call(1, "cudaLaunchKernel", 30.0, 5.0, 3)
+        .gpu("kernel", "k", 7, 36.0, 20.0, 3)
+        .call(1, "cudaMemcpy", 40.0, 30.0, 4)
+        .gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 7, 56.0, 8.0, 4)
+        .load()
+}
+
+#[test]
+fn memsets_and_copies_are_on_the_timeline_and_a_blocking_copy_holds_the_host() {
+    let skeleton = skeleton_of(&memset_copies_and_a_blocking_copy());
+    let step = &skeleton.steps[0];
+    let kinds: Vec<ActivityKind> = step.activities.iter().map(|a| a.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ActivityKind::Memset,
+            ActivityKind::Memcpy,
+            ActivityKind::Kernel,
+            ActivityKind::Memcpy
+        ]
+    );
+    // The blocking copy is a launch and a wait for its copy. The stream was busy with the
+    // kernel when the call started, so the 16 µs before the copy started are the wait for
+    // the stream, not host dispatch: the launch costs nothing, the copy waits for the
+    // kernel, and the call returns 6 µs after the copy (70 - 64).
+    assert_eq!(
+        step.threads[0].items,
+        vec![
+            gap(10),
+            launch(&skeleton, 4, vec![0]),
+            gap(6),
+            launch(&skeleton, 5, vec![1]),
+            gap(5),
+            launch(&skeleton, 5, vec![2]),
+            gap(5),
+            launch(&skeleton, 0, vec![3]),
+            wait(WaitKind::Copy, vec![3], 6),
+            gap(30),
+        ]
+    );
+    let own = Durations::trace_own();
+    assert_eq!(
+        spans_us(&skeleton, &own),
+        vec![(15, 17), (26, 36), (36, 56), (56, 64)]
+    );
+    let simulated = &simulate(&skeleton, &own).steps[0];
+    assert_eq!(simulated.predicted_ns, 100 * US);
+    // 2 + 10 + 20 + 8 µs of GPU work, busy 15-17 and 26-64.
+    assert_eq!(simulated.kernel_sum_ns, 40 * US);
+    assert_eq!(simulated.gpu_busy_ns, 40 * US);
+
+    // The kernel at 5 µs (36-41): the blocking copy, enqueued at 40, starts when the
+    // kernel is done (41; its launch let it go 1 µs after the call started, the trace's
+    // typical latency, also 41), runs 41-49, the call returns at 55; 30 µs more: 85.
+    let mut faster = Durations::trace_own();
+    faster.set(id_of(&skeleton, 2), 5.0);
+    assert_eq!(
+        spans_us(&skeleton, &faster),
+        vec![(15, 17), (26, 36), (36, 41), (41, 49)]
+    );
+    assert_eq!(predicted_us(&skeleton, &faster), 85);
+
+    // The pinned copy at 30 µs (26-56): the kernel 56-76, the blocking copy 76-84; the
+    // call returns at 90, the step ends at 120.
+    let mut slower_copy = Durations::trace_own();
+    slower_copy.set(id_of(&skeleton, 1), 30.0);
+    assert_eq!(
+        spans_us(&skeleton, &slower_copy),
+        vec![(15, 17), (26, 56), (56, 76), (76, 84)]
+    );
+    assert_eq!(predicted_us(&skeleton, &slower_copy), 120);
+}
+
+/// A blocking copy held up by another stream: kX on stream 9 (launched 10-15, runs
+/// 16-56) is recorded by `cudaEventRecord` at 20, stream 7 waits for that event
+/// (`cudaStreamWaitEvent` at 22, its `cuda_sync` row naming stream 7), and a synchronous
+/// `cudaMemcpy` 30-66 on stream 7 copies 57-60, 1 µs after kX ended, then returns 6 µs
+/// after the copy. The step is 80 µs.
+fn blocking_copy_behind_another_stream() -> Trace {
+    Kineto::default()
+        .step(0.0, 80.0)
+        .call(1, "cudaLaunchKernel", 10.0, 5.0, 1)
+        .gpu("kernel", "kX", 9, 16.0, 40.0, 1)
+        .call(1, "cudaEventRecord", 20.0, 1.0, 2)
+        .call(1, "cudaStreamWaitEvent", 22.0, 1.0, 3)
+        .sync_row("Stream Wait Event", 7, 22.5, 0.5, 3)
+        .call(1, "cudaMemcpy", 30.0, 36.0, 4)
+        .gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 7, 57.0, 3.0, 4)
+        .load()
+}
+
+#[test]
+fn a_blocking_copy_that_waited_for_another_stream_did_not_spend_that_on_the_host() {
+    let skeleton = skeleton_of(&blocking_copy_behind_another_stream());
+    let step = &skeleton.steps[0];
+    // The copy (activity 1) follows kX (0); the 27 µs before it started are the wait for
+    // kX, not dispatch: its launch costs nothing, and it starts 1 µs after kX ends.
+    assert_eq!(step.activities[1].after, vec![0]);
+    assert_eq!(step.activities[1].stream_gap_ns, US);
+    assert_eq!(
+        step.threads[0].items,
+        vec![
+            gap(10),
+            launch(&skeleton, 5, vec![0]),
+            gap(15),
+            launch(&skeleton, 0, vec![1]),
+            wait(WaitKind::Copy, vec![1], 6),
+            gap(14),
+        ]
+    );
+    let own = Durations::trace_own();
+    assert_eq!(spans_us(&skeleton, &own), vec![(16, 56), (57, 60)]);
+    assert_eq!(predicted_us(&skeleton, &own), 80);
+
+    // kX 10 µs (16-26): done before the copy call even starts, so the copy runs 30-33
+    // (the trace's typical latency here is 0: the lower median of kX's 1 µs and the copy's
+    // 0) and the call returns at 39, not at 66 as it would if the 27 µs were host time;
+    // 14 µs more: 53.
+    let mut faster = Durations::trace_own();
+    faster.set(id_of(&skeleton, 0), 10.0);
+    assert_eq!(spans_us(&skeleton, &faster), vec![(16, 26), (30, 33)]);
+    assert_eq!(predicted_us(&skeleton, &faster), 53);
+}
+
 /// A CUDA graph: one `cudaGraphLaunch` (10-18, correlation 1) runs three kernels on
 /// stream 7: g_first 19-29, g_second 30-35, g_third 36-40 (1 µs apart); a stream sync
 /// 25-42 waits for the last of them and returns 2 µs after; the step is 50 µs.
@@ -507,4 +644,40 @@ fn cudagraph_trace_has_graph_launches_copies_and_waits_in_every_step() {
             .count();
         assert_eq!(memsets, 50, "{}", step.name);
     }
+}
+
+/// The GPU of a100_train_cudagraph_rank0 runs up to ~147 ms behind the host, and the
+/// `.item()` copies wait for it: one call lasts 146.9 ms, of which the copy itself is 2 µs
+/// and the host's own part a few µs. That wait belongs to the GPU: a launch item that
+/// counted it as host dispatch would hold the host for it in any what-if, however fast
+/// the replayed kernels. The wait is on the timeline as the host's wait for the copy
+/// instead, and no copy's dispatch reaches 5 ms: the longest, 4.9 ms, is a copy on stream
+/// 27 that waited for an NCCL kernel on stream 84 through a dependency the trace does not
+/// show (no `cuda_sync` rows), so nothing says that wait was the GPU's.
+#[test]
+fn cudagraph_trace_blocking_copies_wait_for_the_gpu_not_in_their_dispatch() {
+    let trace = load("a100_train_cudagraph_rank0.json.gz");
+    let skeleton = skeleton_of(&trace);
+    let simulation = simulate(&skeleton, &Durations::trace_own());
+    let mut longest_wait_ns = 0;
+    for (step, simulated) in skeleton.steps.iter().zip(&simulation.steps) {
+        for (thread, spans) in step.threads.iter().zip(&simulated.host) {
+            for (k, pair) in thread.items.windows(2).enumerate() {
+                if let [HostItem::Launch { dispatch_ns, .. }, HostItem::Wait {
+                    kind: WaitKind::Copy,
+                    ..
+                }] = pair
+                {
+                    assert!(
+                        *dispatch_ns < 5000 * US,
+                        "{}: a blocking copy with {dispatch_ns} ns of dispatch",
+                        step.name
+                    );
+                    let waited = spans[k + 1].end_ns - spans[k + 1].start_ns;
+                    longest_wait_ns = longest_wait_ns.max(waited);
+                }
+            }
+        }
+    }
+    assert!(longest_wait_ns > 100_000 * US, "{longest_wait_ns}");
 }

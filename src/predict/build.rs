@@ -114,11 +114,6 @@ impl<'t> TraceContext<'t> {
         }
         by_start(events, &mut unlaunched);
 
-        let shapes: FxHashMap<usize, LaunchShape> = launched
-            .iter()
-            .map(|(&call, activities)| (call, launch_shape(trace, call, activities)))
-            .collect();
-
         // Stream order over the whole trace, for the work before each activity.
         let mut streams: FxHashMap<StreamKey, Vec<usize>> = FxHashMap::default();
         for (index, event) in events.iter().enumerate() {
@@ -138,6 +133,12 @@ impl<'t> TraceContext<'t> {
                 busy_until = Some(busy_until.map_or(end, |b| b.max(end)));
             }
         }
+        let shapes: FxHashMap<usize, LaunchShape> = launched
+            .iter()
+            .map(|(&call, activities)| {
+                (call, launch_shape(trace, call, activities, &previous_end))
+            })
+            .collect();
         let (delays, typical_latency_ns) =
             activity_delays(events, &launch_of, &shapes, &previous_end);
 
@@ -511,7 +512,7 @@ impl ThreadBuilder<'_, '_> {
 
     fn launch(&mut self, call: usize, launched: Vec<usize>) {
         let event = &self.context.events()[call];
-        let shape = self
+        let mut shape = self
             .context
             .shapes
             .get(&call)
@@ -551,6 +552,11 @@ impl ThreadBuilder<'_, '_> {
             // An activity that waited for another stream in the trace was not late because
             // of its launch: its delays are re-measured from the awaited work.
             let awaited_end = after.iter().filter_map(|&a| trace_end(a)).max();
+            // A blocking copy that waited for another stream's work is like one that waited
+            // for its own stream's (`launch_shape`): that wait is not host dispatch.
+            if shape.blocking && awaited_end.is_some_and(|end| end > event.ts_ns) {
+                shape.dispatch_ns = 0;
+            }
             let released = event.ts_ns.saturating_add(shape.dispatch_ns);
             let typical_latency = self.context.typical_latency_ns;
             if let Some(a) = self.step.activities.get_mut(activity) {
@@ -816,10 +822,11 @@ mod tests {
                     ns: 5_000,
                     profiled_ops: 0
                 },
-                // The copy started 27 us into the call: that part is the dispatch...
+                // The copy started 27 us into the call, 1 us after k1 freed the stream:
+                // that wait is the GPU's, not dispatch...
                 HostItem::Launch {
                     signature: Some(1),
-                    dispatch_ns: 27_000,
+                    dispatch_ns: 0,
                     activities: vec![1]
                 },
                 // ...and the call returned 3 us after the copy ended.
@@ -844,7 +851,9 @@ mod tests {
             ]
         );
         assert_eq!(step.activities[0].latency_ns, 1_000);
-        assert_eq!(step.activities[1].latency_ns, 0);
+        // The copy is bound by its stream: the typical latency, and its 1 us gap after k1.
+        assert_eq!(step.activities[1].latency_ns, 1_000);
+        assert_eq!(step.activities[1].stream_gap_ns, 1_000);
 
         let own = simulate(&skeleton, &Durations::trace_own());
         assert_eq!(own.steps[0].predicted_ns, 100_000);
