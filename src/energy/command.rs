@@ -235,7 +235,7 @@ impl CommandProbe {
     /// One `read` exchange.
     fn ask(&mut self) -> Result<Reply, EnergyError> {
         let sent = match self.stdin.as_mut() {
-            Some(stdin) => stdin.write_all(b"read\n").and_then(|()| stdin.flush()),
+            Some(stdin) => write_line(stdin, b"read\n"),
             None => Err(std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
                 "stdin closed",
@@ -325,6 +325,46 @@ impl CommandProbe {
     }
 }
 
+/// Writes `line` to the program's stdin. A program that has exited leaves a closed pipe, and
+/// writing to it raises SIGPIPE, which `replay` (like other Unix tools, see `main.rs`) does not
+/// ignore: it would end the whole run without a word. The signal is blocked on this thread for
+/// the write, so the write fails with `BrokenPipe` instead, and a SIGPIPE it left pending is
+/// taken back before the signal mask is restored.
+fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        // SAFETY: plain libc calls on a local, initialised signal set; the mask is this
+        // thread's own and is restored before returning.
+        unsafe {
+            let mut sigpipe: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut sigpipe);
+            libc::sigaddset(&mut sigpipe, libc::SIGPIPE);
+            let blocked =
+                libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut previous) == 0;
+            let written = stdin.write_all(line).and_then(|()| stdin.flush());
+            if blocked {
+                let was_blocked = libc::sigismember(&previous, libc::SIGPIPE) == 1;
+                if !was_blocked
+                    && matches!(&written, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+                {
+                    let no_wait = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    };
+                    libc::sigtimedwait(&sigpipe, std::ptr::null_mut(), &no_wait);
+                }
+                libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+            }
+            written
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        stdin.write_all(line).and_then(|()| stdin.flush())
+    }
+}
+
 impl EnergyProbe for CommandProbe {
     fn name(&self) -> String {
         match &self.declared_name {
@@ -361,7 +401,7 @@ impl Drop for CommandProbe {
     /// `quit`, close stdin, wait up to 1 s, then kill.
     fn drop(&mut self) {
         if let Some(mut stdin) = self.stdin.take() {
-            let _ = stdin.write_all(b"quit\n").and_then(|()| stdin.flush());
+            let _ = write_line(&mut stdin, b"quit\n");
         }
         let deadline = Instant::now() + QUIT_GRACE;
         loop {
