@@ -69,6 +69,25 @@ impl Kineto {
         self
     }
 
+    /// Kineto's `cuda_sync` row for a `cudaStreamWaitEvent` (correlation id `correlation`)
+    /// that makes `stream` wait: newer kineto also names the stream the event was recorded on
+    /// and the correlation id of its `cudaEventRecord`.
+    fn wait_row(
+        mut self,
+        stream: i64,
+        ts: f64,
+        correlation: i64,
+        recorded_on: i64,
+        record: i64,
+    ) -> Self {
+        let args = format!(
+            "\"device\": 0, \"stream\": {stream}, \"correlation\": {correlation}, \
+             \"wait_on_stream\": {recorded_on}, \"wait_on_cuda_event_record_corr_id\": {record}"
+        );
+        self.push("cuda_sync", "Stream Wait Event", 0, stream, ts, 0.5, &args);
+        self
+    }
+
     fn load(&self) -> Trace {
         let json = format!("{{\"traceEvents\": [\n{}\n]}}", self.events.join(",\n"));
         trace::load_bytes(json.into_bytes(), Path::new("hand-written.json"))
@@ -480,6 +499,72 @@ fn a_blocking_copy_that_waited_for_another_stream_did_not_spend_that_on_the_host
     assert_eq!(predicted_us(&skeleton, &faster), 53);
 }
 
+/// A stream waiting for an event the trace names: kA on stream 7 (launched 10-15, runs
+/// 16-56), `cudaEventRecord` at 20 (correlation 2, on stream 7), kB on stream 9 (launched
+/// 25-30, runs 31-41), another `cudaEventRecord` at 32 (correlation 4, on stream 9), then
+/// `cudaStreamWaitEvent` at 35 whose `cuda_sync` row says stream 11 waits for the event
+/// recorded on stream 7 by correlation 2; kC on stream 11 (launched 40-45) runs 57-67, 1 µs
+/// after kA. A device sync 50-70 returns 3 µs after kC; the step is 80 µs.
+fn wait_for_a_named_event() -> Trace {
+    Kineto::default()
+        .step(0.0, 80.0)
+        .call(1, "cudaLaunchKernel", 10.0, 5.0, 1)
+        .gpu("kernel", "kA", 7, 16.0, 40.0, 1)
+        .call(1, "cudaEventRecord", 20.0, 1.0, 2)
+        .call(1, "cudaLaunchKernel", 25.0, 5.0, 3)
+        .gpu("kernel", "kB", 9, 31.0, 10.0, 3)
+        .call(1, "cudaEventRecord", 32.0, 1.0, 4)
+        .call(1, "cudaStreamWaitEvent", 35.0, 1.0, 5)
+        .wait_row(11, 35.5, 5, 7, 2)
+        .call(1, "cudaLaunchKernel", 40.0, 5.0, 6)
+        .gpu("kernel", "kC", 11, 57.0, 10.0, 6)
+        .call(1, "cudaDeviceSynchronize", 50.0, 20.0, 7)
+        .load()
+}
+
+#[test]
+fn a_stream_wait_follows_the_event_its_sync_row_names() {
+    let skeleton = skeleton_of(&wait_for_a_named_event());
+    let step = &skeleton.steps[0];
+    // kC (2) waits for kA (0), not for kB (1), the thread's last launch before its last
+    // record; measured from kA's end, its gap is 1 µs and its latency the typical 1 µs.
+    assert_eq!(step.activities[2].after, vec![0]);
+    assert_eq!(step.activities[2].stream_gap_ns, US);
+    assert_eq!(step.activities[2].latency_ns, US);
+    assert_eq!(
+        step.threads[0].items,
+        vec![
+            gap(10),
+            launch(&skeleton, 5, vec![0]),
+            gap(10),
+            launch(&skeleton, 5, vec![1]),
+            gap(10),
+            launch(&skeleton, 5, vec![2]),
+            gap(5),
+            wait(WaitKind::Device, vec![0, 1, 2], 3),
+            gap(10),
+        ]
+    );
+    let own = Durations::trace_own();
+    assert_eq!(spans_us(&skeleton, &own), vec![(16, 56), (31, 41), (57, 67)]);
+    assert_eq!(predicted_us(&skeleton, &own), 80);
+
+    // kA 10 µs (16-26): kC goes when launched, 46-56; the sync returns at 59, the step
+    // ends at 69.
+    let mut faster = Durations::trace_own();
+    faster.set(id_of(&skeleton, 0), 10.0);
+    assert_eq!(
+        spans_us(&skeleton, &faster),
+        vec![(16, 26), (31, 41), (46, 56)]
+    );
+    assert_eq!(predicted_us(&skeleton, &faster), 69);
+    // kA 60 µs (16-76): kC 77-87, the sync returns at 90, the step ends at 100.
+    let mut slower = Durations::trace_own();
+    slower.set(id_of(&skeleton, 0), 60.0);
+    assert_eq!(spans_us(&skeleton, &slower)[2], (77, 87));
+    assert_eq!(predicted_us(&skeleton, &slower), 100);
+}
+
 /// A CUDA graph: one `cudaGraphLaunch` (10-18, correlation 1) runs three kernels on
 /// stream 7: g_first 19-29, g_second 30-35, g_third 36-40 (1 µs apart); a stream sync
 /// 25-42 waits for the last of them and returns 2 µs after; the step is 50 µs.
@@ -558,7 +643,9 @@ fn load(name: &str) -> Trace {
 /// each a `cudaMemsetAsync` + a `cudaLaunchKernel` of an `ampere_sgemm_128x64_nn`; its
 /// `cudaEventQuery` calls do not block (their "Event Sync" rows are polls), so the only wait
 /// is the device sync, on the last kernel of each stream, returning 13 µs after the last
-/// one ends (62452 µs).
+/// one ends (62452 µs). Its `cudaStreamWaitEvent` (61961) makes stream 24 wait for the
+/// event recorded (61945) on stream 20, whose last work is the first matmul's kernel: the
+/// `cuda_sync` row names both the stream and the record.
 #[test]
 fn multistream_sync_trace_has_one_device_wait_on_every_streams_last_kernel() {
     let trace = load("a100_multistream_sync.json.gz");
@@ -581,6 +668,8 @@ fn multistream_sync_trace_has_one_device_wait_on_every_streams_last_kernel() {
         .filter(|item| matches!(item, HostItem::Wait { .. }))
         .collect();
     assert_eq!(waits, vec![&wait(WaitKind::Device, vec![1, 3, 5], 13)]);
+    // The third matmul's memset (4, the next work on stream 24) follows the first kernel (1).
+    assert_eq!(step.activities[4].after, vec![1]);
     // The trace's own durations give the trace's own timeline: every activity at its
     // traced start, and the window's length.
     let simulated = &simulate(&skeleton, &Durations::trace_own()).steps[0];

@@ -12,7 +12,8 @@
 //!   stream of the thread's last launch. `aten::item`/`_local_scalar_dense` and `.cpu()`
 //!   block through exactly these calls, so they need no rule of their own;
 //! - `cudaEventRecord` + `cudaStreamWaitEvent` make the next activity launched on the
-//!   waiting stream depend on the last activity launched before the record;
+//!   waiting stream depend on the last activity issued before the record: to the stream the
+//!   wait's `cuda_sync` row names as the event's (newer kineto), else the thread's last;
 //! - everything between those calls (framework code, other API calls) is a gap, as measured.
 //!
 //! In a CPU-only trace the items are the top-level ops (the units `replay classify` makes
@@ -81,6 +82,11 @@ struct TraceContext<'t> {
     unlaunched: Vec<usize>,
     /// The (device, stream) of kineto's `cuda_sync` row for a call, by correlation id.
     sync_rows: FxHashMap<i64, StreamKey>,
+    /// For a `cudaStreamWaitEvent` whose `cuda_sync` row names its event, by the wait's
+    /// correlation id: the stream the event was recorded on and its record's correlation id.
+    event_waits: FxHashMap<i64, (StreamKey, i64)>,
+    /// When each `cudaEventRecord` call started, by correlation id.
+    record_starts: FxHashMap<i64, Nanos>,
     threads: Vec<(ThreadKey, ThreadEvents)>,
     /// The trace's median launch latency on an idle GPU.
     typical_latency_ns: Nanos,
@@ -143,11 +149,25 @@ impl<'t> TraceContext<'t> {
             activity_delays(events, &launch_of, &shapes, &previous_end);
 
         let mut sync_rows = FxHashMap::default();
+        let mut event_waits = FxHashMap::default();
         for event in events.iter().filter(|e| e.category == Category::CudaSync) {
             if let Some(correlation) = event.args.correlation {
                 sync_rows.entry(correlation).or_insert(stream_key(event));
+                if let Some(wait) = &event.args.wait_on {
+                    let recorded_on = (event.pid, ExecutionId::Number(wait.stream));
+                    event_waits
+                        .entry(correlation)
+                        .or_insert((recorded_on, wait.record_correlation));
+                }
             }
         }
+        let record_starts: FxHashMap<i64, Nanos> = events
+            .iter()
+            .filter(|e| {
+                e.category.is_launch_call() && call_kind(trace.name(e)) == CallKind::EventRecord
+            })
+            .filter_map(|e| Some((e.args.correlation?, e.ts_ns)))
+            .collect();
 
         let top_ops = match trace.platform {
             // In a CPU-only trace the units of work with an id are the top-level ops.
@@ -191,6 +211,8 @@ impl<'t> TraceContext<'t> {
             delays,
             unlaunched,
             sync_rows,
+            event_waits,
+            record_starts,
             threads,
             typical_latency_ns,
         }
@@ -409,10 +431,11 @@ struct ThreadBuilder<'b, 't> {
     /// What the thread's last `cudaEventRecord` captured.
     recorded: Option<usize>,
     /// Cross-stream waits not yet attached: (the awaited activity, the waiting stream if
-    /// known). The awaited activity is the thread's last launch before its last
-    /// `cudaEventRecord` (kineto does not record which stream an event is recorded on);
-    /// the waiting stream is the `cuda_sync` row's when the trace has one, else the wait
-    /// applies to the thread's next launch.
+    /// known). The awaited activity is the last one issued to the event's stream before its
+    /// `cudaEventRecord` when the wait's `cuda_sync` row names both (newer kineto), else the
+    /// thread's last launch before its last `cudaEventRecord` (older traces do not say
+    /// which stream an event is recorded on); the waiting stream is the `cuda_sync` row's
+    /// when the trace has one, else the wait applies to the thread's next launch.
     pending_waits: Vec<(usize, Option<usize>)>,
     waits: &'b mut Vec<WaitRequest>,
     /// Every host event of the thread, by start.
@@ -495,10 +518,16 @@ impl ThreadBuilder<'_, '_> {
                 }
                 CallKind::EventRecord => self.recorded = self.last_launched,
                 CallKind::StreamWaitEvent => {
-                    if let Some(source) = self.recorded {
-                        let waiting = event
-                            .args
-                            .correlation
+                    let correlation = event.args.correlation;
+                    let source = match correlation.and_then(|c| self.context.event_waits.get(&c))
+                    {
+                        // The trace names the event: none when nothing of the step was
+                        // issued to its stream before the record.
+                        Some(&(recorded_on, record)) => self.issued_before(recorded_on, record),
+                        None => self.recorded,
+                    };
+                    if let Some(source) = source {
+                        let waiting = correlation
                             .and_then(|c| self.context.sync_rows.get(&c))
                             .and_then(|key| self.stream_index.get(key).copied());
                         self.pending_waits.push((source, waiting));
@@ -599,6 +628,24 @@ impl ThreadBuilder<'_, '_> {
             });
         }
         self.cursor = self.cursor.max(event.end_ns());
+    }
+
+    /// The last activity of the step issued to `stream` before the `cudaEventRecord` call
+    /// with correlation id `record` started (from any thread).
+    fn issued_before(&self, stream: StreamKey, record: i64) -> Option<usize> {
+        let record_start = *self.context.record_starts.get(&record)?;
+        let stream = *self.stream_index.get(&stream)?;
+        let events = self.context.events();
+        self.members
+            .iter()
+            .enumerate()
+            .filter(|&(local, &e)| {
+                let issuer = self.context.launch_of.get(&e).copied().unwrap_or(e);
+                events[issuer].ts_ns < record_start
+                    && self.step.activities.get(local).map(|a| a.stream) == Some(stream)
+            })
+            .map(|(local, _)| local)
+            .max()
     }
 
     /// A wait on a fixed set of activities (the residual is known now).
