@@ -169,7 +169,9 @@ fn same(a: f64, b: f64) -> bool {
 /// each window's joules per invocation are those 0.25 J over its invocations, and that the
 /// summary's median is the middle window's. Returns the median.
 fn check_counted_windows(energy: &serde_json::Value, what: &str) -> f64 {
-    let windows = energy["windows"].as_array().unwrap_or_else(|| panic!("{what}: {energy}"));
+    let windows = energy["windows"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: {energy}"));
     assert_eq!(windows.len(), 3, "{what}");
     let mut per_invocation: Vec<f64> = windows
         .iter()
@@ -234,7 +236,10 @@ fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
             continue;
         };
         let median = check_counted_windows(&row["energy"]["Ok"], row["id"].as_str().unwrap());
-        assert!(same(joules, median * row["share"].as_f64().unwrap()), "{row}");
+        assert!(
+            same(joules, median * row["share"].as_f64().unwrap()),
+            "{row}"
+        );
         predicted += joules * row["count"].as_u64().unwrap() as f64;
         measured_signatures += 1;
     }

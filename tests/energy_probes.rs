@@ -300,7 +300,11 @@ fn faulty_meter_error(mode: &str, after: u32, timeout: Duration) -> (String, Str
     let tmp = tempfile::tempdir().expect("tempdir");
     let meter = tmp.path().join("faulty_meter.py");
     fs::write(&meter, FAULTY_METER).expect("write the meter");
-    let args = vec![meter.display().to_string(), mode.to_string(), after.to_string()];
+    let args = vec![
+        meter.display().to_string(),
+        mode.to_string(),
+        after.to_string(),
+    ];
     let display = format!("{} {}", python(), args.join(" "));
     let mut probe =
         CommandProbe::spawn_with_timeout(&python(), &args, timeout).expect("the meter starts");
@@ -321,15 +325,17 @@ fn cmd_meter_failing_mid_measurement_is_an_error_naming_it() {
     // second window, fails.
     let (e, program, _) = faulty_meter_error("die", 3, DEFAULT_READ_TIMEOUT);
     assert!(
-        e.starts_with(&format!("energy meter program '{program}' exited before answering"))
-            && e.contains("exit status: 3")
+        e.starts_with(&format!(
+            "energy meter program '{program}' exited before answering"
+        )) && e.contains("exit status: 3")
             && e.contains("its stderr ends with: meter: lost the serial port"),
         "{e}"
     );
     let (e, program, _) = faulty_meter_error("garbage", 3, DEFAULT_READ_TIMEOUT);
     assert!(
-        e.starts_with(&format!("energy meter program '{program}' answered 'read' with a bad line"))
-            && e.ends_with("the line was: E42 overrange"),
+        e.starts_with(&format!(
+            "energy meter program '{program}' answered 'read' with a bad line"
+        )) && e.ends_with("the line was: E42 overrange"),
         "{e}"
     );
     // A stalled meter times out: the measurement ends after the timeout, not never.
@@ -397,8 +403,8 @@ fn example_plugin_loads_measures_and_unloads() {
         };
         probe.reads.clear();
         let (calls, each) = (4, Duration::from_millis(1));
-        let summary =
-            measure_energy(&mut probe, calls, &config, sleeping_workload(calls, each)).expect("measure");
+        let summary = measure_energy(&mut probe, calls, &config, sleeping_workload(calls, each))
+            .expect("measure");
         assert_eq!(summary.window_target_s, 0.1);
         check_windows(&summary, &probe.reads, 2, 42.0, calls, each);
     }
@@ -670,19 +676,30 @@ fn isolated_keeps_what_it_measured_when_the_meter_dies() {
             .expect("JSON");
     assert_eq!(json["complete"], true);
     let rows = json["results"].as_array().expect("results");
-    assert_eq!(rows.len() as u64, json["signatures_total"].as_u64().unwrap_or(0));
+    assert_eq!(
+        rows.len() as u64,
+        json["signatures_total"].as_u64().unwrap_or(0)
+    );
     let measured: Vec<&serde_json::Value> = rows
         .iter()
         .filter(|r| r["status"] == "ok" && r["replayed_as"] == r["id"])
         .collect();
     assert!(measured.len() > 3, "{} units measured", measured.len());
-    let with_energy = rows.iter().filter(|r| r["energy"]["Ok"].is_object()).count();
-    assert!(std::str::from_utf8(&output.stdout).is_ok_and(|out| out.contains(&format!(
-        "energy: measured for {with_energy} of {} signatures",
-        rows.len()
-    ))));
+    let with_energy = rows
+        .iter()
+        .filter(|r| r["energy"]["Ok"].is_object())
+        .count();
+    assert!(
+        std::str::from_utf8(&output.stdout).is_ok_and(|out| out.contains(&format!(
+            "energy: measured for {with_energy} of {} signatures",
+            rows.len()
+        )))
+    );
     for (index, row) in measured.iter().enumerate() {
-        assert!(row["stats"]["median_us"].as_f64().unwrap_or(0.0) > 0.0, "{row}");
+        assert!(
+            row["stats"]["median_us"].as_f64().unwrap_or(0.0) > 0.0,
+            "{row}"
+        );
         let energy = &row["energy"];
         match index {
             // Each of the first two units: 3 windows of 1 J (one read each way).

@@ -10,9 +10,7 @@ mod common;
 use std::path::Path;
 
 use common::shared_traces;
-use replay::predict::{
-    self, simulate, ActivityKind, Durations, HostItem, Skeleton, WaitKind,
-};
+use replay::predict::{self, simulate, ActivityKind, Durations, HostItem, Skeleton, WaitKind};
 use replay::trace::{self, Nanos, Trace};
 
 const US: Nanos = 1000;
@@ -25,7 +23,15 @@ struct Kineto {
 }
 
 impl Kineto {
-    fn push(&mut self, cat: &str, name: &str, pid: i64, tid: i64, ts: f64, dur: f64, args: &str) {
+    /// One complete event of `(pid, tid)` over `(ts, dur)` µs.
+    fn push(
+        &mut self,
+        cat: &str,
+        name: &str,
+        (pid, tid): (i64, i64),
+        (ts, dur): (f64, f64),
+        args: &str,
+    ) {
         self.events.push(format!(
             "{{\"ph\": \"X\", \"cat\": \"{cat}\", \"name\": \"{name}\", \"pid\": {pid}, \
              \"tid\": {tid}, \"ts\": {ts}, \"dur\": {dur}, \"args\": {{{args}}}}}"
@@ -34,14 +40,14 @@ impl Kineto {
 
     /// The `ProfilerStep#1` span, recorded by host thread 1.
     fn step(mut self, ts: f64, dur: f64) -> Self {
-        self.push("user_annotation", "ProfilerStep#1", 1, 1, ts, dur, "");
+        self.push("user_annotation", "ProfilerStep#1", (1, 1), (ts, dur), "");
         self
     }
 
     /// A CUDA runtime call on host thread `tid`.
     fn call(mut self, tid: i64, name: &str, ts: f64, dur: f64, correlation: i64) -> Self {
         let args = format!("\"correlation\": {correlation}");
-        self.push("cuda_runtime", name, 1, tid, ts, dur, &args);
+        self.push("cuda_runtime", name, (1, tid), (ts, dur), &args);
         self
     }
 
@@ -58,14 +64,14 @@ impl Kineto {
         let args = format!(
             "\"device\": 0, \"stream\": {stream}, \"correlation\": {correlation}, \"bytes\": 4096"
         );
-        self.push(cat, name, 0, stream, ts, dur, &args);
+        self.push(cat, name, (0, stream), (ts, dur), &args);
         self
     }
 
     /// Kineto's `cuda_sync` row for the synchronising call with the same correlation id.
     fn sync_row(mut self, name: &str, stream: i64, ts: f64, dur: f64, correlation: i64) -> Self {
         let args = format!("\"device\": 0, \"stream\": {stream}, \"correlation\": {correlation}");
-        self.push("cuda_sync", name, 0, stream, ts, dur, &args);
+        self.push("cuda_sync", name, (0, stream), (ts, dur), &args);
         self
     }
 
@@ -84,7 +90,13 @@ impl Kineto {
             "\"device\": 0, \"stream\": {stream}, \"correlation\": {correlation}, \
              \"wait_on_stream\": {recorded_on}, \"wait_on_cuda_event_record_corr_id\": {record}"
         );
-        self.push("cuda_sync", "Stream Wait Event", 0, stream, ts, 0.5, &args);
+        self.push(
+            "cuda_sync",
+            "Stream Wait Event",
+            (0, stream),
+            (ts, 0.5),
+            &args,
+        );
         self
     }
 
@@ -374,11 +386,25 @@ fn memset_copies_and_a_blocking_copy() -> Trace {
         .call(1, "cudaMemsetAsync", 10.0, 4.0, 1)
         .gpu("gpu_memset", "Memset (Device)", 7, 15.0, 2.0, 1)
         .call(1, "cudaMemcpyAsync", 20.0, 5.0, 2)
-        .gpu("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 7, 26.0, 10.0, 2)
+        .gpu(
+            "gpu_memcpy",
+            "Memcpy HtoD (Pinned -> Device)",
+            7,
+            26.0,
+            10.0,
+            2,
+        )
         .call(1, "cudaLaunchKernel", 30.0, 5.0, 3)
         .gpu("kernel", "k", 7, 36.0, 20.0, 3)
         .call(1, "cudaMemcpy", 40.0, 30.0, 4)
-        .gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 7, 56.0, 8.0, 4)
+        .gpu(
+            "gpu_memcpy",
+            "Memcpy DtoH (Device -> Pageable)",
+            7,
+            56.0,
+            8.0,
+            4,
+        )
         .load()
 }
 
@@ -462,7 +488,14 @@ fn blocking_copy_behind_another_stream() -> Trace {
         .call(1, "cudaStreamWaitEvent", 22.0, 1.0, 3)
         .sync_row("Stream Wait Event", 7, 22.5, 0.5, 3)
         .call(1, "cudaMemcpy", 30.0, 36.0, 4)
-        .gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 7, 57.0, 3.0, 4)
+        .gpu(
+            "gpu_memcpy",
+            "Memcpy DtoH (Device -> Pageable)",
+            7,
+            57.0,
+            3.0,
+            4,
+        )
         .load()
 }
 
@@ -546,7 +579,10 @@ fn a_stream_wait_follows_the_event_its_sync_row_names() {
         ]
     );
     let own = Durations::trace_own();
-    assert_eq!(spans_us(&skeleton, &own), vec![(16, 56), (31, 41), (57, 67)]);
+    assert_eq!(
+        spans_us(&skeleton, &own),
+        vec![(16, 56), (31, 41), (57, 67)]
+    );
     assert_eq!(predicted_us(&skeleton, &own), 80);
 
     // kA 10 µs (16-26): kC goes when launched, 46-56; the sync returns at 59, the step
@@ -604,7 +640,10 @@ fn a_graph_launch_is_one_launch_of_all_its_kernels() {
     assert_eq!(latencies[0], US);
     assert_eq!(gaps, vec![US, US]);
     let own = Durations::trace_own();
-    assert_eq!(spans_us(&skeleton, &own), vec![(19, 29), (30, 35), (36, 40)]);
+    assert_eq!(
+        spans_us(&skeleton, &own),
+        vec![(19, 29), (30, 35), (36, 40)]
+    );
     assert_eq!(predicted_us(&skeleton, &own), 50);
 
     // g_first 20 µs: 19-39, g_second 40-45, g_third 46-50; the sync returns at 52 and

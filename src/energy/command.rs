@@ -340,8 +340,7 @@ fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> {
             let mut previous: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut sigpipe);
             libc::sigaddset(&mut sigpipe, libc::SIGPIPE);
-            let blocked =
-                libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut previous) == 0;
+            let blocked = libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut previous) == 0;
             let written = stdin.write_all(line).and_then(|()| stdin.flush());
             if blocked {
                 let was_blocked = libc::sigismember(&previous, libc::SIGPIPE) == 1;

@@ -863,16 +863,25 @@ mod tests {
         let ran: u64 = target.batches.iter().map(|(calls, _)| calls).sum();
         assert_eq!(ran, s.warmup_calls + s.samples as u64 * s.calls_per_sample);
         let sampled = &target.batches[target.batches.len() - s.samples..];
-        assert!(sampled.iter().all(|&(calls, _)| calls == s.calls_per_sample));
+        assert!(sampled
+            .iter()
+            .all(|&(calls, _)| calls == s.calls_per_sample));
         // The extremes are the target's own per-call times, exactly.
         let per_call: Vec<f64> = sampled
             .iter()
             .map(|&(calls, t)| per_call_us(t, calls))
             .collect();
-        assert_eq!(s.min, per_call.iter().copied().fold(f64::INFINITY, f64::min));
+        assert_eq!(
+            s.min,
+            per_call.iter().copied().fold(f64::INFINITY, f64::min)
+        );
         assert_eq!(s.max, per_call.iter().copied().fold(0.0, f64::max));
         // The reported elapsed time holds every batch and lies inside the test's own span.
-        let batches_us: f64 = target.batches.iter().map(|(_, t)| t.as_secs_f64() * 1e6).sum();
+        let batches_us: f64 = target
+            .batches
+            .iter()
+            .map(|(_, t)| t.as_secs_f64() * 1e6)
+            .sum();
         assert!(s.elapsed >= batches_us, "{} < {batches_us}", s.elapsed);
         assert!(s.elapsed <= outside.as_secs_f64() * 1e6, "{s:?}");
     }

@@ -141,9 +141,7 @@ impl<'t> TraceContext<'t> {
         }
         let shapes: FxHashMap<usize, LaunchShape> = launched
             .iter()
-            .map(|(&call, activities)| {
-                (call, launch_shape(trace, call, activities, &previous_end))
-            })
+            .map(|(&call, activities)| (call, launch_shape(trace, call, activities, &previous_end)))
             .collect();
         let (delays, typical_latency_ns) =
             activity_delays(events, &launch_of, &shapes, &previous_end);
@@ -519,8 +517,7 @@ impl ThreadBuilder<'_, '_> {
                 CallKind::EventRecord => self.recorded = self.last_launched,
                 CallKind::StreamWaitEvent => {
                     let correlation = event.args.correlation;
-                    let source = match correlation.and_then(|c| self.context.event_waits.get(&c))
-                    {
+                    let source = match correlation.and_then(|c| self.context.event_waits.get(&c)) {
                         // The trace names the event: none when nothing of the step was
                         // issued to its stream before the record.
                         Some(&(recorded_on, record)) => self.issued_before(recorded_on, record),
