@@ -325,14 +325,45 @@ fn compare_with_a_missing_model_exits_2() {
         .stderr(predicate::str::contains("/nonexistent/model.pt"));
 }
 
+/// Whether two numbers read back from the results agree to their written precision (the
+/// JSON carries 15 significant digits).
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
+
+/// Checks that every window of an energy summary holds the counting meter's 0.25 J, that
+/// each window's joules per invocation are those 0.25 J over its invocations, and that the
+/// summary's median is the middle window's. Returns the median.
+fn check_counted_windows(energy: &serde_json::Value, what: &str) -> f64 {
+    let windows = energy["windows"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: {energy}"));
+    assert_eq!(windows.len(), 3, "{what}");
+    let mut per_invocation: Vec<f64> = windows
+        .iter()
+        .map(|w| {
+            assert_eq!(w["busy"]["joules"].as_f64(), Some(0.25), "{what}: {w}");
+            let invocations = w["invocations"].as_u64().unwrap() as f64;
+            let joules = w["joules_per_invocation"].as_f64().unwrap();
+            assert!(same(joules, 0.25 / invocations), "{what}: {w}");
+            joules
+        })
+        .collect();
+    per_invocation.sort_by(f64::total_cmp);
+    let median = energy["joules_per_invocation"]["median"].as_f64().unwrap();
+    assert!(same(median, per_invocation[1]), "{what}");
+    median
+}
+
 #[test]
 fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
     let (dir, model) = exported_bloom_tiny();
-    // A meter integrating a constant 42 W over real time (the protocol of the README).
+    // A meter whose energy replay controls: 0.25 J more at every 'read', so each window
+    // (one read to open, one to close) holds exactly 0.25 J, whatever the scheduling.
     let meter = dir.path().join("meter.py");
     std::fs::write(
         &meter,
-        "import json, sys, time\nstart = time.monotonic()\nfirst = True\nfor line in iter(sys.stdin.readline, ''):\n    c = line.strip()\n    if c == 'read':\n        now = time.monotonic()\n        d = {'joules': 42.0 * (now - start), 'timestamp': now}\n        if first:\n            d['update_period_s'] = 0.001\n            first = False\n        print(json.dumps(d), flush=True)\n    elif c == 'quit':\n        break\n",
+        "import json, sys, time\nreads = 0\nfor line in iter(sys.stdin.readline, ''):\n    c = line.strip()\n    if c == 'read':\n        reads += 1\n        d = {'joules': 0.25 * reads, 'timestamp': time.monotonic()}\n        if reads == 1:\n            d['update_period_s'] = 0.001\n        print(json.dumps(d), flush=True)\n    elif c == 'quit':\n        break\n",
     )
     .unwrap();
     let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
@@ -359,26 +390,36 @@ fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
         .assert()
         .success()
         .stdout(predicate::str::contains("energy (cmd"));
+    // The full model: 0.25 J per window over the window's forward passes.
+    let full = json(&out.join("full_model_timing.json"));
+    let full_joules = check_counted_windows(&full["energy"], "full model");
+    // Each replayed signature: the same, times its share of its replay unit.
+    let isolated = json(&out.join("isolated.json"));
+    let mut predicted = 0.0;
+    let mut measured_signatures = 0;
+    for row in isolated["results"].as_array().unwrap() {
+        let Some(joules) = row["joules_per_invocation"].as_f64() else {
+            continue;
+        };
+        let median = check_counted_windows(&row["energy"]["Ok"], row["id"].as_str().unwrap());
+        assert!(
+            same(joules, median * row["share"].as_f64().unwrap()),
+            "{row}"
+        );
+        predicted += joules * row["count"].as_u64().unwrap() as f64;
+        measured_signatures += 1;
+    }
+    assert!(measured_signatures > 0);
+    // The report sets the signatures' sum against the full model's median.
     let report = json(&out.join("comparison_report.json"));
     let energy = &report["energy"];
     let measured = energy["measured_joules"].as_f64().unwrap();
-    let predicted = energy["predicted_joules"].as_f64().unwrap();
-    assert!(measured > 0.0 && predicted > 0.0);
+    assert!(same(measured, full_joules), "{measured} vs {full_joules}");
+    let reported = energy["predicted_joules"].as_f64().unwrap();
+    assert!(same(reported, predicted), "{reported} vs {predicted}");
     let error = energy["error_percent"].as_f64().unwrap();
-    assert!((error - 100.0 * (predicted - measured) / measured).abs() < 1e-6);
+    assert!((error - 100.0 * (reported - full_joules) / full_joules).abs() < 1e-9);
     assert_eq!(energy["method"], "counter");
-    // 42 W over the measured seconds per pass: the meter's truth.
-    let full = json(&out.join("full_model_timing.json"));
-    let seconds = full["energy"]["seconds_per_invocation"]["median"]
-        .as_f64()
-        .unwrap();
-    let joules = full["energy"]["joules_per_invocation"]["median"]
-        .as_f64()
-        .unwrap();
-    assert!(
-        (joules / (42.0 * seconds) - 1.0).abs() < 0.05,
-        "{joules} J over {seconds} s"
-    );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<h2>Energy</h2>"));
 }

@@ -3,14 +3,15 @@
 
 mod common;
 
-use std::cell::Cell;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use replay::energy::{self, measure_energy, EnergyConfig, Method, ProbeSpec, Window};
+use replay::energy::{
+    self, measure_energy, CommandProbe, EnergyConfig, EnergyError, EnergyProbe, EnergySummary,
+    Method, ProbeResolution, ProbeSpec, Window, DEFAULT_READ_TIMEOUT,
+};
 
 /// The repository root.
 fn root() -> PathBuf {
@@ -52,24 +53,15 @@ fn write_meter(dir: &Path) -> PathBuf {
     path
 }
 
-/// Seconds spent inside invocations, and invocations, as the test's own clock saw them.
-type Tally = Rc<Cell<(f64, u64)>>;
-
-/// A workload of known duration, `calls` invocations per run, timed by the test's own clock:
-/// returns the closure and where it accumulates (seconds inside invocations, invocations).
-fn sleeping_workload(calls: u64, each: Duration) -> (impl FnMut() -> Result<(), String>, Tally) {
-    let tally = Rc::new(Cell::new((0.0, 0u64)));
-    let t = Rc::clone(&tally);
-    let run = move || {
-        let start = Instant::now();
+/// A workload of `calls` invocations per run, each sleeping `each`: sleep never returns early,
+/// so a window holding `n` invocations lasts at least `n × each`.
+fn sleeping_workload(calls: u64, each: Duration) -> impl FnMut() -> Result<(), String> {
+    move || {
         for _ in 0..calls {
             std::thread::sleep(each);
         }
-        let (s, n) = t.get();
-        t.set((s + start.elapsed().as_secs_f64(), n + calls));
         Ok(())
-    };
-    (run, tally)
+    }
 }
 
 /// The error text of opening a probe that must fail.
@@ -80,17 +72,126 @@ fn open_error(spec: &str) -> String {
     }
 }
 
-fn within(measured: f64, truth: f64, tolerance: f64) -> bool {
-    (measured - truth).abs() <= tolerance * truth.abs()
+/// One reading of a probe, between two instants of the test's own clock.
+#[derive(Debug, Clone, Copy)]
+struct Read {
+    before: Instant,
+    after: Instant,
+    joules: f64,
+}
+
+/// Wraps a probe and records every reading, so that what replay makes of the readings can be
+/// checked exactly against them.
+struct Recorder {
+    inner: Box<dyn EnergyProbe>,
+    reads: Vec<Read>,
+}
+
+impl Recorder {
+    fn new(inner: Box<dyn EnergyProbe>) -> Recorder {
+        Recorder {
+            inner,
+            reads: Vec::new(),
+        }
+    }
+}
+
+impl EnergyProbe for Recorder {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn resolution(&self) -> ProbeResolution {
+        self.inner.resolution()
+    }
+    fn method(&self) -> Method {
+        self.inner.method()
+    }
+    fn read_joules(&mut self) -> Result<f64, EnergyError> {
+        let before = Instant::now();
+        let joules = self.inner.read_joules()?;
+        let after = Instant::now();
+        self.reads.push(Read {
+            before,
+            after,
+            joules,
+        });
+        Ok(joules)
+    }
+}
+
+/// Checks energy `joules` measured between readings `open` and `close` of a meter of a
+/// constant `watts` that integrates over CLOCK_MONOTONIC (the test's meters and plugin, and
+/// `Instant`, all read that clock). Exact by construction, so no tolerance for scheduling:
+/// the joules are the difference of the two readings, and since the meter read its clock
+/// inside each call, `joules / watts` is no shorter than from the end of the opening call to
+/// the start of the closing one and no longer than from the start of the one to the end of
+/// the other. Returns that shortest span, in seconds.
+fn check_against_meter(joules: f64, open: &Read, close: &Read, watts: f64) -> f64 {
+    assert_eq!(joules, close.joules - open.joules);
+    let shortest = close.before.duration_since(open.after).as_secs_f64();
+    let longest = close.after.duration_since(open.before).as_secs_f64();
+    let meter_seconds = joules / watts;
+    // 1 µs for the meter's floating-point arithmetic on seconds since boot.
+    assert!(
+        shortest - 1e-6 <= meter_seconds && meter_seconds <= longest + 1e-6,
+        "{joules} J at {watts} W is {meter_seconds} s, outside [{shortest}, {longest}] s"
+    );
+    shortest
+}
+
+/// Checks every window of `summary` against the readings that opened and closed it
+/// (`reads_per_window` readings each: 2, or 4 with an idle window), for a meter of `watts`
+/// and a workload of `calls` invocations of at least `each` per run.
+fn check_windows(
+    summary: &EnergySummary,
+    reads: &[Read],
+    reads_per_window: usize,
+    watts: f64,
+    calls: u64,
+    each: Duration,
+) {
+    assert_eq!(reads.len(), summary.windows.len() * reads_per_window);
+    for (window, reads) in summary.windows.iter().zip(reads.chunks(reads_per_window)) {
+        let busy = &window.busy;
+        let shortest = check_against_meter(busy.joules, &reads[0], &reads[1], watts);
+        // The window holds all its invocations, so its energy covers at least their sleeps.
+        assert_eq!(window.invocations, summary.runs_per_window * calls);
+        assert!(shortest >= window.invocations as f64 * each.as_secs_f64());
+        assert_eq!(busy.average_watts, busy.joules / busy.seconds);
+        if let Some(idle) = &window.idle {
+            check_against_meter(idle.joules, &reads[2], &reads[3], watts);
+            assert_eq!(idle.average_watts, idle.joules / idle.seconds);
+            assert_eq!(
+                window.net_joules,
+                busy.joules - idle.average_watts * busy.seconds
+            );
+        } else {
+            assert_eq!(window.net_joules, busy.joules);
+        }
+        assert_eq!(
+            window.joules_per_invocation,
+            window.net_joules / window.invocations as f64
+        );
+    }
+    let mut per_invocation: Vec<f64> = summary
+        .windows
+        .iter()
+        .map(|w| w.joules_per_invocation)
+        .collect();
+    per_invocation.sort_by(f64::total_cmp);
+    assert_eq!(summary.windows.len(), 3);
+    assert_eq!(summary.joules_per_invocation.median, per_invocation[1]);
+    assert_eq!(summary.joules_per_invocation.min, per_invocation[0]);
+    assert_eq!(summary.joules_per_invocation.max, per_invocation[2]);
 }
 
 #[test]
-fn cmd_meter_energy_per_invocation_within_5_percent() {
+fn cmd_meter_energy_per_invocation_is_the_meters_energy_over_the_window() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let meter = write_meter(tmp.path());
     let watts = 37.5;
     let spec = format!("cmd:{} {} {watts}", python(), meter.display());
-    let mut probe = energy::open_str(&spec)
+    let probe = energy::open_str(&spec)
         .expect("the meter starts")
         .expect("not none");
     assert_eq!(probe.method(), Method::Counter);
@@ -98,72 +199,53 @@ fn cmd_meter_energy_per_invocation_within_5_percent() {
     // No declared update period: the documented 10 ms default, so 1 s windows.
     assert_eq!(probe.resolution().update_period_s, 0.01);
 
-    let calls = 5;
-    let (run, tally) = sleeping_workload(calls, Duration::from_millis(2));
-    let summary =
-        measure_energy(&mut *probe, calls, &EnergyConfig::default(), run).expect("measure");
-    let (seconds, invocations) = tally.get();
-    let truth = watts * seconds / invocations as f64;
-    let measured = summary.joules_per_invocation.median;
-    let error = (measured - truth) / truth * 100.0;
-    eprintln!(
-        "cmd meter: {measured:.6} J/invocation measured, {truth:.6} J truth ({error:+.3} %), spread {:.6}..{:.6}, {} windows of {} invocations",
-        summary.joules_per_invocation.min,
-        summary.joules_per_invocation.max,
-        summary.windows.len(),
-        summary.windows[0].invocations
-    );
-    assert!(
-        within(measured, truth, 0.05),
-        "measured {measured} J vs truth {truth} J ({error:+.2} %)"
-    );
-    assert!(
-        within(summary.joules_per_invocation.min, truth, 0.05)
-            && within(summary.joules_per_invocation.max, truth, 0.05)
-    );
-    assert!(summary.windows.len() >= 3);
-    for w in &summary.windows {
-        assert!(
-            w.update_periods >= 95.0,
-            "window of {} update periods",
-            w.update_periods
-        );
-        assert!(
-            within(w.busy.average_watts, watts, 0.05),
-            "{}",
-            w.busy.average_watts
-        );
-    }
+    let mut probe = Recorder::new(probe);
+    let (calls, each) = (5, Duration::from_millis(2));
+    let summary = measure_energy(
+        &mut probe,
+        calls,
+        &EnergyConfig::default(),
+        sleeping_workload(calls, each),
+    )
+    .expect("measure");
+    assert_eq!(summary.window_target_s, 1.0);
+    check_windows(&summary, &probe.reads, 2, watts, calls, each);
+    // Per invocation: at least the meter's power over one invocation's 2 ms of sleep.
+    assert!(summary.joules_per_invocation.min >= watts * each.as_secs_f64());
     assert!(summary.probe.contains("constant"));
+    assert_eq!(summary.method, Method::Counter);
+    assert!(!summary.idle_subtracted && summary.idle_watts.is_none());
 }
 
 #[test]
-fn cmd_meter_idle_subtraction_removes_constant_power() {
+fn cmd_meter_idle_subtraction_removes_idle_power_times_the_busy_time() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let meter = write_meter(tmp.path());
     // The meter declares a 2 ms update period: 0.2 s windows.
     let spec = format!("cmd:{} {} 20 0.002", python(), meter.display());
-    let mut probe = energy::open_str(&spec)
+    let probe = energy::open_str(&spec)
         .expect("the meter starts")
         .expect("not none");
     assert_eq!(probe.resolution().update_period_s, 0.002);
-    let (run, tally) = sleeping_workload(2, Duration::from_millis(1));
+    let mut probe = Recorder::new(probe);
     let config = EnergyConfig {
         idle_subtract: true,
         ..EnergyConfig::default()
     };
-    let summary = measure_energy(&mut *probe, 2, &config, run).expect("measure");
-    let (seconds, invocations) = tally.get();
-    let gross = 20.0 * seconds / invocations as f64;
-    let idle = summary.idle_watts.expect("idle measured");
-    assert!(within(idle.median, 20.0, 0.05), "idle {idle:?}");
-    // All the power is idle power, so what is left is small against the gross energy.
-    assert!(
-        summary.joules_per_invocation.median.abs() < 0.05 * gross,
-        "{:?} vs gross {gross}",
-        summary.joules_per_invocation
-    );
+    let (calls, each) = (2, Duration::from_millis(1));
+    let summary = measure_energy(&mut probe, calls, &config, sleeping_workload(calls, each))
+        .expect("measure");
+    // Every busy window is followed by an idle one: four readings per window, each idle
+    // window's power taken off over its busy window's length.
+    check_windows(&summary, &probe.reads, 4, 20.0, calls, each);
     assert!(summary.idle_subtracted);
+    let mut idle: Vec<f64> = summary
+        .windows
+        .iter()
+        .filter_map(|w| w.idle.as_ref().map(|i| i.average_watts))
+        .collect();
+    idle.sort_by(f64::total_cmp);
+    assert_eq!(summary.idle_watts.map(|s| s.median), Some(idle[1]));
 }
 
 #[test]
@@ -182,6 +264,88 @@ fn cmd_meter_errors_are_clear() {
     .expect("write");
     let e = open_error(&format!("cmd:{} {}", python(), bad.display()));
     assert!(e.contains("the line was: watts: 42"), "{e}");
+}
+
+/// A meter that answers its first `AFTER` reads (1 J each, 0.1 ms update period), then
+/// fails as its `MODE` says: `die` (exit 3 with a message), `stall` (never answer) or
+/// `garbage` (a line that is not the protocol's).
+const FAULTY_METER: &str = r#"
+import json, sys, time
+mode, after = sys.argv[1], int(sys.argv[2])
+n = 0
+for line in iter(sys.stdin.readline, ''):
+    command = line.strip()
+    if command == 'quit':
+        break
+    if command != 'read':
+        continue
+    n += 1
+    if n > after:
+        if mode == 'die':
+            sys.stderr.write('meter: lost the serial port\n')
+            sys.stderr.flush()
+            sys.exit(3)
+        if mode == 'stall':
+            time.sleep(60)
+        if mode == 'garbage':
+            print('E42 overrange', flush=True)
+            continue
+    reply = {'joules': float(n), 'timestamp': time.monotonic(), 'update_period_s': 0.0001}
+    print(json.dumps(reply), flush=True)
+"#;
+
+/// Measures a quick workload with the faulty meter failing after `after` reads; returns the
+/// error, the meter's command line and how long the measurement took.
+fn faulty_meter_error(mode: &str, after: u32, timeout: Duration) -> (String, String, Duration) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let meter = tmp.path().join("faulty_meter.py");
+    fs::write(&meter, FAULTY_METER).expect("write the meter");
+    let args = vec![
+        meter.display().to_string(),
+        mode.to_string(),
+        after.to_string(),
+    ];
+    let display = format!("{} {}", python(), args.join(" "));
+    let mut probe =
+        CommandProbe::spawn_with_timeout(&python(), &args, timeout).expect("the meter starts");
+    let start = Instant::now();
+    let result = measure_energy(&mut probe, 1, &EnergyConfig::default(), || {
+        Ok::<(), String>(())
+    });
+    let took = start.elapsed();
+    match result {
+        Ok(summary) => panic!("{mode}: measured {summary:?}"),
+        Err(e) => (e.to_string(), display, took),
+    }
+}
+
+#[test]
+fn cmd_meter_failing_mid_measurement_is_an_error_naming_it() {
+    // Read 1 starts the probe, reads 2 and 3 are the first window; read 4, opening the
+    // second window, fails.
+    let (e, program, _) = faulty_meter_error("die", 3, DEFAULT_READ_TIMEOUT);
+    assert!(
+        e.starts_with(&format!(
+            "energy meter program '{program}' exited before answering"
+        )) && e.contains("exit status: 3")
+            && e.contains("its stderr ends with: meter: lost the serial port"),
+        "{e}"
+    );
+    let (e, program, _) = faulty_meter_error("garbage", 3, DEFAULT_READ_TIMEOUT);
+    assert!(
+        e.starts_with(&format!(
+            "energy meter program '{program}' answered 'read' with a bad line"
+        )) && e.ends_with("the line was: E42 overrange"),
+        "{e}"
+    );
+    // A stalled meter times out: the measurement ends after the timeout, not never.
+    let timeout = Duration::from_millis(500);
+    let (e, program, took) = faulty_meter_error("stall", 3, timeout);
+    assert_eq!(
+        e,
+        format!("energy meter program '{program}' did not answer 'read' within 0.5 s")
+    );
+    assert!(took >= timeout, "{took:?}");
 }
 
 /// Compiles the example plugin into `dir` with extra compiler flags.
@@ -216,42 +380,33 @@ fn example_plugin_loads_measures_and_unloads() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let lib = build_plugin(tmp.path(), "constant_power", &[]);
     {
-        let mut probe = energy::open_str(&format!("plugin:{}", lib.display()))
+        let probe = energy::open_str(&format!("plugin:{}", lib.display()))
             .expect("loads")
             .expect("not none");
         assert!(mapped(&lib), "the plugin is loaded");
         assert!(probe.name().contains("constant-power"), "{}", probe.name());
         assert_eq!(probe.method(), Method::Counter);
         assert_eq!(probe.resolution().update_period_s, 1e-6);
+        let mut probe = Recorder::new(probe);
 
-        let window = Window::open(&mut *probe).expect("open window");
+        let window = Window::open(&mut probe).expect("open window");
         std::thread::sleep(Duration::from_millis(150));
         let reading = window.close().expect("close window");
-        let truth = 42.0 * reading.seconds;
-        eprintln!(
-            "plugin: {:.6} J over {:.6} s, truth {truth:.6} J ({:+.4} %)",
-            reading.joules,
-            reading.seconds,
-            (reading.joules - truth) / truth * 100.0
-        );
-        assert!(within(reading.joules, truth, 0.05), "{reading:?}");
-        assert!(within(reading.average_watts, 42.0, 0.05), "{reading:?}");
+        let shortest = check_against_meter(reading.joules, &probe.reads[0], &probe.reads[1], 42.0);
+        assert!(shortest >= 0.150, "the sleep is inside the window");
+        assert_eq!(reading.average_watts, reading.joules / reading.seconds);
 
         // Energy per invocation of a known-duration workload.
         let config = EnergyConfig {
             min_window_s: 0.1,
             ..EnergyConfig::default()
         };
-        let (run, tally) = sleeping_workload(4, Duration::from_millis(1));
-        let summary = measure_energy(&mut *probe, 4, &config, run).expect("measure");
-        let (seconds, invocations) = tally.get();
-        let truth = 42.0 * seconds / invocations as f64;
-        let measured = summary.joules_per_invocation.median;
-        eprintln!(
-            "plugin: {measured:.6} J/invocation, truth {truth:.6} J ({:+.3} %)",
-            (measured - truth) / truth * 100.0
-        );
-        assert!(within(measured, truth, 0.05), "{measured} vs {truth}");
+        probe.reads.clear();
+        let (calls, each) = (4, Duration::from_millis(1));
+        let summary = measure_energy(&mut probe, calls, &config, sleeping_workload(calls, each))
+            .expect("measure");
+        assert_eq!(summary.window_target_s, 0.1);
+        check_windows(&summary, &probe.reads, 2, 42.0, calls, each);
     }
     assert!(
         !mapped(&lib),
@@ -259,15 +414,16 @@ fn example_plugin_loads_measures_and_unloads() {
     );
 
     // The config reaches the plugin's open: 10 W.
-    let mut probe = energy::open(&ProbeSpec::Plugin {
+    let probe = energy::open(&ProbeSpec::Plugin {
         path: lib.clone(),
         config: "10".into(),
     })
     .expect("loads");
-    let window = Window::open(&mut *probe).expect("open window");
+    let mut probe = Recorder::new(probe);
+    let window = Window::open(&mut probe).expect("open window");
     std::thread::sleep(Duration::from_millis(50));
     let reading = window.close().expect("close window");
-    assert!(within(reading.average_watts, 10.0, 0.05), "{reading:?}");
+    check_against_meter(reading.joules, &probe.reads[0], &probe.reads[1], 10.0);
     drop(probe);
 
     // A config the plugin refuses: open returns NULL.
@@ -276,6 +432,38 @@ fn example_plugin_loads_measures_and_unloads() {
         e.contains(&*lib.to_string_lossy()) && e.contains("replay_energy_probe_open returned NULL"),
         "{e}"
     );
+}
+
+#[test]
+fn plugin_read_failures_are_errors_naming_the_plugin() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // Each variant reads twice (the first window), then fails when the second opens.
+    for (fault, expected) in [
+        ("1", "replay_energy_probe_read_joules failed with code 7"),
+        ("2", "reading is not a finite number (NaN)"),
+        ("3", "cumulative energy went backwards from "),
+    ] {
+        let lib = build_plugin(
+            tmp.path(),
+            &format!("fault{fault}"),
+            &[&format!("-DCONSTANT_POWER_FAULT={fault}")],
+        );
+        let mut probe = energy::open_str(&format!("plugin:{}", lib.display()))
+            .expect("loads")
+            .expect("not none");
+        let config = EnergyConfig {
+            min_window_s: 0.01,
+            ..EnergyConfig::default()
+        };
+        let e = match measure_energy(&mut *probe, 1, &config, || Ok::<(), String>(())) {
+            Ok(summary) => panic!("fault {fault}: measured {summary:?}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains(&*lib.to_string_lossy()) && e.contains(expected),
+            "fault {fault}: {e}"
+        );
+    }
 }
 
 #[test]
@@ -439,4 +627,106 @@ fn energy_specs_none_and_invalid() {
         .expect("an error")
         .to_string();
     assert!(e.contains("no probe to open"), "{e}");
+}
+
+/// `replay isolated --energy` with a meter that dies part-way: the run goes on, every
+/// signature keeps its timing, the signatures measured before the meter died keep their
+/// energy, and each later one says why it has none, naming the meter.
+#[test]
+fn isolated_keeps_what_it_measured_when_the_meter_dies() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sigs = tmp.path().join("bert.json");
+    common::replay()
+        .args(["classify", "--trace"])
+        .arg(common::shared_traces().join("h100_bert_small_infer.json.gz"))
+        .arg("--out")
+        .arg(&sigs)
+        .assert()
+        .success();
+    let meter = tmp.path().join("faulty_meter.py");
+    fs::write(&meter, FAULTY_METER).expect("write the meter");
+    // One read to start, then 6 per replay unit (3 windows): the meter dies on the 14th
+    // read, opening the first window of the third unit.
+    let results = tmp.path().join("results");
+    let output = common::replay()
+        .args([
+            "isolated",
+            "--device",
+            "cpu",
+            "--rounds",
+            "1",
+            "--max-time-per-kernel",
+            "0.01",
+            "--quiet",
+            "--kernels",
+        ])
+        .arg(&sigs)
+        .arg("--output-dir")
+        .arg(&results)
+        .arg("--energy")
+        .arg(format!("cmd:{} {} die 13", python(), meter.display()))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "energy failed: energy meter program",
+        ))
+        .stdout(predicates::str::contains("lost the serial port"))
+        .get_output()
+        .clone();
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(results.join("isolated.json")).expect("isolated.json"))
+            .expect("JSON");
+    assert_eq!(json["complete"], true);
+    let rows = json["results"].as_array().expect("results");
+    assert_eq!(
+        rows.len() as u64,
+        json["signatures_total"].as_u64().unwrap_or(0)
+    );
+    let measured: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["status"] == "ok" && r["replayed_as"] == r["id"])
+        .collect();
+    assert!(measured.len() > 3, "{} units measured", measured.len());
+    let with_energy = rows
+        .iter()
+        .filter(|r| r["energy"]["Ok"].is_object())
+        .count();
+    assert!(
+        std::str::from_utf8(&output.stdout).is_ok_and(|out| out.contains(&format!(
+            "energy: measured for {with_energy} of {} signatures",
+            rows.len()
+        )))
+    );
+    for (index, row) in measured.iter().enumerate() {
+        assert!(
+            row["stats"]["median_us"].as_f64().unwrap_or(0.0) > 0.0,
+            "{row}"
+        );
+        let energy = &row["energy"];
+        match index {
+            // Each of the first two units: 3 windows of 1 J (one read each way).
+            0 | 1 => {
+                let windows = energy["Ok"]["windows"].as_array().expect("windows");
+                assert_eq!(windows.len(), 3, "{row}");
+                for w in windows {
+                    assert_eq!(w["busy"]["joules"], 1.0, "{row}");
+                }
+            }
+            2 => {
+                let error = energy["Err"].as_str().expect("an error");
+                assert!(
+                    error.contains("faulty_meter.py die 13' exited before answering")
+                        && error.contains("lost the serial port"),
+                    "{error}"
+                );
+            }
+            _ => {
+                let error = energy["Err"].as_str().expect("an error");
+                assert!(
+                    error.contains("faulty_meter.py die 13' is not read any more"),
+                    "{error}"
+                );
+            }
+        }
+    }
 }

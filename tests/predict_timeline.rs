@@ -107,8 +107,8 @@ fn the_simulated_timeline_follows_the_traces_own_timeline() {
     }
 }
 
-/// Every trace gets a prediction. On these traces the self-check is within 5 % as well;
-/// why it is not exact everywhere is in the comments below.
+/// Every trace gets a prediction, and its self-check reproduces the trace's own step time:
+/// to <0.01 % on every step, except in the pipelined trace (why is in the comments below).
 #[test]
 fn every_shared_trace_predicts() {
     let mut table = String::new();
@@ -146,13 +146,35 @@ fn every_shared_trace_predicts() {
             prediction.kernel_sum_error_percent,
         ));
         // a100_train_cudagraph_rank0 is pipelined (no sync at a step's end, GPU ~160 ms
-        // behind the host): its first profiled step is +3 % (its span is shorter than the
-        // GPU's period for it), the mean +0.7 %. Everything else reproduces to <0.01 %.
-        assert!(
-            prediction.error_percent.abs() < 5.0,
-            "{name}: {:.2} %",
-            prediction.error_percent
-        );
+        // behind the host): each step is charged from the end of the previous step's GPU
+        // work, its steady-state period, which a step's span only approximates. Measured:
+        // +3.12 % for the first step (its span is 6.5 ms shorter than the GPU's period for
+        // it), +0.00 to +0.35 % for the others, +0.72 % on the mean; the bounds leave a
+        // quarter of that room. Everything else reproduces its own step time to <0.01 %.
+        if name == "a100_train_cudagraph_rank0.json.gz" {
+            assert!(
+                (0.0..0.9).contains(&prediction.error_percent),
+                "{name}: mean {:.3} %",
+                prediction.error_percent
+            );
+            for step in &prediction.steps {
+                assert!(
+                    (0.0..3.9).contains(&step.error_percent),
+                    "{name} {}: {:.3} %",
+                    step.name,
+                    step.error_percent
+                );
+            }
+        } else {
+            for step in &prediction.steps {
+                assert!(
+                    step.error_percent.abs() < 0.01,
+                    "{name} {}: {:.4} %",
+                    step.name,
+                    step.error_percent
+                );
+            }
+        }
     }
     println!("{table}");
 }

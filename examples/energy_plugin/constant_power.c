@@ -5,11 +5,15 @@
  *   cc -shared -fPIC -O2 -Iinclude examples/energy_plugin/constant_power.c -o libconstant_power.so
  *   replay isolated --kernels S --energy "plugin:./libconstant_power.so 42"
  *
- * The CONSTANT_POWER_ABI_VERSION and CONSTANT_POWER_OMIT_READ defines exist only so replay's
- * tests can build broken variants (wrong ABI version, missing symbol) from this one file.
+ * The CONSTANT_POWER_ABI_VERSION, CONSTANT_POWER_OMIT_READ and CONSTANT_POWER_FAULT defines
+ * exist only so replay's tests can build broken variants (wrong ABI version, missing symbol,
+ * a read that fails) from this one file. With CONSTANT_POWER_FAULT=N, every read after the
+ * first CONSTANT_POWER_FAULT_AFTER (default 2) fails: 1 returns error code 7, 2 reads NaN,
+ * 3 reads a value below the previous one.
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +24,14 @@
 #ifndef CONSTANT_POWER_ABI_VERSION
 #define CONSTANT_POWER_ABI_VERSION REPLAY_ENERGY_PROBE_ABI_VERSION
 #endif
+#ifndef CONSTANT_POWER_FAULT_AFTER
+#define CONSTANT_POWER_FAULT_AFTER 2
+#endif
 
 struct constant_power {
     struct timespec start;
     double watts;
+    unsigned long reads;
 };
 
 uint32_t replay_energy_probe_abi_version(void) { return CONSTANT_POWER_ABI_VERSION; }
@@ -60,6 +68,17 @@ int replay_energy_probe_read_joules(void *handle, double *joules_out) {
     struct timespec now;
     if (p == NULL || joules_out == NULL || clock_gettime(CLOCK_MONOTONIC, &now) != 0) return 1;
     *joules_out = p->watts * seconds_between(&p->start, &now);
+#ifdef CONSTANT_POWER_FAULT
+    if (++p->reads > CONSTANT_POWER_FAULT_AFTER) {
+#if CONSTANT_POWER_FAULT == 1
+        return 7;
+#elif CONSTANT_POWER_FAULT == 2
+        *joules_out = NAN;
+#else
+        *joules_out = -1.0;
+#endif
+    }
+#endif
     return 0;
 }
 #endif

@@ -220,6 +220,23 @@ fn print_summary(results: &IsolatedResults, args: &IsolatedArgs) {
         .filter_map(|r| r.predicted_us.map(|p| p * r.count as f64))
         .sum();
     println!("sum of isolated medians x counts: {predicted:.1} us");
+    // A probe that failed part-way leaves the signatures measured before it with energy and
+    // the rest without: say so here, not only in the results' rows.
+    let energy: Vec<&Result<_, String>> = results
+        .results
+        .iter()
+        .filter_map(|r| r.energy.as_ref())
+        .collect();
+    if !energy.is_empty() {
+        let measured = energy.iter().filter(|e| e.is_ok()).count();
+        println!(
+            "energy: measured for {measured} of {} signatures",
+            energy.len()
+        );
+        if let Some(Err(first)) = energy.iter().find(|e| e.is_err()) {
+            println!("  energy failed: {first}");
+        }
+    }
     for r in results
         .results
         .iter()

@@ -25,7 +25,9 @@
 //! replay reads once when it starts the probe, to check the program speaks the protocol.
 //! When done it writes `quit\n` and closes stdin; a program still running 1 s later is
 //! killed. An answer must come within 5 s; a program that exits, or closes stdout, before
-//! answering is an error that quotes the end of its stderr.
+//! answering is an error that quotes the end of its stderr. After a failed exchange the
+//! program is not asked again (every later read is an error at once): an answer that came
+//! late would otherwise be taken for the answer to the next `read`.
 //!
 //! A complete meter that integrates a constant 42 W (Python):
 //!
@@ -92,6 +94,8 @@ pub struct CommandProbe {
     resolution: ProbeResolution,
     method: Method,
     last_joules: Option<f64>,
+    /// The first failed exchange, after which the program is not asked again.
+    failed: Option<String>,
 }
 
 impl CommandProbe {
@@ -194,6 +198,7 @@ impl CommandProbe {
             },
             method: Method::Counter,
             last_joules: None,
+            failed: None,
         };
         let first = probe.exchange()?;
         if let Some(p) = first.update_period_s {
@@ -212,10 +217,25 @@ impl CommandProbe {
         Ok(probe)
     }
 
-    /// Sends `read` and waits for one valid answer.
+    /// Sends `read` and waits for one valid answer; after a failure, fails at once.
     fn exchange(&mut self) -> Result<Reply, EnergyError> {
+        if let Some(first) = &self.failed {
+            return Err(EnergyError::CommandAbandoned {
+                program: self.display.clone(),
+                first: first.clone(),
+            });
+        }
+        let answer = self.ask();
+        if let Err(e) = &answer {
+            self.failed = Some(e.to_string());
+        }
+        answer
+    }
+
+    /// One `read` exchange.
+    fn ask(&mut self) -> Result<Reply, EnergyError> {
         let sent = match self.stdin.as_mut() {
-            Some(stdin) => stdin.write_all(b"read\n").and_then(|()| stdin.flush()),
+            Some(stdin) => write_line(stdin, b"read\n"),
             None => Err(std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
                 "stdin closed",
@@ -305,6 +325,45 @@ impl CommandProbe {
     }
 }
 
+/// Writes `line` to the program's stdin. A program that has exited leaves a closed pipe, and
+/// writing to it raises SIGPIPE, which `replay` (like other Unix tools, see `main.rs`) does not
+/// ignore: it would end the whole run without a word. The signal is blocked on this thread for
+/// the write, so the write fails with `BrokenPipe` instead, and a SIGPIPE it left pending is
+/// taken back before the signal mask is restored.
+fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        // SAFETY: plain libc calls on a local, initialised signal set; the mask is this
+        // thread's own and is restored before returning.
+        unsafe {
+            let mut sigpipe: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut sigpipe);
+            libc::sigaddset(&mut sigpipe, libc::SIGPIPE);
+            let blocked = libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut previous) == 0;
+            let written = stdin.write_all(line).and_then(|()| stdin.flush());
+            if blocked {
+                let was_blocked = libc::sigismember(&previous, libc::SIGPIPE) == 1;
+                if !was_blocked
+                    && matches!(&written, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+                {
+                    let no_wait = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    };
+                    libc::sigtimedwait(&sigpipe, std::ptr::null_mut(), &no_wait);
+                }
+                libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+            }
+            written
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        stdin.write_all(line).and_then(|()| stdin.flush())
+    }
+}
+
 impl EnergyProbe for CommandProbe {
     fn name(&self) -> String {
         match &self.declared_name {
@@ -341,7 +400,7 @@ impl Drop for CommandProbe {
     /// `quit`, close stdin, wait up to 1 s, then kill.
     fn drop(&mut self) {
         if let Some(mut stdin) = self.stdin.take() {
-            let _ = stdin.write_all(b"quit\n").and_then(|()| stdin.flush());
+            let _ = write_line(&mut stdin, b"quit\n");
         }
         let deadline = Instant::now() + QUIT_GRACE;
         loop {
@@ -448,5 +507,47 @@ mod tests {
         let mut p = sh(script).unwrap();
         let e = p.read_joules().unwrap_err().to_string();
         assert!(e.contains("went backwards from 9 J to 8 J"), "{e}");
+    }
+
+    #[test]
+    fn energy_command_late_answer_is_not_taken_for_the_next_one() {
+        // The third answer comes 1.5 s late (after the 0.8 s timeout); later ones at once.
+        // Asked again, the program's next line would be that late third answer: the probe
+        // must not take it for the fourth.
+        let script = r#"n=0; while read cmd; do
+            [ "$cmd" = quit ] && exit 0
+            n=$((n+1)); [ $n -eq 3 ] && sleep 1.5
+            echo "{\"joules\": $n, \"timestamp\": $n}"
+        done"#;
+        let mut p = sh(script).unwrap();
+        assert_eq!(p.read_joules().unwrap(), 2.0);
+        let e = p.read_joules().unwrap_err().to_string();
+        assert!(e.contains("did not answer 'read' within 0.8 s"), "{e}");
+        std::thread::sleep(Duration::from_millis(1000));
+        let start = Instant::now();
+        let e = p.read_joules().unwrap_err().to_string();
+        assert!(
+            e.starts_with("energy meter program '/bin/sh -c")
+                && e.contains("not read any more after an earlier failure")
+                && e.contains("did not answer 'read' within 0.8 s"),
+            "{e}"
+        );
+        assert!(start.elapsed() < Duration::from_millis(100));
+    }
+
+    #[test]
+    fn energy_command_bad_line_mid_measurement_is_an_error_quoting_it() {
+        let script = r#"n=0; while read cmd; do
+            [ "$cmd" = quit ] && exit 0
+            n=$((n+1))
+            if [ $n -eq 3 ]; then echo "ERR sensor busy"; else echo "{\"joules\": $n, \"timestamp\": $n}"; fi
+        done"#;
+        let mut p = sh(script).unwrap();
+        assert_eq!(p.read_joules().unwrap(), 2.0);
+        let e = p.read_joules().unwrap_err().to_string();
+        assert!(e.contains("the line was: ERR sensor busy"), "{e}");
+        // The fourth answer is not the third's: not asked again.
+        let e = p.read_joules().unwrap_err().to_string();
+        assert!(e.contains("not read any more"), "{e}");
     }
 }

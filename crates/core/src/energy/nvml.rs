@@ -23,6 +23,7 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
 use super::{EnergyError, EnergyProbe, Method, ProbeResolution};
+use crate::measure::{Clock, MonotonicClock};
 
 /// The update period assumed when it cannot be measured, and for sampled power.
 pub const NVML_DEFAULT_UPDATE_PERIOD_S: f64 = 0.1;
@@ -72,6 +73,7 @@ impl NvmlProbe {
                                 .map_err(|e| e.to_string())
                         },
                         UPDATE_PERIOD_PROBE_BUDGET,
+                        &MonotonicClock::new(),
                     )
                     .unwrap_or(NVML_DEFAULT_UPDATE_PERIOD_S);
                     Ok((gpu_name, Some(period)))
@@ -162,20 +164,25 @@ impl EnergyProbe for NvmlProbe {
     }
 }
 
-/// Watches a counter for up to `budget` and returns the mean time between its changes, from
-/// the first change seen to the last (up to 5 intervals); `None` when it changed fewer than
-/// twice or could not be read.
-pub(crate) fn estimate_update_period<F>(mut read: F, budget: Duration) -> Option<f64>
+/// Watches a counter for up to `budget` of `clock`'s time and returns the mean time between
+/// its changes, from the first change seen to the last (up to 5 intervals); `None` when it
+/// changed fewer than twice or could not be read. (The clock is a parameter so that a test
+/// can run it on time that only its counter moves.)
+pub(crate) fn estimate_update_period<F>(
+    mut read: F,
+    budget: Duration,
+    clock: &dyn Clock,
+) -> Option<f64>
 where
     F: FnMut() -> Result<f64, String>,
 {
-    let start = Instant::now();
+    let start = clock.now();
     let mut last = read().ok()?;
-    let mut changes: Vec<Instant> = Vec::new();
-    while start.elapsed() < budget && changes.len() < 6 {
+    let mut changes: Vec<Duration> = Vec::new();
+    while clock.now().saturating_sub(start) < budget && changes.len() < 6 {
         let v = read().ok()?;
         if v != last {
-            changes.push(Instant::now());
+            changes.push(clock.now());
             last = v;
         } else {
             thread::sleep(Duration::from_micros(200));
@@ -183,7 +190,7 @@ where
     }
     match (changes.first(), changes.last()) {
         (Some(first), Some(last)) if changes.len() >= 2 => {
-            Some(last.duration_since(*first).as_secs_f64() / (changes.len() - 1) as f64)
+            Some(last.saturating_sub(*first).as_secs_f64() / (changes.len() - 1) as f64)
         }
         _ => None,
     }
@@ -345,16 +352,35 @@ mod tests {
 
     #[test]
     fn energy_update_period_estimate() {
-        let start = Instant::now();
-        let counter = || Ok((start.elapsed().as_secs_f64() / 0.005).floor());
-        let p = estimate_update_period(counter, Duration::from_secs(1)).unwrap();
-        assert!((p - 0.005).abs() < 0.002, "{p}");
+        // A counter that moves every 5 ms of a clock that moves 1 ms per reading: it changes
+        // on every fifth reading, at exactly 5, 10, 15... ms, so the estimate is exactly 5 ms
+        // however the test is scheduled. (Over real time, a reading delayed by another
+        // process would move the changes it sees.)
+        let clock = crate::measure::SyntheticClock::new();
+        let ticking = clock.clone();
+        let counter = || {
+            ticking.advance(Duration::from_millis(1));
+            Ok((ticking.now().as_millis() / 5) as f64)
+        };
+        let p = estimate_update_period(counter, Duration::from_secs(1), &clock);
+        assert!(p.is_some_and(|p| (p - 0.005).abs() < 1e-12), "{p:?}");
+        // One that moves every 3 readings, 2 ms per reading: 6 ms.
+        let ticking = clock.clone();
+        let mut readings = 0u32;
+        let counter = || {
+            readings += 1;
+            ticking.advance(Duration::from_millis(2));
+            Ok(f64::from(readings / 3))
+        };
+        let p = estimate_update_period(counter, Duration::from_secs(1), &clock);
+        assert!(p.is_some_and(|p| (p - 0.006).abs() < 1e-12), "{p:?}");
+        let real = MonotonicClock::new();
         assert_eq!(
-            estimate_update_period(|| Ok(1.0), Duration::from_millis(20)),
+            estimate_update_period(|| Ok(1.0), Duration::from_millis(20), &real),
             None
         );
         assert_eq!(
-            estimate_update_period(|| Err("no".into()), Duration::from_millis(20)),
+            estimate_update_period(|| Err("no".into()), Duration::from_millis(20), &real),
             None
         );
     }

@@ -114,6 +114,13 @@ pub enum EnergyError {
     #[error("energy meter program '{program}' did not answer 'read' within {seconds:.1} s")]
     CommandTimeout { program: String, seconds: f64 },
 
+    /// The meter program failed an earlier exchange (no answer in time, a bad line, gone):
+    /// a late answer could be taken for the answer to a later `read`, so it is not asked again.
+    #[error(
+        "energy meter program '{program}' is not read any more after an earlier failure: {first}"
+    )]
+    CommandAbandoned { program: String, first: String },
+
     /// The plugin file could not be loaded as a shared library.
     #[error("energy plugin {path}: {message}")]
     Plugin { path: PathBuf, message: String },

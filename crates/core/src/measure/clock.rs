@@ -95,10 +95,20 @@ mod tests {
     }
 
     #[test]
-    fn monotonic_clock_does_not_go_backwards() {
+    fn monotonic_clock_counts_from_its_construction_in_real_time() {
+        // Between the test's own instants, so exact by construction: the reading after a
+        // 20 ms sleep is at least 20 ms (sleep never returns early) and at most the time
+        // since just before the clock was made. A clock counting from elsewhere (the
+        // process's start, the epoch) or in another unit fails one of the two.
+        let before = Instant::now();
         let clock = MonotonicClock::new();
-        let a = clock.now();
-        let b = clock.now();
-        assert!(b >= a);
+        std::thread::sleep(Duration::from_millis(20));
+        let reading = clock.now();
+        let bound = before.elapsed();
+        assert!(reading >= Duration::from_millis(20), "{reading:?}");
+        assert!(reading <= bound, "{reading:?} > {bound:?}");
+        // Copies share the origin.
+        let copy = clock;
+        assert!(copy.now() >= reading);
     }
 }

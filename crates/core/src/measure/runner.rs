@@ -828,8 +828,10 @@ mod tests {
 
     #[test]
     fn real_clock_busy_loop() {
+        // Every batch the runner asks for, with the time the target itself measured.
         struct BusyLoop {
             iterations: u64,
+            batches: Vec<(u64, Duration)>,
         }
         impl Target for BusyLoop {
             fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
@@ -842,19 +844,45 @@ mod tests {
                 }
                 std::hint::black_box(acc);
                 let t = start.elapsed();
+                self.batches.push((calls, t));
                 Ok(BatchTiming { device: t, host: t })
             }
         }
         let clock = MonotonicClock::new();
         let config = MeasureConfig::with_time_budget(Duration::from_millis(50));
-        let s = measure(&mut BusyLoop { iterations: 200 }, &config, &clock).unwrap();
+        let mut target = BusyLoop {
+            iterations: 200,
+            batches: Vec::new(),
+        };
+        let outside = std::time::Instant::now();
+        let s = measure(&mut target, &config, &clock).unwrap();
+        let outside = outside.elapsed();
         assert!(s.samples >= 10, "{s:?}");
-        assert!(s.calls_per_sample >= 1);
-        assert!(
-            s.min <= s.p10 && s.p10 <= s.median && s.median <= s.p90 && s.p90 <= s.max,
-            "{s:?}"
+        // Every call the target ran is a warm-up call or a sampled one, and the samples are
+        // the last batches, each of `calls_per_sample` calls.
+        let ran: u64 = target.batches.iter().map(|(calls, _)| calls).sum();
+        assert_eq!(ran, s.warmup_calls + s.samples as u64 * s.calls_per_sample);
+        let sampled = &target.batches[target.batches.len() - s.samples..];
+        assert!(sampled
+            .iter()
+            .all(|&(calls, _)| calls == s.calls_per_sample));
+        // The extremes are the target's own per-call times, exactly.
+        let per_call: Vec<f64> = sampled
+            .iter()
+            .map(|&(calls, t)| per_call_us(t, calls))
+            .collect();
+        assert_eq!(
+            s.min,
+            per_call.iter().copied().fold(f64::INFINITY, f64::min)
         );
-        assert!(s.min > 0.0);
-        assert!(s.elapsed > 0.0);
+        assert_eq!(s.max, per_call.iter().copied().fold(0.0, f64::max));
+        // The reported elapsed time holds every batch and lies inside the test's own span.
+        let batches_us: f64 = target
+            .batches
+            .iter()
+            .map(|(_, t)| t.as_secs_f64() * 1e6)
+            .sum();
+        assert!(s.elapsed >= batches_us, "{} < {batches_us}", s.elapsed);
+        assert!(s.elapsed <= outside.as_secs_f64() * 1e6, "{s:?}");
     }
 }

@@ -12,7 +12,8 @@
 //!   stream of the thread's last launch. `aten::item`/`_local_scalar_dense` and `.cpu()`
 //!   block through exactly these calls, so they need no rule of their own;
 //! - `cudaEventRecord` + `cudaStreamWaitEvent` make the next activity launched on the
-//!   waiting stream depend on the last activity launched before the record;
+//!   waiting stream depend on the last activity issued before the record: to the stream the
+//!   wait's `cuda_sync` row names as the event's (newer kineto), else the thread's last;
 //! - everything between those calls (framework code, other API calls) is a gap, as measured.
 //!
 //! In a CPU-only trace the items are the top-level ops (the units `replay classify` makes
@@ -81,6 +82,11 @@ struct TraceContext<'t> {
     unlaunched: Vec<usize>,
     /// The (device, stream) of kineto's `cuda_sync` row for a call, by correlation id.
     sync_rows: FxHashMap<i64, StreamKey>,
+    /// For a `cudaStreamWaitEvent` whose `cuda_sync` row names its event, by the wait's
+    /// correlation id: the stream the event was recorded on and its record's correlation id.
+    event_waits: FxHashMap<i64, (StreamKey, i64)>,
+    /// When each `cudaEventRecord` call started, by correlation id.
+    record_starts: FxHashMap<i64, Nanos>,
     threads: Vec<(ThreadKey, ThreadEvents)>,
     /// The trace's median launch latency on an idle GPU.
     typical_latency_ns: Nanos,
@@ -114,11 +120,6 @@ impl<'t> TraceContext<'t> {
         }
         by_start(events, &mut unlaunched);
 
-        let shapes: FxHashMap<usize, LaunchShape> = launched
-            .iter()
-            .map(|(&call, activities)| (call, launch_shape(trace, call, activities)))
-            .collect();
-
         // Stream order over the whole trace, for the work before each activity.
         let mut streams: FxHashMap<StreamKey, Vec<usize>> = FxHashMap::default();
         for (index, event) in events.iter().enumerate() {
@@ -138,15 +139,33 @@ impl<'t> TraceContext<'t> {
                 busy_until = Some(busy_until.map_or(end, |b| b.max(end)));
             }
         }
+        let shapes: FxHashMap<usize, LaunchShape> = launched
+            .iter()
+            .map(|(&call, activities)| (call, launch_shape(trace, call, activities, &previous_end)))
+            .collect();
         let (delays, typical_latency_ns) =
             activity_delays(events, &launch_of, &shapes, &previous_end);
 
         let mut sync_rows = FxHashMap::default();
+        let mut event_waits = FxHashMap::default();
         for event in events.iter().filter(|e| e.category == Category::CudaSync) {
             if let Some(correlation) = event.args.correlation {
                 sync_rows.entry(correlation).or_insert(stream_key(event));
+                if let Some(wait) = &event.args.wait_on {
+                    let recorded_on = (event.pid, ExecutionId::Number(wait.stream));
+                    event_waits
+                        .entry(correlation)
+                        .or_insert((recorded_on, wait.record_correlation));
+                }
             }
         }
+        let record_starts: FxHashMap<i64, Nanos> = events
+            .iter()
+            .filter(|e| {
+                e.category.is_launch_call() && call_kind(trace.name(e)) == CallKind::EventRecord
+            })
+            .filter_map(|e| Some((e.args.correlation?, e.ts_ns)))
+            .collect();
 
         let top_ops = match trace.platform {
             // In a CPU-only trace the units of work with an id are the top-level ops.
@@ -190,6 +209,8 @@ impl<'t> TraceContext<'t> {
             delays,
             unlaunched,
             sync_rows,
+            event_waits,
+            record_starts,
             threads,
             typical_latency_ns,
         }
@@ -408,10 +429,11 @@ struct ThreadBuilder<'b, 't> {
     /// What the thread's last `cudaEventRecord` captured.
     recorded: Option<usize>,
     /// Cross-stream waits not yet attached: (the awaited activity, the waiting stream if
-    /// known). The awaited activity is the thread's last launch before its last
-    /// `cudaEventRecord` (kineto does not record which stream an event is recorded on);
-    /// the waiting stream is the `cuda_sync` row's when the trace has one, else the wait
-    /// applies to the thread's next launch.
+    /// known). The awaited activity is the last one issued to the event's stream before its
+    /// `cudaEventRecord` when the wait's `cuda_sync` row names both (newer kineto), else the
+    /// thread's last launch before its last `cudaEventRecord` (older traces do not say
+    /// which stream an event is recorded on); the waiting stream is the `cuda_sync` row's
+    /// when the trace has one, else the wait applies to the thread's next launch.
     pending_waits: Vec<(usize, Option<usize>)>,
     waits: &'b mut Vec<WaitRequest>,
     /// Every host event of the thread, by start.
@@ -494,10 +516,15 @@ impl ThreadBuilder<'_, '_> {
                 }
                 CallKind::EventRecord => self.recorded = self.last_launched,
                 CallKind::StreamWaitEvent => {
-                    if let Some(source) = self.recorded {
-                        let waiting = event
-                            .args
-                            .correlation
+                    let correlation = event.args.correlation;
+                    let source = match correlation.and_then(|c| self.context.event_waits.get(&c)) {
+                        // The trace names the event: none when nothing of the step was
+                        // issued to its stream before the record.
+                        Some(&(recorded_on, record)) => self.issued_before(recorded_on, record),
+                        None => self.recorded,
+                    };
+                    if let Some(source) = source {
+                        let waiting = correlation
                             .and_then(|c| self.context.sync_rows.get(&c))
                             .and_then(|key| self.stream_index.get(key).copied());
                         self.pending_waits.push((source, waiting));
@@ -511,7 +538,7 @@ impl ThreadBuilder<'_, '_> {
 
     fn launch(&mut self, call: usize, launched: Vec<usize>) {
         let event = &self.context.events()[call];
-        let shape = self
+        let mut shape = self
             .context
             .shapes
             .get(&call)
@@ -551,6 +578,11 @@ impl ThreadBuilder<'_, '_> {
             // An activity that waited for another stream in the trace was not late because
             // of its launch: its delays are re-measured from the awaited work.
             let awaited_end = after.iter().filter_map(|&a| trace_end(a)).max();
+            // A blocking copy that waited for another stream's work is like one that waited
+            // for its own stream's (`launch_shape`): that wait is not host dispatch.
+            if shape.blocking && awaited_end.is_some_and(|end| end > event.ts_ns) {
+                shape.dispatch_ns = 0;
+            }
             let released = event.ts_ns.saturating_add(shape.dispatch_ns);
             let typical_latency = self.context.typical_latency_ns;
             if let Some(a) = self.step.activities.get_mut(activity) {
@@ -593,6 +625,24 @@ impl ThreadBuilder<'_, '_> {
             });
         }
         self.cursor = self.cursor.max(event.end_ns());
+    }
+
+    /// The last activity of the step issued to `stream` before the `cudaEventRecord` call
+    /// with correlation id `record` started (from any thread).
+    fn issued_before(&self, stream: StreamKey, record: i64) -> Option<usize> {
+        let record_start = *self.context.record_starts.get(&record)?;
+        let stream = *self.stream_index.get(&stream)?;
+        let events = self.context.events();
+        self.members
+            .iter()
+            .enumerate()
+            .filter(|&(local, &e)| {
+                let issuer = self.context.launch_of.get(&e).copied().unwrap_or(e);
+                events[issuer].ts_ns < record_start
+                    && self.step.activities.get(local).map(|a| a.stream) == Some(stream)
+            })
+            .map(|(local, _)| local)
+            .max()
     }
 
     /// A wait on a fixed set of activities (the residual is known now).
@@ -816,10 +866,11 @@ mod tests {
                     ns: 5_000,
                     profiled_ops: 0
                 },
-                // The copy started 27 us into the call: that part is the dispatch...
+                // The copy started 27 us into the call, 1 us after k1 freed the stream:
+                // that wait is the GPU's, not dispatch...
                 HostItem::Launch {
                     signature: Some(1),
-                    dispatch_ns: 27_000,
+                    dispatch_ns: 0,
                     activities: vec![1]
                 },
                 // ...and the call returned 3 us after the copy ended.
@@ -844,7 +895,9 @@ mod tests {
             ]
         );
         assert_eq!(step.activities[0].latency_ns, 1_000);
-        assert_eq!(step.activities[1].latency_ns, 0);
+        // The copy is bound by its stream: the typical latency, and its 1 us gap after k1.
+        assert_eq!(step.activities[1].latency_ns, 1_000);
+        assert_eq!(step.activities[1].stream_gap_ns, 1_000);
 
         let own = simulate(&skeleton, &Durations::trace_own());
         assert_eq!(own.steps[0].predicted_ns, 100_000);

@@ -35,8 +35,14 @@ fn median(mut values: Vec<Nanos>) -> Option<Nanos> {
     values.get(values.len().checked_sub(1)? / 2).copied()
 }
 
-/// How a launch call is modelled: see [`LaunchShape`].
-pub(super) fn launch_shape(trace: &Trace, call: usize, activities: &[usize]) -> LaunchShape {
+/// How a launch call is modelled: see [`LaunchShape`]. `previous_end` is the end of the
+/// work before each activity on its stream.
+pub(super) fn launch_shape(
+    trace: &Trace,
+    call: usize,
+    activities: &[usize],
+    previous_end: &FxHashMap<usize, Nanos>,
+) -> LaunchShape {
     let events = &trace.events;
     let event = &events[call];
     let pageable_copy_waited = activities.iter().any(|&a| {
@@ -52,7 +58,21 @@ pub(super) fn launch_shape(trace: &Trace, call: usize, activities: &[usize]) -> 
             blocking,
         };
     }
-    // The copy starts inside the call: the part before it is the dispatch.
+    // The copy starts inside the call. On a stream that was idle when the call started, the
+    // part before the copy is the dispatch. On a stream still busy with earlier work, the
+    // copy waited for that work (in a pipelined trace, for up to the whole GPU backlog):
+    // that wait is the GPU's, and counted as dispatch it would hold the host for it however
+    // fast the replayed work. The call then lets the copy go at once, and the copy's start
+    // is bound by its stream (its measured gap after the earlier work, `activity_delays`).
+    let stream_was_busy = activities
+        .iter()
+        .any(|a| previous_end.get(a).is_some_and(|&end| end > event.ts_ns));
+    if stream_was_busy {
+        return LaunchShape {
+            dispatch_ns: 0,
+            blocking,
+        };
+    }
     let first_start = activities
         .iter()
         .map(|&a| events[a].ts_ns)

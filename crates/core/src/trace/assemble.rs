@@ -6,7 +6,7 @@ use super::contents::{EventCounts, Platform, TraceMetadata};
 use super::error::TraceError;
 use super::event::{
     micros_text_to_nanos, Category, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey,
-    RecordedInputs, MODULE_PREFIX,
+    RecordedInputs, WaitOn, MODULE_PREFIX,
 };
 use super::raw::{RawArgs, RawEvent, RawExecutionId};
 use super::strings::{StrId, StringTable};
@@ -172,6 +172,18 @@ impl<'p> TraceAssembler<'p> {
             callback_id: raw.cbid.0.or(raw.cid.0),
             sequence_number: raw.sequence_number.0,
             forward_thread_id: raw.forward_thread_id.0,
+            // kineto writes -1 where it does not know.
+            wait_on: match (raw.wait_on_stream.0, raw.wait_on_event_record.0) {
+                (Some(stream), Some(record_correlation))
+                    if stream >= 0 && record_correlation >= 0 =>
+                {
+                    Some(Box::new(WaitOn {
+                        stream,
+                        record_correlation,
+                    }))
+                }
+                _ => None,
+            },
             inputs,
         })
     }

@@ -176,7 +176,19 @@ pub struct EventArgs {
     pub callback_id: Option<i64>,
     pub sequence_number: Option<i64>,
     pub forward_thread_id: Option<i64>,
+    /// What a `cuda_sync` row of a `cudaStreamWaitEvent` says it waits for (newer kineto);
+    /// boxed, as almost no event has it.
+    pub wait_on: Option<Box<WaitOn>>,
     pub inputs: RecordedInputs,
+}
+
+/// The event a stream waits for, as kineto's `cuda_sync` row of the wait names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitOn {
+    /// The stream the event was recorded on (`wait_on_stream`).
+    pub stream: i64,
+    /// The correlation id of the `cudaEventRecord` call (`wait_on_cuda_event_record_corr_id`).
+    pub record_correlation: i64,
 }
 
 /// One complete (`ph: "X"`) event of a kept category.

@@ -18,7 +18,8 @@ pub use contents::{EventCounts, Platform, SourceFile, Trace, TraceMetadata};
 pub use error::TraceError;
 pub use event::MODULE_PREFIX;
 pub use event::{
-    Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos, RecordedInputs,
+    Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos,
+    RecordedInputs, WaitOn,
 };
 pub use load::{load, load_bytes};
 pub use strings::{FxHashMap, FxHasher, StrId, StringTable};

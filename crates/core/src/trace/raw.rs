@@ -112,6 +112,10 @@ pub struct RawArgs<'a> {
     pub cid: LenientInt,
     pub sequence_number: LenientInt,
     pub forward_thread_id: LenientInt,
+    /// `cuda_sync` rows of `cudaStreamWaitEvent`: the stream the event was recorded on, and
+    /// the correlation id of its `cudaEventRecord` (-1 where unknown).
+    pub wait_on_stream: LenientInt,
+    pub wait_on_event_record: LenientInt,
     pub input_dims: Option<&'a RawValue>,
     pub input_types: Option<&'a RawValue>,
     pub input_strides: Option<&'a RawValue>,
@@ -154,6 +158,10 @@ impl<'de> Visitor<'de> for RawArgsSeed<'_, 'de> {
                 "cid" => args.cid = map.next_value()?,
                 "Sequence number" => args.sequence_number = map.next_value()?,
                 "Fwd thread id" => args.forward_thread_id = map.next_value()?,
+                "wait_on_stream" => args.wait_on_stream = map.next_value()?,
+                "wait_on_cuda_event_record_corr_id" => {
+                    args.wait_on_event_record = map.next_value()?
+                }
                 "Input Dims" => args.input_dims = Some(map.next_value()?),
                 "Input type" => args.input_types = Some(map.next_value()?),
                 "Input Strides" => args.input_strides = Some(map.next_value()?),
