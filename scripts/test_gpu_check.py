@@ -144,7 +144,9 @@ def compare_and_cpu_stages_report_errors_and_coverage():
     noise = cpu["isolated_noise"]["result"]
     assert noise["threads"] == 2 and noise["coverage"]["h100_bert_small_infer"]["replayed_share"] == 1.0
     acc = cpu["accuracy"]["result"]["models"]["bloom-tiny"]
-    assert len(acc["runs"]) == 1 and acc["runs"][0]["coverage"] == 1.0
+    assert list(acc) == ["seq-len 5"], list(acc)
+    runs = acc["seq-len 5"]["runs"]
+    assert len(runs) == 1 and runs[0]["coverage"] == 1.0
 
 
 @test
