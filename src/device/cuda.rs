@@ -14,6 +14,23 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+/// A CUDA driver call that failed, with the driver's own error kept (its code says whether it
+/// was out of memory, `replay::registry::is_out_of_memory`).
+#[derive(Debug, thiserror::Error)]
+#[error("{call}: {source}")]
+pub struct CudaCallError {
+    pub call: &'static str,
+    #[source]
+    pub source: cudarc::driver::DriverError,
+}
+
+impl CudaCallError {
+    /// `map_err(CudaCallError::of("cuMemAlloc"))`.
+    pub fn of(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaCallError {
+        move |source| CudaCallError { call, source }
+    }
+}
+
 /// The message the user sees when no NVIDIA driver is installed.
 pub const NO_DRIVER: &str = "libcuda.so not found: no NVIDIA driver on this machine";
 

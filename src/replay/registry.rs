@@ -42,9 +42,12 @@ pub enum SetupError {
 }
 
 impl SetupError {
+    /// A libtorch failure: out of memory when libtorch says so. tch hands libtorch's
+    /// exceptions over as text only, so `c10::OutOfMemoryError`'s own words are what there is.
     fn failed(message: String) -> SetupError {
-        let lower = message.to_ascii_lowercase();
-        if lower.contains("out of memory") || lower.contains("cuda_error_out_of_memory") {
+        if message.contains("CUDA out of memory")
+            || message.contains("DefaultCPUAllocator: can't allocate")
+        {
             SetupError::Oom(message)
         } else {
             SetupError::Failed(message)
@@ -52,9 +55,36 @@ impl SetupError {
     }
 }
 
+/// Whether an error, or any error it was caused by, is a device allocation failing: the
+/// driver's `CUDA_ERROR_OUT_OF_MEMORY` or cuBLAS's `CUBLAS_STATUS_ALLOC_FAILED`, read from
+/// their codes.
+pub fn is_out_of_memory(error: &(dyn std::error::Error + 'static)) -> bool {
+    use cudarc::cublas::result::CublasError;
+    use cudarc::cublas::sys::cublasStatus_t;
+    use cudarc::driver::sys::CUresult;
+    use cudarc::driver::DriverError;
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.downcast_ref::<DriverError>()
+            .is_some_and(|d| d.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+            || e.downcast_ref::<CublasError>()
+                .is_some_and(|c| c.0 == cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED)
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
+}
+
 impl From<MeasureError> for SetupError {
     fn from(e: MeasureError) -> Self {
-        SetupError::failed(e.to_string())
+        match &e {
+            MeasureError::Target(target) if is_out_of_memory(target.as_ref()) => {
+                SetupError::Oom(e.to_string())
+            }
+            _ => SetupError::failed(e.to_string()),
+        }
     }
 }
 
@@ -312,4 +342,44 @@ fn enclosing_op_fallback(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod oom_tests {
+    use super::*;
+    use crate::device::cuda::CudaCallError;
+    use cudarc::cublas::result::CublasError;
+    use cudarc::cublas::sys::cublasStatus_t;
+    use cudarc::driver::sys::CUresult;
+    use cudarc::driver::DriverError;
+
+    // The driver's and cuBLAS's errors are classified without being formatted: their Display
+    // asks the driver library for the text, which does not exist on a machine without a GPU.
+    #[test]
+    fn out_of_memory_is_read_from_the_driver_and_cublas_codes() {
+        let oom = CudaCallError {
+            call: "cuMemAlloc",
+            source: DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY),
+        };
+        assert!(is_out_of_memory(&oom));
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(oom);
+        assert!(is_out_of_memory(boxed.as_ref()));
+        let invalid = CudaCallError {
+            call: "cuMemAlloc",
+            source: DriverError(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        assert!(!is_out_of_memory(&invalid));
+        assert!(is_out_of_memory(&CublasError(
+            cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED
+        )));
+        assert!(!is_out_of_memory(&CublasError(
+            cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE
+        )));
+        // A message that merely mentions memory is not an allocation failure.
+        let text = MeasureError::target("the kernel read out of memory bounds");
+        assert!(matches!(SetupError::from(text), SetupError::Failed(_)));
+        // libtorch's own out-of-memory exception, which reaches us as text only.
+        let torch = MeasureError::target("CUDA out of memory. Tried to allocate 2.00 GiB");
+        assert!(matches!(SetupError::from(torch), SetupError::Oom(_)));
+    }
 }

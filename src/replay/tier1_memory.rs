@@ -138,7 +138,7 @@ pub mod cuda {
     }
 
     fn err(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> MeasureError {
-        move |e| MeasureError::target(format!("{call}: {e}"))
+        move |e| MeasureError::target(crate::device::cuda::CudaCallError { call, source: e })
     }
 
     impl CudaMemoryTarget {

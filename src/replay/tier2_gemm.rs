@@ -400,12 +400,14 @@ pub mod cuda {
                 * element_bytes(types.1);
             let stream = device.stream.clone();
             let alloc = |n: usize| {
-                stream
-                    .alloc_zeros::<u8>(n.max(1))
-                    .map_err(|e| MeasureError::target(format!("cuMemAlloc: {e}")))
+                stream.alloc_zeros::<u8>(n.max(1)).map_err(|e| {
+                    MeasureError::target(crate::device::cuda::CudaCallError {
+                        call: "cuMemAlloc",
+                        source: e,
+                    })
+                })
             };
-            let blas = CudaBlas::new(stream.clone())
-                .map_err(|e| MeasureError::target(format!("cublasCreate: {e}")))?;
+            let blas = CudaBlas::new(stream.clone()).map_err(MeasureError::target)?;
             Ok(CublasGemmTarget {
                 events: Arc::new(EventPair::new(&device.context)?),
                 a: alloc(a_bytes)?,
