@@ -211,7 +211,7 @@ pub fn prepare(
     inputs: &[RecordedInput],
     device: Device,
 ) -> Result<RotatingOp, Tier3Error> {
-    let choice = resolve(op_name, inputs).map_err(Tier3Error::Unsupported)?;
+    let choice = resolve(op_name, inputs).map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.

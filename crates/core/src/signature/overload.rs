@@ -38,6 +38,17 @@ pub struct OpSchema {
     pub returns: usize,
 }
 
+/// Why a recorded call matches no overload of its op.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OverloadError {
+    /// Every overload refused the inputs; each says why (`(default): argument 'dim' ...`).
+    #[error("no overload of {op} matches the recorded inputs ({})", .reasons.join("; "))]
+    NoMatch { op: String, reasons: Vec<String> },
+    /// The op's schemas could not be had (libtorch knows no such operator).
+    #[error("no schema of {op}: {message}")]
+    NoSchema { op: String, message: String },
+}
+
 /// How one schema argument is filled.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgPlan {
@@ -290,7 +301,7 @@ pub fn choose(
     op_name: &str,
     schemas: &[OpSchema],
     inputs: &[RecordedInput],
-) -> Result<OverloadChoice, String> {
+) -> Result<OverloadChoice, OverloadError> {
     let exact = choose_exact(op_name, schemas, inputs);
     if exact.is_ok() {
         return exact;
@@ -308,7 +319,7 @@ fn choose_exact(
     op_name: &str,
     schemas: &[OpSchema],
     inputs: &[RecordedInput],
-) -> Result<OverloadChoice, String> {
+) -> Result<OverloadChoice, OverloadError> {
     let mut best: Option<(OverloadChoice, u32)> = None;
     let mut reasons = Vec::new();
     for schema in schemas {
@@ -328,12 +339,11 @@ fn choose_exact(
             }
         }
     }
-    best.map(|(choice, _)| choice).ok_or_else(|| {
-        format!(
-            "no overload of {op_name} matches the recorded inputs ({})",
-            reasons.join("; ")
-        )
-    })
+    best.map(|(choice, _)| choice)
+        .ok_or_else(|| OverloadError::NoMatch {
+            op: op_name.to_owned(),
+            reasons,
+        })
 }
 
 #[cfg(test)]
@@ -509,7 +519,9 @@ mod tests {
             RecordedInput::TensorList { tensors: vec![] },
             RecordedInput::Scalar(None),
         ];
-        let err = choose("aten::cat", &[cat], &inputs).unwrap_err();
+        let err = choose("aten::cat", &[cat], &inputs)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("'dim'") && err.contains("not recorded"),
             "{err}"
