@@ -257,7 +257,12 @@ pub fn target_for(
             match device {
                 Device::Cpu(_) => {
                     let target =
-                        TorchGemmTarget::new(gemm, tch::Device::Cpu).map_err(SetupError::failed)?;
+                        TorchGemmTarget::new(gemm, tch::Device::Cpu).map_err(|e| match e {
+                            super::tier2_gemm::TorchGemmError::Unsupported(why) => {
+                                SetupError::Unsupported(why)
+                            }
+                            other => SetupError::failed(other.to_string()),
+                        })?;
                     let op = match (gemm.batch > 1, gemm.bias) {
                         (false, false) => "torch mm",
                         (false, true) => "torch addmm",

@@ -175,7 +175,8 @@ fn cpu_checks() -> Vec<Check> {
         "torch mm with the recorded layouts",
         (|| {
             let params = test_gemm_params()?;
-            let mut target = TorchGemmTarget::new(&params, TorchDevice::Cpu)?;
+            let mut target =
+                TorchGemmTarget::new(&params, TorchDevice::Cpu).map_err(|e| e.to_string())?;
             let (a, b, out) = target.operands_and_result().map_err(|e| e.to_string())?;
             if a.stride() != [K, 1] || b.stride() != [1, K] {
                 return Err(format!(

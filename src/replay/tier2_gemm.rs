@@ -13,20 +13,24 @@ use tch::{Device, Kind, Tensor};
 use crate::measure::{BatchTiming, MeasureError, Target};
 use crate::signature::schema::GemmParams;
 
-/// libtorch dtype for a canonical PyTorch dtype name (`bfloat16`, `float32`, ...).
+/// libtorch dtype for a canonical PyTorch dtype name (`bfloat16`, `float32`, ...): the one
+/// dtype table ([`super::torch_dtype`]).
 pub fn kind_from_dtype(dtype: &str) -> Option<Kind> {
-    Some(match dtype {
-        "float32" => Kind::Float,
-        "float64" => Kind::Double,
-        "float16" => Kind::Half,
-        "bfloat16" => Kind::BFloat16,
-        "int8" => Kind::Int8,
-        "int32" => Kind::Int,
-        "uint8" => Kind::Uint8,
-        "float8_e4m3fn" => Kind::Float8e4m3fn,
-        "float8_e5m2" => Kind::Float8e5m2,
-        _ => return None,
-    })
+    super::torch_dtype::kind_from_name(dtype)
+}
+
+/// Why a GEMM cannot be set up through libtorch.
+#[derive(Debug, thiserror::Error)]
+pub enum TorchGemmError {
+    /// Not replayable here (a dtype libtorch has no GEMM for, FP8 on a device without it).
+    #[error("{0}")]
+    Unsupported(String),
+    /// libtorch refused the call with the recorded layouts.
+    #[error("libtorch rejected the GEMM: {0}")]
+    Rejected(#[source] tch::TchError),
+    /// Building an operand failed.
+    #[error(transparent)]
+    Torch(#[from] tch::TchError),
 }
 
 /// The row-major operand shapes and strides a [`GemmParams`] describes, for one batch entry
@@ -50,10 +54,6 @@ fn span(sizes: [i64; 2], strides: [i64; 2]) -> i64 {
     }
 }
 
-fn tch_err(e: tch::TchError) -> String {
-    e.to_string()
-}
-
 /// Builds a random operand with exactly the recorded layout (batched when `batch > 1`).
 fn operand(
     kind: Kind,
@@ -64,7 +64,7 @@ fn operand(
     ld: u64,
     batch_stride: Option<u64>,
     device: Device,
-) -> Result<Tensor, String> {
+) -> Result<Tensor, tch::TchError> {
     let (sizes, strides) = operand_layout(rows, cols, transposed, ld);
     let one = span(sizes, strides);
     let bstride = batch_stride.map(|s| s as i64).unwrap_or(one);
@@ -73,20 +73,15 @@ fn operand(
     } else {
         one
     };
-    let base = Tensor::f_randn([total.max(0)], (Kind::Float, device))
-        .map_err(tch_err)?
-        .f_to_kind(kind)
-        .map_err(tch_err)?;
+    let base = Tensor::f_randn([total.max(0)], (Kind::Float, device))?.f_to_kind(kind)?;
     if batch > 1 {
         base.f_as_strided(
             [batch as i64, sizes[0], sizes[1]],
             [bstride, strides[0], strides[1]],
             None::<i64>,
         )
-        .map_err(tch_err)
     } else {
         base.f_as_strided(sizes, strides, None::<i64>)
-            .map_err(tch_err)
     }
 }
 
@@ -121,13 +116,14 @@ pub struct TorchGemmTarget {
 }
 
 impl TorchGemmTarget {
-    pub fn new(p: &GemmParams, device: Device) -> Result<TorchGemmTarget, String> {
-        let kind_a = kind_from_dtype(&p.dtype_a)
-            .ok_or_else(|| format!("dtype {} has no libtorch GEMM", p.dtype_a))?;
-        let kind_b = kind_from_dtype(&p.dtype_b)
-            .ok_or_else(|| format!("dtype {} has no libtorch GEMM", p.dtype_b))?;
+    pub fn new(p: &GemmParams, device: Device) -> Result<TorchGemmTarget, TorchGemmError> {
+        let unsupported = |dtype: &str| {
+            TorchGemmError::Unsupported(format!("dtype {dtype} has no libtorch GEMM"))
+        };
+        let kind_a = kind_from_dtype(&p.dtype_a).ok_or_else(|| unsupported(&p.dtype_a))?;
+        let kind_b = kind_from_dtype(&p.dtype_b).ok_or_else(|| unsupported(&p.dtype_b))?;
         if matches!(kind_a, Kind::Float8e4m3fn | Kind::Float8e5m2) {
-            return Err("float8 GEMMs (_scaled_mm) need a GPU with FP8 tensor cores; not replayable on this device".into());
+            return Err(TorchGemmError::Unsupported("float8 GEMMs (_scaled_mm) need a GPU with FP8 tensor cores; not replayable on this device".into()));
         }
         let batched = p.batch > 1;
         let a = operand(
@@ -138,12 +134,7 @@ impl TorchGemmTarget {
         )?;
         let bias = if p.bias {
             let kind_out = kind_from_dtype(&p.dtype_out).unwrap_or(kind_a);
-            Some(
-                Tensor::f_randn([p.n as i64], (Kind::Float, device))
-                    .map_err(tch_err)?
-                    .f_to_kind(kind_out)
-                    .map_err(tch_err)?,
-            )
+            Some(Tensor::f_randn([p.n as i64], (Kind::Float, device))?.f_to_kind(kind_out)?)
         } else {
             None
         };
@@ -171,9 +162,7 @@ impl TorchGemmTarget {
             activation: p.activation.clone(),
             device,
         };
-        let _ = target
-            .call()
-            .map_err(|e| format!("libtorch rejected the GEMM: {e}"))?;
+        let _ = target.call().map_err(TorchGemmError::Rejected)?;
         Ok(target)
     }
 
