@@ -17,6 +17,7 @@ pub mod kernels;
 pub mod measure;
 pub mod model;
 pub mod replay;
+pub mod selftest;
 
 pub use error::{Error, Result};
 pub use replay_core::{energy, export, predict, report, results, signature, trace};

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser};
 
 use crate::device::{Device, DeviceSpec};
-use crate::replay::selftest::{self, model_check, Check, ModelReference};
 use crate::report::comparison::ComparisonReport;
+use crate::selftest::{self, model_check, Check, ModelReference};
 
 use super::compare::CompareArgs;
 
@@ -152,7 +152,7 @@ fn pipeline_check(device: &Device, model: &Path, seq_len: i64) -> Check {
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let report: ComparisonReport = serde_json::from_slice(&bytes)
             .map_err(|e| format!("{}: not a comparison report: {e}", path.display()))?;
-        selftest::report_invariants(&report)
+        report.check_invariants()
     });
     let result = match result {
         // Dropping the folder removes it.

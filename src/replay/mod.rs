@@ -8,8 +8,6 @@ pub mod overload;
 pub use replay_core::signature::recorded;
 pub mod registry;
 pub mod rotating_op;
-pub mod selftest;
-pub mod selftest_counterparts;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;

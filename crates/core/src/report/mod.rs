@@ -3,4 +3,5 @@
 
 pub mod comparison;
 pub mod html;
+pub mod invariants;
 pub mod table;

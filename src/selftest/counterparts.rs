@@ -154,7 +154,7 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     dev.context
         .bind_to_thread()
         .map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
-    let stream = super::libtorch_shim::torch_current_cuda_stream(index).map_err(|e| e.0)?
+    let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(index).map_err(|e| e.0)?
         as cudarc::driver::sys::CUstream;
     let events = RawStreamEvents::new(stream).map_err(|e| e.to_string())?;
     let _guard = tch::no_grad_guard();
@@ -184,7 +184,7 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     let got = out
         .ok_or("the matrix product returned nothing")?
         .to_device(TorchDevice::Cpu);
-    let error = super::selftest::max_relative_error(&got, &want)?;
+    let error = super::max_relative_error(&got, &want)?;
     judge_stream_timing(device, empty, host, error)
 }
 
@@ -415,7 +415,7 @@ mod tests {
     fn every_test_skipped_on_a_gpu_names_a_selftest_check_that_exists() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut known: Vec<&str> = CHECKS.iter().map(|(_, name, _)| *name).collect();
-        known.push(super::super::selftest::MODEL_OUTPUT_CHECK);
+        known.push(super::super::MODEL_OUTPUT_CHECK);
         let mut sites = Vec::new();
         let mut problems = Vec::new();
         // Both packages of the workspace: this one and the torch-free core.
