@@ -32,8 +32,8 @@ import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
 
-class UsageError(Exception):
-    pass
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_io import UsageError, make_out_folder  # noqa: E402
 
 
 def parse_device(name):
@@ -185,21 +185,6 @@ class QuietProfilerLog:
                 print(line, file=sys.stderr)
         self.log.close()
         return False
-
-
-def make_out_folder(out):
-    """Makes the folder of --out, or says which part of its path is a file, not a folder."""
-    parent = os.path.dirname(os.path.abspath(out))
-    existing = parent
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise UsageError(f"--out {out}: {existing} is not a folder")
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {out}: cannot make its folder: {e}")
-    return parent
 
 
 class FirstCallChecked:

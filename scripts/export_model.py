@@ -31,8 +31,7 @@ import zoo  # noqa: E402
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-class UsageError(Exception):
-    """Reported as one line on stderr with exit code 2."""
+from script_io import UsageError, make_out_folder  # noqa: E402
 
 
 # ---- safetensors -------------------------------------------------------------------------
@@ -135,21 +134,6 @@ def resolve_config(args):
         return bloom.config_from_json(path)
     except (OSError, ValueError) as e:  # json.JSONDecodeError is a ValueError
         raise UsageError(f"bad config file {path}: {e}")
-
-
-def make_out_folder(out):
-    """Makes the folder of --out, or says which part of its path is a file, not a folder."""
-    parent = os.path.dirname(os.path.abspath(out))
-    existing = parent
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise UsageError(f"--out {out}: {existing} is not a folder")
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {out}: cannot make its folder: {e}")
-    return parent
 
 
 def build_model(args):
