@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::device::Device;
-use crate::export;
+use crate::export::{self, OutputDir, OutputFile};
 use crate::report::comparison::{aggregate, Context};
 use crate::report::{html, table};
 use crate::signature;
@@ -80,15 +80,16 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     crate::model::torchscript::check_model_file(&args.run.model)?;
     check_runs(args.run.runs)?;
     let out = &args.run.output_dir;
+    let files = OutputDir::new(out);
     // Before the capture: an output folder that cannot be made would lose the whole run.
-    export::ensure_output_dir(out)?;
+    files.ensure()?;
 
     // 1-2. A trace and its signatures.
     let (trace_path, sig_path) = match (&args.trace, &args.kernels) {
         (_, Some(kernels)) => (None, kernels.clone()),
-        (Some(trace), None) => (Some(trace.clone()), out.join("signatures.json")),
+        (Some(trace), None) => (Some(trace.clone()), files.path(OutputFile::Signatures)),
         (None, None) => {
-            let trace = out.join("trace.json");
+            let trace = files.path(OutputFile::Trace);
             step(
                 args.quiet,
                 &format!(
@@ -108,7 +109,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
                 threads: args.run.threads.or(Some(tch::get_num_threads())),
                 candidates: super::scripts::DEFAULT_CAPTURE_CANDIDATES,
             })?;
-            (Some(trace), out.join("signatures.json"))
+            (Some(trace), files.path(OutputFile::Signatures))
         }
     };
     let loaded_trace = match &trace_path {
@@ -223,26 +224,27 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     );
     let mut report = report;
     report.energy = crate::report::comparison::energy_comparison(&results, &full);
-    export::write_atomic(
-        &out.join("comparison_report.json"),
+    files.write(
+        OutputFile::ComparisonReport,
         &export::json::to_bytes(&report),
     )?;
     let spans = timeline.map(|t| t.spans).unwrap_or_default();
-    export::write_atomic(
-        &out.join("report.html"),
-        html::render(&report, &spans).as_bytes(),
-    )
-    .context("writing report.html")?;
+    files
+        .write(
+            OutputFile::ReportHtml,
+            html::render(&report, &spans).as_bytes(),
+        )
+        .context("writing report.html")?;
     print!("{}", table::render(&report));
     println!(
         "results: {}",
         [
-            "comparison_report.json",
-            "report.html",
-            "isolated.json",
-            "full_model_timing.json"
+            OutputFile::ComparisonReport,
+            OutputFile::ReportHtml,
+            OutputFile::IsolatedJson,
+            OutputFile::FullModelTiming
         ]
-        .map(|f| out.join(f).display().to_string())
+        .map(|f| files.path(f).display().to_string())
         .join(", ")
     );
     Ok(())

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::device::{Device, DeviceSpec};
-use crate::export;
+use crate::export::{self, OutputDir, OutputFile};
 use crate::model::full::{time_model, FullModelTiming};
 use crate::model::input_spec::InputSpec;
 use crate::model::torchscript::TorchScriptModel;
@@ -104,8 +104,8 @@ pub fn finish(
             model, &timing, probe, &config,
         )?);
     }
-    export::write_atomic(
-        &args.output_dir.join("full_model_timing.json"),
+    OutputDir::new(&args.output_dir).write(
+        OutputFile::FullModelTiming,
         &export::json::to_bytes(&timing),
     )?;
     Ok(timing)
@@ -123,7 +123,9 @@ pub fn run(args: FullArgs) -> anyhow::Result<()> {
     );
     println!(
         "results: {}",
-        args.output_dir.join("full_model_timing.json").display()
+        OutputDir::new(&args.output_dir)
+            .path(OutputFile::FullModelTiming)
+            .display()
     );
     Ok(())
 }

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::device::cache_flush::{CpuCacheFlusher, CudaL2Flusher};
 use crate::device::{Device, DeviceSpec};
-use crate::export;
+use crate::export::{self, OutputDir, OutputFile};
 use crate::kernels::KernelCache;
 use crate::measure::{interleave, MeasureConfig, MonotonicClock};
 use crate::replay::isolated::{self, ColdFlush, IsolatedResults, RunConfig, Status};
@@ -135,8 +135,9 @@ pub fn run_with(
     };
 
     let energy_config = args.energy.config();
-    let json_path = args.output_dir.join("isolated.json");
-    let csv_path = args.output_dir.join("isolated.csv");
+    let files = OutputDir::new(&args.output_dir);
+    let json_path = files.path(OutputFile::IsolatedJson);
+    let csv_path = files.path(OutputFile::IsolatedCsv);
     let show_bar = !args.quiet && std::io::stderr().is_terminal();
     let bar = if show_bar {
         ProgressBar::new(0)
@@ -252,7 +253,11 @@ fn print_summary(results: &IsolatedResults, args: &IsolatedArgs) {
     }
     println!(
         "results: {} and {}",
-        args.output_dir.join("isolated.json").display(),
-        args.output_dir.join("isolated.csv").display()
+        OutputDir::new(&args.output_dir)
+            .path(OutputFile::IsolatedJson)
+            .display(),
+        OutputDir::new(&args.output_dir)
+            .path(OutputFile::IsolatedCsv)
+            .display()
     );
 }

@@ -148,7 +148,8 @@ fn pipeline_check(device: &Device, model: &Path, seq_len: i64) -> Check {
     }
     .map_err(|e| format!("{e:#}"))
     .and_then(|()| {
-        let path = dir.join("comparison_report.json");
+        let path =
+            crate::export::OutputDir::new(&dir).path(crate::export::OutputFile::ComparisonReport);
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let report: ComparisonReport = serde_json::from_slice(&bytes)
             .map_err(|e| format!("{}: not a comparison report: {e}", path.display()))?;

@@ -4,6 +4,9 @@
 
 pub mod csv;
 pub mod json;
+pub mod output_dir;
+
+pub use output_dir::{OutputDir, OutputFile};
 
 use std::fs;
 use std::io::Write;
