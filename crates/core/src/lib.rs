@@ -14,6 +14,7 @@ pub mod predict;
 pub mod report;
 pub mod results;
 pub mod signature;
+pub mod suite;
 pub mod trace;
 
 pub use error::{Error, Result};

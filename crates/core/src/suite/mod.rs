@@ -1,0 +1,343 @@
+//! The interface every benchmark suite implements (scan, calibrate, quant, mhc), and the one
+//! runner that drives them: it enumerates the suite's cases in a fixed order, checks each
+//! against the suite's reference, times it through the measurement core, and hands each
+//! row to a sink as soon as it exists. A case that fails (out of memory, an error, a recipe
+//! not implemented) becomes a row with that status; it never ends the run.
+//!
+//! A suite names its device type, so the same interface serves suites on replay's CPU and
+//! CUDA devices (the libtorch side) and trace-only suites here. Suites import `measure`,
+//! `export` and `report`, never each other or a command line.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::export::rows::Row;
+use crate::measure::{measure, Clock, MeasureConfig, Summary, Target};
+
+/// How one case of a grid ended, as the suites' CSV files spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    Ok,
+    Oom,
+    Error,
+    NotImplemented,
+    Skipped,
+}
+
+impl CaseStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseStatus::Ok => "ok",
+            CaseStatus::Oom => "oom",
+            CaseStatus::Error => "error",
+            CaseStatus::NotImplemented => "not_implemented",
+            CaseStatus::Skipped => "skipped",
+        }
+    }
+}
+
+/// Why a case has no measurement.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct CaseError {
+    pub status: CaseStatus,
+    pub message: String,
+}
+
+impl CaseError {
+    pub fn new(status: CaseStatus, message: impl Into<String>) -> CaseError {
+        CaseError {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+/// What became of one case: the row the suite writes is made from this.
+#[derive(Debug, Clone)]
+pub enum CaseOutcome {
+    Measured(Summary),
+    Failed(CaseError),
+}
+
+impl CaseOutcome {
+    pub fn status(&self) -> CaseStatus {
+        match self {
+            CaseOutcome::Measured(_) => CaseStatus::Ok,
+            CaseOutcome::Failed(e) => e.status,
+        }
+    }
+}
+
+/// A benchmark suite.
+pub trait Suite {
+    /// One configuration of the grid (T, K, C, backend, ... for the scan).
+    type Case: Clone + std::fmt::Debug;
+    /// What the cases run on.
+    type Device: ?Sized;
+
+    /// The columns of the suite's result rows, in order.
+    fn columns(&self) -> Vec<&'static str>;
+
+    /// Every case, in the order they run (deterministic, so a grid can be split into shards).
+    fn cases(&self) -> Vec<Self::Case>;
+
+    /// A reason to skip `case` given the cases already done (a memory estimate over the limit,
+    /// or a smaller case that ran out of memory), or `None` to run it.
+    fn skip(&self, _case: &Self::Case, _done: &[(Self::Case, CaseStatus)]) -> Option<String> {
+        None
+    }
+
+    /// Checks the case's kernel against the suite's independent reference before it is timed;
+    /// a wrong result is an `error` row, never a time.
+    fn check(&self, _case: &Self::Case, _device: &Self::Device) -> Result<(), CaseError> {
+        Ok(())
+    }
+
+    /// The work of `case`, ready to be timed.
+    fn target<'s>(
+        &'s self,
+        case: &Self::Case,
+        device: &'s Self::Device,
+    ) -> Result<Box<dyn Target + 's>, CaseError>;
+
+    /// The result row of `case`.
+    fn row(&self, case: &Self::Case, outcome: &CaseOutcome) -> Row;
+}
+
+/// Where a suite's rows go as they are made (a CSV file, a test's vector).
+pub trait RowSink {
+    fn push(&mut self, row: &Row) -> crate::Result<()>;
+}
+
+impl RowSink for crate::export::rows::CsvRows {
+    fn push(&mut self, row: &Row) -> crate::Result<()> {
+        self.append(row)
+    }
+}
+
+impl RowSink for Vec<Row> {
+    fn push(&mut self, row: &Row) -> crate::Result<()> {
+        Vec::push(self, row.clone());
+        Ok(())
+    }
+}
+
+/// One case as the runner reports it to an observer (a progress bar).
+#[derive(Debug, Clone, Copy)]
+pub struct CaseProgress<'c, C> {
+    pub index: usize,
+    pub total: usize,
+    pub case: &'c C,
+    pub status: CaseStatus,
+    pub elapsed: Duration,
+}
+
+/// What a run did, by status.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RunTally {
+    pub ok: usize,
+    pub oom: usize,
+    pub error: usize,
+    pub not_implemented: usize,
+    pub skipped: usize,
+}
+
+impl RunTally {
+    fn count(&mut self, status: CaseStatus) {
+        *match status {
+            CaseStatus::Ok => &mut self.ok,
+            CaseStatus::Oom => &mut self.oom,
+            CaseStatus::Error => &mut self.error,
+            CaseStatus::NotImplemented => &mut self.not_implemented,
+            CaseStatus::Skipped => &mut self.skipped,
+        } += 1;
+    }
+}
+
+/// Runs every case of `suite` on `device`: skip rule, reference check, timing, one row each,
+/// pushed to `sink` at once. Only a sink that cannot be written ends the run (the rows so far
+/// stay where they were written).
+pub fn run<S: Suite>(
+    suite: &S,
+    device: &S::Device,
+    config: &MeasureConfig,
+    clock: &dyn Clock,
+    sink: &mut dyn RowSink,
+    mut observe: impl FnMut(CaseProgress<'_, S::Case>),
+) -> crate::Result<RunTally> {
+    let cases = suite.cases();
+    let mut done: Vec<(S::Case, CaseStatus)> = Vec::with_capacity(cases.len());
+    let mut tally = RunTally::default();
+    for (index, case) in cases.iter().enumerate() {
+        let started = std::time::Instant::now();
+        let outcome = match suite.skip(case, &done) {
+            Some(reason) => CaseOutcome::Failed(CaseError::new(CaseStatus::Skipped, reason)),
+            None => run_case(suite, case, device, config, clock),
+        };
+        let status = outcome.status();
+        sink.push(&suite.row(case, &outcome))?;
+        tally.count(status);
+        done.push((case.clone(), status));
+        observe(CaseProgress {
+            index,
+            total: cases.len(),
+            case,
+            status,
+            elapsed: started.elapsed(),
+        });
+    }
+    Ok(tally)
+}
+
+fn run_case<S: Suite>(
+    suite: &S,
+    case: &S::Case,
+    device: &S::Device,
+    config: &MeasureConfig,
+    clock: &dyn Clock,
+) -> CaseOutcome {
+    let measured = suite.check(case, device).and_then(|()| {
+        let mut target = suite.target(case, device)?;
+        measure(target.as_mut(), config, clock)
+            .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))
+    });
+    match measured {
+        Ok(summary) => CaseOutcome::Measured(summary),
+        Err(e) => CaseOutcome::Failed(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{BatchTiming, MeasureError, SyntheticClock};
+
+    /// A suite of "sums of n numbers" whose target reports a fixed time per call on a
+    /// synthetic clock, with one case out of memory, one failing its check and one too big.
+    struct SumSuite;
+
+    struct FixedTarget {
+        per_call: Duration,
+        clock: SyntheticClock,
+    }
+
+    impl Target for FixedTarget {
+        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+            let t = self.per_call * calls as u32;
+            self.clock.advance(t);
+            Ok(BatchTiming { device: t, host: t })
+        }
+    }
+
+    impl Suite for SumSuite {
+        type Case = u64;
+        type Device = SyntheticClock;
+
+        fn columns(&self) -> Vec<&'static str> {
+            vec!["n", "time_us_median", "status", "error_msg"]
+        }
+        fn cases(&self) -> Vec<u64> {
+            vec![10, 20, 30, 40, 50]
+        }
+        fn skip(&self, case: &u64, done: &[(u64, CaseStatus)]) -> Option<String> {
+            // The seed's rule: after an out-of-memory case, every larger one is skipped.
+            done.iter()
+                .find(|(n, s)| *s == CaseStatus::Oom && case > n)
+                .map(|(n, _)| format!("n={n} ran out of memory"))
+        }
+        fn check(&self, case: &u64, _: &SyntheticClock) -> Result<(), CaseError> {
+            let sum: u64 = (1..=*case).sum();
+            if *case == 20 {
+                // A kernel that returned the wrong sum.
+                return Err(CaseError::new(
+                    CaseStatus::Error,
+                    format!("sum {} != reference {sum}", sum + 1),
+                ));
+            }
+            Ok(())
+        }
+        fn target<'s>(
+            &'s self,
+            case: &u64,
+            clock: &'s SyntheticClock,
+        ) -> Result<Box<dyn Target + 's>, CaseError> {
+            if *case == 40 {
+                return Err(CaseError::new(CaseStatus::Oom, "out of memory"));
+            }
+            Ok(Box::new(FixedTarget {
+                per_call: Duration::from_micros(*case),
+                clock: clock.clone(),
+            }))
+        }
+        fn row(&self, case: &u64, outcome: &CaseOutcome) -> Row {
+            let row = Row::new().with("n", *case);
+            match outcome {
+                CaseOutcome::Measured(s) => {
+                    row.with("time_us_median", s.median).with("status", "ok")
+                }
+                CaseOutcome::Failed(e) => row
+                    .with("status", e.status.as_str())
+                    .with("error_msg", e.message.clone()),
+            }
+        }
+    }
+
+    #[test]
+    fn every_case_gets_a_row_in_order_and_failures_never_end_the_run() {
+        let clock = SyntheticClock::new();
+        let mut rows: Vec<Row> = Vec::new();
+        let mut seen = Vec::new();
+        let tally = run(
+            &SumSuite,
+            &clock,
+            &MeasureConfig::with_time_budget(Duration::from_millis(50)),
+            &clock,
+            &mut rows,
+            |p| seen.push((p.index, p.total, *p.case, p.status)),
+        )
+        .unwrap();
+        let statuses: Vec<_> = rows
+            .iter()
+            .map(|r| (r.get("n").cloned(), r.get("status").cloned()))
+            .collect();
+        use serde_json::json;
+        assert_eq!(
+            statuses,
+            [
+                (Some(json!(10)), Some(json!("ok"))),
+                (Some(json!(20)), Some(json!("error"))),
+                (Some(json!(30)), Some(json!("ok"))),
+                (Some(json!(40)), Some(json!("oom"))),
+                (Some(json!(50)), Some(json!("skipped"))),
+            ]
+        );
+        // The times are the target's own: 10 and 30 us per call.
+        assert_eq!(rows[0].get("time_us_median"), Some(&json!(10.0)));
+        assert_eq!(rows[2].get("time_us_median"), Some(&json!(30.0)));
+        assert!(rows[1]
+            .get("error_msg")
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("reference 210"));
+        assert_eq!(
+            rows[4].get("error_msg"),
+            Some(&json!("n=40 ran out of memory"))
+        );
+        assert_eq!(
+            tally,
+            RunTally {
+                ok: 2,
+                oom: 1,
+                error: 1,
+                not_implemented: 0,
+                skipped: 1
+            }
+        );
+        assert_eq!(seen.len(), 5);
+        assert!(seen.iter().enumerate().all(|(i, s)| s.0 == i && s.1 == 5));
+    }
+}
