@@ -89,6 +89,14 @@ pub struct RawStreamEvents {
 }
 
 impl RawStreamEvents {
+    /// Events on libtorch's current stream of CUDA device `index`: the one stream timer of
+    /// whatever libtorch runs (tier-3 ops, whole models). The device's context must be current.
+    pub fn on_libtorch_stream(index: usize) -> Result<RawStreamEvents, MeasureError> {
+        let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(index)
+            .map_err(|e| MeasureError::target(e.0))?;
+        RawStreamEvents::new(stream as cudarc::driver::sys::CUstream)
+    }
+
     /// The CUDA context of the stream must be current on this thread.
     pub fn new(stream: cudarc::driver::sys::CUstream) -> Result<RawStreamEvents, MeasureError> {
         let make = || {

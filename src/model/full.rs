@@ -35,12 +35,8 @@ impl<'m> ModelTimer<'m> {
         model.check_runs_on(&specs, &input)?;
         let cuda = match model.device {
             tch::Device::Cuda(i) => {
-                let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(i)
-                    .map_err(|e| Error::Model(e.0))?;
-                let events = crate::measure::cuda_timing::RawStreamEvents::new(
-                    stream as cudarc::driver::sys::CUstream,
-                )
-                .map_err(|e| Error::Model(e.to_string()))?;
+                let events = crate::measure::cuda_timing::RawStreamEvents::on_libtorch_stream(i)
+                    .map_err(|e| Error::Model(e.to_string()))?;
                 Some((i as i64, events))
             }
             _ => None,

@@ -391,10 +391,11 @@ impl LibtorchOpTarget {
                 dev.context
                     .bind_to_thread()
                     .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
-                let stream = super::libtorch_shim::torch_current_cuda_stream(dev.info.index)
-                    .map_err(|e| MeasureError::target(e.0))?
-                    as cudarc::driver::sys::CUstream;
-                Some(crate::measure::cuda_timing::RawStreamEvents::new(stream)?)
+                Some(
+                    crate::measure::cuda_timing::RawStreamEvents::on_libtorch_stream(
+                        dev.info.index,
+                    )?,
+                )
             }
         };
         Ok(LibtorchOpTarget { op, cuda })
