@@ -85,8 +85,6 @@ impl MatrixOperand {
     }
 }
 
-/// Why no GEMM parameters could be derived.
-
 /// Strides of a tensor: as recorded, else those of a contiguous tensor of its sizes.
 pub(super) fn strides_of(tensor: &TensorArgument<'_>) -> Result<Vec<u64>, GemmUnavailable> {
     match tensor.strides {

@@ -23,7 +23,7 @@ use super::schema::{BlasOp, GemmKernelRole, GemmParams, LayoutSource};
 pub use layout::{matrix_layout, MatrixLayout};
 use ops::*;
 
-/// Why a GEMM cannot be derived from what was recorded.
+/// Why no GEMM parameters could be derived.
 pub type GemmUnavailable = String;
 
 /// Ops whose recorded inputs determine a GEMM.

@@ -1,0 +1,362 @@
+//! What the builder reads of a trace: its host events by thread, its GPU activities by
+//! stream, and the links between them; and the step skeleton made from them.
+
+use crate::signature::SignatureIds;
+use crate::trace::link::Links;
+use crate::trace::{Category, Event, ExecutionId, FxHashMap, Nanos, Platform, Trace};
+
+use super::super::calls::{call_kind, CallKind};
+use super::super::delays::{activity_delays, launch_shape, Delays, LaunchShape};
+use super::super::skeleton::{Activity, ActivityKind, HostThread, StepSkeleton, Stream};
+use super::super::steps::StepWindow;
+
+use super::thread::*;
+use super::waits::*;
+use super::{StreamKey, ThreadKey};
+
+/// The host events of one thread, each list sorted by start.
+#[derive(Default)]
+pub(super) struct ThreadEvents {
+    /// CUDA/HIP runtime and driver calls.
+    pub(super) calls: Vec<usize>,
+    /// Top-level ops (CPU-only traces).
+    pub(super) top_ops: Vec<usize>,
+    /// Every host event (ops and calls): where the thread's host time ends.
+    pub(super) host: Vec<usize>,
+}
+
+/// What the whole trace says, computed once for all steps.
+pub(super) struct TraceContext<'t> {
+    pub(super) trace: &'t Trace,
+    pub(super) ids: &'t SignatureIds,
+    /// Activities launched by each call, by start.
+    pub(super) launched: FxHashMap<usize, Vec<usize>>,
+    /// The launch call of each activity that has one.
+    pub(super) launch_of: FxHashMap<usize, usize>,
+    pub(super) shapes: FxHashMap<usize, LaunchShape>,
+    /// End of the work before each activity on its stream, over the whole trace.
+    pub(super) previous_end: FxHashMap<usize, Nanos>,
+    pub(super) delays: FxHashMap<usize, Delays>,
+    /// Activities without a launch call, by start.
+    pub(super) unlaunched: Vec<usize>,
+    /// The (device, stream) of kineto's `cuda_sync` row for a call, by correlation id.
+    pub(super) sync_rows: FxHashMap<i64, StreamKey>,
+    /// For a `cudaStreamWaitEvent` whose `cuda_sync` row names its event, by the wait's
+    /// correlation id: the stream the event was recorded on and its record's correlation id.
+    pub(super) event_waits: FxHashMap<i64, (StreamKey, i64)>,
+    /// When each `cudaEventRecord` call started, by correlation id.
+    pub(super) record_starts: FxHashMap<i64, Nanos>,
+    pub(super) threads: Vec<(ThreadKey, ThreadEvents)>,
+    /// The trace's median launch latency on an idle GPU.
+    pub(super) typical_latency_ns: Nanos,
+}
+
+pub(super) fn stream_key(event: &Event) -> StreamKey {
+    (event.pid, event.tid)
+}
+
+pub(super) fn by_start(events: &[Event], list: &mut [usize]) {
+    list.sort_by_key(|&i| (events[i].ts_ns, i));
+}
+
+impl<'t> TraceContext<'t> {
+    pub(super) fn new(trace: &'t Trace, links: &Links, ids: &'t SignatureIds) -> Self {
+        let events = &trace.events;
+        let mut launched: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        let mut launch_of: FxHashMap<usize, usize> = FxHashMap::default();
+        let mut unlaunched = Vec::new();
+        for link in &links.activities {
+            match link.launch {
+                Some(call) => {
+                    launched.entry(call).or_default().push(link.activity);
+                    launch_of.insert(link.activity, call);
+                }
+                None => unlaunched.push(link.activity),
+            }
+        }
+        for list in launched.values_mut() {
+            by_start(events, list);
+        }
+        by_start(events, &mut unlaunched);
+
+        // Stream order over the whole trace, for the work before each activity.
+        let mut streams: FxHashMap<StreamKey, Vec<usize>> = FxHashMap::default();
+        for (index, event) in events.iter().enumerate() {
+            if event.category.is_gpu_activity() {
+                streams.entry(stream_key(event)).or_default().push(index);
+            }
+        }
+        let mut previous_end: FxHashMap<usize, Nanos> = FxHashMap::default();
+        for list in streams.values_mut() {
+            by_start(events, list);
+            let mut busy_until: Option<Nanos> = None;
+            for &activity in list.iter() {
+                if let Some(end) = busy_until {
+                    previous_end.insert(activity, end);
+                }
+                let end = events[activity].end_ns();
+                busy_until = Some(busy_until.map_or(end, |b| b.max(end)));
+            }
+        }
+        let shapes: FxHashMap<usize, LaunchShape> = launched
+            .iter()
+            .map(|(&call, activities)| (call, launch_shape(trace, call, activities, &previous_end)))
+            .collect();
+        let (delays, typical_latency_ns) =
+            activity_delays(events, &launch_of, &shapes, &previous_end);
+
+        let mut sync_rows = FxHashMap::default();
+        let mut event_waits = FxHashMap::default();
+        for event in events.iter().filter(|e| e.category == Category::CudaSync) {
+            if let Some(correlation) = event.args.correlation {
+                sync_rows.entry(correlation).or_insert(stream_key(event));
+                if let Some(wait) = &event.args.wait_on {
+                    let recorded_on = (event.pid, ExecutionId::Number(wait.stream));
+                    event_waits
+                        .entry(correlation)
+                        .or_insert((recorded_on, wait.record_correlation));
+                }
+            }
+        }
+        let record_starts: FxHashMap<i64, Nanos> = events
+            .iter()
+            .filter(|e| {
+                e.category.is_launch_call() && call_kind(trace.name(e)) == CallKind::EventRecord
+            })
+            .filter_map(|e| Some((e.args.correlation?, e.ts_ns)))
+            .collect();
+
+        let top_ops = match trace.platform {
+            // In a CPU-only trace the units of work with an id are the top-level ops.
+            Platform::Cpu => ids.events().collect(),
+            Platform::Cuda | Platform::Rocm => Vec::new(),
+        };
+        let mut threads: FxHashMap<ThreadKey, ThreadEvents> = FxHashMap::default();
+        for (index, event) in events.iter().enumerate() {
+            let is_call = event.category.is_launch_call();
+            if is_call || event.category == Category::CpuOp {
+                let thread = threads.entry((event.pid, event.tid)).or_default();
+                thread.host.push(index);
+                if is_call {
+                    thread.calls.push(index);
+                }
+            }
+        }
+        for op in top_ops {
+            let event = &events[op];
+            threads
+                .entry((event.pid, event.tid))
+                .or_default()
+                .top_ops
+                .push(op);
+        }
+        let mut threads: Vec<(ThreadKey, ThreadEvents)> = threads.into_iter().collect();
+        threads.sort_by_key(|(key, _)| *key);
+        for (_, thread) in &mut threads {
+            by_start(events, &mut thread.calls);
+            by_start(events, &mut thread.top_ops);
+            by_start(events, &mut thread.host);
+        }
+
+        TraceContext {
+            trace,
+            ids,
+            launched,
+            launch_of,
+            shapes,
+            previous_end,
+            delays,
+            unlaunched,
+            sync_rows,
+            event_waits,
+            record_starts,
+            threads,
+            typical_latency_ns,
+        }
+    }
+
+    pub(super) fn events(&self) -> &'t [Event] {
+        &self.trace.events
+    }
+
+    /// The events of `list` (sorted by start) that start inside `window`.
+    pub(super) fn in_window<'l>(&self, list: &'l [usize], window: &StepWindow) -> &'l [usize] {
+        let events = self.events();
+        let first = list.partition_point(|&i| events[i].ts_ns < window.start_ns);
+        let last = list.partition_point(|&i| events[i].ts_ns < window.end_ns);
+        list.get(first..last).unwrap_or(&[])
+    }
+
+    pub(super) fn label(&self, key: ThreadKey) -> String {
+        let text = |id: ExecutionId| match id {
+            ExecutionId::Number(n) => n.to_string(),
+            ExecutionId::Label(label) => self.trace.text(label).to_owned(),
+        };
+        format!("{}/{}", text(key.0), text(key.1))
+    }
+
+    pub(super) fn step(&self, window: &StepWindow) -> StepSkeleton {
+        let events = self.events();
+        let mut step = StepSkeleton::new(window.name.clone(), window.duration_ns());
+
+        // The step's activities: launched by a call inside the window, or (no launch call
+        // in the trace) starting inside it. In start order, which is stream order.
+        let mut members: Vec<usize> = Vec::new();
+        for (_, thread) in &self.threads {
+            for call in self.in_window(&thread.calls, window) {
+                if let Some(activities) = self.launched.get(call) {
+                    members.extend_from_slice(activities);
+                }
+            }
+        }
+        // Work without a launch call in the trace was mostly launched before the profiling
+        // window: when it runs ahead of the step's own work on its stream it is an earlier
+        // step's backlog (it then counts through the stream's busy-until time, below), not
+        // this step's work. Later on the stream, it is the step's, issued at its own start.
+        let mut own_first_start: FxHashMap<StreamKey, Nanos> = FxHashMap::default();
+        for &e in &members {
+            let event = &events[e];
+            own_first_start
+                .entry(stream_key(event))
+                .and_modify(|first| *first = (*first).min(event.ts_ns))
+                .or_insert(event.ts_ns);
+        }
+        let unlaunched: Vec<usize> = self
+            .in_window(&self.unlaunched, window)
+            .iter()
+            .copied()
+            .filter(|&e| {
+                own_first_start
+                    .get(&stream_key(&events[e]))
+                    .is_some_and(|&first| first <= events[e].ts_ns)
+            })
+            .collect();
+        members.extend_from_slice(&unlaunched);
+        by_start(events, &mut members);
+        members.dedup();
+        let local: FxHashMap<usize, usize> =
+            members.iter().enumerate().map(|(l, &e)| (e, l)).collect();
+
+        let mut stream_index: FxHashMap<StreamKey, usize> = FxHashMap::default();
+        for &event_index in &members {
+            let event = &events[event_index];
+            let key = stream_key(event);
+            let stream = *stream_index.entry(key).or_insert_with(|| {
+                // The first activity of the stream in the step: whatever ran before it
+                // on the stream was issued before the step and keeps the stream busy.
+                let busy_until = self
+                    .previous_end
+                    .get(&event_index)
+                    .map_or(0, |end| end.saturating_sub(window.start_ns).max(0));
+                step.streams.push(Stream {
+                    label: self.label(key),
+                    busy_until_ns: busy_until,
+                });
+                step.streams.len() - 1
+            });
+            let delays = self.delays.get(&event_index).copied().unwrap_or_default();
+            step.activities.push(Activity {
+                kind: match event.category {
+                    Category::GpuMemcpy => ActivityKind::Memcpy,
+                    Category::GpuMemset => ActivityKind::Memset,
+                    _ => ActivityKind::Kernel,
+                },
+                stream,
+                signature: self.ids.index_of_event(event_index),
+                trace_ns: event.dur_ns,
+                trace_start_ns: event.ts_ns.saturating_sub(window.start_ns),
+                launch: None,
+                latency_ns: delays.latency_ns,
+                stream_gap_ns: delays.stream_gap_ns,
+                release_ns: 0,
+                after: Vec::new(),
+            });
+        }
+        for event_index in &unlaunched {
+            if let Some(activity) = local
+                .get(event_index)
+                .and_then(|&l| step.activities.get_mut(l))
+            {
+                activity.release_ns = events[*event_index]
+                    .ts_ns
+                    .saturating_sub(window.start_ns)
+                    .max(0);
+                activity.stream_gap_ns = 0;
+            }
+        }
+        step.measured_device_tail_ns = members
+            .iter()
+            .map(|&e| events[e].end_ns().saturating_sub(window.end_ns))
+            .max()
+            .unwrap_or(0)
+            .max(0);
+
+        let mut waits: Vec<WaitRequest> = Vec::new();
+        // The thread that recorded the step span, even when it recorded nothing else (a
+        // span opened on one thread around work done on others): its time is the step's.
+        let no_events = ThreadEvents::default();
+        let step_thread_missing = window
+            .thread
+            .filter(|key| !self.threads.iter().any(|(k, _)| k == key));
+        let threads = step_thread_missing
+            .map(|key| (key, &no_events))
+            .into_iter()
+            .chain(self.threads.iter().map(|(key, events)| (*key, events)));
+        for (key, thread) in threads {
+            let is_step_thread = window.thread == Some(key);
+            let host_events = self.in_window(&thread.host, window);
+            if host_events.is_empty() && !is_step_thread {
+                continue;
+            }
+            let index = step.threads.len();
+            let mut builder = ThreadBuilder {
+                context: self,
+                step: &mut step,
+                local: &local,
+                members: &members,
+                stream_index: &stream_index,
+                thread: index,
+                items: Vec::new(),
+                cursor: window.start_ns,
+                last_launched: None,
+                recorded: None,
+                pending_waits: Vec::new(),
+                waits: &mut waits,
+                host_events: &thread.host,
+            };
+            match self.trace.platform {
+                Platform::Cpu => builder.top_level_ops(self.in_window(&thread.top_ops, window)),
+                Platform::Cuda | Platform::Rocm => {
+                    builder.calls(self.in_window(&thread.calls, window))
+                }
+            }
+            // The step's own thread runs to the span's end; any other to its last event.
+            let until = if is_step_thread {
+                window.end_ns
+            } else {
+                host_events
+                    .iter()
+                    .map(|&e| events[e].end_ns())
+                    .max()
+                    .unwrap_or(window.start_ns)
+                    .min(window.end_ns)
+            };
+            builder.gap_until(until);
+            let items = builder.items;
+            step.threads.push(HostThread {
+                label: self.label(key),
+                items,
+            });
+        }
+        // When each activity was issued: its launch call's start, or its own without one.
+        let issued_at: Vec<Nanos> = members
+            .iter()
+            .map(|&e| {
+                let issuer = self.launch_of.get(&e).copied().unwrap_or(e);
+                events[issuer].ts_ns
+            })
+            .collect();
+        resolve_waits(&mut step, &members, &issued_at, events, &waits);
+        step
+    }
+}
