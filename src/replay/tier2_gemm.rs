@@ -54,17 +54,26 @@ fn span(sizes: [i64; 2], strides: [i64; 2]) -> i64 {
     }
 }
 
-/// Builds a random operand with exactly the recorded layout (batched when `batch > 1`).
+/// Which operand of the row-major product `C = A @ B`.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    A,
+    B,
+}
+
+/// Builds a random operand `side` of `p` with exactly the recorded layout (batched when
+/// `batch > 1`).
 fn operand(
     kind: Kind,
-    batch: u64,
-    rows: u64,
-    cols: u64,
-    transposed: bool,
-    ld: u64,
-    batch_stride: Option<u64>,
+    p: &GemmParams,
+    side: Side,
     device: Device,
 ) -> Result<Tensor, tch::TchError> {
+    let batch = p.batch;
+    let (rows, cols, transposed, ld, batch_stride) = match side {
+        Side::A => (p.m, p.k, p.trans_a, p.lda, p.stride_a),
+        Side::B => (p.k, p.n, p.trans_b, p.ldb, p.stride_b),
+    };
     let (sizes, strides) = operand_layout(rows, cols, transposed, ld);
     let one = span(sizes, strides);
     let bstride = batch_stride.map(|s| s as i64).unwrap_or(one);
@@ -126,12 +135,8 @@ impl TorchGemmTarget {
             return Err(TorchGemmError::Unsupported("float8 GEMMs (_scaled_mm) need a GPU with FP8 tensor cores; not replayable on this device".into()));
         }
         let batched = p.batch > 1;
-        let a = operand(
-            kind_a, p.batch, p.m, p.k, p.trans_a, p.lda, p.stride_a, device,
-        )?;
-        let b = operand(
-            kind_b, p.batch, p.k, p.n, p.trans_b, p.ldb, p.stride_b, device,
-        )?;
+        let a = operand(kind_a, p, Side::A, device)?;
+        let b = operand(kind_b, p, Side::B, device)?;
         let bias = if p.bias {
             let kind_out = kind_from_dtype(&p.dtype_out).unwrap_or(kind_a);
             Some(Tensor::f_randn([p.n as i64], (Kind::Float, device))?.f_to_kind(kind_out)?)
@@ -146,9 +151,7 @@ impl TorchGemmTarget {
         let mut b_pool = vec![b.shallow_clone()];
         for _ in 1..copies {
             // Same recorded layout, its own storage.
-            b_pool.push(operand(
-                kind_b, p.batch, p.k, p.n, p.trans_b, p.ldb, p.stride_b, device,
-            )?);
+            b_pool.push(operand(kind_b, p, Side::B, device)?);
         }
         let mut target = TorchGemmTarget {
             a,

@@ -252,8 +252,7 @@ fn simulate_step(
             let item = node - nodes.thread_offsets.get(thread).copied().unwrap_or(0);
             let interval = host_interval(
                 step,
-                thread,
-                item,
+                (thread, item),
                 &host,
                 &activities,
                 replacements,
@@ -338,10 +337,10 @@ fn simulate_step(
     }
 }
 
+/// The interval of host item `item` of thread `thread` (`at`), once its predecessors have one.
 fn host_interval(
     step: &StepSkeleton,
-    thread: usize,
-    item: usize,
+    (thread, item): (usize, usize),
     host: &[Vec<Option<Interval>>],
     activities: &[Option<Interval>],
     replacements: &[Replacement],

@@ -39,9 +39,12 @@ fn tier_colour(tier: Option<u8>) -> &'static str {
     TIER_COLOURS[tier.map_or(0, |t| (t as usize).min(3))]
 }
 
+/// One bar of the chart: its label and its segments (value, colour, text).
+type Bar<'c> = (String, Vec<(f64, &'c str, String)>);
+
 fn bars(report: &ComparisonReport) -> String {
     let t = &report.tier_breakdown;
-    let mut rows: Vec<(String, Vec<(f64, &str, String)>)> = vec![(
+    let mut rows: Vec<Bar> = vec![(
         "measured (full model)".into(),
         vec![(
             report.full_model_inference_us,

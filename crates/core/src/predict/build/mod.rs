@@ -65,8 +65,11 @@ mod tests {
     use crate::predict::{simulate, Durations};
     use crate::trace::Nanos;
 
+    /// `(cat, name, pid, tid, ts_us, dur_us, correlation)`.
+    type EventRow<'r> = (&'r str, &'r str, i64, i64, f64, f64, Option<i64>);
+
     /// A trace from `(cat, name, pid, tid, ts_us, dur_us, correlation, stream)` rows.
-    fn trace(rows: &[(&str, &str, i64, i64, f64, f64, Option<i64>)]) -> Trace {
+    fn trace(rows: &[EventRow]) -> Trace {
         let events: Vec<String> = rows
             .iter()
             .map(|(cat, name, pid, tid, ts, dur, correlation)| {
