@@ -63,3 +63,30 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(args) => compare::run(args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `replay --help` (the core's list) and `replay COMMAND --help` (this side's parser) must
+    /// describe every libtorch command in the same words.
+    #[test]
+    fn the_core_lists_each_libtorch_command_as_it_describes_itself() {
+        let core = replay_core::cli::Cli::command();
+        let torch = super::Cli::command();
+        let mut compared = 0;
+        for sub in torch.get_subcommands() {
+            let listed = core
+                .find_subcommand(sub.get_name())
+                .unwrap_or_else(|| panic!("replay --help does not list {}", sub.get_name()));
+            assert_eq!(
+                listed.get_about().map(|a| a.to_string()),
+                sub.get_about().map(|a| a.to_string()),
+                "{}",
+                sub.get_name()
+            );
+            compared += 1;
+        }
+        assert_eq!(compared, 7);
+    }
+}

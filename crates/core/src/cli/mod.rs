@@ -53,7 +53,7 @@ pub enum Command {
     /// Time the whole TorchScript model: R forward passes after W warm-ups
     #[command(disable_help_flag = true)]
     Full(Forwarded),
-    /// Write a TorchScript BLOOM (real architecture, random or local weights)
+    /// Write a TorchScript model of the zoo (BLOOM, GPT-2, BERT, T5, ResNet-50; random weights)
     #[command(disable_help_flag = true)]
     Export(Forwarded),
     /// Profile one forward pass of a TorchScript model into a trace
