@@ -137,3 +137,30 @@ fn help_lists_every_command_and_version_is_the_workspace_version() {
         format!("replay {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn predict_isolated_with_a_missing_or_foreign_file_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = shared_trace("h100_vit_infer.json.gz");
+    let foreign = dir.path().join("not-isolated.json");
+    std::fs::write(&foreign, "{\"results\": []}").unwrap();
+    for (file, says) in [
+        (dir.path().join("missing.json"), "cannot read it"),
+        (foreign, "not an isolated.json"),
+    ] {
+        let out = replay()
+            .args(["predict", "--trace"])
+            .arg(&trace)
+            .arg("--isolated")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&file.display().to_string()) && stderr.contains(says),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
