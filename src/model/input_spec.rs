@@ -10,20 +10,24 @@
 use std::fmt;
 use std::str::FromStr;
 
+use replay_core::signature::dtype::Dtype;
 use tch::{Device, Kind, Tensor};
 
+use crate::replay::torch_dtype::kind_of;
+
 /// The dtypes an input may have, by the names PyTorch prints.
-const DTYPES: [(&str, Kind); 10] = [
-    ("float32", Kind::Float),
-    ("float64", Kind::Double),
-    ("float16", Kind::Half),
-    ("bfloat16", Kind::BFloat16),
-    ("int64", Kind::Int64),
-    ("int32", Kind::Int),
-    ("int16", Kind::Int16),
-    ("int8", Kind::Int8),
-    ("uint8", Kind::Uint8),
-    ("bool", Kind::Bool),
+/// The dtypes `--input` accepts (their names and kinds are the one table's, `torch_dtype`).
+const DTYPES: [Dtype; 10] = [
+    Dtype::Float32,
+    Dtype::Float64,
+    Dtype::Float16,
+    Dtype::BFloat16,
+    Dtype::Int64,
+    Dtype::Int32,
+    Dtype::Int16,
+    Dtype::Int8,
+    Dtype::UInt8,
+    Dtype::Bool,
 ];
 
 /// What `--input` accepts, for error messages.
@@ -60,14 +64,16 @@ impl InputSpec {
     }
 
     pub fn kind(&self) -> Kind {
-        DTYPES
-            .iter()
-            .find(|(name, _)| *name == self.dtype)
-            .map_or(Kind::Float, |(_, kind)| *kind)
+        kind_of(self.element_type())
+    }
+
+    /// The dtype of the spec (parsing only admits names of [`DTYPES`]).
+    fn element_type(&self) -> Dtype {
+        Dtype::from_name(self.dtype).unwrap_or(Dtype::Float32)
     }
 
     fn is_integer(&self) -> bool {
-        is_integer(self.kind())
+        self.element_type().is_integral()
     }
 
     /// This spec with an integer input's missing range set to `[0, vocab)`.
@@ -88,7 +94,7 @@ impl InputSpec {
         let cpu = (Kind::Float, Device::Cpu);
         let tensor = if kind == Kind::Bool {
             Tensor::f_rand(sizes, cpu)?.f_lt(0.5)?
-        } else if is_integer(kind) {
+        } else if self.is_integer() {
             let (low, high) = self.range.unwrap_or((0, 2));
             Tensor::f_randint_low(low, high, sizes, (Kind::Int64, Device::Cpu))?.f_to_kind(kind)?
         } else {
@@ -96,13 +102,6 @@ impl InputSpec {
         };
         tensor.f_to_device(device)
     }
-}
-
-fn is_integer(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8
-    )
 }
 
 impl FromStr for InputSpec {
@@ -120,11 +119,11 @@ impl FromStr for InputSpec {
         let (dtype_name, rest) = shape_part
             .split_once('[')
             .ok_or_else(|| fail("no [sizes] after the dtype"))?;
-        let (dtype, kind) = DTYPES
-            .iter()
-            .find(|(name, _)| *name == dtype_name.trim())
-            .copied()
+        let element = DTYPES
+            .into_iter()
+            .find(|d| d.name() == dtype_name.trim())
             .ok_or_else(|| fail(&format!("unknown dtype '{}'", dtype_name.trim())))?;
+        let dtype = element.name();
         let inner = rest
             .trim_end()
             .strip_suffix(']')
@@ -146,7 +145,7 @@ impl FromStr for InputSpec {
         let range = match range_part {
             None => None,
             Some(range) => {
-                if !is_integer(kind) {
+                if !element.is_integral() {
                     return Err(fail("a range :LO..HI is for integer dtypes only"));
                 }
                 let (low, high) = range

@@ -10,14 +10,9 @@ use std::time::Instant;
 
 use tch::{Device, Kind, Tensor};
 
+use super::torch_dtype::kind_from_name;
 use crate::measure::{BatchTiming, MeasureError, Target};
 use crate::signature::schema::GemmParams;
-
-/// libtorch dtype for a canonical PyTorch dtype name (`bfloat16`, `float32`, ...): the one
-/// dtype table ([`super::torch_dtype`]).
-pub fn kind_from_dtype(dtype: &str) -> Option<Kind> {
-    super::torch_dtype::kind_from_name(dtype)
-}
 
 /// Why a GEMM cannot be set up through libtorch.
 #[derive(Debug, thiserror::Error)]
@@ -129,8 +124,8 @@ impl TorchGemmTarget {
         let unsupported = |dtype: &str| {
             TorchGemmError::Unsupported(format!("dtype {dtype} has no libtorch GEMM"))
         };
-        let kind_a = kind_from_dtype(&p.dtype_a).ok_or_else(|| unsupported(&p.dtype_a))?;
-        let kind_b = kind_from_dtype(&p.dtype_b).ok_or_else(|| unsupported(&p.dtype_b))?;
+        let kind_a = kind_from_name(&p.dtype_a).ok_or_else(|| unsupported(&p.dtype_a))?;
+        let kind_b = kind_from_name(&p.dtype_b).ok_or_else(|| unsupported(&p.dtype_b))?;
         if matches!(kind_a, Kind::Float8e4m3fn | Kind::Float8e5m2) {
             return Err(TorchGemmError::Unsupported("float8 GEMMs (_scaled_mm) need a GPU with FP8 tensor cores; not replayable on this device".into()));
         }
@@ -138,7 +133,7 @@ impl TorchGemmTarget {
         let a = operand(kind_a, p, Side::A, device)?;
         let b = operand(kind_b, p, Side::B, device)?;
         let bias = if p.bias {
-            let kind_out = kind_from_dtype(&p.dtype_out).unwrap_or(kind_a);
+            let kind_out = kind_from_name(&p.dtype_out).unwrap_or(kind_a);
             Some(Tensor::f_randn([p.n as i64], (Kind::Float, device))?.f_to_kind(kind_out)?)
         } else {
             None
