@@ -1,32 +1,14 @@
 //! Every real trace classifies, and the signatures account for every GPU activity:
 //! counts add up exactly and times add up to the trace's total GPU time.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use replay::signature::{self, SignatureFile, Tier, Unit, WorkKind};
 use replay::trace::{self, Category, Trace};
-
-/// The shared real traces: `../shared/traces/kineto` next to the crate.
-fn shared_traces() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
-}
-
-fn all_traces() -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(shared_traces())
-        .expect("shared traces directory is readable")
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.to_string_lossy().ends_with(".json.gz"))
-        .collect();
-    paths.sort();
-    assert!(
-        paths.len() >= 10,
-        "expected the 10 shared traces, found {}",
-        paths.len()
-    );
-    paths
-}
 
 fn load_and_classify(path: &Path) -> (Trace, SignatureFile) {
     let trace = trace::load(path).unwrap_or_else(|e| panic!("{e}"));
@@ -38,7 +20,7 @@ fn load_and_classify(path: &Path) -> (Trace, SignatureFile) {
 fn classified() -> &'static [(PathBuf, Trace, SignatureFile)] {
     static CLASSIFIED: OnceLock<Vec<(PathBuf, Trace, SignatureFile)>> = OnceLock::new();
     CLASSIFIED.get_or_init(|| {
-        all_traces()
+        common::all_shared_traces()
             .into_iter()
             .map(|path| {
                 let (trace, file) = load_and_classify(&path);
@@ -50,7 +32,7 @@ fn classified() -> &'static [(PathBuf, Trace, SignatureFile)] {
 
 #[test]
 fn every_gpu_activity_is_in_exactly_one_signature_or_unattributed() {
-    for path in all_traces() {
+    for path in common::all_shared_traces() {
         let (trace, file) = load_and_classify(&path);
         let name = path
             .file_name()
@@ -236,7 +218,7 @@ fn classification_is_deterministic() {
 
 #[test]
 fn relative_timestamps_keep_their_base() {
-    let trace = trace::load(&shared_traces().join("h100_bert_small_infer.json.gz"))
+    let trace = trace::load(&common::shared_traces().join("h100_bert_small_infer.json.gz"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(trace.metadata.base_time_ns, Some(1_751_410_836_000_000_000));
     // `"ts": 1419247333430.849` on the first kernel: exact to the nanosecond.

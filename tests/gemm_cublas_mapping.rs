@@ -16,7 +16,7 @@
 
 mod cublas_reference;
 
-use std::path::PathBuf;
+mod common;
 
 use cublas_reference::{gemm, gemm_strided_batched, GemmCall, Transpose};
 use replay::replay::tier2_gemm::cuda::column_major_elements;
@@ -27,10 +27,6 @@ use replay::signature::op_inputs::OpInputs;
 use replay::signature::{self, BlasOp, GemmKernelRole, GemmOperand, GemmParams, Tier};
 use replay::trace;
 use tch::{Device, Kind, Tensor};
-
-fn shared_traces() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
-}
 
 /// libtorch kind of a recorded C++ type name.
 fn kind_of(type_name: &str) -> Kind {
@@ -737,12 +733,7 @@ fn shrink(case: &str, op: &str, dims: &serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn every_gemm_signature_of_the_shared_traces_matches_libtorch() {
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(shared_traces())
-        .expect("shared traces")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
-        .collect();
-    traces.sort();
+    let traces = common::all_shared_traces();
     let mut checked = Vec::new();
     for path in &traces {
         let trace = trace::load(path).unwrap_or_else(|e| panic!("{e}"));

@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::{replay, shared_traces};
 use predicates::prelude::*;
@@ -20,17 +20,6 @@ const US: i64 = 1000;
 fn load(name: &str) -> Trace {
     let path = shared_traces().join(name);
     trace::load(&path).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn all_traces() -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(shared_traces())
-        .expect("shared traces directory is readable")
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.to_string_lossy().ends_with(".json.gz"))
-        .collect();
-    paths.sort();
-    assert!(paths.len() >= 10, "expected the 10 shared traces");
-    paths
 }
 
 fn file_name(path: &Path) -> String {
@@ -112,7 +101,7 @@ fn the_simulated_timeline_follows_the_traces_own_timeline() {
 #[test]
 fn every_shared_trace_predicts() {
     let mut table = String::new();
-    for path in all_traces() {
+    for path in common::all_shared_traces() {
         let name = file_name(&path);
         let trace = trace::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let skeleton = predict::skeleton(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -243,7 +232,7 @@ fn bert_is_launch_bound_until_its_kernels_are_much_slower() {
 /// The ids the model uses are the signature file's: same ids, same invocation counts.
 #[test]
 fn signature_ids_of_activities_match_the_signature_file() {
-    for path in all_traces() {
+    for path in common::all_shared_traces() {
         let name = file_name(&path);
         let trace = trace::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let file = signature::classify(&trace, &path);

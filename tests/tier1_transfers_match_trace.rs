@@ -4,17 +4,15 @@
 //! PyTorch 1.9's `Memcpy`/`Memset`), their name (`Memcpy HtoD (Pageable -> Device)`) and
 //! `args.bytes` (on ROCm, the launch call's `size`).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use replay::signature::{self, Tier, WorkKind};
 use replay::trace;
 use serde_json::Value;
-
-fn shared_traces() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
-}
 
 fn raw_events(path: &Path) -> Vec<Value> {
     let mut text = String::new();
@@ -106,12 +104,7 @@ fn text(v: &Value) -> String {
 
 #[test]
 fn copies_and_memsets_match_the_traces_events() {
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(shared_traces())
-        .expect("shared traces")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
-        .collect();
-    traces.sort();
+    let traces = common::all_shared_traces();
     let mut kinds_seen = BTreeSet::new();
     for path in &traces {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -17,6 +17,22 @@ pub fn shared_traces() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
 }
 
+/// Every shared trace (`*.json.gz`), sorted by name; all ten must be there.
+pub fn all_shared_traces() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(shared_traces())
+        .expect("shared traces directory is readable")
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    paths.sort();
+    assert!(
+        paths.len() >= 10,
+        "expected the 10 shared traces, found {}",
+        paths.len()
+    );
+    paths
+}
+
 /// True when this machine has an NVIDIA driver; the no-GPU tests are skipped there.
 pub fn has_nvidia_driver() -> bool {
     replay::device::cuda::driver_missing_reason().is_none()
