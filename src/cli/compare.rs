@@ -200,12 +200,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let timeline = loaded_trace
         .as_ref()
         .map(|t| {
-            crate::predict::with_replayed_durations(t, &results).map_err(|e| {
-                crate::Error::BadInput {
-                    path: e.path().to_path_buf(),
-                    message: e.reason().to_owned(),
-                }
-            })
+            crate::predict::with_replayed_durations(t, &results)
+                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))
         })
         .transpose()?;
     let report = aggregate(

@@ -42,4 +42,15 @@ impl Error {
     }
 }
 
+/// A trace with nothing to time is the user's input problem (exit status 2), like a
+/// malformed trace.
+impl From<crate::predict::PredictError> for Error {
+    fn from(error: crate::predict::PredictError) -> Self {
+        Error::BadInput {
+            path: error.path().to_path_buf(),
+            message: error.reason().to_owned(),
+        }
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

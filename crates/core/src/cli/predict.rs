@@ -51,7 +51,8 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
     let prediction = self_check(&loaded)?;
     if let Some(path) = &args.isolated {
         let results = IsolatedResults::read(path)?;
-        let timeline = predict::with_replayed_durations(&loaded, &results).map_err(usage_error)?;
+        let timeline =
+            predict::with_replayed_durations(&loaded, &results).map_err(crate::Error::from)?;
         let replayed = ReplayedPrediction {
             self_check: &prediction,
             isolated: path.display().to_string(),
@@ -95,15 +96,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The self-check, with a trace that has nothing to time reported as the user's input
-/// problem (exit status 2), like a malformed trace.
+/// The self-check; a trace with nothing to time is a usage error (`From<PredictError>`).
 fn self_check(trace: &Trace) -> Result<Prediction, crate::Error> {
-    predict::self_check(trace).map_err(usage_error)
-}
-
-fn usage_error(error: predict::PredictError) -> crate::Error {
-    crate::Error::BadInput {
-        path: error.path().to_path_buf(),
-        message: error.reason().to_owned(),
-    }
+    Ok(predict::self_check(trace)?)
 }
