@@ -1,8 +1,6 @@
 //! The library's typed errors. The binary turns them into messages and exit codes:
 //! anything the user can fix (bad input, a device that is not there) exits 2.
 
-use std::path::PathBuf;
-
 /// Everything that can go wrong inside replay.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -22,32 +20,14 @@ pub enum Error {
     #[error("CUDA kernel '{0}' is unavailable: {1}")]
     KernelUnavailable(String, String),
 
-    /// A file given by the user cannot be read or understood.
-    #[error("{path}: {message}")]
-    BadInput { path: PathBuf, message: String },
-
-    /// A profiler trace that cannot be read (the message names the file).
+    /// What the torch-free core reports: bad input, an unreadable trace or signature file, an
+    /// energy probe, an I/O failure (each names its file or probe).
     #[error(transparent)]
-    Trace(#[from] crate::trace::TraceError),
-
-    /// A signature file that cannot be read (the message names the file).
-    #[error(transparent)]
-    SignatureFile(#[from] crate::signature::SignatureFileError),
-
-    /// An energy probe could not be opened or read.
-    #[error(transparent)]
-    Energy(#[from] crate::energy::EnergyError),
+    Core(#[from] replay_core::Error),
 
     /// The model failed to load or run.
     #[error("model error: {0}")]
     Model(String),
-
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 impl Error {
@@ -56,13 +36,8 @@ impl Error {
     pub fn is_usage_error(&self) -> bool {
         matches!(
             self,
-            Error::InvalidDevice { .. }
-                | Error::CudaUnavailable(_)
-                | Error::KernelUnavailable(..)
-                | Error::BadInput { .. }
-                | Error::Trace(_)
-                | Error::SignatureFile(_)
-        ) || matches!(self, Error::Energy(e) if e.is_usage_error())
+            Error::InvalidDevice { .. } | Error::CudaUnavailable(_) | Error::KernelUnavailable(..)
+        ) || matches!(self, Error::Core(e) if e.is_usage_error())
     }
 
     pub fn cuda(call: &'static str, err: impl std::fmt::Display) -> Self {
@@ -73,16 +48,21 @@ impl Error {
     }
 }
 
-/// The core's errors keep their meaning (and exit status) on this side.
-impl From<replay_core::Error> for Error {
-    fn from(e: replay_core::Error) -> Self {
-        match e {
-            replay_core::Error::BadInput { path, message } => Error::BadInput { path, message },
-            replay_core::Error::Trace(e) => Error::Trace(e),
-            replay_core::Error::SignatureFile(e) => Error::SignatureFile(e),
-            replay_core::Error::Energy(e) => Error::Energy(e),
-            replay_core::Error::Io { context, source } => Error::Io { context, source },
-        }
+impl From<crate::trace::TraceError> for Error {
+    fn from(e: crate::trace::TraceError) -> Self {
+        Error::Core(e.into())
+    }
+}
+
+impl From<crate::signature::SignatureFileError> for Error {
+    fn from(e: crate::signature::SignatureFileError) -> Self {
+        Error::Core(e.into())
+    }
+}
+
+impl From<crate::energy::EnergyError> for Error {
+    fn from(e: crate::energy::EnergyError) -> Self {
+        Error::Core(e.into())
     }
 }
 

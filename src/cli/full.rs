@@ -58,10 +58,10 @@ pub struct FullArgs {
 pub fn apply_threads(threads: Option<i32>) -> anyhow::Result<()> {
     if let Some(n) = threads {
         if n < 1 {
-            anyhow::bail!(crate::Error::BadInput {
+            anyhow::bail!(crate::Error::from(replay_core::Error::BadInput {
                 path: "--threads".into(),
                 message: "must be at least 1".into()
-            });
+            }));
         }
         tch::set_num_threads(n);
     }

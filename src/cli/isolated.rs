@@ -88,10 +88,10 @@ pub fn run_with(
     after_round: impl FnMut(u32) -> std::ops::ControlFlow<()>,
 ) -> anyhow::Result<IsolatedResults> {
     if args.max_time_per_kernel.is_nan() || args.max_time_per_kernel <= 0.0 {
-        anyhow::bail!(crate::Error::BadInput {
+        anyhow::bail!(crate::Error::from(replay_core::Error::BadInput {
             path: "--max-time-per-kernel".into(),
             message: "must be a positive number of seconds".into()
-        });
+        }));
     }
     super::full::apply_threads(args.threads)?;
     // Each round gets its share of the budget and of the minimum sample count.

@@ -136,10 +136,10 @@ impl<'m> ModelTimer<'m> {
 /// A spread needs at least two runs: checked before any work, and again on the samples.
 pub fn check_runs(runs: u32) -> Result<()> {
     if runs < 2 {
-        return Err(Error::BadInput {
+        return Err(Error::from(replay_core::Error::BadInput {
             path: "--runs".into(),
             message: "at least 2 runs are needed to report a spread".into(),
-        });
+        }));
     }
     Ok(())
 }

@@ -46,20 +46,22 @@ pub fn run_script(script: &str, args: &[String]) -> Result<()> {
         .arg(&path)
         .args(args)
         .status()
-        .map_err(|source| Error::Io {
-            context: format!(
-                "cannot start {} {}",
-                interpreter().display(),
-                path.display()
-            ),
-            source,
+        .map_err(|source| {
+            Error::from(replay_core::Error::Io {
+                context: format!(
+                    "cannot start {} {}",
+                    interpreter().display(),
+                    path.display()
+                ),
+                source,
+            })
         })?;
     match status.code() {
         Some(0) => Ok(()),
-        Some(2) => Err(Error::BadInput {
+        Some(2) => Err(Error::from(replay_core::Error::BadInput {
             path,
             message: "rejected its arguments (see the message above)".into(),
-        }),
+        })),
         _ => Err(Error::Model(format!(
             "{} failed ({status})",
             path.display()

@@ -39,17 +39,19 @@ pub fn check_model_file(path: &Path) -> Result<()> {
         Ok(meta) if meta.len() == 0 => "is empty (0 bytes), not a TorchScript model",
         Ok(_) => return Ok(()),
     };
-    Err(Error::BadInput {
+    Err(Error::from(replay_core::Error::BadInput {
         path: path.to_path_buf(),
         message: format!("{problem} (export one with `replay export`)"),
-    })
+    }))
 }
 
 impl TorchScriptModel {
     pub fn load(path: &Path, device: Device) -> Result<TorchScriptModel> {
-        let bad = |message: String| Error::BadInput {
-            path: path.to_path_buf(),
-            message,
+        let bad = |message: String| {
+            Error::from(replay_core::Error::BadInput {
+                path: path.to_path_buf(),
+                message,
+            })
         };
         check_model_file(path)?;
         let mut module = CModule::load_on_device(path, device).map_err(|e| {
@@ -92,7 +94,7 @@ impl TorchScriptModel {
     /// wants other inputs, a sequence longer than its positions). Only the first pass means
     /// this: a later failure is the machine's (out of memory, say), not the file's.
     pub fn does_not_run_on_token_ids(&self, batch: i64, seq_len: i64, error: Error) -> Error {
-        Error::BadInput {
+        Error::from(replay_core::Error::BadInput {
             path: self.path.clone(),
             message: format!(
                 "loads, but does not run on token ids [{batch}, {seq_len}]: {}",
@@ -101,7 +103,7 @@ impl TorchScriptModel {
                     other => other.to_string(),
                 }
             ),
-        }
+        })
     }
 
     /// The inputs a run feeds: `specs` (`--input`) with integer ranges filled in from the
@@ -146,12 +148,12 @@ impl TorchScriptModel {
                     format!("input {}", specs.join(", "))
                 }
             };
-            Error::BadInput {
+            Error::from(replay_core::Error::BadInput {
                 path: self.path.clone(),
                 message: format!(
                     "loads, but does not run on {inputs}: {reason} (give the inputs it takes with --input)"
                 ),
-            }
+            })
         })
     }
 

@@ -32,10 +32,10 @@ impl ModelReference {
     /// does not take token ids is the user's to fix: a usage error naming the file.
     pub fn load(path: &Path, seq_len: i64) -> crate::Result<ModelReference> {
         if seq_len < 1 {
-            return Err(crate::Error::BadInput {
+            return Err(crate::Error::from(replay_core::Error::BadInput {
                 path: "--seq-len".into(),
                 message: "must be at least 1".into(),
-            });
+            }));
         }
         let model = TorchScriptModel::load(path, TorchDevice::Cpu)?;
         let _guard = tch::no_grad_guard();
