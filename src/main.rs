@@ -7,6 +7,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
+    // Before libtorch allocates anything: one malloc policy for replays and model alike.
+    replay::measure::host_allocator::fix_thresholds();
     let cli = replay::cli::Cli::parse();
     match replay::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,3 +4,4 @@
 pub use replay_core::measure::*;
 
 pub mod cuda_timing;
+pub mod host_allocator;

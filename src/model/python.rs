@@ -45,6 +45,7 @@ pub fn run_script(script: &str, args: &[String]) -> Result<()> {
     let status = Command::new(interpreter())
         .arg(&path)
         .args(args)
+        .envs(crate::measure::host_allocator::child_env())
         .status()
         .map_err(|source| {
             Error::from(replay_core::Error::Io {
