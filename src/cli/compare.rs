@@ -219,7 +219,27 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         },
     );
     let mut report = report;
-    report.energy = crate::report::comparison::energy_comparison(&results, &full);
+    // Energy along the timeline needs the device's power between kernels; without it (or a
+    // timeline) the report keeps the kernel sum alone.
+    let gap_power = match (probe.as_deref_mut(), &timeline, &full.energy) {
+        (Some(probe), Some(_), Some(_)) => {
+            step(args.quiet, "energy: the device's power between kernels");
+            match crate::energy::measure_gap_power(probe, &args.run.energy.config()) {
+                Ok(gap) => Some(gap),
+                Err(e) => {
+                    eprintln!("warning: no energy along the timeline: measuring the gap power failed: {e}");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    report.energy = crate::report::comparison::energy_comparison(
+        &results,
+        &full,
+        timeline.as_ref().map(|t| t.predicted_us),
+        gap_power,
+    );
     files.write(
         OutputFile::ComparisonReport,
         &export::json::to_bytes(&report),

@@ -18,7 +18,8 @@
 //! - [`measure_energy`] measures joules per invocation soundly: windows of at least 100
 //!   update periods, at least 3 of them, optional idle subtraction, the spread over windows
 //!   ([`EnergySummary`]); [`EnergyComparison`] sets a kernel-sum prediction against the
-//!   measured model.
+//!   measured model; [`TimelineEnergy`] predicts along the timeline instead: the signatures'
+//!   joules plus the gap power ([`measure_gap_power`]) over the rest of the predicted step.
 //!
 //! Nothing here panics on a missing device, library or program: every failure is an
 //! [`EnergyError`] whose message names the probe and what is wrong.
@@ -30,6 +31,7 @@ mod plugin;
 mod probe;
 mod rapl;
 mod spec;
+mod timeline;
 
 pub use command::{CommandProbe, DEFAULT_READ_TIMEOUT};
 pub use measure::{
@@ -40,6 +42,7 @@ pub use plugin::{PluginProbe, ABI_VERSION as PLUGIN_ABI_VERSION};
 pub use probe::{EnergyError, EnergyProbe, EnergyReading, Method, ProbeResolution, Window};
 pub use rapl::{unwrapped_delta, RaplProbe};
 pub use spec::{ProbeSpec, DEFAULT_POWERCAP_ROOT};
+pub use timeline::{measure_gap_power, GapPower, SignatureEnergy, TimelineEnergy};
 
 /// Opens the probe a spec names. `none` is an error here: there is nothing to open.
 pub fn open(spec: &ProbeSpec) -> Result<Box<dyn EnergyProbe>, EnergyError> {

@@ -232,6 +232,17 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
             e.signatures_measured,
             e.signatures_without_energy.len()
         );
+        if let Some(t) = &e.timeline {
+            let _ = write!(
+                html,
+                "<p>Predicted along the timeline: <b>{:.5} J</b> ({}): the kernels' {:.5} J plus {:.1} us of gaps at {:.1} W (the device's power while the host works and it runs nothing).</p>",
+                t.predicted_joules,
+                t.error_percent.map(|x| format!("{x:+.1}%")).unwrap_or_else(|| "n/a".into()),
+                t.signature_joules,
+                t.gap_seconds * 1e6,
+                t.gap_watts
+            );
+        }
     }
     html.push_str("<h2>Tiers</h2><table><tr><th class=\"l\">tier</th><th class=\"l\">method</th><th>unique</th><th>invocations</th><th>predicted us</th><th>share</th><th>trace us</th></tr>");
     let t = &report.tier_breakdown;

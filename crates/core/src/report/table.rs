@@ -62,6 +62,17 @@ pub fn render(r: &ComparisonReport) -> String {
             "energy ({}, {:?}): measured {:.5} J per pass, predicted from kernels {:.5} J ({error}); {} signatures measured",
             c.probe, c.method, c.measured_joules, c.predicted_joules, e.signatures_measured
         );
+        if let Some(t) = &e.timeline {
+            let error = t
+                .error_percent
+                .map(|x| format!("{x:+.1}%"))
+                .unwrap_or_else(|| "n/a".into());
+            let _ = writeln!(
+                out,
+                "energy along the timeline: {:.5} J ({error}): kernels {:.5} J + gaps {:.1} us at {:.1} W",
+                t.predicted_joules, t.signature_joules, t.gap_seconds * 1e6, t.gap_watts
+            );
+        }
     }
     if let Some(c) = &r.trace_self_check {
         let _ = writeln!(out, "trace self-check: timeline from the trace's own durations {:.1} us vs step {:.1} us ({:+.1}%)", c.predicted_us, c.measured_us, c.error_percent);
