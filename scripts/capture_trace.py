@@ -23,6 +23,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 
 # Kineto logs every profiler start/stop on stderr; only its errors are of use here. It reads
 # the level when torch loads, so it is set before the import.
@@ -34,6 +35,10 @@ from torch.profiler import ProfilerActivity, profile, schedule
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from script_io import UsageError, make_out_folder  # noqa: E402
+
+# Each profiled step is its own profiler session on purpose (see --steps): torch's warning that a
+# session clears its events at the end of its cycle says nothing the user needs.
+warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
 
 
 def parse_device(name):
