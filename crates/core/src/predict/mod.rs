@@ -24,6 +24,8 @@
 
 mod build;
 pub mod calls;
+mod catalog;
+mod critical_path;
 mod delays;
 mod durations;
 mod error;
@@ -34,6 +36,8 @@ mod replayed;
 mod simulate;
 pub mod skeleton;
 pub mod steps;
+mod timeline;
+pub mod what_if;
 
 pub use build::skeleton;
 pub use durations::{Durations, SignatureDuration};
@@ -41,7 +45,11 @@ pub use error::PredictError;
 pub use interruptions::{remove_interruptions, Interruptions};
 pub use model_call::model_call_ns;
 pub use prediction::{error_percent, Prediction, StepPrediction};
-pub use replayed::{with_replayed_durations, ReplayedTimeline};
+pub use catalog::{SignatureCatalog, SignatureInfo};
+pub use critical_path::{critical_path, StepNode};
+pub use replayed::{replayed_durations, with_replayed_durations, ReplayedTimeline};
+pub use timeline::Timeline;
+pub use what_if::{run_what_ifs, WhatIf, WhatIfSyntaxError, WhatIfTimeline};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
 pub use skeleton::{
     Activity, ActivityKind, HostItem, HostThread, LaunchRef, Skeleton, StepSkeleton, Stream,

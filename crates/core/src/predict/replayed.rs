@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::{
     model_call_ns, remove_interruptions, simulate, skeleton, Durations, HostItem, Interruptions,
-    PredictError, Prediction, SimulatedStep, StepSkeleton, WaitKind,
+    PredictError, Prediction, SimulatedStep, StepSkeleton, Timeline, WaitKind,
 };
 use crate::report::comparison::SelfCheck;
 use crate::report::html::TimelineSpan;
@@ -29,6 +29,25 @@ pub struct ReplayedTimeline {
     pub prediction: Prediction,
     /// Interruptions of the profiled model call left out of the prediction.
     pub interruptions: Interruptions,
+    /// The trace's own timeline (the self-check) and the one with the replayed durations
+    /// (interruptions left out), for the exporters (`export::perfetto`).
+    pub own_timeline: Timeline,
+    pub replayed_timeline: Timeline,
+}
+
+/// The replayed time per invocation of every signature of `results` that replayed (`ok`, or
+/// `included` in another's replay), by signature id: the durations both
+/// [`with_replayed_durations`] and the `durations=FILE` what-if put in the timeline.
+pub fn replayed_durations(results: &IsolatedResults) -> Durations {
+    let mut durations = Durations::trace_own();
+    for result in &results.results {
+        if let (Status::Ok | Status::Included, Some(predicted_us)) =
+            (result.status, result.predicted_us)
+        {
+            durations.set(result.id.clone(), predicted_us);
+        }
+    }
+    durations
 }
 
 /// The timeline prediction of `trace` with the isolated replay `results`: every signature
@@ -41,17 +60,10 @@ pub fn with_replayed_durations(
     results: &IsolatedResults,
 ) -> Result<ReplayedTimeline, PredictError> {
     let skeleton = skeleton(trace)?;
-    let own = simulate(&skeleton, &Durations::trace_own());
-    let own = Prediction::from_simulation(&skeleton, &own);
+    let own_timeline = Timeline::simulate("trace's own durations", skeleton.clone(), &Durations::trace_own());
+    let own = own_timeline.prediction();
 
-    let mut durations = Durations::trace_own();
-    for result in &results.results {
-        if let (Status::Ok | Status::Included, Some(predicted_us)) =
-            (result.status, result.predicted_us)
-        {
-            durations.set(result.id.clone(), predicted_us);
-        }
-    }
+    let mut durations = replayed_durations(results);
     // The replayed prediction is for a run without the profiler: take its calibrated cost
     // per recorded op out of the host gaps, when the capture measured it.
     if let Some(overhead) = trace.metadata.profiler_overhead_us_per_op {
@@ -101,6 +113,12 @@ pub fn with_replayed_durations(
         spans,
         prediction,
         interruptions,
+        own_timeline,
+        replayed_timeline: Timeline {
+            name: "replayed durations".to_owned(),
+            skeleton,
+            simulation,
+        },
     })
 }
 
