@@ -49,7 +49,7 @@ pub use catalog::{SignatureCatalog, SignatureInfo};
 pub use critical_path::{critical_path, StepNode};
 pub use replayed::{replayed_durations, with_replayed_durations, ReplayedTimeline};
 pub use timeline::Timeline;
-pub use what_if::{run_what_ifs, WhatIf, WhatIfSyntaxError, WhatIfTimeline};
+pub use what_if::{run_what_ifs, WhatIf, WhatIfOutcome, WhatIfSyntaxError, WhatIfTimeline};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
 pub use skeleton::{
     Activity, ActivityKind, HostItem, HostThread, LaunchRef, Skeleton, StepSkeleton, Stream,

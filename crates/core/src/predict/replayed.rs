@@ -84,9 +84,9 @@ pub fn with_replayed_durations(
     let spans = match (skeleton.steps.last(), simulation.steps.last()) {
         (Some(step), Some(simulated)) => {
             let signature = |index: Option<u32>| {
-                index
-                    .and_then(|i| skeleton.signature_id(i))
-                    .and_then(|id| names.get(id).copied())
+                let id = index.and_then(|i| skeleton.signature_id(i))?;
+                let (name, tier) = names.get(id).copied()?;
+                Some((id, name, tier))
             };
             step_spans(step, simulated, signature)
         }
@@ -127,7 +127,7 @@ pub fn with_replayed_durations(
 fn step_spans<'n>(
     step: &StepSkeleton,
     simulated: &SimulatedStep,
-    signature: impl Fn(Option<u32>) -> Option<(&'n str, u8)>,
+    signature: impl Fn(Option<u32>) -> Option<(&'n str, &'n str, u8)>,
 ) -> Vec<TimelineSpan> {
     let us = |ns: i64| ns as f64 / 1000.0;
     let mut spans = Vec::new();
@@ -138,13 +138,13 @@ fn step_spans<'n>(
             format!("host {}", thread.label)
         };
         for (item, interval) in thread.items.iter().zip(intervals) {
-            let (label, tier) = match item {
+            let (label, tier, id) = match item {
                 HostItem::Gap { .. } => continue,
                 HostItem::HostOp { signature: s, .. } => match signature(*s) {
-                    Some((name, tier)) => (name.to_owned(), Some(tier)),
-                    None => ("host op".to_owned(), None),
+                    Some((id, name, tier)) => (name.to_owned(), Some(tier), Some(id.to_owned())),
+                    None => ("host op".to_owned(), None, None),
                 },
-                HostItem::Launch { .. } => ("launch".to_owned(), None),
+                HostItem::Launch { .. } => ("launch".to_owned(), None, None),
                 HostItem::Wait { kind, .. } => (
                     match kind {
                         WaitKind::Device => "device sync",
@@ -154,6 +154,7 @@ fn step_spans<'n>(
                     }
                     .to_owned(),
                     None,
+                    None,
                 ),
             };
             spans.push(TimelineSpan {
@@ -162,13 +163,14 @@ fn step_spans<'n>(
                 dur_us: us(interval.end_ns - interval.start_ns),
                 label,
                 tier,
+                signature: id,
             });
         }
     }
     for (activity, interval) in step.activities.iter().zip(&simulated.activities) {
-        let (label, tier) = match signature(activity.signature) {
-            Some((name, tier)) => (name.to_owned(), Some(tier)),
-            None => ("unattributed".to_owned(), None),
+        let (label, tier, id) = match signature(activity.signature) {
+            Some((id, name, tier)) => (name.to_owned(), Some(tier), Some(id.to_owned())),
+            None => ("unattributed".to_owned(), None, None),
         };
         let lane = step
             .streams
@@ -180,6 +182,7 @@ fn step_spans<'n>(
             dur_us: us(interval.end_ns - interval.start_ns),
             label,
             tier,
+            signature: id,
         });
     }
     spans

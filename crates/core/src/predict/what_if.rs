@@ -24,18 +24,19 @@
 //! Expressions apply in order, each on the timeline the ones before it made. Nothing else
 //! changes: the host gaps keep the profiler's cost, so `*1` is the original timeline.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 use std::str::FromStr;
 
 use regex::Regex;
+use serde::Serialize;
 
 use super::catalog::SignatureCatalog;
 use super::durations::us_to_ns;
 use super::replayed::replayed_durations;
 use super::skeleton::{HostItem, Skeleton};
 use super::timeline::Timeline;
-use super::Durations;
+use super::{error_percent, Durations, Prediction};
 use crate::results::isolated::IsolatedResults;
 use crate::signature::schema::Tier;
 use crate::trace::Nanos;
@@ -275,6 +276,81 @@ pub struct WhatIfTimeline {
     pub changed: u64,
 }
 
+/// A what-if's answer as `replay predict` prints it: the new step time beside the original.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhatIfOutcome {
+    /// This what-if's own expression.
+    pub expression: String,
+    /// Every expression applied, in order (the ones before this and this one).
+    pub applied: Vec<String>,
+    /// Durations this expression set (0: it selected nothing, the timeline is unchanged).
+    pub changed_durations: u64,
+    /// Mean predicted step time with the changes, and the original's (the trace's own
+    /// durations through the same model).
+    pub predicted_us: f64,
+    pub original_us: f64,
+    /// (predicted - original) / original × 100.
+    pub change_percent: f64,
+    /// Against the trace's measured step, like the original's error.
+    pub error_percent: f64,
+    pub kernel_sum_us: f64,
+    pub gpu_busy_fraction: f64,
+}
+
+impl WhatIfOutcome {
+    /// The numbers of `answer`, beside the `original` prediction.
+    pub fn new(answer: &WhatIfTimeline, original: &Prediction) -> WhatIfOutcome {
+        let prediction = answer.timeline.prediction();
+        WhatIfOutcome {
+            expression: answer.applied.last().cloned().unwrap_or_default(),
+            applied: answer.applied.clone(),
+            changed_durations: answer.changed,
+            predicted_us: prediction.predicted_us,
+            original_us: original.predicted_us,
+            change_percent: error_percent(prediction.predicted_us, original.predicted_us),
+            error_percent: prediction.error_percent,
+            kernel_sum_us: prediction.kernel_sum_us,
+            gpu_busy_fraction: prediction.gpu_busy_fraction,
+        }
+    }
+
+    /// The lines `replay predict` prints under its summary; nothing without what-ifs.
+    pub fn summary(outcomes: &[WhatIfOutcome], original: &Prediction) -> String {
+        let mut text = String::new();
+        if outcomes.is_empty() {
+            return text;
+        }
+        let _ = writeln!(
+            text,
+            "what-if (the timeline re-run with changed durations; each applies on top of the ones above)"
+        );
+        let width = outcomes
+            .iter()
+            .map(|o| o.expression.chars().count())
+            .chain(std::iter::once("original".len()))
+            .max()
+            .unwrap_or(0)
+            .max(34);
+        let _ = writeln!(
+            text,
+            "  {:<width$} {:>12.1} us",
+            "original", original.predicted_us
+        );
+        for outcome in outcomes {
+            let _ = write!(
+                text,
+                "  {:<width$} {:>12.1} us   {:+7.1} %",
+                outcome.expression, outcome.predicted_us, outcome.change_percent
+            );
+            if outcome.changed_durations == 0 {
+                let _ = write!(text, "   (selected nothing)");
+            }
+            let _ = writeln!(text);
+        }
+        text
+    }
+}
+
 /// `what_ifs` applied in order to `original`: one timeline per expression, each with the
 /// expressions before it applied too.
 pub fn run_what_ifs(
@@ -291,7 +367,7 @@ pub fn run_what_ifs(
         answers.push(WhatIfTimeline {
             applied: applied.clone(),
             timeline: Timeline::simulate(
-                what_if.expression.clone(),
+                format!("what-if {}", what_if.expression),
                 skeleton.clone(),
                 &Durations::trace_own(),
             ),
