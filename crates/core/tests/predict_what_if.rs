@@ -99,8 +99,14 @@ fn the_hand_written_trace_is_what_the_comments_say() {
         .iter()
         .map(|s| (s.name.clone(), s.tier))
         .collect();
-    assert!(tiers.contains(&("ampere_sgemm_64x32_nn".into(), Tier::Gemm)), "{tiers:?}");
-    assert!(tiers.contains(&("vectorized_relu_kernel".into(), Tier::Op)), "{tiers:?}");
+    assert!(
+        tiers.contains(&("ampere_sgemm_64x32_nn".into(), Tier::Gemm)),
+        "{tiers:?}"
+    );
+    assert!(
+        tiers.contains(&("vectorized_relu_kernel".into(), Tier::Op)),
+        "{tiers:?}"
+    );
     assert!(
         tiers.contains(&("Memcpy DtoH (Device -> Pinned)".into(), Tier::Copy)),
         "{tiers:?}"
@@ -171,7 +177,10 @@ fn a_factor_of_one_changes_nothing() {
             answer[0].timeline.simulation, original.simulation,
             "{expression}"
         );
-        assert_eq!(answer[0].timeline.skeleton, original.skeleton, "{expression}");
+        assert_eq!(
+            answer[0].timeline.skeleton, original.skeleton,
+            "{expression}"
+        );
     }
 }
 
@@ -210,17 +219,17 @@ fn durations_from_an_isolated_file_replace_the_replayed_signatures_only() {
     let path = isolated_json(dir.path(), &load(), 10.0);
     // GEMM 10 µs: 16-26; relu (not replayed: its trace's 20 µs) from its launch 31-51;
     // copy 51-61; the sync from 60 returns at 63; 75.
-    assert_eq!(
-        alone(&format!("durations={}", path.display())),
-        (75.0, 1)
-    );
+    assert_eq!(alone(&format!("durations={}", path.display())), (75.0, 1));
     // A file that is not there is the user's to fix.
     let trace = load();
     let missing = parse(&["durations=/nonexistent/isolated.json"]);
     let error = run_what_ifs(&original(&trace), &missing, &SignatureCatalog::default())
         .expect_err("a missing file");
     assert!(error.is_usage_error(), "{error}");
-    assert!(error.to_string().contains("/nonexistent/isolated.json"), "{error}");
+    assert!(
+        error.to_string().contains("/nonexistent/isolated.json"),
+        "{error}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -251,7 +260,11 @@ fn predict_prints_each_answer_beside_the_original() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let line = |start: &str| {
         stdout
             .lines()
@@ -261,9 +274,15 @@ fn predict_prints_each_answer_beside_the_original() {
     };
     assert!(line("original").contains("100.0 us"), "{stdout}");
     let tier2 = line("tier2*0.5");
-    assert!(tier2.contains("80.0 us") && tier2.contains("-20.0 %"), "{stdout}");
+    assert!(
+        tier2.contains("80.0 us") && tier2.contains("-20.0 %"),
+        "{stdout}"
+    );
     let launch = line("launch=0");
-    assert!(launch.contains("75.0 us") && launch.contains("-25.0 %"), "{stdout}");
+    assert!(
+        launch.contains("75.0 us") && launch.contains("-25.0 %"),
+        "{stdout}"
+    );
 
     let out = replay()
         .arg("predict")
@@ -300,7 +319,13 @@ fn predict_prints_each_answer_beside_the_original() {
 fn a_malformed_expression_exits_2_and_says_what_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let trace = written_trace(dir.path());
-    for expression in ["tier4*0.5", "tier2", "kernel:(gemm*2", "host*-1", "launch=x"] {
+    for expression in [
+        "tier4*0.5",
+        "tier2",
+        "kernel:(gemm*2",
+        "host*-1",
+        "launch=x",
+    ] {
         let out = replay()
             .arg("predict")
             .arg("--trace")
@@ -312,7 +337,9 @@ fn a_malformed_expression_exits_2_and_says_what_is_accepted() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expression), "{expression}: {stderr}");
         assert!(
-            stderr.contains("accepted: tier1*F, tier2*F, tier3*F, kernel:REGEX*F, op:REGEX*F, host*F"),
+            stderr.contains(
+                "accepted: tier1*F, tier2*F, tier3*F, kernel:REGEX*F, op:REGEX*F, host*F"
+            ),
             "{expression}: {stderr}"
         );
     }
@@ -341,7 +368,11 @@ fn the_perfetto_file_is_a_trace_that_classify_reads_back() {
         .arg(&exported)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&exported).unwrap()).expect("valid JSON");
@@ -368,7 +399,10 @@ fn the_perfetto_file_is_a_trace_that_classify_reads_back() {
         assert_eq!(of("f", "ac2g", pid).len(), 3);
         // Every complete event has a place and a length.
         for event in of("X", "", pid) {
-            assert!(event["ts"].as_f64().is_some() && event["dur"].as_f64().is_some(), "{event}");
+            assert!(
+                event["ts"].as_f64().is_some() && event["dur"].as_f64().is_some(),
+                "{event}"
+            );
         }
         // The step is GPU-bound through its three pieces of work: all on the critical path.
         let critical = events
@@ -400,12 +434,22 @@ fn the_perfetto_file_is_a_trace_that_classify_reads_back() {
         .arg(&signatures)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let file = replay_core::signature::read_file(&signatures).unwrap();
     let mut names: Vec<(String, u64, Option<String>)> = file
         .signatures
         .iter()
-        .map(|s| (s.name.clone(), s.count, s.op.as_ref().map(|o| o.name.clone())))
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.count,
+                s.op.as_ref().map(|o| o.name.clone()),
+            )
+        })
         .collect();
     names.sort();
     assert_eq!(

@@ -90,7 +90,11 @@ struct PredictionWithWhatIfs<'a> {
 pub fn run(args: PredictArgs) -> anyhow::Result<()> {
     let loaded = trace::load(&args.trace).map_err(crate::Error::from)?;
     let skeleton = predict::skeleton(&loaded).map_err(crate::Error::from)?;
-    let original = Timeline::simulate("original: the trace's own durations", skeleton, &Durations::trace_own());
+    let original = Timeline::simulate(
+        "original: the trace's own durations",
+        skeleton,
+        &Durations::trace_own(),
+    );
     let prediction = original.prediction().for_trace(&loaded);
 
     // What the what-ifs select by, and what the exported timeline names its work with.

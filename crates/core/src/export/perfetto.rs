@@ -17,8 +17,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::predict::{
-    critical_path, ActivityKind, HostItem, SignatureCatalog, SimulatedStep, StepNode,
-    StepSkeleton, Timeline, WaitKind,
+    critical_path, ActivityKind, HostItem, SignatureCatalog, SimulatedStep, StepNode, StepSkeleton,
+    Timeline, WaitKind,
 };
 use crate::trace::Nanos;
 
@@ -30,8 +30,15 @@ const STREAM_TID_BASE: u64 = 1000;
 /// Writes `timelines` to `path` as a Chrome trace, one process each under the timeline's
 /// name, in the order given (the original first). `catalog` names the work by signature id;
 /// `SignatureCatalog::from_file` of the trace's signature file makes it.
-pub fn write(path: &Path, timelines: &[&Timeline], catalog: &SignatureCatalog) -> crate::Result<()> {
-    super::write_atomic(path, &super::json::to_bytes(&chrome_trace(timelines, catalog)))
+pub fn write(
+    path: &Path,
+    timelines: &[&Timeline],
+    catalog: &SignatureCatalog,
+) -> crate::Result<()> {
+    super::write_atomic(
+        path,
+        &super::json::to_bytes(&chrome_trace(timelines, catalog)),
+    )
 }
 
 /// The Chrome trace of `timelines`: `{"traceEvents": [...], "displayTimeUnit": "ns"}`.
@@ -77,7 +84,9 @@ impl Placement<'_> {
     }
 
     fn id(&self, signature: &Option<u32>) -> Option<&str> {
-        signature.and_then(|s| self.ids.get(s as usize)).map(String::as_str)
+        signature
+            .and_then(|s| self.ids.get(s as usize))
+            .map(String::as_str)
     }
 }
 
@@ -92,13 +101,19 @@ impl EventWriter<'_> {
 
     fn timeline(&mut self, pid: u64, timeline: &Timeline) {
         self.metadata(pid, None, "process_name", &timeline.name);
-        self.events.push(json!({"ph": "M", "name": "process_sort_index", "pid": pid,
+        self.events
+            .push(json!({"ph": "M", "name": "process_sort_index", "pid": pid,
             "args": {"sort_index": pid}}));
         self.metadata(pid, Some(CRITICAL_PATH_TID), "thread_name", "critical path");
         let steps = &timeline.skeleton.steps;
         if let Some(first) = steps.first() {
             for (t, thread) in first.threads.iter().enumerate() {
-                self.metadata(pid, Some(t as u64 + 1), "thread_name", &format!("host {}", thread.label));
+                self.metadata(
+                    pid,
+                    Some(t as u64 + 1),
+                    "thread_name",
+                    &format!("host {}", thread.label),
+                );
             }
             for (s, stream) in first.streams.iter().enumerate() {
                 self.metadata(
@@ -208,7 +223,12 @@ impl EventWriter<'_> {
             }
         }
 
-        for (a, (activity, span)) in step.activities.iter().zip(&simulated.activities).enumerate() {
+        for (a, (activity, span)) in step
+            .activities
+            .iter()
+            .zip(&simulated.activities)
+            .enumerate()
+        {
             let tid = STREAM_TID_BASE + activity.stream as u64;
             let (name, label, id) = self.names(at.id(&activity.signature));
             let cat = match activity.kind {
@@ -269,9 +289,7 @@ impl EventWriter<'_> {
                     };
                     let name = match step.threads.get(thread).and_then(|t| t.items.get(item)) {
                         Some(HostItem::Gap { .. }) => "framework".to_owned(),
-                        Some(HostItem::HostOp { signature, .. }) => {
-                            self.names(at.id(signature)).1
-                        }
+                        Some(HostItem::HostOp { signature, .. }) => self.names(at.id(signature)).1,
                         Some(HostItem::Launch { .. }) => "launch".to_owned(),
                         Some(HostItem::Wait { .. }) => "wait".to_owned(),
                         None => continue,

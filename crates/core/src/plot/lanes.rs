@@ -34,7 +34,10 @@ pub fn render(bars: &[Bar]) -> String {
             lanes.push(bar.lane);
         }
     }
-    let start = bars.iter().map(|b| b.start_us).fold(f64::INFINITY, f64::min);
+    let start = bars
+        .iter()
+        .map(|b| b.start_us)
+        .fold(f64::INFINITY, f64::min);
     let end = bars
         .iter()
         .map(|b| b.start_us + b.dur_us)

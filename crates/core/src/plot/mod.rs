@@ -72,7 +72,10 @@ mod tests {
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(linear_ticks(100.0, 5), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(
+            linear_ticks(100.0, 5),
+            vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+        );
         assert_eq!(linear_ticks(14.0, 4), vec![0.0, 5.0, 10.0]);
         assert_eq!(linear_ticks(0.0, 4), vec![0.0]);
         assert_eq!(time_text(1234.0), "1.23 ms");

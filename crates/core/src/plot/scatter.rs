@@ -95,7 +95,11 @@ impl Scatter<'_> {
         }
         // The diagonal, and the lines of twice and half.
         let (lo, hi) = (10f64.powf(low), 10f64.powf(high));
-        for (factor, dash, stroke) in [(1.0, "", "#555"), (2.0, "4 4", "#bbb"), (0.5, "4 4", "#bbb")] {
+        for (factor, dash, stroke) in [
+            (1.0, "", "#555"),
+            (2.0, "4 4", "#bbb"),
+            (0.5, "4 4", "#bbb"),
+        ] {
             // y = factor·x, clipped to the square.
             let (x0, x1) = (lo.max(lo / factor), hi.min(hi / factor));
             let _ = write!(
@@ -158,16 +162,30 @@ mod tests {
             size: 300.0,
         };
         // Decades 1..1000: three decades of 100 px; (10, 10) is on the diagonal.
-        let svg = chart.render(&[point(10.0, 10.0, 0.25), point(2.0, 500.0, 0.0), point(0.0, 5.0, 1.0)]);
+        let svg = chart.render(&[
+            point(10.0, 10.0, 0.25),
+            point(2.0, 500.0, 0.0),
+            point(0.0, 5.0, 1.0),
+        ]);
         assert_eq!(svg.matches("<circle").count(), 2, "the zero is left out");
-        assert!(svg.contains(r#"<circle cx="170.0" cy="212.0" r="11.0""#), "{svg}");
+        assert!(
+            svg.contains(r#"<circle cx="170.0" cy="212.0" r="11.0""#),
+            "{svg}"
+        );
         // The diagonal from (1, 1) to (1000, 1000).
-        assert!(svg.contains(r#"<line x1="70.0" y1="312.0" x2="370.0" y2="12.0" stroke="#555""#), "{svg}");
+        assert!(
+            svg.contains(r##"<line x1="70.0" y1="312.0" x2="370.0" y2="12.0" stroke="#555""##),
+            "{svg}"
+        );
         assert!(svg.contains("<title>10&lt;10</title>"));
         // Four decade labels per axis: 1, 10, 100, 1000 µs.
         assert_eq!(svg.matches(">1.00 ms<").count(), 2);
-        assert!(Scatter { x_label: "a", y_label: "b", size: 10.0 }
-            .render(&[point(-1.0, 1.0, 0.5)])
-            .starts_with("<p>"));
+        assert!(Scatter {
+            x_label: "a",
+            y_label: "b",
+            size: 10.0
+        }
+        .render(&[point(-1.0, 1.0, 0.5)])
+        .starts_with("<p>"));
     }
 }

@@ -60,7 +60,11 @@ pub fn with_replayed_durations(
     results: &IsolatedResults,
 ) -> Result<ReplayedTimeline, PredictError> {
     let skeleton = skeleton(trace)?;
-    let own_timeline = Timeline::simulate("trace's own durations", skeleton.clone(), &Durations::trace_own());
+    let own_timeline = Timeline::simulate(
+        "trace's own durations",
+        skeleton.clone(),
+        &Durations::trace_own(),
+    );
     let own = own_timeline.prediction();
 
     let mut durations = replayed_durations(results);

@@ -203,10 +203,14 @@ impl WhatIf {
                     .iter()
                     .map(|id| selection.selects(id, catalog))
                     .collect();
-                set_work(skeleton, |signature, ns| {
-                    let chosen = selected.get(signature as usize).copied().unwrap_or(false);
-                    chosen.then(|| scaled(ns, *factor))
-                }, &mut changed);
+                set_work(
+                    skeleton,
+                    |signature, ns| {
+                        let chosen = selected.get(signature as usize).copied().unwrap_or(false);
+                        chosen.then(|| scaled(ns, *factor))
+                    },
+                    &mut changed,
+                );
             }
             Change::Host { factor } => {
                 for item in host_items(skeleton) {
@@ -388,11 +392,7 @@ fn host_items(skeleton: &mut Skeleton) -> impl Iterator<Item = &mut HostItem> {
 
 /// Sets the duration of every unit of work (GPU activity, or top-level op of a CPU-only
 /// trace) for which `new(signature, current)` says one.
-fn set_work(
-    skeleton: &mut Skeleton,
-    new: impl Fn(u32, Nanos) -> Option<Nanos>,
-    changed: &mut u64,
-) {
+fn set_work(skeleton: &mut Skeleton, new: impl Fn(u32, Nanos) -> Option<Nanos>, changed: &mut u64) {
     for step in &mut skeleton.steps {
         for activity in &mut step.activities {
             if let Some(ns) = activity.signature.and_then(|s| new(s, activity.trace_ns)) {

@@ -780,8 +780,15 @@ mod tests {
                 }
             }
         }
-        let shares: Vec<f64> = report.signature_times.iter().map(|t| t.share_of_trace).collect();
-        assert!(shares.windows(2).all(|w| w[0] >= w[1]), "largest first: {shares:?}");
+        let shares: Vec<f64> = report
+            .signature_times
+            .iter()
+            .map(|t| t.share_of_trace)
+            .collect();
+        assert!(
+            shares.windows(2).all(|w| w[0] >= w[1]),
+            "largest first: {shares:?}"
+        );
         // The page and the summary show the labels, the page the scatter.
         let page = super::super::html::render(&report, &[]);
         let label = super::super::html::escape(&report.signature_times[0].label);

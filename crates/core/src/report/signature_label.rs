@@ -130,7 +130,12 @@ mod tests {
             .signatures
     }
 
-    fn with_inputs(template: &Signature, op: &str, dims: serde_json::Value, types: serde_json::Value) -> Signature {
+    fn with_inputs(
+        template: &Signature,
+        op: &str,
+        dims: serde_json::Value,
+        types: serde_json::Value,
+    ) -> Signature {
         Signature {
             op: Some(LaunchingOp {
                 name: op.into(),
