@@ -35,10 +35,12 @@ pub fn write(
     timelines: &[&Timeline],
     catalog: &SignatureCatalog,
 ) -> crate::Result<()> {
-    super::write_atomic(
-        path,
-        &super::json::to_bytes(&chrome_trace(timelines, catalog)),
-    )
+    // Compact: a real trace's timelines run to tens of megabytes, twice that pretty-printed.
+    // Encoding our own values cannot fail; `null` rather than a panic if it ever did.
+    let mut bytes =
+        serde_json::to_vec(&chrome_trace(timelines, catalog)).unwrap_or_else(|_| b"null".to_vec());
+    bytes.push(b'\n');
+    super::write_atomic(path, &bytes)
 }
 
 /// The Chrome trace of `timelines`: `{"traceEvents": [...], "displayTimeUnit": "ns"}`.
