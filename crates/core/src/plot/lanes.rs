@@ -85,10 +85,10 @@ pub fn render(bars: &[Bar]) -> String {
             bar.start_us - start
         );
     }
+    // The step's length at the end of the axis (the ticks start at 0).
     let _ = write!(
         svg,
-        r#"<text x="{LABEL_WIDTH}" y="{:.1}" font-size="11">0 us</text><text x="{}" y="{:.1}" font-size="11" text-anchor="end">{:.1} us</text>"#,
-        axis_y + 21.0,
+        r#"<text x="{}" y="{:.1}" font-size="11" text-anchor="end">{:.1} us</text>"#,
         WIDTH - 10.0,
         axis_y + 21.0,
         span
