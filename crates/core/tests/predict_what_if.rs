@@ -473,3 +473,73 @@ fn the_perfetto_file_is_a_trace_that_classify_reads_back() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The shared traces
+// ---------------------------------------------------------------------------------------
+
+/// `../shared/traces/kineto/*.json.gz`, beside the project root; all ten must be there.
+fn shared_traces() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kineto");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    paths.sort();
+    assert!(
+        paths.len() >= 10,
+        "expected the 10 shared traces: {paths:?}"
+    );
+    paths
+}
+
+#[test]
+fn on_every_shared_trace_a_factor_of_one_changes_nothing_and_the_export_reads_back() {
+    for path in shared_traces() {
+        let trace = trace::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let file = signature::classify(&trace, &path);
+        let catalog = SignatureCatalog::from_file(&file);
+        let original = original(&trace);
+        let unchanged = parse(&["tier1*1", "tier2*1", "tier3*1", "host*1", "launch*1"]);
+        let answers = run_what_ifs(&original, &unchanged, &catalog).unwrap();
+        for answer in &answers {
+            assert_eq!(
+                answer.timeline.simulation,
+                original.simulation,
+                "{}: {}",
+                path.display(),
+                answer.timeline.name
+            );
+        }
+        // Every piece of GPU work (or top-level op) of every step, once per timeline.
+        let halved = run_what_ifs(&original, &parse(&["tier3*0.5"]), &catalog).unwrap();
+        let exported = replay_core::export::perfetto::chrome_trace(
+            &[&original, &halved[0].timeline],
+            &catalog,
+        );
+        let reread = trace::load_bytes(
+            serde_json::to_vec(&exported).unwrap(),
+            Path::new("exported.json"),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let units = |t: &Trace| -> u64 {
+            signature::classify(t, Path::new("t.json"))
+                .signatures
+                .iter()
+                .map(|s| s.count)
+                .sum()
+        };
+        let steps = &original.skeleton.steps;
+        let work: usize = steps
+            .iter()
+            .map(|s| s.activities.len() + s.host_op_count())
+            .sum();
+        assert_eq!(
+            units(&reread),
+            2 * work as u64,
+            "{}: every activity once per timeline",
+            path.display()
+        );
+    }
+}
