@@ -10,6 +10,7 @@ pub mod error;
 pub mod exit;
 pub mod export;
 pub mod measure;
+pub mod plot;
 pub mod predict;
 pub mod report;
 pub mod results;

@@ -1,14 +1,19 @@
 //! `replay predict`: a trace's step time predicted by the timeline model from the trace's
 //! own durations, against the measured step time and the naive kernel sum; with
-//! `--isolated`, also from replayed durations ([`predict::with_replayed_durations`]).
+//! `--isolated`, also from replayed durations ([`predict::with_replayed_durations`]); with
+//! `--what-if`, the same timeline with changed durations ([`predict::what_if`]); with
+//! `--perfetto`, the timelines as a Chrome trace ([`export::perfetto`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::Serialize;
 
 use crate::export;
-use crate::predict::{self, Prediction};
+use crate::predict::what_if::{WhatIfOutcome, ACCEPTED};
+use crate::predict::{self, Durations, Prediction, SignatureCatalog, Timeline, WhatIf};
 use crate::results::isolated::{IsolatedResults, Status};
+use crate::signature;
 use crate::trace::{self, Trace};
 
 #[derive(Debug, Args)]
@@ -23,13 +28,37 @@ pub struct PredictArgs {
     #[arg(long, value_name = "FILE")]
     pub isolated: Option<PathBuf>,
 
+    /// Ask the timeline "what if": tier1|tier2|tier3*F, kernel:REGEX*F, op:REGEX*F, host*F,
+    /// launch*F, launch=US (launch=0: no host cost per launch, as with CUDA Graphs),
+    /// durations=FILE (an isolated.json, by signature id). Repeatable: each applies on top
+    /// of the ones before it, and each answer is printed beside the original
+    #[arg(long = "what-if", value_name = "EXPR", help_heading = "What-if", long_help = what_if_help())]
+    pub what_if: Vec<WhatIf>,
+
+    /// Write the predicted timelines (the original and each what-if, one process each) as a
+    /// Chrome trace that ui.perfetto.dev and chrome://tracing open
+    #[arg(long, value_name = "OUT.json")]
+    pub perfetto: Option<PathBuf>,
+
     /// Print the prediction as JSON instead of the summary
     #[arg(long)]
     pub json: bool,
 }
 
+fn what_if_help() -> String {
+    format!(
+        "Ask the timeline \"what if\": re-run it with changed durations and print the new step \
+         time beside the original. Accepted: {ACCEPTED}. tierN: the tier's signatures (1 \
+         copies and memsets, 2 GEMMs, 3 everything else); kernel:REGEX the signatures whose \
+         kernel name REGEX finds; op:REGEX those launched inside an op REGEX finds; host the \
+         host's own time (framework time, launch calls, a wait's own cost); launch=0 no host \
+         cost per launch (the effect of CUDA Graphs). Repeatable: applied in order, each on \
+         top of the ones before it."
+    )
+}
+
 /// `replay predict --isolated`: both timelines of the trace, side by side.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, Serialize)]
 struct ReplayedPrediction<'a> {
     /// The trace's own durations through the timeline (the self-check).
     self_check: &'a Prediction,
@@ -44,11 +73,47 @@ struct ReplayedPrediction<'a> {
     /// The trace's measured step.
     measured_us: f64,
     error_percent: f64,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    what_ifs: &'a [WhatIfOutcome],
+}
+
+/// `replay predict --json` without `--isolated`: the prediction's own fields, and the
+/// what-ifs' answers when some were asked.
+#[derive(Debug, Serialize)]
+struct PredictionWithWhatIfs<'a> {
+    #[serde(flatten)]
+    prediction: &'a Prediction,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    what_ifs: &'a [WhatIfOutcome],
 }
 
 pub fn run(args: PredictArgs) -> anyhow::Result<()> {
     let loaded = trace::load(&args.trace).map_err(crate::Error::from)?;
-    let prediction = self_check(&loaded)?;
+    let skeleton = predict::skeleton(&loaded).map_err(crate::Error::from)?;
+    let original = Timeline::simulate(
+        "original: the trace's own durations",
+        skeleton,
+        &Durations::trace_own(),
+    );
+    let prediction = original.prediction().for_trace(&loaded);
+
+    // What the what-ifs select by, and what the exported timeline names its work with.
+    let catalog = if args.what_if.is_empty() && args.perfetto.is_none() {
+        SignatureCatalog::default()
+    } else {
+        catalog_of(&loaded, &args.trace)
+    };
+    let answers = predict::run_what_ifs(&original, &args.what_if, &catalog)?;
+    let outcomes: Vec<WhatIfOutcome> = answers
+        .iter()
+        .map(|answer| WhatIfOutcome::new(answer, &prediction))
+        .collect();
+    if let Some(path) = &args.perfetto {
+        let mut timelines: Vec<&Timeline> = vec![&original];
+        timelines.extend(answers.iter().map(|a| &a.timeline));
+        export::perfetto::write(path, &timelines, &catalog)?;
+    }
+
     if let Some(path) = &args.isolated {
         let results = IsolatedResults::read(path)?;
         let timeline =
@@ -65,6 +130,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
             predicted_us: timeline.predicted_us,
             measured_us: prediction.measured_us,
             error_percent: predict::error_percent(timeline.predicted_us, prediction.measured_us),
+            what_ifs: &outcomes,
         };
         if args.json {
             print!(
@@ -73,6 +139,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
             );
         } else {
             print!("{}", prediction.summary());
+            print!("{}", WhatIfOutcome::summary(&outcomes, &prediction));
             println!(
                 "with the durations of {} ({}, {} signatures replayed): {:.1} us predicted against {:.1} us measured ({:+.1} %)",
                 replayed.isolated,
@@ -86,17 +153,22 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.json {
+        let printed = PredictionWithWhatIfs {
+            prediction: &prediction,
+            what_ifs: &outcomes,
+        };
         print!(
             "{}",
-            String::from_utf8_lossy(&export::json::to_bytes(&prediction))
+            String::from_utf8_lossy(&export::json::to_bytes(&printed))
         );
     } else {
         print!("{}", prediction.summary());
+        print!("{}", WhatIfOutcome::summary(&outcomes, &prediction));
     }
     Ok(())
 }
 
-/// The self-check; a trace with nothing to time is a usage error (`From<PredictError>`).
-fn self_check(trace: &Trace) -> Result<Prediction, crate::Error> {
-    Ok(predict::self_check(trace)?)
+/// The trace's signatures by id: their tiers, names, ops and labels.
+fn catalog_of(trace: &Trace, path: &std::path::Path) -> SignatureCatalog {
+    SignatureCatalog::from_file(&signature::classify(trace, path))
 }

@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod json;
 pub mod output_dir;
+pub mod perfetto;
 pub mod rows;
 
 pub use output_dir::{OutputDir, OutputFile};

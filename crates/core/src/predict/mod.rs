@@ -24,6 +24,8 @@
 
 mod build;
 pub mod calls;
+mod catalog;
+mod critical_path;
 mod delays;
 mod durations;
 mod error;
@@ -34,20 +36,26 @@ mod replayed;
 mod simulate;
 pub mod skeleton;
 pub mod steps;
+mod timeline;
+pub mod what_if;
 
 pub use build::skeleton;
+pub use catalog::{SignatureCatalog, SignatureInfo};
+pub use critical_path::{critical_path, StepNode};
 pub use durations::{Durations, SignatureDuration};
 pub use error::PredictError;
 pub use interruptions::{remove_interruptions, Interruptions};
 pub use model_call::model_call_ns;
 pub use prediction::{error_percent, Prediction, StepPrediction};
-pub use replayed::{with_replayed_durations, ReplayedTimeline};
+pub use replayed::{replayed_durations, with_replayed_durations, ReplayedTimeline};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
 pub use skeleton::{
     Activity, ActivityKind, HostItem, HostThread, LaunchRef, Skeleton, StepSkeleton, Stream,
     WaitKind,
 };
 pub use steps::{StepSource, StepWindow};
+pub use timeline::Timeline;
+pub use what_if::{run_what_ifs, WhatIf, WhatIfOutcome, WhatIfSyntaxError, WhatIfTimeline};
 
 use crate::trace::Trace;
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::{
     model_call_ns, remove_interruptions, simulate, skeleton, Durations, HostItem, Interruptions,
-    PredictError, Prediction, SimulatedStep, StepSkeleton, WaitKind,
+    PredictError, Prediction, SimulatedStep, StepSkeleton, Timeline, WaitKind,
 };
 use crate::report::comparison::SelfCheck;
 use crate::report::html::TimelineSpan;
@@ -29,6 +29,25 @@ pub struct ReplayedTimeline {
     pub prediction: Prediction,
     /// Interruptions of the profiled model call left out of the prediction.
     pub interruptions: Interruptions,
+    /// The trace's own timeline (the self-check) and the one with the replayed durations
+    /// (interruptions left out), for the exporters (`export::perfetto`).
+    pub own_timeline: Timeline,
+    pub replayed_timeline: Timeline,
+}
+
+/// The replayed time per invocation of every signature of `results` that replayed (`ok`, or
+/// `included` in another's replay), by signature id: the durations both
+/// [`with_replayed_durations`] and the `durations=FILE` what-if put in the timeline.
+pub fn replayed_durations(results: &IsolatedResults) -> Durations {
+    let mut durations = Durations::trace_own();
+    for result in &results.results {
+        if let (Status::Ok | Status::Included, Some(predicted_us)) =
+            (result.status, result.predicted_us)
+        {
+            durations.set(result.id.clone(), predicted_us);
+        }
+    }
+    durations
 }
 
 /// The timeline prediction of `trace` with the isolated replay `results`: every signature
@@ -41,17 +60,14 @@ pub fn with_replayed_durations(
     results: &IsolatedResults,
 ) -> Result<ReplayedTimeline, PredictError> {
     let skeleton = skeleton(trace)?;
-    let own = simulate(&skeleton, &Durations::trace_own());
-    let own = Prediction::from_simulation(&skeleton, &own);
+    let own_timeline = Timeline::simulate(
+        "trace's own durations",
+        skeleton.clone(),
+        &Durations::trace_own(),
+    );
+    let own = own_timeline.prediction();
 
-    let mut durations = Durations::trace_own();
-    for result in &results.results {
-        if let (Status::Ok | Status::Included, Some(predicted_us)) =
-            (result.status, result.predicted_us)
-        {
-            durations.set(result.id.clone(), predicted_us);
-        }
-    }
+    let mut durations = replayed_durations(results);
     // The replayed prediction is for a run without the profiler: take its calibrated cost
     // per recorded op out of the host gaps, when the capture measured it.
     if let Some(overhead) = trace.metadata.profiler_overhead_us_per_op {
@@ -72,9 +88,9 @@ pub fn with_replayed_durations(
     let spans = match (skeleton.steps.last(), simulation.steps.last()) {
         (Some(step), Some(simulated)) => {
             let signature = |index: Option<u32>| {
-                index
-                    .and_then(|i| skeleton.signature_id(i))
-                    .and_then(|id| names.get(id).copied())
+                let id = index.and_then(|i| skeleton.signature_id(i))?;
+                let (name, tier) = names.get(id).copied()?;
+                Some((id, name, tier))
             };
             step_spans(step, simulated, signature)
         }
@@ -101,6 +117,12 @@ pub fn with_replayed_durations(
         spans,
         prediction,
         interruptions,
+        own_timeline,
+        replayed_timeline: Timeline {
+            name: "replayed durations".to_owned(),
+            skeleton,
+            simulation,
+        },
     })
 }
 
@@ -109,7 +131,7 @@ pub fn with_replayed_durations(
 fn step_spans<'n>(
     step: &StepSkeleton,
     simulated: &SimulatedStep,
-    signature: impl Fn(Option<u32>) -> Option<(&'n str, u8)>,
+    signature: impl Fn(Option<u32>) -> Option<(&'n str, &'n str, u8)>,
 ) -> Vec<TimelineSpan> {
     let us = |ns: i64| ns as f64 / 1000.0;
     let mut spans = Vec::new();
@@ -120,13 +142,13 @@ fn step_spans<'n>(
             format!("host {}", thread.label)
         };
         for (item, interval) in thread.items.iter().zip(intervals) {
-            let (label, tier) = match item {
+            let (label, tier, id) = match item {
                 HostItem::Gap { .. } => continue,
                 HostItem::HostOp { signature: s, .. } => match signature(*s) {
-                    Some((name, tier)) => (name.to_owned(), Some(tier)),
-                    None => ("host op".to_owned(), None),
+                    Some((id, name, tier)) => (name.to_owned(), Some(tier), Some(id.to_owned())),
+                    None => ("host op".to_owned(), None, None),
                 },
-                HostItem::Launch { .. } => ("launch".to_owned(), None),
+                HostItem::Launch { .. } => ("launch".to_owned(), None, None),
                 HostItem::Wait { kind, .. } => (
                     match kind {
                         WaitKind::Device => "device sync",
@@ -136,6 +158,7 @@ fn step_spans<'n>(
                     }
                     .to_owned(),
                     None,
+                    None,
                 ),
             };
             spans.push(TimelineSpan {
@@ -144,13 +167,14 @@ fn step_spans<'n>(
                 dur_us: us(interval.end_ns - interval.start_ns),
                 label,
                 tier,
+                signature: id,
             });
         }
     }
     for (activity, interval) in step.activities.iter().zip(&simulated.activities) {
-        let (label, tier) = match signature(activity.signature) {
-            Some((name, tier)) => (name.to_owned(), Some(tier)),
-            None => ("unattributed".to_owned(), None),
+        let (label, tier, id) = match signature(activity.signature) {
+            Some((id, name, tier)) => (name.to_owned(), Some(tier), Some(id.to_owned())),
+            None => ("unattributed".to_owned(), None, None),
         };
         let lane = step
             .streams
@@ -162,6 +186,7 @@ fn step_spans<'n>(
             dur_us: us(interval.end_ns - interval.start_ns),
             label,
             tier,
+            signature: id,
         });
     }
     spans

@@ -5,8 +5,11 @@
 //! `error_percent`, `tier_breakdown`) and adds the timeline prediction, coverage, the top
 //! signatures and the trace self-check.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
+use super::signature_label::signature_label;
 use crate::results::full_model::FullModelTiming;
 use crate::results::isolated::{IsolatedResults, SignatureResult, Status};
 use crate::signature::schema::{SignatureFile, Tier, Unit};
@@ -51,6 +54,35 @@ pub struct TopSignature {
     /// Isolated median × share × count, or the trace time when not replayed.
     pub predicted_total_us: f64,
     pub trace_total_us: f64,
+    /// `aten::linear [1,5,1024]×[250880,1024] f32`: the op with its shapes and dtypes, what
+    /// tells the signatures of one op apart ([`super::signature_label`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The trace's own mean time per invocation.
+    #[serde(default)]
+    pub trace_mean_us: f64,
+    /// Isolated time per invocation (median × share) over the trace's mean: above 1 the
+    /// replay is slower than the traced run; `None` when it did not replay on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolated_over_trace: Option<f64>,
+}
+
+/// One signature's isolated time against its time in the trace: a dot of the report's
+/// scatter. Every signature of the run, largest trace time first.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SignatureTime {
+    pub id: String,
+    pub tier: Tier,
+    pub label: String,
+    pub count: u64,
+    /// Isolated time per invocation (median × share); `None` when it did not replay on its
+    /// own (included in another's replay, unsupported, failed).
+    pub isolated_us: Option<f64>,
+    /// The trace's own mean time per invocation.
+    pub trace_mean_us: f64,
+    pub isolated_over_trace: Option<f64>,
+    /// Its share of the trace's time (Σ of every signature's trace time).
+    pub share_of_trace: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,6 +132,9 @@ pub struct ComparisonReport {
     pub timeline_interruptions: Option<crate::predict::Interruptions>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<EnergyReport>,
+    /// Every signature's isolated time against its trace time (the page's scatter).
+    #[serde(default)]
+    pub signature_times: Vec<SignatureTime>,
 }
 
 /// Energy predicted from the kernels (Σ joules per invocation × count) against the measured
@@ -202,6 +237,19 @@ pub fn predicted_total(r: &SignatureResult) -> (f64, bool) {
         (Status::Ok | Status::Included, Some(p)) => (p * r.count as f64, true),
         _ => (r.trace_total_us, false),
     }
+}
+
+/// Isolated time per invocation of a signature that replayed on its own (`ok`).
+fn isolated_per_invocation(r: &SignatureResult) -> Option<f64> {
+    match (r.status, r.predicted_us) {
+        (Status::Ok, Some(p)) if p.is_finite() => Some(p),
+        _ => None,
+    }
+}
+
+/// `isolated / trace`, when both are times.
+fn ratio(isolated: Option<f64>, trace: f64) -> Option<f64> {
+    isolated.filter(|_| trace > 0.0).map(|i| i / trace)
 }
 
 fn methods_of(results: &IsolatedResults, tier: Tier, fallback: &str) -> String {
@@ -317,10 +365,19 @@ pub fn aggregate(
         _ => "sum",
     };
 
+    let labels: HashMap<&str, String> = file
+        .signatures
+        .iter()
+        .map(|s| (s.id.as_str(), signature_label(s)))
+        .collect();
+    let label_of = |r: &SignatureResult| labels.get(r.id.as_str()).cloned();
     let mut top: Vec<TopSignature> = results
         .results
         .iter()
         .map(|r| TopSignature {
+            label: label_of(r),
+            trace_mean_us: r.trace_mean_us,
+            isolated_over_trace: ratio(isolated_per_invocation(r), r.trace_mean_us),
             id: r.id.clone(),
             tier: r.tier,
             name: r.name.clone(),
@@ -336,6 +393,28 @@ pub fn aggregate(
     top.truncate(20);
 
     let trace_total: f64 = results.results.iter().map(|r| r.trace_total_us).sum();
+    let mut signature_times: Vec<SignatureTime> = results
+        .results
+        .iter()
+        .map(|r| {
+            let isolated = isolated_per_invocation(r);
+            SignatureTime {
+                id: r.id.clone(),
+                tier: r.tier,
+                label: label_of(r).unwrap_or_else(|| r.name.clone()),
+                count: r.count,
+                isolated_us: isolated,
+                trace_mean_us: r.trace_mean_us,
+                isolated_over_trace: ratio(isolated, r.trace_mean_us),
+                share_of_trace: if trace_total > 0.0 {
+                    r.trace_total_us / trace_total
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    signature_times.sort_by(|a, b| b.share_of_trace.total_cmp(&a.share_of_trace));
     let replayed: f64 = results
         .results
         .iter()
@@ -387,6 +466,7 @@ pub fn aggregate(
         trace_self_check: ctx.self_check,
         timeline_interruptions: ctx.timeline_interruptions,
         energy: None,
+        signature_times,
     }
 }
 
@@ -682,6 +762,77 @@ mod tests {
         assert_eq!(report.predictions.best, "sum");
         assert_eq!(error_percent(150.0, 100.0), 50.0);
         assert_eq!(error_percent(1.0, 0.0), 0.0, "no measured time: no error");
+    }
+
+    #[test]
+    fn signatures_carry_their_label_and_isolated_time_against_the_trace() {
+        let file = bert_signatures();
+        // The first signature replays at twice its trace mean, the second is included in
+        // it, the third unsupported.
+        let outcomes = [
+            Outcome::Measured {
+                median: 2.0 * file.signatures[0].trace_mean_us,
+                share: 1.0,
+            },
+            Outcome::Included,
+            Outcome::Unsupported,
+        ];
+        let results = isolated(
+            file.signatures
+                .iter()
+                .zip(outcomes)
+                .map(|(s, outcome)| result(s, outcome, &file.signatures[0].id))
+                .collect(),
+        );
+        let report = aggregate(&file, &results, &full_model(100.0), context(None));
+        let trace_total: f64 = file.signatures[..3].iter().map(|s| s.trace_total_us).sum();
+        assert_eq!(report.signature_times.len(), 3);
+        for (s, outcome) in file.signatures.iter().zip(outcomes) {
+            let time = report
+                .signature_times
+                .iter()
+                .find(|t| t.id == s.id)
+                .expect("every signature has a time");
+            assert_eq!(time.label, signature_label(s));
+            assert_eq!(time.trace_mean_us, s.trace_mean_us);
+            assert!((time.share_of_trace - s.trace_total_us / trace_total).abs() < 1e-12);
+            let top = report
+                .top_signatures
+                .iter()
+                .find(|t| t.id == s.id)
+                .expect("three signatures are all in the top");
+            assert_eq!(top.label.as_deref(), Some(time.label.as_str()));
+            assert_eq!(top.trace_mean_us, s.trace_mean_us);
+            match outcome {
+                Outcome::Measured { median, .. } => {
+                    assert_eq!(time.isolated_us, Some(median));
+                    assert!((time.isolated_over_trace.unwrap() - 2.0).abs() < 1e-12);
+                    assert_eq!(top.isolated_over_trace, time.isolated_over_trace);
+                }
+                _ => {
+                    assert_eq!(time.isolated_us, None);
+                    assert_eq!(time.isolated_over_trace, None);
+                    assert_eq!(top.isolated_over_trace, None);
+                }
+            }
+        }
+        let shares: Vec<f64> = report
+            .signature_times
+            .iter()
+            .map(|t| t.share_of_trace)
+            .collect();
+        assert!(
+            shares.windows(2).all(|w| w[0] >= w[1]),
+            "largest first: {shares:?}"
+        );
+        // The page and the summary show the labels, the page the scatter.
+        let page = super::super::html::render(&report, &[]);
+        let label = super::super::html::escape(&report.signature_times[0].label);
+        assert!(page.contains(&label), "{label}");
+        assert!(page.contains("Isolated against trace time, per signature"));
+        assert!(page.contains("<circle"));
+        let summary = super::super::table::render(&report);
+        assert!(summary.contains("top signatures"), "{summary}");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! `report.html`: one self-contained page (inline SVG and CSS, nothing fetched) with the
-//! predicted-versus-measured bars per tier, the top signatures and the timeline of one step.
+//! predicted-versus-measured bars per tier, the top signatures (labelled with their shapes,
+//! their isolated time against the trace's), a log-log scatter of isolated against trace
+//! time per signature, and the timeline of one step.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -16,28 +19,13 @@ pub struct TimelineSpan {
     pub dur_us: f64,
     pub label: String,
     pub tier: Option<u8>,
+    /// The signature id of the work, to label it with its shapes on the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-const TIER_COLOURS: [&str; 4] = ["#9aa0a6", "#4e79a7", "#f28e2b", "#59a14f"];
-
-fn tier_colour(tier: Option<u8>) -> &'static str {
-    TIER_COLOURS[tier.map_or(0, |t| (t as usize).min(3))]
-}
+pub use crate::plot::escape;
+use crate::plot::{lanes, scatter, tier_colour, TIER_COLOURS};
 
 /// One bar of the chart: its label and its segments (value, colour, text).
 type Bar<'c> = (String, Vec<(f64, &'c str, String)>);
@@ -118,64 +106,57 @@ fn bars(report: &ComparisonReport) -> String {
     svg
 }
 
-fn timeline_svg(spans: &[TimelineSpan]) -> String {
-    if spans.is_empty() {
-        return "<p>No timeline: the prediction had no trace to model.</p>".into();
-    }
-    let mut lanes: Vec<String> = Vec::new();
-    for s in spans {
-        if !lanes.contains(&s.lane) {
-            lanes.push(s.lane.clone());
-        }
-    }
-    let start = spans
+/// The timeline of one step: host threads and each stream on their own row, each bar
+/// titled with its signature's label (shapes and dtypes) when the report knows it.
+fn timeline_svg(spans: &[TimelineSpan], labels: &HashMap<&str, &str>) -> String {
+    let bars: Vec<lanes::Bar> = spans
         .iter()
-        .map(|s| s.start_us)
-        .fold(f64::INFINITY, f64::min);
-    let end = spans
+        .map(|s| lanes::Bar {
+            lane: &s.lane,
+            start_us: s.start_us,
+            dur_us: s.dur_us,
+            label: s
+                .signature
+                .as_deref()
+                .and_then(|id| labels.get(id).copied())
+                .unwrap_or(&s.label),
+            tier: s.tier,
+        })
+        .collect();
+    lanes::render(&bars)
+}
+
+/// Isolated against trace time per invocation, one dot per signature that replayed.
+fn scatter_svg(report: &ComparisonReport) -> String {
+    let points: Vec<scatter::Point> = report
+        .signature_times
         .iter()
-        .map(|s| s.start_us + s.dur_us)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let span = (end - start).max(1e-9);
-    let (width, label_w, lane_h) = (1100.0, 90.0, 26.0);
-    let plot_w = width - label_w - 10.0;
-    let mut svg = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{}" role="img" aria-label="timeline of one step">"#,
-        lanes.len() as f64 * lane_h + 30.0
-    );
-    for (i, lane) in lanes.iter().enumerate() {
-        let y = i as f64 * lane_h + 4.0;
-        let _ = write!(
-            svg,
-            r##"<text x="0" y="{}" font-size="12">{}</text><line x1="{label_w}" x2="{width}" y1="{}" y2="{}" stroke="#eee"/>"##,
-            y + 15.0,
-            escape(lane),
-            y + 20.0,
-            y + 20.0
-        );
+        .filter_map(|s| {
+            let isolated = s.isolated_us?;
+            Some(scatter::Point {
+                x: s.trace_mean_us,
+                y: isolated,
+                weight: s.share_of_trace,
+                colour: tier_colour(Some(s.tier.number())),
+                title: format!(
+                    "{} (tier {}, {}×): isolated {:.2} us, trace {:.2} us, ratio {:.2}, {:.1}% of the trace",
+                    s.label,
+                    s.tier.number(),
+                    s.count,
+                    isolated,
+                    s.trace_mean_us,
+                    s.isolated_over_trace.unwrap_or(f64::NAN),
+                    100.0 * s.share_of_trace
+                ),
+            })
+        })
+        .collect();
+    scatter::Scatter {
+        x_label: "trace: mean per invocation",
+        y_label: "isolated: median per invocation",
+        size: 420.0,
     }
-    for s in spans {
-        let lane = lanes.iter().position(|l| *l == s.lane).unwrap_or(0);
-        let x = label_w + (s.start_us - start) / span * plot_w;
-        let w = (s.dur_us / span * plot_w).max(0.5);
-        let y = lane as f64 * lane_h + 4.0;
-        let _ = write!(
-            svg,
-            r#"<rect x="{x:.2}" y="{y:.1}" width="{w:.2}" height="18" fill="{}" opacity="0.85"><title>{} ({:.1} us)</title></rect>"#,
-            tier_colour(s.tier),
-            escape(&s.label),
-            s.dur_us
-        );
-    }
-    let axis_y = lanes.len() as f64 * lane_h + 20.0;
-    let _ = write!(
-        svg,
-        r#"<text x="{label_w}" y="{axis_y}" font-size="11">0 us</text><text x="{}" y="{axis_y}" font-size="11" text-anchor="end">{:.1} us</text>"#,
-        width - 10.0,
-        span
-    );
-    svg.push_str("</svg>");
-    svg
+    .render(&points)
 }
 
 /// The whole page.
@@ -262,22 +243,35 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
             b.trace_total_us
         );
     }
-    html.push_str("</table><h2>Top signatures</h2><table><tr><th class=\"l\">name</th><th class=\"l\">op</th><th>tier</th><th>count</th><th>isolated median us</th><th>predicted total us</th><th>trace total us</th></tr>");
+    html.push_str("</table><h2>Top signatures</h2><table><tr><th class=\"l\">signature</th><th class=\"l\">kernel</th><th>tier</th><th>count</th><th>isolated median us</th><th>trace mean us</th><th>isolated / trace</th><th>predicted total us</th><th>trace total us</th></tr>");
     for s in &report.top_signatures {
+        let label = s.label.as_deref().or(s.op.as_deref()).unwrap_or(&s.name);
         let _ = write!(
             html,
-            "<tr><td class=\"l\" title=\"{n}\">{n}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td></tr>",
-            escape(s.op.as_deref().unwrap_or("")),
+            "<tr><td class=\"l\" title=\"{l}\">{l}</td><td class=\"l\" title=\"{n}\">{n}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td></tr>",
             s.tier,
             s.count,
             s.isolated_median_us.map(|m| format!("{m:.2}")).unwrap_or_else(|| format!("{:?}", s.status).to_lowercase()),
+            s.trace_mean_us,
+            s.isolated_over_trace.map(|r| format!("{r:.2}")).unwrap_or_default(),
             s.predicted_total_us,
             s.trace_total_us,
+            l = escape(label),
             n = escape(&s.name),
         );
     }
-    html.push_str("</table><h2>Timeline of one step (predicted)</h2>");
-    html.push_str(&timeline_svg(timeline));
+    html.push_str("</table>");
+    if !report.signature_times.is_empty() {
+        html.push_str("<h2>Isolated against trace time, per signature</h2><p>One dot per signature that replayed, its area its share of the trace's time, coloured by tier; on the diagonal the replay took as long as the traced run, the dashed lines are twice and half. Hover a dot for its label.</p>");
+        html.push_str(&scatter_svg(report));
+    }
+    html.push_str("<h2>Timeline of one step (predicted)</h2><p>The host and each stream on a row of their own; hover a bar for what it is and when.</p>");
+    let labels: HashMap<&str, &str> = report
+        .signature_times
+        .iter()
+        .map(|s| (s.id.as_str(), s.label.as_str()))
+        .collect();
+    html.push_str(&timeline_svg(timeline, &labels));
     html.push_str("</body></html>\n");
     html
 }
@@ -303,6 +297,7 @@ mod tests {
                 dur_us: 5.0,
                 label: "aten::mm".into(),
                 tier: Some(2),
+                signature: None,
             },
             TimelineSpan {
                 lane: "stream 7".into(),
@@ -310,9 +305,10 @@ mod tests {
                 dur_us: 10.0,
                 label: "gemm<a>".into(),
                 tier: Some(2),
+                signature: None,
             },
         ];
-        let svg = timeline_svg(&spans);
+        let svg = timeline_svg(&spans, &HashMap::new());
         assert_eq!(svg.matches("<rect").count(), 2);
         assert!(svg.contains("stream 7") && svg.contains("gemm&lt;a&gt;"));
         assert!(svg.contains("14.0 us"), "the axis spans the step");

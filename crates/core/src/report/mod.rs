@@ -4,4 +4,5 @@
 pub mod comparison;
 pub mod html;
 pub mod invariants;
+pub mod signature_label;
 pub mod table;

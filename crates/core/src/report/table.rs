@@ -50,6 +50,7 @@ pub fn render(r: &ComparisonReport) -> String {
             100.0 * b.share
         );
     }
+    top_signatures(&mut out, r);
     let _ = writeln!(out, "\ncoverage: {:.1}% of the trace's time replayed; {} unreplayed signature(s) counted at trace time", 100.0 * r.coverage.replayed_share_of_trace_time, r.coverage.unreplayed.len());
     if let Some(e) = &r.energy {
         let c = &e.comparison;
@@ -85,4 +86,66 @@ pub fn render(r: &ComparisonReport) -> String {
         );
     }
     out
+}
+
+/// How many of the top signatures the summary lists (the report keeps 20).
+const TOP_LISTED: usize = 10;
+/// Width of the label column; longer labels are cut with an ellipsis.
+const LABEL_WIDTH: usize = 56;
+
+/// The largest signatures by predicted time, each labelled with its shapes and dtypes,
+/// with its isolated time per invocation against the trace's mean.
+fn top_signatures(out: &mut String, r: &ComparisonReport) {
+    if r.top_signatures.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<LABEL_WIDTH$} {:>4} {:>6} {:>12} {:>12} {:>8}",
+        "top signatures", "tier", "count", "isolated us", "trace us", "ratio"
+    );
+    for s in r.top_signatures.iter().take(TOP_LISTED) {
+        let label = s.label.as_deref().or(s.op.as_deref()).unwrap_or(&s.name);
+        let isolated = match (s.isolated_over_trace, s.isolated_median_us) {
+            (Some(ratio), _) => format!("{:.2}", ratio * s.trace_mean_us),
+            (None, Some(median)) => format!("{median:.2}"),
+            (None, None) => format!("{:?}", s.status).to_lowercase(),
+        };
+        let ratio = s
+            .isolated_over_trace
+            .map(|x| format!("{x:.2}"))
+            .unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "{:<LABEL_WIDTH$} {:>4} {:>6} {:>12} {:>12.2} {:>8}",
+            cut(label, LABEL_WIDTH),
+            s.tier.number(),
+            s.count,
+            isolated,
+            s.trace_mean_us,
+            ratio
+        );
+    }
+}
+
+/// `text` in at most `width` characters, an ellipsis marking a cut.
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_labels_are_cut_to_the_column() {
+        assert_eq!(cut("aten::mm", 10), "aten::mm");
+        assert_eq!(cut("aten::linear [1,5,1024]", 10), "aten::lin…");
+        assert_eq!(cut("aten::linear [1,5,1024]", 10).chars().count(), 10);
+    }
 }
