@@ -454,6 +454,8 @@ fn with_a_constant_power_meter_the_timeline_energy_error_is_the_timeline_latency
         .arg(&model)
         .arg("--output-dir")
         .arg(&out)
+        .arg("--perfetto")
+        .arg(dir.path().join("timelines.json"))
         .arg("--energy")
         .arg(format!("cmd:{} {}", python.display(), meter.display()))
         .assert()
@@ -493,6 +495,23 @@ fn with_a_constant_power_meter_the_timeline_energy_error_is_the_timeline_latency
         (energy_error - latency_error).abs() < 2.0,
         "energy {energy_error:+.1}% vs latency {latency_error:+.1}%"
     );
+    // --perfetto: the trace's own timeline and the replayed one, two processes of one Chrome
+    // trace that replay itself reads back.
+    let perfetto = json(&dir.path().join("timelines.json"));
+    let pids: std::collections::BTreeSet<u64> = perfetto["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["pid"].as_u64())
+        .collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    replay()
+        .args(["classify", "--trace"])
+        .arg(dir.path().join("timelines.json"))
+        .arg("--out")
+        .arg(dir.path().join("timelines_signatures.json"))
+        .assert()
+        .success();
     let sum_error = energy["error_percent"].as_f64().unwrap();
     assert!(sum_error < energy_error, "{sum_error} vs {energy_error}");
 }

@@ -48,6 +48,11 @@ pub struct CompareArgs {
     #[arg(long)]
     pub cold: bool,
 
+    /// Also write the trace's own timeline and the one with the replayed durations as a Chrome
+    /// trace that ui.perfetto.dev and chrome://tracing open (as `replay predict --perfetto`)
+    #[arg(long, value_name = "OUT.json", conflicts_with = "kernels")]
+    pub perfetto: Option<PathBuf>,
+
     /// No progress bars
     #[arg(long, short)]
     pub quiet: bool,
@@ -244,6 +249,19 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         OutputFile::ComparisonReport,
         &export::json::to_bytes(&report),
     )?;
+    if let Some(path) = &args.perfetto {
+        match &timeline {
+            Some(t) => {
+                let catalog = crate::predict::SignatureCatalog::from_file(&file);
+                export::perfetto::write(path, &[&t.own_timeline, &t.replayed_timeline], &catalog)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            None => eprintln!(
+                "warning: --perfetto: no timeline without a trace (--kernels alone); {} not written",
+                path.display()
+            ),
+        }
+    }
     let spans = timeline.map(|t| t.spans).unwrap_or_default();
     files
         .write(
