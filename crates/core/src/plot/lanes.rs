@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{escape, linear_ticks, tier_colour, time_text};
+use super::{escape, linear_ticks, tick_text, tier_colour};
 
 /// One bar.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +68,7 @@ pub fn render(bars: &[Bar]) -> String {
             svg,
             r##"<line x1="{x:.1}" x2="{x:.1}" y1="4" y2="{axis_y:.1}" stroke="#f3f3f3"/><text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#777">{}</text>"##,
             axis_y + 10.0,
-            time_text(tick)
+            tick_text(tick)
         );
     }
     for bar in bars {
@@ -132,7 +132,7 @@ mod tests {
         assert!(svg.contains("<title>aten::mm [8,8]×[8,8] f32 (40.0 us, from 6.0 us)</title>"));
         // The step spans 10..56: 46 µs, ticks every 10 µs.
         assert!(svg.contains(">46.0 us</text>"));
-        assert!(svg.contains(">40.0 us</text>"));
+        assert!(svg.contains(">40 us</text>"));
         assert!(render(&[]).starts_with("<p>"));
     }
 }

@@ -31,15 +31,35 @@ pub fn tier_colour(tier: Option<u8>) -> &'static str {
     TIER_COLOURS[tier.map_or(0, |t| (t as usize).min(3))]
 }
 
-/// A time in µs, short: `0.85 us`, `12.3 us`, `4.21 ms`.
+/// A time in µs, short: `0.85 us`, `12.3 us`, `4.21 ms`, `1.50 s`.
 pub fn time_text(us: f64) -> String {
-    if us.abs() >= 1000.0 {
+    if us.abs() >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else if us.abs() >= 1000.0 {
         format!("{:.2} ms", us / 1000.0)
     } else if us.abs() >= 10.0 {
         format!("{us:.1} us")
     } else {
         format!("{us:.2} us")
     }
+}
+
+/// An axis tick's time in µs, as short as its round value allows: `0`, `50 ms`, `1 s`,
+/// `0.01 us` (ticks sit close together, so no trailing zeros).
+pub fn tick_text(us: f64) -> String {
+    if us == 0.0 {
+        return "0".to_string();
+    }
+    let (value, unit) = if us.abs() >= 1e6 {
+        (us / 1e6, "s")
+    } else if us.abs() >= 1000.0 {
+        (us / 1000.0, "ms")
+    } else {
+        (us, "us")
+    };
+    let digits = format!("{value:.2}");
+    let digits = digits.trim_end_matches('0').trim_end_matches('.');
+    format!("{digits} {unit}")
 }
 
 /// Evenly spaced round values covering [0, `end`]: steps of 1, 2 or 5 × 10^k, about
@@ -81,5 +101,11 @@ mod tests {
         assert_eq!(time_text(1234.0), "1.23 ms");
         assert_eq!(time_text(12.34), "12.3 us");
         assert_eq!(time_text(0.5), "0.50 us");
+        assert_eq!(time_text(2.5e6), "2.50 s");
+        assert_eq!(tick_text(0.0), "0");
+        assert_eq!(tick_text(50_000.0), "50 ms");
+        assert_eq!(tick_text(1e6), "1 s");
+        assert_eq!(tick_text(0.01), "0.01 us");
+        assert_eq!(tick_text(2500.0), "2.5 ms");
     }
 }
