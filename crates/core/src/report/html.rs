@@ -209,7 +209,7 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
             c.resolution.update_period_s,
             c.measured_joules,
             c.predicted_joules,
-            c.error_percent.map(|x| format!("{x:+.1}%")).unwrap_or_else(|| "n/a".into()),
+            super::signed_percent(c.error_percent),
             e.signatures_measured,
             e.signatures_without_energy.len()
         );
@@ -218,7 +218,7 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
                 html,
                 "<p>Predicted along the timeline: <b>{:.5} J</b> ({}): the kernels' {:.5} J plus {:.1} us of gaps at {:.1} W (the device's power while the host works and it runs nothing).</p>",
                 t.predicted_joules,
-                t.error_percent.map(|x| format!("{x:+.1}%")).unwrap_or_else(|| "n/a".into()),
+                super::signed_percent(t.error_percent),
                 t.signature_joules,
                 t.gap_seconds * 1e6,
                 t.gap_watts

@@ -6,3 +6,11 @@ pub mod html;
 pub mod invariants;
 pub mod signature_label;
 pub mod table;
+
+/// An error in percent for the table and the page: `+4.2%`, or `n/a` where there is none
+/// (nothing was measured).
+pub fn signed_percent(error: Option<f64>) -> String {
+    error
+        .map(|x| format!("{x:+.1}%"))
+        .unwrap_or_else(|| "n/a".into())
+}

@@ -54,20 +54,14 @@ pub fn render(r: &ComparisonReport) -> String {
     let _ = writeln!(out, "\ncoverage: {:.1}% of the trace's time replayed; {} unreplayed signature(s) counted at trace time", 100.0 * r.coverage.replayed_share_of_trace_time, r.coverage.unreplayed.len());
     if let Some(e) = &r.energy {
         let c = &e.comparison;
-        let error = c
-            .error_percent
-            .map(|x| format!("{x:+.1}%"))
-            .unwrap_or_else(|| "n/a".into());
+        let error = super::signed_percent(c.error_percent);
         let _ = writeln!(
             out,
             "energy ({}, {:?}): measured {:.5} J per pass, predicted from kernels {:.5} J ({error}); {} signatures measured",
             c.probe, c.method, c.measured_joules, c.predicted_joules, e.signatures_measured
         );
         if let Some(t) = &e.timeline {
-            let error = t
-                .error_percent
-                .map(|x| format!("{x:+.1}%"))
-                .unwrap_or_else(|| "n/a".into());
+            let error = super::signed_percent(t.error_percent);
             let _ = writeln!(
                 out,
                 "energy along the timeline: {:.5} J ({error}): kernels {:.5} J + gaps {:.1} us at {:.1} W",
