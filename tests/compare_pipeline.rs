@@ -476,9 +476,9 @@ fn with_a_constant_power_meter_the_timeline_energy_error_is_the_timeline_latency
         "{predicted} J vs 50 W × {step_s} s"
     );
     // So against the measured energy (50 W × the model's time per pass in its energy windows),
-    // the energy error is the timeline's latency error against that time. (Against the timed runs' median it is the same within how far the
-    // two measurements of the model's pace differ: within 2 points on a quiet machine, but not
-    // while other tests load the cores.)
+    // the energy error is the timeline's latency error against that time. (Against the timed
+    // runs' median it is the same within how far the two measurements of the model's pace
+    // differ: within 2 points on a quiet machine, not while other tests load the cores.)
     let measured = energy["measured_joules"].as_f64().unwrap();
     let model_seconds = measured / 50.0;
     let energy_error = timeline["error_percent"].as_f64().unwrap();
