@@ -60,7 +60,7 @@ fn libtorch_dir(manifest_dir: &Path) -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 
 fn compile_libtorch_shim(manifest_dir: &Path) {
-    let shim = manifest_dir.join("src/replay/shim");
+    let shim = manifest_dir.join("src/torch/shim");
     println!("cargo:rerun-if-changed={}", shim.display());
     let libtorch = libtorch_dir(manifest_dir);
     let cuda_include = venv_dir(manifest_dir).join("cuda/include");

@@ -5,8 +5,8 @@
 //! through libtorch), replays each alone, times it, predicts the whole model's latency from the
 //! parts and checks the prediction against the real model.
 //!
-//! This crate is the part that links libtorch and CUDA (devices, kernels, the replay tiers,
-//! models, and the `replay-torch` commands). Reading, classifying and predicting traces, the
+//! This crate is the part that links libtorch and CUDA (devices, kernels, the `torch` layer
+//! over libtorch, the replay tiers, models, and the `replay-torch` commands). Reading, classifying and predicting traces, the
 //! measurement core, energy probes, reports and output formats are the torch-free
 //! [`replay_core`], re-exported here under the same names.
 
@@ -18,6 +18,7 @@ pub mod measure;
 pub mod model;
 pub mod replay;
 pub mod selftest;
+pub mod torch;
 
 pub use error::{Error, Result};
 pub use replay_core::{energy, export, predict, report, results, signature, trace};

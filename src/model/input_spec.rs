@@ -13,10 +13,10 @@ use std::str::FromStr;
 use replay_core::signature::dtype::Dtype;
 use tch::{Device, Kind, Tensor};
 
-use crate::replay::torch_dtype::kind_of;
+use crate::torch::dtype::kind_of;
 
 /// The dtypes an input may have, by the names PyTorch prints.
-/// The dtypes `--input` accepts (their names and kinds are the one table's, `torch_dtype`).
+/// The dtypes `--input` accepts (their names and kinds are the one table's, `torch::dtype`).
 const DTYPES: [Dtype; 10] = [
     Dtype::Float32,
     Dtype::Float64,

@@ -1,8 +1,8 @@
-//! Replaying signatures: one file per tier plus the registry that dispatches to them.
+//! Replaying signatures: one file per tier plus the registry that dispatches to them. What
+//! talks to libtorch itself (the dispatcher shim, the dtype table) is [`crate::torch`].
 
 pub mod index_bounds;
 pub mod isolated;
-pub mod libtorch_shim;
 pub mod overload;
 /// How the profiler recorded an op's inputs: the torch-free core's reading.
 pub use replay_core::signature::recorded;
@@ -11,5 +11,4 @@ pub mod rotating_op;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;
-pub mod torch_dtype;
 pub mod value_rules;

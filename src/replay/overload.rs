@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub use replay_core::signature::overload::*;
 
-use super::libtorch_shim::overloads;
 use super::recorded::RecordedInput;
+use crate::torch::overloads;
 
 /// libtorch's schemas of `op_name`, asked of the dispatcher once per process (classification
 /// asks for every GEMM signature, the replay for every tier-3 one).

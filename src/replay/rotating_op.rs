@@ -9,7 +9,7 @@
 //! several times over the same activations, each with its own copy of the parameters, and the
 //! calls go round them.
 
-use super::libtorch_shim::{PreparedOp, ShimError};
+use crate::torch::{PreparedOp, ShimError};
 use tch::Tensor;
 
 /// Whether a schema argument holds a model parameter (or buffer) rather than an activation:

@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use tch::{Device, Kind, Tensor};
 
-use super::torch_dtype::kind_from_name;
 use crate::measure::{BatchTiming, MeasureError, Target};
 use crate::signature::schema::GemmParams;
+use crate::torch::dtype::kind_from_name;
 
 /// Why a GEMM cannot be set up through libtorch.
 #[derive(Debug, thiserror::Error)]

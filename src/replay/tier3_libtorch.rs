@@ -1,5 +1,5 @@
 //! Tier 3: any aten operator the trace recorded, rebuilt from its name and recorded inputs and
-//! called by name through libtorch's dispatcher (the shim in `shim/`).
+//! called by name through libtorch's dispatcher ([`crate::torch::PreparedOp`]).
 //!
 //! Inputs are *valid*, not just random: index arguments hold in-range indices
 //! ([`super::index_bounds`]), divisors and counts are positive ([`super::value_rules`]), other
@@ -7,17 +7,16 @@
 //! `eps`, ...) are the recorded values.
 
 use replay_core::signature::dtype::Dtype;
-
-use super::torch_dtype::kind_of;
 use tch::{Device, Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
-use super::libtorch_shim::{OpArg, PreparedOp};
 use super::overload::{resolve, ArgPlan, ListTarget, ScalarTarget};
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
 use super::tier2_gemm::weight_copies;
 use super::value_rules::value_rule;
+use crate::torch::dtype::kind_of;
+use crate::torch::{OpArg, PreparedOp};
 
 /// Why a tier-3 call could not be set up.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -376,7 +375,7 @@ fn shared(arg: &OpArg) -> OpArg {
 /// measured separately.
 pub struct LibtorchOpTarget {
     op: RotatingOp,
-    cuda: Option<crate::measure::cuda_timing::RawStreamEvents>,
+    cuda: Option<crate::torch::stream_timer::RawStreamEvents>,
 }
 
 impl LibtorchOpTarget {
@@ -392,7 +391,7 @@ impl LibtorchOpTarget {
                     .bind_to_thread()
                     .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
                 Some(
-                    crate::measure::cuda_timing::RawStreamEvents::on_libtorch_stream(
+                    crate::torch::stream_timer::RawStreamEvents::on_libtorch_stream(
                         dev.info.index,
                     )?,
                 )
@@ -409,7 +408,7 @@ impl crate::measure::Target for LibtorchOpTarget {
     ) -> Result<crate::measure::BatchTiming, crate::measure::MeasureError> {
         use crate::measure::{BatchTiming, MeasureError};
         let _guard = tch::no_grad_guard();
-        let run_err = |e: super::libtorch_shim::ShimError| MeasureError::target(e.0);
+        let run_err = |e: crate::torch::ShimError| MeasureError::target(e.0);
         match &self.cuda {
             None => {
                 let start = std::time::Instant::now();

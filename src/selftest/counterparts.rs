@@ -148,13 +148,13 @@ const WORK_SIDE: i64 = 2048;
 const WORK_PRODUCTS: usize = 8;
 
 fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
-    use crate::measure::cuda_timing::RawStreamEvents;
+    use crate::torch::stream_timer::RawStreamEvents;
     let index = dev.info.index;
     // Events are made in the current context, which must be the device's (libtorch's too).
     dev.context
         .bind_to_thread()
         .map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
-    let stream = crate::replay::libtorch_shim::torch_current_cuda_stream(index).map_err(|e| e.0)?
+    let stream = crate::torch::torch_current_cuda_stream(index).map_err(|e| e.0)?
         as cudarc::driver::sys::CUstream;
     let events = RawStreamEvents::new(stream).map_err(|e| e.to_string())?;
     let _guard = tch::no_grad_guard();

@@ -9,9 +9,9 @@ use crate::signature::schema::{
     GemmKernelRole, GemmOperand, GemmParams, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
 };
 
-use crate::replay::libtorch_shim::{OpArg, PreparedOp};
 use crate::replay::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use crate::replay::tier2_gemm::TorchGemmTarget;
+use crate::torch::{OpArg, PreparedOp};
 
 use super::{check, Check};
 

@@ -35,18 +35,11 @@ pub fn signature_label(signature: &Signature) -> String {
 /// TorchScript left on its stack, see [`OpInputs::arguments_of`]) and their distinct dtypes.
 /// `None` when no tensor argument was recorded.
 fn shapes(op: &str, inputs: &RecordedInputs) -> Option<String> {
-    let text = |value: &Option<serde_json::Value>| value.as_ref().map(|v| v.to_string());
-    let (dims, types, strides, concrete) = (
-        text(&inputs.dims),
-        text(&inputs.types),
-        text(&inputs.strides),
-        text(&inputs.concrete),
-    );
-    let parsed = OpInputs::parse(
-        dims.as_deref(),
-        types.as_deref(),
-        strides.as_deref(),
-        concrete.as_deref(),
+    let parsed = OpInputs::from_values(
+        inputs.dims.as_ref(),
+        inputs.types.as_ref(),
+        inputs.strides.as_ref(),
+        inputs.concrete.as_ref(),
     )?;
     let arguments = parsed.arguments_of(op);
     let mut sizes: Vec<String> = Vec::new();

@@ -56,7 +56,7 @@ pub fn dtype_from_scalar_type(number: i64) -> Option<&'static str> {
 
 /// An element type as libtorch knows it, read from the profiler's TypeMeta names. The one
 /// table between the recorded names and the replay: the libtorch side maps each to its
-/// `tch::Kind` (`replay::torch_dtype`), classification names them with [`Dtype::name`].
+/// `tch::Kind` (`replay::torch::dtype`), classification names them with [`Dtype::name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dtype {
     Float32,

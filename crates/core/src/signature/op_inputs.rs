@@ -1,9 +1,12 @@
-//! An op's recorded inputs, parsed from the raw JSON text kept in the trace.
+//! An op's recorded inputs: the one reader of the profiler's input columns.
 //!
 //! `Input Dims` is a list with one entry per argument: a list of sizes for a tensor,
 //! `[]` for a scalar or `None`, and for a `TensorList` a list of size lists (PyTorch 2.x)
 //! or just `[]` (older). `Input type`, `Input Strides` and `Concrete Inputs` follow the
-//! same argument order.
+//! same argument order. Classification reads them from the trace's text
+//! ([`OpInputs::parse`]), the replay from a signature file's JSON values
+//! ([`OpInputs::from_values`]); the replay's typed view ([`super::recorded`]) is built from
+//! an [`OpInputs`], never from the columns themselves.
 
 use std::borrow::Cow;
 
@@ -41,8 +44,12 @@ pub struct OpInputs {
     /// Per argument: the raw `Input Dims` entry, for list-of-list checks.
     pub raw_dims: Vec<Value>,
     pub types: Vec<String>,
-    /// Per argument strides, when recorded (PyTorch 2.4+).
+    /// Per argument strides, when recorded (PyTorch 2.4+) and the entry is a flat list of
+    /// integers (a tensor's; a tensor list's are in `raw_strides`).
     pub strides: Option<Vec<Option<Vec<i64>>>>,
+    /// Per argument: the raw `Input Strides` entry, when recorded (a tensor list records one
+    /// stride list per tensor).
+    pub raw_strides: Option<Vec<Value>>,
     /// Per argument value text, when recorded (PyTorch 2.1+).
     pub concrete: Option<Vec<String>>,
 }
@@ -58,34 +65,55 @@ pub struct TensorArgument<'a> {
 }
 
 impl OpInputs {
-    /// Parses the four recorded fields; `None` when `Input Dims` is absent or malformed.
+    /// Parses the four recorded fields from their JSON text (as the trace keeps them);
+    /// `None` when `Input Dims` is absent or malformed. A malformed other field counts as
+    /// not recorded.
     pub fn parse(
         dims: Option<&str>,
         types: Option<&str>,
         strides: Option<&str>,
         concrete: Option<&str>,
     ) -> Option<OpInputs> {
-        let raw_dims: Vec<Value> = serde_json::from_str(dims?).ok()?;
+        let decode = |text: Option<&str>| text.and_then(|t| serde_json::from_str::<Value>(t).ok());
+        let dims = decode(dims)?;
+        OpInputs::from_values(
+            Some(&dims),
+            decode(types).as_ref(),
+            decode(strides).as_ref(),
+            decode(concrete).as_ref(),
+        )
+    }
+
+    /// Reads the four recorded fields from JSON values (as a signature file keeps them):
+    /// the one reader of the columns. `None` when `Input Dims` is absent or not a list; an
+    /// other field that is absent or not a list counts as not recorded.
+    pub fn from_values(
+        dims: Option<&Value>,
+        types: Option<&Value>,
+        strides: Option<&Value>,
+        concrete: Option<&Value>,
+    ) -> Option<OpInputs> {
+        let list = |value: Option<&Value>| value.and_then(Value::as_array).cloned();
+        let raw_dims = list(dims)?;
         let dims = raw_dims.iter().map(integer_list).collect();
-        let types = types
-            .and_then(|t| serde_json::from_str::<Vec<Value>>(t).ok())
+        let types = list(types)
             .map(|list| {
                 list.iter()
                     .map(|v| v.as_str().unwrap_or("").to_owned())
                     .collect()
             })
             .unwrap_or_default();
-        let strides = strides
-            .and_then(|s| serde_json::from_str::<Vec<Value>>(s).ok())
+        let raw_strides = list(strides);
+        let strides = raw_strides
+            .as_ref()
             .map(|list| list.iter().map(integer_list).collect());
-        let concrete = concrete
-            .and_then(|c| serde_json::from_str::<Vec<Value>>(c).ok())
-            .map(|list| list.iter().map(concrete_text).collect());
+        let concrete = list(concrete).map(|list| list.iter().map(concrete_text).collect());
         Some(OpInputs {
             dims,
             raw_dims,
             types,
             strides,
+            raw_strides,
             concrete,
         })
     }
@@ -99,7 +127,7 @@ impl OpInputs {
     /// the table, are kept as recorded.
     pub fn arguments_of(&self, op_name: &str) -> Cow<'_, OpInputs> {
         let skip = super::gemm_schemas::gemm_op_schemas(op_name)
-            .zip(super::recorded::from_op_inputs(self))
+            .map(|schemas| (schemas, super::recorded::from_op_inputs(self)))
             .and_then(|(schemas, typed)| super::overload::choose(op_name, schemas, &typed).ok())
             .map_or(0, |choice| choice.skip);
         if skip == 0 {
@@ -119,6 +147,7 @@ impl OpInputs {
             raw_dims: tail(&self.raw_dims, n),
             types: tail(&self.types, n),
             strides: self.strides.as_deref().map(|s| tail(s, n)),
+            raw_strides: self.raw_strides.as_deref().map(|s| tail(s, n)),
             concrete: self.concrete.as_deref().map(|c| tail(c, n)),
         }
     }

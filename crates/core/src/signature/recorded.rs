@@ -1,6 +1,7 @@
 //! An operator's inputs as the PyTorch profiler recorded them (`record_shapes=True`):
 //! per positional argument its `Input Dims`, `Input type`, `Input Strides` and
-//! `Concrete Inputs`, read into one typed value per argument.
+//! `Concrete Inputs`, as one typed value per argument. The columns themselves are read by
+//! [`OpInputs`] alone; this is the replay's typed view of what it read.
 
 use serde_json::Value;
 
@@ -61,10 +62,6 @@ pub fn parse_scalar_list(text: &str) -> Option<Vec<ScalarValue>> {
     inner.split(',').map(parse_scalar).collect()
 }
 
-fn int_list(value: &Value) -> Option<Vec<i64>> {
-    value.as_array()?.iter().map(Value::as_i64).collect()
-}
-
 /// Builds the typed inputs from the four recorded arrays (any may be missing or `null`,
 /// as in traces made without `record_shapes`). Returns `None` when there is no `Input type`.
 pub fn from_profiler_args(
@@ -73,81 +70,74 @@ pub fn from_profiler_args(
     strides: &Value,
     concrete: &Value,
 ) -> Option<Vec<RecordedInput>> {
-    let types = types.as_array()?;
-    let at = |v: &Value, i: usize| {
-        v.as_array()
-            .and_then(|a| a.get(i))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    let mut out = Vec::with_capacity(types.len());
-    for (i, ty) in types.iter().enumerate() {
-        let ty = ty.as_str().unwrap_or("");
-        let (d, s, c) = (at(dims, i), at(strides, i), at(concrete, i));
-        let concrete = c.as_str().unwrap_or("");
-        let input = match ty {
-            "" => RecordedInput::Unrecorded,
-            "Scalar" => RecordedInput::Scalar(parse_scalar(concrete)),
-            "ScalarList" => RecordedInput::ScalarList(parse_scalar_list(concrete)),
-            "TensorList" => {
-                let shapes: Vec<Vec<i64>> = d
-                    .as_array()
-                    .map(|a| a.iter().filter_map(int_list).collect())
-                    .unwrap_or_default();
-                let stride_lists: Vec<Option<Vec<i64>>> = s
-                    .as_array()
-                    .map(|a| a.iter().map(int_list).collect())
-                    .unwrap_or_default();
-                let tensors = shapes
-                    .into_iter()
-                    .enumerate()
-                    .map(|(j, shape)| (shape, stride_lists.get(j).cloned().flatten()))
-                    .collect();
-                RecordedInput::TensorList { tensors }
-            }
-            other => match Dtype::from_recorded(other) {
-                Some(dtype) => RecordedInput::Tensor {
-                    dtype,
-                    sizes: int_list(&d).unwrap_or_default(),
-                    strides: int_list(&s)
-                        .filter(|st| !st.is_empty() || int_list(&d).is_some_and(|d| d.is_empty())),
-                },
-                None => RecordedInput::Other(other.to_string()),
-            },
-        };
-        out.push(input);
-    }
-    Some(out)
+    types.as_array()?;
+    // Without `Input Dims` every argument has no recorded sizes, as an empty list says.
+    let no_dims = Value::Array(Vec::new());
+    let dims = if dims.is_array() { dims } else { &no_dims };
+    let inputs = OpInputs::from_values(Some(dims), Some(types), Some(strides), Some(concrete))?;
+    Some(from_op_inputs(&inputs))
 }
 
-/// The typed inputs of an op's inputs as classification parsed them (see [`from_profiler_args`]).
-pub fn from_op_inputs(inputs: &OpInputs) -> Option<Vec<RecordedInput>> {
-    let list = |values: Vec<Value>| Value::Array(values);
-    let strides = inputs.strides.as_ref().map_or(Value::Null, |all| {
-        list(
-            all.iter()
-                .map(|s| {
-                    s.as_ref()
-                        .map_or(Value::Null, |s| list(s.iter().map(|&x| x.into()).collect()))
-                })
-                .collect(),
-        )
-    });
-    let concrete = inputs.concrete.as_ref().map_or(Value::Null, |all| {
-        list(all.iter().map(|c| Value::String(c.clone())).collect())
-    });
-    from_profiler_args(
-        &list(inputs.raw_dims.clone()),
-        &list(
-            inputs
-                .types
-                .iter()
-                .map(|t| Value::String(t.clone()))
-                .collect(),
-        ),
-        &strides,
-        &concrete,
-    )
+/// The typed inputs of what [`OpInputs`] read: one per entry of `Input type`.
+pub fn from_op_inputs(inputs: &OpInputs) -> Vec<RecordedInput> {
+    inputs
+        .types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| typed_input(inputs, i, ty))
+        .collect()
+}
+
+/// Argument `i`, recorded with type name `ty`.
+fn typed_input(inputs: &OpInputs, i: usize, ty: &str) -> RecordedInput {
+    let sizes = inputs.dims.get(i).cloned().flatten();
+    let strides = inputs
+        .strides
+        .as_ref()
+        .and_then(|all| all.get(i).cloned().flatten());
+    let concrete = inputs
+        .concrete
+        .as_ref()
+        .and_then(|all| all.get(i))
+        .map_or("", String::as_str);
+    match ty {
+        "" => RecordedInput::Unrecorded,
+        "Scalar" => RecordedInput::Scalar(parse_scalar(concrete)),
+        "ScalarList" => RecordedInput::ScalarList(parse_scalar_list(concrete)),
+        // One size list and one stride list per tensor of the list.
+        "TensorList" => {
+            let nested = |raw: Option<&Value>| raw.and_then(Value::as_array).cloned();
+            let shapes: Vec<Vec<i64>> = nested(inputs.raw_dims.get(i))
+                .map(|a| a.iter().filter_map(int_list).collect())
+                .unwrap_or_default();
+            let stride_lists: Vec<Option<Vec<i64>>> =
+                nested(inputs.raw_strides.as_ref().and_then(|all| all.get(i)))
+                    .map(|a| a.iter().map(int_list).collect())
+                    .unwrap_or_default();
+            let tensors = shapes
+                .into_iter()
+                .enumerate()
+                .map(|(j, shape)| (shape, stride_lists.get(j).cloned().flatten()))
+                .collect();
+            RecordedInput::TensorList { tensors }
+        }
+        other => match Dtype::from_recorded(other) {
+            Some(dtype) => {
+                // `[]` strides are "not recorded", unless the tensor is a 0-d one.
+                let zero_dim = sizes.as_ref().is_some_and(Vec::is_empty);
+                RecordedInput::Tensor {
+                    dtype,
+                    strides: strides.filter(|st| !st.is_empty() || zero_dim),
+                    sizes: sizes.unwrap_or_default(),
+                }
+            }
+            None => RecordedInput::Other(other.to_string()),
+        },
+    }
+}
+
+fn int_list(value: &Value) -> Option<Vec<i64>> {
+    value.as_array()?.iter().map(Value::as_i64).collect()
 }
 
 #[cfg(test)]
@@ -228,6 +218,43 @@ mod tests {
             }
         );
         assert_eq!(old[1], RecordedInput::Scalar(None));
+    }
+
+    /// Classification reads the trace's text, the replay a signature file's values: one
+    /// reader ([`OpInputs`]) gives both the same arguments, a tensor list's strides included
+    /// (which the flat per-argument strides of [`OpInputs::tensor`] leave out).
+    #[test]
+    fn text_and_values_are_read_by_one_reader() {
+        let (dims, types, strides, concrete) = (
+            json!([[[4, 1, 768], [4, 196, 768]], [2, 3], []]),
+            json!(["TensorList", "float", "Scalar"]),
+            json!([[[0, 768, 1], [150528, 1, 196]], [3, 1], []]),
+            json!(["", "", "1"]),
+        );
+        let parsed = OpInputs::parse(
+            Some(&dims.to_string()),
+            Some(&types.to_string()),
+            Some(&strides.to_string()),
+            Some(&concrete.to_string()),
+        )
+        .unwrap();
+        let from_values = from_profiler_args(&dims, &types, &strides, &concrete).unwrap();
+        assert_eq!(from_op_inputs(&parsed), from_values);
+        assert_eq!(
+            from_values[0],
+            RecordedInput::TensorList {
+                tensors: vec![
+                    (vec![4, 1, 768], Some(vec![0, 768, 1])),
+                    (vec![4, 196, 768], Some(vec![150528, 1, 196]))
+                ]
+            }
+        );
+        assert!(parsed.tensor(0).is_none());
+        assert_eq!(parsed.tensor(1).unwrap().strides, Some(&[3i64, 1][..]));
+        assert_eq!(
+            from_values[2],
+            RecordedInput::Scalar(Some(ScalarValue::Int(1)))
+        );
     }
 
     #[test]

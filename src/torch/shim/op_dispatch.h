@@ -1,4 +1,5 @@
-// C ABI of the libtorch dispatcher shim (op_dispatch.cpp), used by src/replay/libtorch_shim.rs.
+// C ABI of the libtorch dispatcher shim (op_dispatch.cpp), declared to Rust in src/torch/sys.rs
+// (whose `ArgKind` mirrors `replay_arg_kind` below: keep the two in step).
 //
 // tch cannot call an aten operator by name; this shim can. Rust asks for the overloads of an
 // operator (their schemas, as JSON), picks the one that matches the recorded inputs, then

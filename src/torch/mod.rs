@@ -1,0 +1,25 @@
+//! Everything that talks to libtorch beyond what `tch` offers, in layers after cudarc's
+//! `sys`/`safe` split:
+//!
+//! - [`sys`]: the raw C ABI of the dispatcher shim (`shim/op_dispatch.{h,cpp}`), with the
+//!   argument kinds as an enum mirroring the header's `REPLAY_ARG_*`;
+//! - the safe layer: [`PreparedOp`] (an aten operator called by name, arguments bound once),
+//!   [`overloads`] (an operator's schemas), [`torch_current_cuda_stream`], and [`ShimError`],
+//!   which carries libtorch's C++ exceptions back as values;
+//! - [`dtype`]: the one table between the core's dtypes and libtorch's `Kind`;
+//! - [`stream_timer`]: CUDA events on libtorch's current stream.
+
+pub mod cuda_stream;
+pub mod dtype;
+pub mod op_arg;
+pub mod overloads;
+pub mod prepared_op;
+mod shim_error;
+pub mod stream_timer;
+pub mod sys;
+
+pub use cuda_stream::torch_current_cuda_stream;
+pub use op_arg::OpArg;
+pub use overloads::{overloads, OpSchema, SchemaArg};
+pub use prepared_op::PreparedOp;
+pub use shim_error::ShimError;

@@ -1,0 +1,128 @@
+//! The raw C ABI of the libtorch dispatcher shim (`shim/op_dispatch.h`): the `extern "C"`
+//! block and the `#[repr(C)]` types it passes. Nothing here is safe to call directly; the
+//! safe layer is [`super::prepared_op`], [`super::overloads`] and [`super::cuda_stream`].
+
+use std::ffi::{c_char, c_void};
+use std::ptr;
+
+/// What a [`RawArg`] holds: `replay_arg_kind` of `op_dispatch.h`, value for value (the shim
+/// reads the field as an `int32_t`; a number missing here would be a kind it rejects).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// `REPLAY_ARG_NONE`: an absent optional.
+    None = 0,
+    /// `REPLAY_ARG_TENSOR`: `tensors[0]`, a tch tensor (`torch::Tensor*`).
+    Tensor = 1,
+    /// `REPLAY_ARG_INT`: `int_value`; also ScalarType, Layout and MemoryFormat codes.
+    Int = 2,
+    /// `REPLAY_ARG_DOUBLE`: `double_value`.
+    Double = 3,
+    /// `REPLAY_ARG_BOOL`: `int_value != 0`.
+    Bool = 4,
+    /// `REPLAY_ARG_INT_LIST`: `ints[0..len]`.
+    IntList = 5,
+    /// `REPLAY_ARG_TENSOR_LIST`: `tensors[0..len]`; a null entry is None (for `Tensor?[]`).
+    TensorList = 6,
+    /// `REPLAY_ARG_STRING`: `str`, NUL-terminated; also a Device (`cpu`, `cuda:0`).
+    String = 7,
+    /// `REPLAY_ARG_DOUBLE_LIST`: `doubles[0..len]`.
+    DoubleList = 8,
+    /// `REPLAY_ARG_BOOL_LIST`: `ints[0..len]`, non-zero is true.
+    BoolList = 9,
+    /// `REPLAY_ARG_DEFAULT`: the schema's default value for this argument.
+    Default = 10,
+}
+
+/// `replay_arg`: one argument, its payload in the fields its [`ArgKind`] names.
+#[repr(C)]
+pub struct RawArg {
+    pub kind: ArgKind,
+    pub int_value: i64,
+    pub double_value: f64,
+    pub ints: *const i64,
+    pub doubles: *const f64,
+    pub tensors: *const *mut c_void,
+    pub len: usize,
+    pub str_: *const c_char,
+}
+
+impl RawArg {
+    /// An argument of `kind` with every payload field empty, for the caller to fill.
+    pub fn empty(kind: ArgKind) -> RawArg {
+        RawArg {
+            kind,
+            int_value: 0,
+            double_value: 0.0,
+            ints: ptr::null(),
+            doubles: ptr::null(),
+            tensors: ptr::null(),
+            len: 0,
+            str_: ptr::null(),
+        }
+    }
+}
+
+/// `replay_prepared_call`: opaque, owned by the shim.
+#[repr(C)]
+pub struct RawPreparedCall {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    pub fn replay_free_string(s: *mut c_char);
+    pub fn replay_op_overloads(name: *const c_char, error: *mut *mut c_char) -> *mut c_char;
+    pub fn replay_op_prepare(
+        name: *const c_char,
+        overload: *const c_char,
+        args: *const RawArg,
+        nargs: usize,
+        error: *mut *mut c_char,
+    ) -> *mut RawPreparedCall;
+    pub fn replay_op_run(call: *mut RawPreparedCall, calls: u64, error: *mut *mut c_char) -> i32;
+    pub fn replay_op_last_output(call: *mut RawPreparedCall) -> *mut c_void;
+    pub fn replay_op_free(call: *mut RawPreparedCall);
+    pub fn replay_torch_current_cuda_stream(device: i32, error: *mut *mut c_char) -> *mut c_void;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The numbers of `replay_arg_kind`, read from the header the shim is compiled with, so
+    /// the two enums cannot drift apart unnoticed.
+    #[test]
+    fn arg_kinds_match_the_header() {
+        let header = include_str!("shim/op_dispatch.h");
+        let ours = [
+            ("NONE", ArgKind::None),
+            ("TENSOR", ArgKind::Tensor),
+            ("INT", ArgKind::Int),
+            ("DOUBLE", ArgKind::Double),
+            ("BOOL", ArgKind::Bool),
+            ("INT_LIST", ArgKind::IntList),
+            ("TENSOR_LIST", ArgKind::TensorList),
+            ("STRING", ArgKind::String),
+            ("DOUBLE_LIST", ArgKind::DoubleList),
+            ("BOOL_LIST", ArgKind::BoolList),
+            ("DEFAULT", ArgKind::Default),
+        ];
+        let declared: Vec<(String, i32)> = header
+            .lines()
+            .filter_map(|line| {
+                let (name, rest) = line.trim().strip_prefix("REPLAY_ARG_")?.split_once('=')?;
+                let value = rest.trim().split(',').next()?.trim().parse().ok()?;
+                Some((name.trim().to_string(), value))
+            })
+            .collect();
+        assert_eq!(declared.len(), ours.len(), "{declared:?}");
+        for (name, kind) in ours {
+            let value = declared
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| *v)
+                .unwrap_or_else(|| panic!("REPLAY_ARG_{name} is not in op_dispatch.h"));
+            assert_eq!(kind as i32, value, "REPLAY_ARG_{name}");
+        }
+    }
+}
