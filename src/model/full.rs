@@ -148,7 +148,6 @@ pub fn model_energy(
     probe: &mut dyn crate::energy::EnergyProbe,
     config: &crate::energy::EnergyConfig,
 ) -> Result<crate::energy::EnergySummary> {
-    let _guard = tch::no_grad_guard();
     // The inputs the timing recorded (written by `InputSpec`'s Display, so they parse back).
     let specs: Vec<InputSpec> = timing
         .inputs
@@ -160,15 +159,11 @@ pub fn model_energy(
         0,
     )?;
     let calls = (10_000.0 / timing.median_us.max(1.0)).ceil().max(1.0) as u64;
-    crate::energy::measure_energy(probe, calls, config, || -> Result<()> {
-        for _ in 0..calls {
-            let _ = model.forward_all(&input)?;
-        }
-        // The window must close after the GPU has finished the pass, not when it was issued.
-        if let tch::Device::Cuda(i) = model.device {
-            tch::Cuda::synchronize(i as i64);
-        }
-        Ok(())
+    // The timed target's own batches: on a GPU they end when the device has finished the
+    // passes (the end event is waited for), so a window never closes on work still queued.
+    let mut passes = ForwardPasses::new(model, input)?;
+    crate::energy::measure_energy(probe, calls, config, || {
+        passes.run_batch(calls).map(drop).map_err(model_error)
     })
     .map_err(Error::from)
 }
