@@ -1,24 +1,24 @@
 //! `replay full`: the real model's latency, R timed forward passes after W warm-ups.
 
-use std::time::{Duration, Instant};
-
+use super::forward_passes::{model_error, ForwardPasses};
 use super::input_spec::InputSpec;
 use super::torchscript::TorchScriptModel;
 use crate::error::{Error, Result};
-use crate::measure::Stats;
+use crate::measure::{measure_detailed, MeasureConfig, Measurement, MonotonicClock, Target};
 
 pub use crate::results::full_model::FullModelTiming;
 
 /// Times forward passes of a model on a fixed input, in as many sittings as the caller wants:
 /// `replay full` times all runs at once; `replay compare` times them in chunks between the
-/// rounds of the isolated replay, so the model and its kernels meet the same machine.
+/// rounds of the isolated replay, so the model and its kernels meet the same machine. The
+/// passes are a [`ForwardPasses`] target of the measurement core, and each sitting is a
+/// fixed-runs measurement ([`MeasureConfig::fixed_runs`]) whose samples pool with the earlier
+/// ones: `--runs N` is exactly N timed passes, `--warmup W` exactly W untimed ones.
 pub struct ModelTimer<'m> {
-    model: &'m TorchScriptModel,
+    passes: ForwardPasses<'m>,
     specs: Vec<InputSpec>,
-    input: Vec<tch::Tensor>,
-    cuda: Option<(i64, crate::measure::cuda_timing::RawStreamEvents)>,
     warmup: u32,
-    samples: Vec<f64>,
+    measured: Option<Measurement>,
 }
 
 impl<'m> ModelTimer<'m> {
@@ -33,32 +33,21 @@ impl<'m> ModelTimer<'m> {
         let specs = model.resolve_inputs(specs, batch, seq_len);
         let input = model.make_inputs(&specs, 0)?;
         model.check_runs_on(&specs, &input)?;
-        let cuda = match model.device {
-            tch::Device::Cuda(i) => {
-                let events = crate::measure::cuda_timing::RawStreamEvents::on_libtorch_stream(i)
-                    .map_err(|e| Error::Model(e.to_string()))?;
-                Some((i as i64, events))
-            }
-            _ => None,
-        };
         Ok(ModelTimer {
-            model,
+            passes: ForwardPasses::new(model, input)?,
             specs,
-            input,
-            cuda,
             warmup: 0,
-            samples: Vec::new(),
+            measured: None,
         })
     }
 
-    /// Untimed forward passes.
+    /// Untimed forward passes: one batch of the target, whose timing is thrown away as the
+    /// core's own warm-up does (it waits for the device, so no pass is left running).
     pub fn warm_up(&mut self, passes: u32) -> Result<()> {
-        let _guard = tch::no_grad_guard();
-        for _ in 0..passes {
-            let _ = self.model.forward_all(&self.input)?;
-        }
-        if let Some((index, _)) = &self.cuda {
-            tch::Cuda::synchronize(*index);
+        if passes > 0 {
+            self.passes
+                .run_batch(u64::from(passes))
+                .map_err(model_error)?;
         }
         self.warmup += passes;
         Ok(())
@@ -66,30 +55,18 @@ impl<'m> ModelTimer<'m> {
 
     /// `runs` timed forward passes, added to the samples so far.
     pub fn time_runs(&mut self, runs: u32) -> Result<()> {
-        let _guard = tch::no_grad_guard();
-        for _ in 0..runs {
-            let elapsed = match &self.cuda {
-                // CUDA events on libtorch's stream: from before the first kernel's launch to
-                // after the last kernel's end, with the host's own work in between.
-                Some((index, events)) => {
-                    tch::Cuda::synchronize(*index);
-                    events
-                        .record_start()
-                        .map_err(|e| Error::Model(e.to_string()))?;
-                    let _ = self.model.forward_all(&self.input)?;
-                    events
-                        .record_end()
-                        .map_err(|e| Error::Model(e.to_string()))?;
-                    events.elapsed().map_err(|e| Error::Model(e.to_string()))?
-                }
-                None => {
-                    let start = Instant::now();
-                    let out = self.model.forward_all(&self.input)?;
-                    drop(out);
-                    start.elapsed()
-                }
-            };
-            self.samples.push(us(elapsed));
+        if runs == 0 {
+            return Ok(());
+        }
+        let sitting = measure_detailed(
+            &mut self.passes,
+            &MeasureConfig::fixed_runs(0, runs as usize),
+            &MonotonicClock::new(),
+        )
+        .map_err(model_error)?;
+        match &mut self.measured {
+            Some(measured) => measured.add_round(sitting).map_err(model_error)?,
+            None => self.measured = Some(sitting),
         }
         Ok(())
     }
@@ -102,9 +79,10 @@ impl<'m> ModelTimer<'m> {
         seq_len: i64,
         batch: i64,
     ) -> Result<FullModelTiming> {
-        check_runs(self.samples.len() as u32)?;
-        let stats =
-            Stats::from_samples(&self.samples).ok_or_else(|| Error::Model("no samples".into()))?;
+        let samples = self.measured.as_ref().map_or(&[][..], |m| &m.device_us[..]);
+        check_runs(samples.len() as u32)?;
+        let stats = crate::measure::Stats::from_samples(samples)
+            .ok_or_else(|| Error::Model("no samples".into()))?;
         Ok(FullModelTiming {
             model: model_name.to_string(),
             device: device_description.to_string(),
@@ -112,13 +90,9 @@ impl<'m> ModelTimer<'m> {
             batch,
             inputs: self.specs.iter().map(InputSpec::to_string).collect(),
             warmup: self.warmup,
-            runs: self.samples.len() as u32,
+            runs: samples.len() as u32,
             threads: tch::get_num_threads(),
-            timer: if self.cuda.is_some() {
-                "CUDA events on libtorch's current stream".into()
-            } else {
-                "monotonic clock".into()
-            },
+            timer: self.passes.timer().into(),
             mean_us: stats.mean,
             median_us: stats.median,
             min_us: stats.min,
@@ -127,7 +101,7 @@ impl<'m> ModelTimer<'m> {
             p10_us: stats.p10,
             p90_us: stats.p90,
             rse_median: stats.rse_median,
-            samples_us: self.samples.clone(),
+            samples_us: samples.to_vec(),
             energy: None,
         })
     }
@@ -164,10 +138,6 @@ pub fn time_model(
     timer.timing(model_name, device_description, seq_len, batch)
 }
 
-fn us(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
 /// Energy of one forward pass, measured in windows that cover the probe's update period.
 ///
 /// Each run of the window is `calls` passes lasting together at least 10 ms (from the timed
@@ -178,7 +148,6 @@ pub fn model_energy(
     probe: &mut dyn crate::energy::EnergyProbe,
     config: &crate::energy::EnergyConfig,
 ) -> Result<crate::energy::EnergySummary> {
-    let _guard = tch::no_grad_guard();
     // The inputs the timing recorded (written by `InputSpec`'s Display, so they parse back).
     let specs: Vec<InputSpec> = timing
         .inputs
@@ -190,15 +159,11 @@ pub fn model_energy(
         0,
     )?;
     let calls = (10_000.0 / timing.median_us.max(1.0)).ceil().max(1.0) as u64;
-    crate::energy::measure_energy(probe, calls, config, || -> Result<()> {
-        for _ in 0..calls {
-            let _ = model.forward_all(&input)?;
-        }
-        // The window must close after the GPU has finished the pass, not when it was issued.
-        if let tch::Device::Cuda(i) = model.device {
-            tch::Cuda::synchronize(i as i64);
-        }
-        Ok(())
+    // The timed target's own batches: on a GPU they end when the device has finished the
+    // passes (the end event is waited for), so a window never closes on work still queued.
+    let mut passes = ForwardPasses::new(model, input)?;
+    crate::energy::measure_energy(probe, calls, config, || {
+        passes.run_batch(calls).map(drop).map_err(model_error)
     })
     .map_err(Error::from)
 }

@@ -419,17 +419,7 @@ impl crate::measure::Target for LibtorchOpTarget {
                     host: elapsed,
                 })
             }
-            Some(ev) => {
-                ev.record_start()?;
-                let host_start = std::time::Instant::now();
-                self.op.run(calls).map_err(run_err)?;
-                let host = host_start.elapsed();
-                ev.record_end()?;
-                Ok(BatchTiming {
-                    device: ev.elapsed()?,
-                    host,
-                })
-            }
+            Some(ev) => ev.time_batch(|| self.op.run(calls).map_err(run_err)),
         }
     }
 }

@@ -154,9 +154,7 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     dev.context
         .bind_to_thread()
         .map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
-    let stream = crate::torch::torch_current_cuda_stream(index).map_err(|e| e.0)?
-        as cudarc::driver::sys::CUstream;
-    let events = RawStreamEvents::new(stream).map_err(|e| e.to_string())?;
+    let events = RawStreamEvents::on_libtorch_stream(index).map_err(|e| e.to_string())?;
     let _guard = tch::no_grad_guard();
     tch::manual_seed(11);
     let a = Tensor::randn([WORK_SIDE, WORK_SIDE], (Kind::Float, TorchDevice::Cpu));

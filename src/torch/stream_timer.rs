@@ -56,6 +56,24 @@ impl RawStreamEvents {
             .map_err(driver_error("cuEventRecord"))
     }
 
+    /// Times whatever `issue` launches on the stream (a batch of tier-3 ops, forward passes of
+    /// a whole model): the device time between the events around it, and the host time spent
+    /// issuing (the dispatch cost), measured separately.
+    pub fn time_batch(
+        &self,
+        issue: impl FnOnce() -> Result<(), MeasureError>,
+    ) -> Result<crate::measure::BatchTiming, MeasureError> {
+        self.record_start()?;
+        let host_start = std::time::Instant::now();
+        issue()?;
+        let host = host_start.elapsed();
+        self.record_end()?;
+        Ok(crate::measure::BatchTiming {
+            device: self.elapsed()?,
+            host,
+        })
+    }
+
     /// Waits for the end event and returns the device time between the two.
     pub fn elapsed(&self) -> Result<Duration, MeasureError> {
         // SAFETY: both events were recorded on a live stream.

@@ -4,11 +4,13 @@
 //! every millisecond), so a single call cannot be measured. [`measure_energy`] takes a closure
 //! that runs the workload `calls` times and:
 //!
-//! 1. calibrates: times the closure (after one untimed warm-up run), doubling the batch until
-//!    it lasts long enough to time, and derives how many runs fill a window of at least
-//!    `min_update_periods` (default 100) update periods of the probe;
+//! 1. calibrates: the measurement core times the closure (warm-up of at least one run, batches
+//!    growing until one lasts long enough to time, the fastest of three such batches) and
+//!    derives how many runs fill a window of at least `min_update_periods` (default 100)
+//!    update periods of the probe;
 //! 2. measures `windows` (default 3, at least 3) windows, each repeating the closure that many
-//!    times inside one [`Window`];
+//!    times inside one [`Window`](super::Window): a fixed-runs measurement of the core, one
+//!    window per sample;
 //! 3. with `idle_subtract`, follows each busy window with an idle window of the same length
 //!    (the thread sleeps) and subtracts the idle power times the busy window's length;
 //! 4. reports joules per invocation (`joules / (runs × calls)`) with its median, min, max,
@@ -18,12 +20,10 @@
 //! The whole-model measurement is the same call with `calls = 1` and a closure running one
 //! forward pass; [`EnergyComparison`] then sets the kernels' prediction against it.
 
-use std::time::Instant;
-
 use serde::{Deserialize, Serialize};
 
-use super::probe::duration_from_secs;
-use super::{EnergyError, EnergyProbe, EnergyReading, Method, ProbeResolution, Window};
+use super::windows::{self, MeasuredWindow};
+use super::{EnergyError, EnergyProbe, EnergyReading, Method, ProbeResolution};
 use crate::measure::stats;
 
 /// How energy windows are sized and repeated.
@@ -155,28 +155,23 @@ where
     let target_s = (config.min_update_periods * period).max(config.min_window_s.max(0.0));
 
     let mut run_checked = || run().map_err(|e| EnergyError::Workload(e.to_string()));
-    let runs_per_window = calibrate(&mut run_checked, target_s)?;
+    let runs_per_window = windows::runs_to_fill(&mut run_checked, target_s)?;
     let invocations = runs_per_window.saturating_mul(calls);
 
-    let mut windows = Vec::with_capacity(config.windows);
-    for _ in 0..config.windows {
-        let window = Window::open(&mut *probe)?;
-        for _ in 0..runs_per_window {
-            run_checked()?;
-        }
-        let busy = window.close()?;
-        let idle = if config.idle_subtract {
-            let window = Window::open(&mut *probe)?;
-            std::thread::sleep(duration_from_secs(busy.seconds));
-            Some(window.close()?)
-        } else {
-            None
-        };
+    let windows: Vec<EnergyWindow> = windows::measure_windows(
+        &mut *probe,
+        &mut run_checked,
+        runs_per_window,
+        config.windows,
+        config.idle_subtract,
+    )?
+    .into_iter()
+    .map(|MeasuredWindow { busy, idle }| {
         let net_joules = match &idle {
             Some(idle) => busy.joules - idle.average_watts * busy.seconds,
             None => busy.joules,
         };
-        windows.push(EnergyWindow {
+        EnergyWindow {
             invocations,
             update_periods: if period > 0.0 {
                 busy.seconds / period
@@ -187,8 +182,9 @@ where
             net_joules,
             busy,
             idle,
-        });
-    }
+        }
+    })
+    .collect();
 
     let spread = |f: &dyn Fn(&EnergyWindow) -> f64| {
         let values: Vec<f64> = windows.iter().map(f).collect();
@@ -218,57 +214,6 @@ where
         calls_per_run: calls,
         windows,
     })
-}
-
-/// Timed batches whose fastest sets the window size.
-const CALIBRATION_BATCHES: usize = 3;
-
-/// Runs of the closure that fill `target_s`: one untimed warm-up, then batches doubling until
-/// one lasts at least a tenth of the target (or 50 ms, whichever is less; at least 1 ms), sized
-/// from the fastest of [`CALIBRATION_BATCHES`] batches of that length.
-fn calibrate(
-    run: &mut dyn FnMut() -> Result<(), EnergyError>,
-    target_s: f64,
-) -> Result<u64, EnergyError> {
-    run()?;
-    let enough = (target_s / 10.0).clamp(0.001, 0.05);
-    let mut batch: u64 = 1;
-    loop {
-        let start = Instant::now();
-        for _ in 0..batch {
-            run()?;
-        }
-        let seconds = start.elapsed().as_secs_f64();
-        if seconds >= enough || batch >= 1 << 40 {
-            // The fastest of a few batches: one preemption inside a single timed batch would
-            // make the runs look slower and every window too short.
-            let mut fastest = seconds;
-            for _ in 1..CALIBRATION_BATCHES {
-                let start = Instant::now();
-                for _ in 0..batch {
-                    run()?;
-                }
-                fastest = fastest.min(start.elapsed().as_secs_f64());
-            }
-            let per_run = fastest / batch as f64;
-            if per_run <= 0.0 {
-                return Ok(batch);
-            }
-            let runs = (target_s / per_run).ceil();
-            return Ok(if runs.is_finite() && runs >= 1.0 {
-                runs.min(u64::MAX as f64) as u64
-            } else {
-                1
-            });
-        }
-        // Aim straight for `enough` with some margin, at least doubling.
-        let grow = if seconds > 0.0 {
-            (enough / seconds * 1.5).ceil()
-        } else {
-            2.0
-        };
-        batch = batch.saturating_mul(grow.clamp(2.0, 1024.0) as u64);
-    }
 }
 
 /// Predicted versus measured energy of a whole model, for the comparison report.
@@ -310,7 +255,7 @@ impl EnergyComparison {
 mod tests {
     use std::cell::Cell;
     use std::rc::Rc;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use super::*;
 

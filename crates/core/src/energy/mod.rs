@@ -32,6 +32,7 @@ mod probe;
 mod rapl;
 mod spec;
 mod timeline;
+mod windows;
 
 pub use command::{CommandProbe, DEFAULT_READ_TIMEOUT};
 pub use measure::{

@@ -9,6 +9,8 @@
 //!   times are the batch time divided by the calls), and samples until a pluggable
 //!   [`StoppingRule`] says stop; by default [`StopCriteria`]: relative standard error of the
 //!   median ≤ 0.5 % or a 0.5 s budget spent, with at least 10 samples, under a hard cap.
+//!   [`MeasureConfig::fixed_runs`] instead takes exactly W warm-up calls and N one-call samples
+//!   (`--warmup W --runs N`: the whole model is timed this way).
 //! - The result is a [`Summary`] (serde, microseconds) that printers render; which rule
 //!   stopped the run and whether the noise target was met are part of it.
 //! - Many targets can be measured in interleaved rounds ([`interleave`]) whose samples

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::stats::{self, Stats, Summary};
-use super::stopping::{Decision, RunState, StopCriteria, StopReason, StoppingRule};
+use super::stopping::{Decision, MinSamples, RunState, StopCriteria, StopReason, StoppingRule};
 use super::{Clock, MeasureError, Target};
 
 /// How long to warm up before sampling. Warm-up runs batches (growing them to calibrate the
@@ -27,6 +27,19 @@ impl Default for Warmup {
             min_calls: 3,
             min_time: Duration::from_millis(10),
             max_time: Duration::from_millis(125),
+        }
+    }
+}
+
+impl Warmup {
+    /// At least `calls` warm-up calls and whatever calibrating the batch size takes, with no
+    /// time limit: exactly `calls` calls (none for 0) when every sample is one call, since
+    /// there is then no batch size to calibrate.
+    pub fn calls(calls: u64) -> Self {
+        Warmup {
+            min_calls: calls,
+            min_time: Duration::ZERO,
+            max_time: Duration::MAX,
         }
     }
 }
@@ -68,6 +81,18 @@ impl MeasureConfig {
             },
             stopping: Arc::new(StopCriteria::with_budget(budget)),
             ..Self::default()
+        }
+    }
+
+    /// A fixed-runs measurement: exactly `warmup` untimed calls, then exactly `runs` samples
+    /// of one call each, however long they take (`replay full --warmup W --runs N`). The stopping
+    /// rule is [`MinSamples`] on its own, which stops at that count and at nothing else.
+    pub fn fixed_runs(warmup: u64, runs: usize) -> Self {
+        MeasureConfig {
+            warmup: Warmup::calls(warmup),
+            min_sample_time: Duration::ZERO,
+            max_calls_per_sample: 1,
+            stopping: Arc::new(MinSamples(runs)),
         }
     }
 
@@ -275,6 +300,14 @@ fn warm_up(
 ) -> Result<WarmupResult, MeasureError> {
     let floor = config.min_sample_time.as_secs_f64();
     let max_calls = config.max_calls_per_sample;
+    // One call per sample leaves no batch size to calibrate, so a warm-up that asks for no
+    // call and no time runs nothing (a fixed-runs measurement with `--warmup 0`).
+    if max_calls == 1 && config.warmup.min_calls == 0 && config.warmup.min_time.is_zero() {
+        return Ok(WarmupResult {
+            calls: 0,
+            calls_per_sample: 1,
+        });
+    }
     let mut calls: u64 = 1;
     let mut total_calls: u64 = 0;
     // Fastest per-call time seen, in seconds. The minimum (not the mean) is used to size the
@@ -806,6 +839,101 @@ mod tests {
             "{}",
             s.elapsed
         );
+    }
+
+    #[test]
+    fn fixed_runs_take_exactly_the_warmups_and_runs_asked_for() {
+        // 400 ms calls with 30 % jitter: the default rule would stop at its 2 s hard cap after
+        // 4 samples; a fixed-runs measurement takes all 25, one call each, after 3 warm-ups.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_millis(400), 0.3);
+        let m = measure_detailed(&mut fake, &MeasureConfig::fixed_runs(3, 25), &clock).unwrap();
+        let s = &m.summary;
+        assert_eq!(s.warmup_calls, 3);
+        assert_eq!(s.samples, 25);
+        assert_eq!(m.device_us.len(), 25);
+        assert_eq!(s.calls_per_sample, 1);
+        assert_eq!(s.stopped_by, StopReason::SampleCount);
+        assert_eq!(s.noise_target, None);
+        // Warm-up first (one call a batch, never prepared), then strictly prepare, one call.
+        assert_eq!(fake.events[..3], [Event::Batch(1); 3]);
+        let sampling = &fake.events[3..];
+        assert_eq!(sampling.len(), 50);
+        for pair in sampling.chunks(2) {
+            assert_eq!(pair, [Event::Prepare, Event::Batch(1)]);
+        }
+        // The samples are the fake's own last 25 call times, in order.
+        let own: Vec<f64> = fake.batch_times[3..]
+            .iter()
+            .map(|t| t.as_secs_f64() * 1e6)
+            .collect();
+        assert_eq!(m.device_us, own);
+        // 28 calls of at least 280 ms: far past every budget and cap of the default rule.
+        assert!(s.elapsed >= 28.0 * 280_000.0, "{}", s.elapsed);
+    }
+
+    #[test]
+    fn fixed_runs_without_warmup_run_no_warmup_call() {
+        // A quiet, fast call (the default rule stops it on noise at 10 samples, batched):
+        // fixed runs take 40 unbatched samples and no warm-up at all.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(2), 0.001);
+        let s = measure(&mut fake, &MeasureConfig::fixed_runs(0, 40), &clock).unwrap();
+        assert_eq!((s.warmup_calls, s.samples, s.calls_per_sample), (0, 40, 1));
+        assert_eq!(fake.events[0], Event::Prepare);
+        assert_eq!(fake.batches(), 40);
+        assert_eq!(fake.prepares(), 40);
+
+        // Rounds of fixed runs pool to the sum of their runs (`replay compare`'s chunks).
+        let mut pooled =
+            measure_detailed(&mut fake, &MeasureConfig::fixed_runs(2, 3), &clock).unwrap();
+        let round = measure_detailed(&mut fake, &MeasureConfig::fixed_runs(0, 4), &clock).unwrap();
+        pooled.add_round(round).unwrap();
+        assert_eq!(pooled.summary.samples, 7);
+        assert_eq!(pooled.summary.warmup_calls, 2);
+        assert_eq!(fake.batches(), 40 + 2 + 3 + 4);
+    }
+
+    #[test]
+    fn fixed_runs_of_zero_are_refused_before_any_call() {
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_micros(1), 0.0);
+        assert!(matches!(
+            measure(&mut fake, &MeasureConfig::fixed_runs(5, 0), &clock),
+            Err(MeasureError::InvalidConfig(_))
+        ));
+        assert!(fake.events.is_empty());
+    }
+
+    #[test]
+    fn warmup_of_n_calls_still_calibrates_a_batched_measurement() {
+        // One warm-up call asked for, no time limit: with batching allowed the warm-up goes on
+        // until a batch lasts the 20 µs floor, then batches 0.25 µs calls 88 at a time.
+        let clock = SyntheticClock::new();
+        let mut fake = Fake::new(&clock, Duration::from_nanos(250), 0.0);
+        let config = MeasureConfig {
+            warmup: Warmup::calls(1),
+            stopping: Arc::new(MinSamples(3)),
+            ..MeasureConfig::default()
+        };
+        let s = measure(&mut fake, &config, &clock).unwrap();
+        assert_eq!(s.calls_per_sample, 88);
+        assert!(s.warmup_calls > 1, "{}", s.warmup_calls);
+        assert_eq!(s.samples, 3);
+        let warmup_batches: Vec<u64> = fake.events[..fake.events.len() - 6]
+            .iter()
+            .map(|e| match e {
+                Event::Batch(calls) => *calls,
+                Event::Prepare => panic!("a sample was prepared during warm-up"),
+            })
+            .collect();
+        assert_eq!(warmup_batches.iter().sum::<u64>(), s.warmup_calls);
+        // Only the last warm-up batch reached the floor.
+        let last = *warmup_batches.last().unwrap();
+        assert!(Duration::from_nanos(250) * last as u32 >= Duration::from_micros(20));
+        assert!(warmup_batches[..warmup_batches.len() - 1]
+            .iter()
+            .all(|&calls| Duration::from_nanos(250) * (calls as u32) < Duration::from_micros(20)));
     }
 
     #[test]

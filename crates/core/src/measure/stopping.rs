@@ -9,6 +9,7 @@
 //!        or   min samples reached AND time budget spent
 //! ```
 //!
+//! [`MinSamples`] on its own is the fixed-runs rule: exactly N samples, nothing else stops them.
 //! Any other policy can be plugged in by implementing [`StoppingRule`].
 
 use std::fmt;
@@ -122,7 +123,9 @@ impl StoppingRule for RelativeNoise {
 }
 
 /// Stop once this many samples were taken; inside [`StopCriteria`] it is the floor below
-/// which nothing but the hard cap stops the run.
+/// which nothing but the hard cap stops the run. On its own it is the fixed-runs rule (exactly
+/// this many samples, whatever their noise or time: `--runs N`, see
+/// [`MeasureConfig::fixed_runs`](super::MeasureConfig::fixed_runs)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MinSamples(pub usize);
 
