@@ -16,6 +16,7 @@ pub mod error;
 pub mod kernels;
 pub mod measure;
 pub mod model;
+pub mod pipeline;
 pub mod replay;
 pub mod selftest;
 pub mod torch;

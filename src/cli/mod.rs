@@ -1,8 +1,11 @@
 //! The libtorch commands (`replay-torch`, which users reach through `replay`): clap
-//! definitions and dispatch to one module per subcommand. `classify` and `predict` are the
-//! torch-free core's (`replay_core::cli`).
+//! definitions and dispatch to one module per subcommand, each of which turns its arguments
+//! into the pipeline's options (`crate::pipeline`) and runs it with a console observer.
+//! `classify` and `predict` are the torch-free core's (`replay_core::cli`).
 
+pub mod args;
 mod compare;
+pub mod console;
 mod devices;
 pub mod energy_args;
 pub mod full;
@@ -59,7 +62,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Selftest(args) => selftest::run(args),
         Command::Full(args) => full::run(args),
         Command::Export(args) => scripts::export(args),
-        Command::Capture(args) => scripts::capture(&args),
+        Command::Capture(args) => scripts::capture(args),
         Command::Compare(args) => compare::run(args),
     }
 }

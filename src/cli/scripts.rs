@@ -5,9 +5,15 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::device::DeviceSpec;
 use crate::model::input_spec::InputSpec;
 use crate::model::python::run_script;
+use crate::pipeline::options::{
+    DEFAULT_BATCH, DEFAULT_CAPTURE_CANDIDATES, DEFAULT_CAPTURE_WARMUP, DEFAULT_SEQ_LEN,
+};
+use crate::pipeline::CaptureOptions;
+
+use super::args::{DeviceArgs, ThreadsArgs};
+use super::console::ConsoleObserver;
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
@@ -60,32 +66,30 @@ pub struct CaptureArgs {
     pub model: PathBuf,
 
     /// Tokens in the input sequence
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_SEQ_LEN, value_parser = clap::value_parser!(i64).range(1..))]
     pub seq_len: i64,
 
     /// Sequences per forward pass
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = clap::value_parser!(i64).range(1..))]
     pub batch: i64,
 
     /// One input tensor of the model instead of token ids (repeatable; as `replay full --input`)
     #[arg(long = "input", value_name = "SPEC", value_parser = crate::model::input_spec::parse_input_spec)]
     pub inputs: Vec<InputSpec>,
 
-    /// Device: cpu, cuda or cuda:N
-    #[arg(long, default_value = "cpu", value_parser = super::parse_device)]
-    pub device: DeviceSpec,
+    #[command(flatten)]
+    pub device: DeviceArgs,
 
     /// Unprofiled forward passes before the profiled one
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = DEFAULT_CAPTURE_WARMUP)]
     pub warmup: u32,
 
     /// Trace file to write (.json, or .json.gz to compress)
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 
-    /// libtorch intra-op threads (match `replay full --threads`)
-    #[arg(long)]
-    pub threads: Option<i32>,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 
     /// Profile this many single steps, each in its own profiler session, and keep the one
     /// whose time is the median: a step profiled while the machine was busy elsewhere would
@@ -94,32 +98,22 @@ pub struct CaptureArgs {
     pub candidates: u32,
 }
 
-/// Profiled candidate steps unless `--candidates` says otherwise.
-pub const DEFAULT_CAPTURE_CANDIDATES: u32 = 5;
+impl From<CaptureArgs> for CaptureOptions {
+    fn from(args: CaptureArgs) -> Self {
+        CaptureOptions {
+            model: args.model,
+            seq_len: args.seq_len,
+            batch: args.batch,
+            inputs: args.inputs,
+            device: args.device.device,
+            warmup: args.warmup,
+            out: args.out,
+            threads: args.threads.threads,
+            candidates: args.candidates,
+        }
+    }
+}
 
-pub fn capture(args: &CaptureArgs) -> anyhow::Result<()> {
-    let mut argv = vec![
-        "--model".to_string(),
-        args.model.display().to_string(),
-        "--seq-len".into(),
-        args.seq_len.to_string(),
-        "--batch".into(),
-        args.batch.to_string(),
-        "--device".into(),
-        args.device.to_string(),
-        "--warmup".into(),
-        args.warmup.to_string(),
-        "--candidates".into(),
-        args.candidates.to_string(),
-        "--out".into(),
-        args.out.display().to_string(),
-    ];
-    if let Some(t) = args.threads {
-        argv.extend(["--threads".into(), t.to_string()]);
-    }
-    for spec in &args.inputs {
-        argv.extend(["--input".into(), spec.to_string()]);
-    }
-    run_script("capture_trace.py", &argv)?;
-    Ok(())
+pub fn capture(args: CaptureArgs) -> anyhow::Result<()> {
+    crate::pipeline::capture::run(&args.into(), &mut ConsoleObserver::new(false))
 }

@@ -42,21 +42,63 @@ pub fn interpreter() -> PathBuf {
 /// (its usage errors) becomes a usage error here too.
 pub fn run_script(script: &str, args: &[String]) -> Result<()> {
     let path = scripts_dir().join(script);
-    let status = Command::new(interpreter())
-        .arg(&path)
-        .args(args)
-        .envs(crate::measure::host_allocator::child_env())
+    let status = command(&path, args)
         .status()
-        .map_err(|source| {
-            Error::from(replay_core::Error::Io {
-                context: format!(
-                    "cannot start {} {}",
-                    interpreter().display(),
-                    path.display()
-                ),
-                source,
-            })
-        })?;
+        .map_err(|source| start_error(&path, source))?;
+    judge(path, status)
+}
+
+/// As [`run_script`], but each line the script writes on standard output goes to `on_line`
+/// (as it comes) instead of this process's standard output; its standard error is passed
+/// through.
+pub fn run_script_lines(
+    script: &str,
+    args: &[String],
+    on_line: &mut dyn FnMut(&str),
+) -> Result<()> {
+    use std::io::BufRead as _;
+    let path = scripts_dir().join(script);
+    let mut child = command(&path, args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|source| start_error(&path, source))?;
+    if let Some(stdout) = child.stdout.take() {
+        let mut reader = std::io::BufReader::new(stdout);
+        // Lossy: a script's odd byte must not lose the rest of its report.
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            match reader.read_until(b'\n', &mut bytes) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => on_line(&String::from_utf8_lossy(&bytes)),
+            }
+        }
+    }
+    let status = child.wait().map_err(|source| start_error(&path, source))?;
+    judge(path, status)
+}
+
+fn command(path: &std::path::Path, args: &[String]) -> Command {
+    let mut command = Command::new(interpreter());
+    command
+        .arg(path)
+        .args(args)
+        .envs(crate::measure::host_allocator::child_env());
+    command
+}
+
+fn start_error(path: &std::path::Path, source: std::io::Error) -> Error {
+    Error::from(replay_core::Error::Io {
+        context: format!(
+            "cannot start {} {}",
+            interpreter().display(),
+            path.display()
+        ),
+        source,
+    })
+}
+
+fn judge(path: PathBuf, status: std::process::ExitStatus) -> Result<()> {
     match status.code() {
         Some(0) => Ok(()),
         Some(2) => Err(Error::from(replay_core::Error::BadInput {

@@ -4,8 +4,8 @@
 //! GPU, the embedded flush kernel) compute what they claim; on the CPU it checks the host paths.
 //!
 //! With a model (`--model`), a second stage checks the whole model: its output on the device
-//! against the same model on the CPU, its timing, and (driven from the command line, which owns
-//! the pipeline) the invariants of a `replay compare` report.
+//! against the same model on the CPU, its timing, and (driven from `crate::pipeline::selftest`,
+//! which runs compare) the invariants of a `replay compare` report.
 
 pub mod counterparts;
 mod model;

@@ -1,0 +1,39 @@
+//! Argument groups that several commands share (`#[command(flatten)]`), so a flag reads and
+//! defaults the same everywhere it appears.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::device::DeviceSpec;
+use crate::pipeline::options::{DEFAULT_DEVICE, DEFAULT_OUTPUT_DIR};
+
+/// `--device`.
+#[derive(Debug, Args, Clone)]
+pub struct DeviceArgs {
+    /// Device: cpu, cuda or cuda:N (a trace from one GPU can be replayed on any device)
+    #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = super::parse_device)]
+    pub device: DeviceSpec,
+}
+
+/// `--threads`.
+#[derive(Debug, Args, Clone)]
+pub struct ThreadsArgs {
+    /// libtorch intra-op threads (default: libtorch's own choice); use the same value for
+    /// capture, isolated and full so their times are comparable
+    #[arg(long)]
+    pub threads: Option<i32>,
+}
+
+/// `--output-dir` and `--quiet`.
+#[derive(Debug, Args, Clone)]
+pub struct OutputArgs {
+    /// Where the command's files go: isolated.json and isolated.csv (rewritten after every
+    /// signature), full_model_timing.json; for compare every file of the run
+    #[arg(long, default_value = DEFAULT_OUTPUT_DIR, value_name = "DIR")]
+    pub output_dir: PathBuf,
+
+    /// No progress bar or stage lines (the results are still printed)
+    #[arg(long, short)]
+    pub quiet: bool,
+}

@@ -1,0 +1,63 @@
+//! Capture: one profiled forward pass of a TorchScript model, through
+//! `scripts/capture_trace.py` run with the project's Python.
+
+use crate::model::python::run_script_lines;
+
+use super::observer::Observer;
+use super::options::CaptureOptions;
+
+/// Writes the trace of `options.model` to `options.out`; the script's own report (which step
+/// it kept, where the trace went) reaches `observer` as a result.
+pub fn run(options: &CaptureOptions, observer: &mut dyn Observer) -> anyhow::Result<()> {
+    run_script_lines("capture_trace.py", &script_args(options), &mut |line| {
+        observer.result(line)
+    })?;
+    Ok(())
+}
+
+/// The script's command line.
+fn script_args(options: &CaptureOptions) -> Vec<String> {
+    let mut argv = vec![
+        "--model".to_string(),
+        options.model.display().to_string(),
+        "--seq-len".into(),
+        options.seq_len.to_string(),
+        "--batch".into(),
+        options.batch.to_string(),
+        "--device".into(),
+        options.device.to_string(),
+        "--warmup".into(),
+        options.warmup.to_string(),
+        "--candidates".into(),
+        options.candidates.to_string(),
+        "--out".into(),
+        options.out.display().to_string(),
+    ];
+    if let Some(t) = options.threads {
+        argv.extend(["--threads".into(), t.to_string()]);
+    }
+    for spec in &options.inputs {
+        argv.extend(["--input".into(), spec.to_string()]);
+    }
+    argv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_gets_every_option_and_the_defaults_it_was_not_told() {
+        let argv = script_args(&CaptureOptions {
+            model: "m.pt".into(),
+            out: "t.json".into(),
+            threads: Some(2),
+            ..CaptureOptions::default()
+        });
+        assert_eq!(
+            argv.join(" "),
+            "--model m.pt --seq-len 5 --batch 1 --device cpu --warmup 3 --candidates 5 \
+             --out t.json --threads 2"
+        );
+    }
+}

@@ -1,0 +1,252 @@
+//! Compare, the tool's main job: capture (or take) a trace of the model, classify it, replay
+//! every signature alone, time the real model, and report how close the prediction from the
+//! parts is to the whole, tier by tier.
+
+use std::ops::ControlFlow;
+
+use anyhow::Context as _;
+
+use crate::device::Device;
+use crate::export::{self, OutputDir, OutputFile};
+use crate::model::full::{check_runs, ModelTimer};
+use crate::model::torchscript::TorchScriptModel;
+use crate::report::comparison::{aggregate, ComparisonReport, Context};
+use crate::report::{html, table};
+use crate::signature;
+use crate::trace;
+
+use super::observer::{Observer, Stage};
+use super::options::CompareOptions;
+
+/// The full model's timed runs split over `rounds` chunks, as evenly as whole runs allow.
+fn runs_per_round(runs: u32, rounds: u32) -> Vec<u32> {
+    let rounds = rounds.max(1);
+    (0..rounds)
+        .map(|r| runs / rounds + u32::from(r < runs % rounds))
+        .collect()
+}
+
+/// Untimed passes before each later chunk: the isolated round in between left other data in
+/// the caches and the threads idle.
+fn rewarm_passes(warmup: u32, rounds: u32) -> u32 {
+    (warmup / rounds.max(1)).max(1)
+}
+
+/// Runs the whole pipeline, writes every file of the run to `options.run.output_dir`, hands
+/// the table and the files' list to `observer` as the result, and returns the report.
+pub fn run(
+    options: &CompareOptions,
+    observer: &mut dyn Observer,
+) -> anyhow::Result<ComparisonReport> {
+    let run = &options.run;
+    let device = Device::open(run.device)?;
+    super::threads::apply(run.threads)?;
+    let mut probe = run.energy.open()?;
+    crate::model::torchscript::check_model_file(&run.model)?;
+    check_runs(run.runs)?;
+    let files = OutputDir::new(&run.output_dir);
+    // Before the capture: an output folder that cannot be made would lose the whole run.
+    files.ensure()?;
+
+    // 1-2. A trace and its signatures.
+    let (trace_path, sig_path) = match (&options.trace, &options.kernels) {
+        (_, Some(kernels)) => (None, kernels.clone()),
+        (Some(trace), None) => (Some(trace.clone()), files.path(OutputFile::Signatures)),
+        (None, None) => {
+            let trace = files.path(OutputFile::Trace);
+            observer.stage_started(
+                Stage::Capture,
+                &format!(
+                    "profiling one forward pass of {} on {}",
+                    run.model.display(),
+                    device.spec()
+                ),
+            );
+            super::capture::run(&options.capture(trace.clone()), observer)?;
+            observer.stage_finished(Stage::Capture);
+            (Some(trace), files.path(OutputFile::Signatures))
+        }
+    };
+    let loaded_trace = match &trace_path {
+        Some(path) => Some(trace::load(path).map_err(crate::Error::from)?),
+        None => None,
+    };
+    let file = match (&loaded_trace, &trace_path) {
+        (Some(t), Some(path)) => {
+            observer.stage_started(Stage::Classify, &path.display().to_string());
+            let file = signature::classify(t, path);
+            export::write_atomic(&sig_path, &export::json::to_bytes(&file))?;
+            observer.stage_finished(Stage::Classify);
+            file
+        }
+        _ => signature::read_file(&sig_path).map_err(crate::Error::from)?,
+    };
+
+    // 3. Every signature alone, in rounds.
+    observer.stage_started(
+        Stage::Isolated,
+        &format!(
+            "{} signatures on {}",
+            file.signatures.len(),
+            device.describe()
+        ),
+    );
+    let isolated_options = options.isolated(sig_path.clone());
+    // 4. The whole model, timed in as many chunks as the isolated replay has rounds, one
+    // after each round: the kernels and the model meet the same machine, so a machine whose
+    // speed drifts moves both sides of the comparison alike.
+    let model = TorchScriptModel::load(&run.model, device.torch_device())?;
+    let mut timer = ModelTimer::new(&model, run.batch, run.seq_len, &run.inputs)?;
+    timer.warm_up(run.warmup)?;
+    let chunks = runs_per_round(run.runs, options.rounds);
+    let rewarm = rewarm_passes(run.warmup, options.rounds);
+    let mut model_error: Option<crate::Error> = None;
+    let results = super::isolated::replay(
+        &isolated_options,
+        &file,
+        &device,
+        probe.as_deref_mut(),
+        observer,
+        |round, observer| {
+            observer.stage_started(
+                Stage::Full,
+                &format!(
+                    "{} of {} runs after round {} of {}",
+                    chunks[round as usize],
+                    run.runs,
+                    round + 1,
+                    options.rounds
+                ),
+            );
+            let timed = timer
+                .warm_up(if round == 0 { 0 } else { rewarm })
+                .and_then(|()| timer.time_runs(chunks[round as usize]));
+            observer.stage_finished(Stage::Full);
+            match timed {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    model_error = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        },
+    )?;
+    if let Some(e) = model_error {
+        return Err(e).context(format!("timing {}", run.model.display()));
+    }
+    let timing = timer.timing(
+        &run.model.display().to_string(),
+        &device.describe(),
+        run.seq_len,
+        run.batch,
+    )?;
+    let full = super::full::finish(run, &model, timing, probe.as_deref_mut())?;
+
+    // 5. The comparison.
+    let timeline = loaded_trace
+        .as_ref()
+        .map(|t| {
+            crate::predict::with_replayed_durations(t, &results)
+                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))
+        })
+        .transpose()?;
+    let mut report = aggregate(
+        &file,
+        &results,
+        &full,
+        Context {
+            model: run.model.display().to_string(),
+            seq_len: run.seq_len,
+            trace: trace_path.as_ref().map(|p| p.display().to_string()),
+            signatures: sig_path.display().to_string(),
+            timeline_predicted_us: timeline.as_ref().map(|t| t.predicted_us),
+            timeline_interruptions: timeline.as_ref().map(|t| t.interruptions),
+            self_check: timeline.as_ref().map(|t| t.self_check.clone()),
+        },
+    );
+    // Energy along the timeline needs the device's power between kernels; without it (or a
+    // timeline) the report keeps the kernel sum alone.
+    let gap_power = match (probe.as_deref_mut(), &timeline, &full.energy) {
+        (Some(probe), Some(_), Some(_)) => {
+            observer.stage_started(Stage::Energy, "the device's power between kernels");
+            let gap = crate::energy::measure_gap_power(probe, &run.energy.config());
+            observer.stage_finished(Stage::Energy);
+            match gap {
+                Ok(gap) => Some(gap),
+                Err(e) => {
+                    observer.warning(&format!(
+                        "no energy along the timeline: measuring the gap power failed: {e}"
+                    ));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    report.energy = crate::report::comparison::energy_comparison(
+        &results,
+        &full,
+        timeline.as_ref().map(|t| t.predicted_us),
+        gap_power,
+    );
+    files.write(
+        OutputFile::ComparisonReport,
+        &export::json::to_bytes(&report),
+    )?;
+    if let Some(path) = &options.perfetto {
+        match &timeline {
+            Some(t) => {
+                let catalog = crate::predict::SignatureCatalog::from_file(&file);
+                export::perfetto::write(path, &[&t.own_timeline, &t.replayed_timeline], &catalog)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            None => observer.warning(&format!(
+                "--perfetto: no timeline without a trace (--kernels alone); {} not written",
+                path.display()
+            )),
+        }
+    }
+    let spans = timeline.map(|t| t.spans).unwrap_or_default();
+    files
+        .write(
+            OutputFile::ReportHtml,
+            html::render(&report, &spans).as_bytes(),
+        )
+        .context("writing report.html")?;
+    observer.result(&table::render(&report));
+    observer.result(&format!(
+        "results: {}\n",
+        [
+            OutputFile::ComparisonReport,
+            OutputFile::ReportHtml,
+            OutputFile::IsolatedJson,
+            OutputFile::FullModelTiming
+        ]
+        .map(|f| files.path(f).display().to_string())
+        .join(", ")
+    ));
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_split_evenly_over_rounds() {
+        assert_eq!(runs_per_round(100, 5), vec![20; 5]);
+        assert_eq!(runs_per_round(7, 3), vec![3, 2, 2]);
+        assert_eq!(runs_per_round(2, 5), vec![1, 1, 0, 0, 0]);
+        assert_eq!(runs_per_round(10, 1), vec![10]);
+        for (runs, rounds) in [(100, 7), (3, 2), (1, 4)] {
+            assert_eq!(runs_per_round(runs, rounds).iter().sum::<u32>(), runs);
+        }
+    }
+
+    #[test]
+    fn later_chunks_rewarm_with_a_share_of_the_warmup() {
+        assert_eq!(rewarm_passes(10, 5), 2);
+        assert_eq!(rewarm_passes(3, 5), 1);
+        assert_eq!(rewarm_passes(0, 1), 1);
+    }
+}

@@ -1,0 +1,217 @@
+//! Isolated: replay every signature of a signature file alone on a device and time it,
+//! writing the results after every signature.
+
+use std::cell::RefCell;
+use std::fmt::Write as _;
+use std::ops::ControlFlow;
+
+use anyhow::Context;
+
+use crate::device::cache_flush::{CpuCacheFlusher, CudaL2Flusher};
+use crate::device::Device;
+use crate::export::{self, OutputDir, OutputFile};
+use crate::kernels::KernelCache;
+use crate::measure::{interleave, MeasureConfig, MonotonicClock};
+use crate::replay::isolated::{self, ColdFlush, IsolatedResults, RunConfig, Status};
+use crate::signature;
+
+use super::observer::{Observer, Stage, Tick};
+use super::options::IsolatedOptions;
+
+/// `replay isolated`: reads the signature file, replays it, and reports a summary.
+pub fn run(options: &IsolatedOptions, observer: &mut dyn Observer) -> anyhow::Result<()> {
+    let file = signature::read_file(&options.kernels).map_err(crate::Error::from)?;
+    let device = Device::open(options.device)?;
+    let mut probe = options.energy.open()?;
+    let results = replay(
+        options,
+        &file,
+        &device,
+        probe.as_deref_mut(),
+        observer,
+        |_, _| ControlFlow::Continue(()),
+    )?;
+    observer.result(&summary(&results, options));
+    Ok(())
+}
+
+/// Replays `file` on `device`, writing results as they come; also used by `replay compare`,
+/// which times the full model in `after_round` (see [`isolated::run`]), handing it the
+/// observer for its own stages.
+pub fn replay(
+    options: &IsolatedOptions,
+    file: &signature::schema::SignatureFile,
+    device: &Device,
+    probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+    observer: &mut dyn Observer,
+    mut after_round: impl FnMut(u32, &mut dyn Observer) -> ControlFlow<()>,
+) -> anyhow::Result<IsolatedResults> {
+    if options.max_time_per_kernel_s.is_nan() || options.max_time_per_kernel_s <= 0.0 {
+        anyhow::bail!(crate::Error::from(replay_core::Error::BadInput {
+            path: "--max-time-per-kernel".into(),
+            message: "must be a positive number of seconds".into()
+        }));
+    }
+    super::threads::apply(options.threads)?;
+    // Each round gets its share of the budget and of the minimum sample count.
+    let budget = isolated::budget(options.max_time_per_kernel_s);
+    let round_budget = interleave::round_budget(budget, options.rounds);
+    let mut config = MeasureConfig::with_time_budget(round_budget);
+    config.stopping = std::sync::Arc::new(crate::measure::StopCriteria {
+        noise: crate::measure::RelativeNoise {
+            max_rse_of_median: options.noise,
+        },
+        min_samples: crate::measure::MinSamples(interleave::round_min_samples(
+            options.min_samples,
+            options.rounds,
+        )),
+        ..crate::measure::StopCriteria::with_budget(round_budget)
+    });
+    if options.cold {
+        config = config.cold();
+    }
+    let run_config = RunConfig {
+        cold: options.cold,
+        max_time_per_kernel_s: options.max_time_per_kernel_s,
+        noise_target: options.noise,
+        min_samples: options.min_samples,
+        rounds: options.rounds,
+    };
+    let cold_flush: Option<ColdFlush> = match (options.cold, device) {
+        (false, _) => None,
+        (true, Device::Cpu(info)) => {
+            let mut flusher = CpuCacheFlusher::new(info.last_level_cache_bytes());
+            Some(Box::new(move || {
+                flusher.flush();
+                Ok(())
+            }))
+        }
+        (true, Device::Cuda(dev)) => {
+            let cache = KernelCache::default();
+            let mut flusher = CudaL2Flusher::new(dev, &cache)?;
+            Some(Box::new(move || flusher.flush().map_err(|e| e.to_string())))
+        }
+    };
+
+    let energy_config = options.energy.config();
+    let files = OutputDir::new(&options.output_dir);
+    let json_path = files.path(OutputFile::IsolatedJson);
+    let csv_path = files.path(OutputFile::IsolatedCsv);
+    let mut write_error: Option<anyhow::Error> = None;
+    // Progress and the rounds' own stages both report while the replay runs.
+    let observer = RefCell::new(observer);
+    let _no_grad = tch::no_grad_guard();
+    let results = isolated::run(
+        file,
+        &options.kernels,
+        device,
+        &config,
+        run_config,
+        &MonotonicClock::new(),
+        cold_flush,
+        probe.map(|p| (p, &energy_config)),
+        |p| {
+            observer.borrow_mut().progress(Tick {
+                step: p.step,
+                steps: p.steps,
+                round: p.round,
+                rounds: p.rounds,
+                name: p.name,
+            })
+        },
+        |results| {
+            // Rewritten after every signature: an interrupted run keeps what it measured.
+            let written = export::write_atomic(&json_path, &export::json::to_bytes(results))
+                .and_then(|_| {
+                    export::write_atomic(&csv_path, &export::csv::isolated_to_bytes(results))
+                });
+            if let Err(e) = written {
+                write_error.get_or_insert(e.into());
+            }
+        },
+        |round| after_round(round, &mut **observer.borrow_mut()),
+    );
+    observer.into_inner().stage_finished(Stage::Isolated);
+    if let Some(e) = write_error {
+        return Err(e).context("writing isolated results");
+    }
+    Ok(results)
+}
+
+/// What `replay isolated` reports: the statuses, coverage, the sum of the parts, energy, the
+/// first failures and where the files are.
+pub fn summary(results: &IsolatedResults, options: &IsolatedOptions) -> String {
+    let mut out = String::new();
+    let count = |s: Status| results.results.iter().filter(|r| r.status == s).count();
+    let _ = writeln!(
+        out,
+        "replayed {} signatures on {}: {} ok, {} included, {} unsupported, {} failed, {} oom",
+        results.results.len(),
+        results.device,
+        count(Status::Ok),
+        count(Status::Included),
+        count(Status::Unsupported),
+        count(Status::Failed),
+        count(Status::Oom)
+    );
+    let trace_total: f64 = results.results.iter().map(|r| r.trace_total_us).sum();
+    let covered: f64 = results
+        .results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Ok | Status::Included))
+        .map(|r| r.trace_total_us)
+        .sum();
+    if trace_total > 0.0 {
+        let _ = writeln!(
+            out,
+            "coverage: {:.1}% of the trace's time replayed",
+            100.0 * covered / trace_total
+        );
+    }
+    let predicted: f64 = results
+        .results
+        .iter()
+        .filter_map(|r| r.predicted_us.map(|p| p * r.count as f64))
+        .sum();
+    let _ = writeln!(out, "sum of isolated medians x counts: {predicted:.1} us");
+    // A probe that failed part-way leaves the signatures measured before it with energy and
+    // the rest without: say so here, not only in the results' rows.
+    let energy: Vec<&Result<_, String>> = results
+        .results
+        .iter()
+        .filter_map(|r| r.energy.as_ref())
+        .collect();
+    if !energy.is_empty() {
+        let measured = energy.iter().filter(|e| e.is_ok()).count();
+        let _ = writeln!(
+            out,
+            "energy: measured for {measured} of {} signatures",
+            energy.len()
+        );
+        if let Some(Err(first)) = energy.iter().find(|e| e.is_err()) {
+            let _ = writeln!(out, "  energy failed: {first}");
+        }
+    }
+    for r in results
+        .results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed | Status::Oom))
+        .take(10)
+    {
+        let _ = writeln!(
+            out,
+            "  {} {}: {}",
+            r.id,
+            r.name,
+            r.reason.as_deref().unwrap_or("")
+        );
+    }
+    let files = OutputDir::new(&options.output_dir);
+    let _ = writeln!(
+        out,
+        "results: {} and {}",
+        files.path(OutputFile::IsolatedJson).display(),
+        files.path(OutputFile::IsolatedCsv).display()
+    );
+    out
+}

@@ -1,0 +1,19 @@
+//! The work behind `replay capture`, `isolated`, `full`, `compare` and `selftest`, without a
+//! command line: each stage takes a plain options struct (with the defaults in its `Default`,
+//! which clap's defaults in `cli/` read) and reports what it does to an [`Observer`] instead of
+//! printing, so a caller (the console commands, selftest's own compare run, a program using
+//! the library) decides where progress, warnings and results go.
+
+pub mod capture;
+pub mod compare;
+pub mod full;
+pub mod isolated;
+pub mod observer;
+pub mod options;
+pub mod selftest;
+pub mod threads;
+
+pub use observer::{Observer, Stage, Tick};
+pub use options::{
+    CaptureOptions, CompareOptions, EnergyOptions, FullOptions, IsolatedOptions, SelftestOptions,
+};

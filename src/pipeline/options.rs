@@ -1,0 +1,313 @@
+//! What each stage of the pipeline is told, with its defaults declared once: `Default` here is
+//! what a program using the library gets, and the command line's defaults (`cli/`) read the
+//! same constants.
+
+use std::path::PathBuf;
+
+use crate::device::DeviceSpec;
+use crate::energy::{self, EnergyConfig, EnergyProbe, ProbeSpec};
+use crate::model::input_spec::InputSpec;
+
+/// Device of every command but selftest.
+pub const DEFAULT_DEVICE: DeviceSpec = DeviceSpec::Cpu;
+/// Device selftest checks: the GPU paths are what it is for.
+pub const DEFAULT_SELFTEST_DEVICE: DeviceSpec = DeviceSpec::Cuda(0);
+/// Where a run's files go.
+pub const DEFAULT_OUTPUT_DIR: &str = "results";
+/// Tokens in the input sequence.
+pub const DEFAULT_SEQ_LEN: i64 = 5;
+/// Sequences per forward pass.
+pub const DEFAULT_BATCH: i64 = 1;
+/// Unprofiled forward passes before the profiled one.
+pub const DEFAULT_CAPTURE_WARMUP: u32 = 3;
+/// Profiled candidate steps, of which the median one is kept.
+pub const DEFAULT_CAPTURE_CANDIDATES: u32 = 5;
+/// Untimed forward passes before the full model is timed (TorchScript optimises itself
+/// during the first few).
+pub const DEFAULT_FULL_WARMUP: u32 = 10;
+/// Timed forward passes of the full model.
+pub const DEFAULT_FULL_RUNS: u32 = 100;
+/// Time budget per signature, warm-up included, in seconds.
+pub const DEFAULT_MAX_TIME_PER_KERNEL_S: f64 = 0.5;
+/// Relative standard error of the median at which sampling a signature stops.
+pub const DEFAULT_NOISE: f64 = 0.005;
+/// Samples taken of every signature at least (over all rounds).
+pub const DEFAULT_MIN_SAMPLES: usize = 10;
+/// Rounds per signature (see [`crate::measure::interleave`]).
+pub const DEFAULT_ROUNDS: u32 = 5;
+/// The energy probe: none.
+pub const DEFAULT_ENERGY_PROBE: &str = "none";
+/// Update periods of the probe each energy window covers at least.
+pub const DEFAULT_ENERGY_MIN_PERIODS: f64 = 100.0;
+
+/// The energy probe and how its windows are measured (`--energy` and its options).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnergyOptions {
+    /// none, nvml[:N], rapl[:ROOT], "cmd:PROGRAM [ARGS]" or "plugin:PATH.so [CONFIG]".
+    pub probe: String,
+    /// Subtract idle power, measured in an equal empty window after each busy one.
+    pub idle_subtract: bool,
+    /// Each energy window covers at least this many update periods of the probe.
+    pub min_periods: f64,
+}
+
+impl Default for EnergyOptions {
+    fn default() -> Self {
+        EnergyOptions {
+            probe: DEFAULT_ENERGY_PROBE.into(),
+            idle_subtract: false,
+            min_periods: DEFAULT_ENERGY_MIN_PERIODS,
+        }
+    }
+}
+
+impl EnergyOptions {
+    /// The opened probe, or `None` for `none`.
+    pub fn open(&self) -> anyhow::Result<Option<Box<dyn EnergyProbe>>> {
+        let spec: ProbeSpec = self.probe.parse().map_err(crate::Error::from)?;
+        if spec.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(energy::open(&spec).map_err(crate::Error::from)?))
+    }
+
+    pub fn config(&self) -> EnergyConfig {
+        EnergyConfig {
+            min_update_periods: self.min_periods,
+            idle_subtract: self.idle_subtract,
+            ..EnergyConfig::default()
+        }
+    }
+}
+
+/// `replay capture`: profile one forward pass of a TorchScript model into a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureOptions {
+    pub model: PathBuf,
+    pub seq_len: i64,
+    pub batch: i64,
+    /// Input tensors instead of token ids of `batch` x `seq_len`.
+    pub inputs: Vec<InputSpec>,
+    pub device: DeviceSpec,
+    pub warmup: u32,
+    /// The trace file (.json, or .json.gz to compress).
+    pub out: PathBuf,
+    /// libtorch intra-op threads; `None`: libtorch's own choice.
+    pub threads: Option<i32>,
+    pub candidates: u32,
+}
+
+impl Default for CaptureOptions {
+    fn default() -> Self {
+        CaptureOptions {
+            model: PathBuf::new(),
+            seq_len: DEFAULT_SEQ_LEN,
+            batch: DEFAULT_BATCH,
+            inputs: Vec::new(),
+            device: DEFAULT_DEVICE,
+            warmup: DEFAULT_CAPTURE_WARMUP,
+            out: PathBuf::new(),
+            threads: None,
+            candidates: DEFAULT_CAPTURE_CANDIDATES,
+        }
+    }
+}
+
+/// `replay isolated`: replay every signature of a signature file alone and time it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IsolatedOptions {
+    /// The signature file.
+    pub kernels: PathBuf,
+    pub device: DeviceSpec,
+    /// Where isolated.json and isolated.csv go.
+    pub output_dir: PathBuf,
+    /// Flush the L2 (CUDA) or last-level cache (CPU) before every sample.
+    pub cold: bool,
+    pub max_time_per_kernel_s: f64,
+    pub noise: f64,
+    pub min_samples: usize,
+    pub rounds: u32,
+    /// libtorch intra-op threads; `None`: libtorch's own choice.
+    pub threads: Option<i32>,
+    pub energy: EnergyOptions,
+}
+
+impl Default for IsolatedOptions {
+    fn default() -> Self {
+        IsolatedOptions {
+            kernels: PathBuf::new(),
+            device: DEFAULT_DEVICE,
+            output_dir: PathBuf::from(DEFAULT_OUTPUT_DIR),
+            cold: false,
+            max_time_per_kernel_s: DEFAULT_MAX_TIME_PER_KERNEL_S,
+            noise: DEFAULT_NOISE,
+            min_samples: DEFAULT_MIN_SAMPLES,
+            rounds: DEFAULT_ROUNDS,
+            threads: None,
+            energy: EnergyOptions::default(),
+        }
+    }
+}
+
+/// `replay full`: time the whole TorchScript model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FullOptions {
+    pub model: PathBuf,
+    pub seq_len: i64,
+    pub batch: i64,
+    /// Input tensors instead of token ids of `batch` x `seq_len`.
+    pub inputs: Vec<InputSpec>,
+    pub warmup: u32,
+    pub runs: u32,
+    pub device: DeviceSpec,
+    /// Where full_model_timing.json goes (for compare: every file of the run).
+    pub output_dir: PathBuf,
+    /// libtorch intra-op threads; `None`: libtorch's own choice.
+    pub threads: Option<i32>,
+    pub energy: EnergyOptions,
+}
+
+impl Default for FullOptions {
+    fn default() -> Self {
+        FullOptions {
+            model: PathBuf::new(),
+            seq_len: DEFAULT_SEQ_LEN,
+            batch: DEFAULT_BATCH,
+            inputs: Vec::new(),
+            warmup: DEFAULT_FULL_WARMUP,
+            runs: DEFAULT_FULL_RUNS,
+            device: DEFAULT_DEVICE,
+            output_dir: PathBuf::from(DEFAULT_OUTPUT_DIR),
+            threads: None,
+            energy: EnergyOptions::default(),
+        }
+    }
+}
+
+/// `replay compare`: capture (or take) a trace, classify it, replay every signature alone,
+/// time the real model and compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareOptions {
+    /// The model, its input, the device, the full-model timing and the output folder.
+    pub run: FullOptions,
+    /// A profiler trace to use instead of capturing one.
+    pub trace: Option<PathBuf>,
+    /// A signature file to use instead of capturing and classifying.
+    pub kernels: Option<PathBuf>,
+    pub max_time_per_kernel_s: f64,
+    /// Interleaved rounds of the isolated replay; the full model is timed in as many chunks.
+    pub rounds: u32,
+    /// Flush caches before every isolated sample.
+    pub cold: bool,
+    /// Also write the trace's own and the replayed timeline as a Chrome trace here.
+    pub perfetto: Option<PathBuf>,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            run: FullOptions::default(),
+            trace: None,
+            kernels: None,
+            max_time_per_kernel_s: DEFAULT_MAX_TIME_PER_KERNEL_S,
+            rounds: DEFAULT_ROUNDS,
+            cold: false,
+            perfetto: None,
+        }
+    }
+}
+
+impl CompareOptions {
+    /// The capture of compare's own trace: the model's input, device and threads, with the
+    /// capture's own defaults for the rest.
+    pub fn capture(&self, out: PathBuf) -> CaptureOptions {
+        CaptureOptions {
+            model: self.run.model.clone(),
+            seq_len: self.run.seq_len,
+            batch: self.run.batch,
+            inputs: self.run.inputs.clone(),
+            device: self.run.device,
+            out,
+            // The capture runs in a child process: pass libtorch's choice in this one on, so
+            // trace and timings see the same thread count.
+            threads: self.run.threads.or(Some(tch::get_num_threads())),
+            ..CaptureOptions::default()
+        }
+    }
+
+    /// The isolated replay of `kernels`: compare's budget, rounds and cache state, with the
+    /// isolated replay's own defaults for the rest. Threads were set for the whole run.
+    pub fn isolated(&self, kernels: PathBuf) -> IsolatedOptions {
+        IsolatedOptions {
+            kernels,
+            device: self.run.device,
+            output_dir: self.run.output_dir.clone(),
+            cold: self.cold,
+            max_time_per_kernel_s: self.max_time_per_kernel_s,
+            rounds: self.rounds,
+            threads: None,
+            energy: self.run.energy.clone(),
+            ..IsolatedOptions::default()
+        }
+    }
+}
+
+/// `replay selftest`: one replay per tier on a device, checked against libtorch on the CPU;
+/// with a model, the model too and a small compare run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelftestOptions {
+    pub device: DeviceSpec,
+    /// A TorchScript model to check too.
+    pub model: Option<PathBuf>,
+    /// Tokens in the model's input sequence.
+    pub seq_len: i64,
+    /// Report as JSON instead of text.
+    pub json: bool,
+}
+
+impl Default for SelftestOptions {
+    fn default() -> Self {
+        SelftestOptions {
+            device: DEFAULT_SELFTEST_DEVICE,
+            model: None,
+            seq_len: DEFAULT_SEQ_LEN,
+            json: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_hands_its_settings_to_the_stages_and_keeps_their_defaults() {
+        let compare = CompareOptions {
+            run: FullOptions {
+                model: "m.pt".into(),
+                seq_len: 7,
+                device: DeviceSpec::Cuda(1),
+                output_dir: "out".into(),
+                threads: Some(2),
+                ..FullOptions::default()
+            },
+            max_time_per_kernel_s: 0.02,
+            rounds: 3,
+            cold: true,
+            ..CompareOptions::default()
+        };
+        let capture = compare.capture("out/trace.json".into());
+        assert_eq!(capture.seq_len, 7);
+        assert_eq!(capture.device, DeviceSpec::Cuda(1));
+        assert_eq!(capture.threads, Some(2));
+        assert_eq!(capture.warmup, DEFAULT_CAPTURE_WARMUP);
+        assert_eq!(capture.candidates, DEFAULT_CAPTURE_CANDIDATES);
+        let isolated = compare.isolated("out/signatures.json".into());
+        assert_eq!(isolated.output_dir, PathBuf::from("out"));
+        assert_eq!(isolated.rounds, 3);
+        assert!(isolated.cold);
+        assert_eq!(isolated.max_time_per_kernel_s, 0.02);
+        assert_eq!(isolated.noise, DEFAULT_NOISE);
+        assert_eq!(isolated.min_samples, DEFAULT_MIN_SAMPLES);
+    }
+}
