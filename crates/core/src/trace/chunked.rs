@@ -6,13 +6,12 @@
 //! are appended in file order, so the result is the one a single pass gives, string ids
 //! included.
 //!
-//! A cut is looked for by text only (a `}` `,` `{` run whose whitespace holds a newline:
-//! JSON strings cannot hold a raw newline, so those three are structure, not string
-//! content) and then proven by the parse itself: the first chunk must end between two
-//! entries of `traceEvents`, and each later chunk must end exactly where the next one
-//! starts. Anything else (a cut inside an event's `args`, a chunk that fails to parse, a
-//! file with no newlines) returns `None`, and the caller parses the file in one pass, which
-//! also reports any error exactly as before.
+//! A cut is looked for by text only (a `}` `,` `{` run, the least indented nearby) and then
+//! proven by the parse itself: the first chunk must end between two entries of
+//! `traceEvents`, and each later chunk must end exactly where the next one starts, so a
+//! cut inside an event (in its `args`, or in a string) is always refused. Anything
+//! unexpected (such a cut, a chunk that fails to parse) returns `None`, and the caller
+//! parses the file in one pass, which also reports any error exactly as before.
 
 use std::path::Path;
 
@@ -138,16 +137,13 @@ fn find_cuts(bytes: &[u8], chunks: usize) -> Vec<usize> {
 
 /// Of the candidate cuts in `bytes[from..to]`, the first of the least indented: profilers
 /// that break lines indent the entries of `traceEvents` less than anything inside them
-/// (whose own `},\n{` runs are the cuts the parse would refuse).
+/// (whose own `},\n{` runs are the cuts the parse would refuse). A cut with no line break
+/// (a minified file) is taken only where no line break is found.
 fn least_indented_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
     let mut best: Option<(usize, usize)> = None;
     let mut at = from;
-    while let Some(cut) = find_cut(bytes, at, to) {
-        let line_start = bytes[..cut]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |newline| newline + 1);
-        let indent = cut - line_start;
+    while let Some((cut, indent)) = find_cut(bytes, at, to) {
+        let indent = indent.unwrap_or(usize::MAX);
         if best.is_none_or(|(_, least)| indent < least) {
             best = Some((cut, indent));
         }
@@ -157,15 +153,19 @@ fn least_indented_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
 }
 
 /// The offset of the first `{` in `bytes[from..to]` that follows `}` `,` with only
-/// whitespace, holding a newline, between them.
-fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+/// whitespace between them, and its indentation when that whitespace breaks the line.
+fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<(usize, Option<usize>)> {
     let mut at = from;
     while at < to {
-        let newline = at + bytes.get(at..to)?.iter().position(|&b| b == b'\n')?;
-        at = newline + 1;
-        let before = bytes.get(..newline)?;
+        let open = at + bytes.get(at..to)?.iter().position(|&b| b == b'{')?;
+        at = open + 1;
+        let before = bytes.get(..open)?;
         let mut back = before.len();
+        let mut line_start = None;
         while back > 0 && is_json_whitespace_byte(before[back - 1]) {
+            if before[back - 1] == b'\n' && line_start.is_none() {
+                line_start = Some(back);
+            }
             back -= 1;
         }
         if back == 0 || before[back - 1] != b',' {
@@ -173,15 +173,13 @@ fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
         }
         back -= 1;
         while back > 0 && is_json_whitespace_byte(before[back - 1]) {
+            if before[back - 1] == b'\n' && line_start.is_none() {
+                line_start = Some(back);
+            }
             back -= 1;
         }
-        if back == 0 || before[back - 1] != b'}' {
-            continue;
-        }
-        let after = bytes.get(newline..)?;
-        let open = newline + after.iter().position(|&b| !is_json_whitespace_byte(b))?;
-        if bytes.get(open) == Some(&b'{') {
-            return Some(open);
+        if back > 0 && before[back - 1] == b'}' {
+            return Some((open, line_start.map(|start| open - start)));
         }
     }
     None
@@ -267,7 +265,8 @@ mod tests {
 
     /// A trace with everything a cut could trip on: `}`-`,`-`{` runs with newlines inside
     /// `deviceProperties` and inside events' `args`, a harness `metadata` before the events,
-    /// keys after them, string ids first seen late in the file, and escaped strings.
+    /// keys after them, string ids first seen late in the file, escaped strings, and
+    /// names holding `}, {`.
     fn trace_text(events: usize) -> String {
         let mut text = String::from(
             "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n      \"id\": 0, \"name\": \"A\"\n    },\n    {\n      \"id\": 1\n    }\n  ],\n  \"metadata\": {\"system\": {\"torch_env_info\": {\"torch_version\": \"2.6.0+cu124\"}}},\n  \"traceEvents\": [\n",
@@ -297,7 +296,7 @@ mod tests {
                     1000 + i
                 ),
                 _ => format!(
-                    "  {{\n    \"name\": \"late{}\", \"ph\": \"i\", \"s\": \"g\",\n    \"pid\": \"\", \"tid\": \"\", \"ts\": {}\n  }}",
+                    "  {{\n    \"name\": \"late{}}}, {{\", \"ph\": \"i\", \"s\": \"g\",\n    \"pid\": \"\", \"tid\": \"\", \"ts\": {}\n  }}",
                     i / 1000,
                     1000 + i
                 ),
@@ -351,7 +350,7 @@ mod tests {
         let bytes = text.as_bytes();
         let mut from = 0;
         let mut refused = 0;
-        while let Some(cut) = find_cut(bytes, from, bytes.len()) {
+        while let Some((cut, _)) = find_cut(bytes, from, bytes.len()) {
             match parse_in_cuts(&text, path, &[cut]) {
                 Some(chunked) => same(&single, &chunked),
                 None => refused += 1,
@@ -375,8 +374,18 @@ mod tests {
             assert!(parse_in_one_pass(damaged.as_bytes(), Some(&damaged), path).is_err());
             assert!(parse_in(&damaged, path, 4).is_none());
         }
-        // One line, no newline to cut at.
+        // One line: cut all the same, where no event is cut in two.
         let minified: String = text.chars().filter(|&c| c != '\n').collect();
-        assert!(parse_in(&minified, path, 4).is_none());
+        let single = parse_in_one_pass(minified.as_bytes(), Some(&minified), path).unwrap();
+        let mut from = 0;
+        let mut accepted = 0;
+        while let Some((cut, _)) = find_cut(minified.as_bytes(), from, minified.len()) {
+            if let Some(chunked) = parse_in_cuts(&minified, path, &[cut]) {
+                same(&single, &chunked);
+                accepted += 1;
+            }
+            from = cut + 1;
+        }
+        assert!(accepted > 100);
     }
 }
