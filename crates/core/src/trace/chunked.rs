@@ -58,7 +58,7 @@ fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<Trace
                 scope.spawn(move || parse_chunk(text, start, end, path))
             })
             .collect();
-        let first = parse_first_chunk(&text[..first_cut], path, &mut harness_pytorch_version);
+        let first = parse_first_chunk(text, first_cut, path, &mut harness_pytorch_version);
         let later: Vec<_> = workers
             .into_iter()
             .map(|worker| worker.join().ok().flatten())
@@ -189,13 +189,16 @@ fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<(usize, Option<usize
 /// `traceEvents` (the parser then stops there for want of text).
 fn parse_first_chunk<'p>(
     text: &str,
+    cut: usize,
     path: &'p Path,
     harness_pytorch_version: &mut Option<String>,
 ) -> Option<(TraceAssembler<'p>, ParsePosition)> {
+    // Sized for the whole file: the later chunks are appended to this one, and capacity
+    // that is reserved but not yet written costs no memory.
     let mut assembler = TraceAssembler::new(path, text.len());
     let mut position = ParsePosition::default();
     let outcome = parse_document(
-        serde_json::Deserializer::from_str(text),
+        serde_json::Deserializer::from_str(text.get(..cut)?),
         &mut assembler,
         &mut position,
         harness_pytorch_version,

@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::assemble::TraceAssembler;
+use super::buffer;
 use super::chunked;
 use super::contents::{SourceFile, Trace};
 use super::error::TraceError;
@@ -23,10 +24,15 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Reads a Kineto trace (plain JSON or gzipped) from `path`.
 pub fn load(path: &Path) -> Result<Trace, TraceError> {
-    let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+    let io_error = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut file = std::fs::File::open(path).map_err(io_error)?;
+    // The size is a hint (the file may change while read): read_to_end takes what is there.
+    let size_hint = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut bytes = buffer::with_capacity(size_hint);
+    file.read_to_end(&mut bytes).map_err(io_error)?;
     load_bytes(bytes, path)
 }
 
@@ -110,7 +116,7 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
         .map(|tail| u32::from_le_bytes(tail) as usize)
         .unwrap_or(0);
     let capacity = hinted.min(compressed.len().saturating_mul(1032));
-    let mut json = Vec::with_capacity(capacity);
+    let mut json = buffer::with_capacity(capacity);
     MultiGzDecoder::new(compressed)
         .read_to_end(&mut json)
         .map_err(|error| match error.kind() {
