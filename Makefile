@@ -42,14 +42,16 @@ signatures: build
 signatures-check: build
 	REPLAY_BIN=target/release/replay scripts/regenerate_signatures.sh --check
 
-# Parse + classify throughput and memory on a >= 100 MB trace (target/bench/classify_throughput.json).
+# Parse + classify throughput and memory on a >= 100 MB trace, in process and end to end, the start-up
+# and `predict` timings, and HolisticTraceAnalysis on the same trace in a throw-away venv ("unavailable"
+# with the reason when it cannot be installed): one report, results/bench_classify.json (replay's own
+# side also in target/bench/classify_throughput.json).
 bench-classify: setup
 	$(CARGO) build --release --locked
-	$(CARGO) bench --locked -p replay-core --bench classify_throughput
-
-# The same trace loaded by HolisticTraceAnalysis in a throw-away venv (results/bench_classify_vs_hta.json).
-bench-classify-vs-hta: setup
 	scripts/bench_classify_vs_hta.sh
+
+# The same run, under its former name.
+bench-classify-vs-hta: bench-classify
 
 # Replay coverage of the H100 traces on the CPU and run-to-run noise (results/bench_isolated.json).
 .PHONY: bench-isolated

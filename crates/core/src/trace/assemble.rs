@@ -115,6 +115,41 @@ impl<'p> TraceAssembler<'p> {
         Ok(())
     }
 
+    /// Appends what `later` assembled from the events that follow this assembler's in the
+    /// file (a chunk parsed on another core). Its strings are interned here in the order
+    /// `later` first saw them, so every id comes out as a single pass would have numbered it.
+    pub fn append(&mut self, later: TraceAssembler<'_>) -> Result<(), TraceError> {
+        let mut ids = Vec::with_capacity(later.strings.len());
+        for (_, text) in later.strings.iter() {
+            ids.push(self.intern(text)?);
+        }
+        let map = |id: StrId| ids.get(id.index()).copied().unwrap_or(id);
+        let map_execution = |id: ExecutionId| match id {
+            ExecutionId::Label(label) => ExecutionId::Label(map(label)),
+            number => number,
+        };
+        let map_input = |id: Option<StrId>| id.map(map);
+        self.events.reserve(later.events.len());
+        self.events
+            .extend(later.events.into_iter().map(|mut event| {
+                event.name = map(event.name);
+                event.pid = map_execution(event.pid);
+                event.tid = map_execution(event.tid);
+                let inputs = &mut event.args.inputs;
+                inputs.dims = map_input(inputs.dims);
+                inputs.types = map_input(inputs.types);
+                inputs.strides = map_input(inputs.strides);
+                inputs.concrete = map_input(inputs.concrete);
+                event
+            }));
+        self.counts.total += later.counts.total;
+        self.counts.kept += later.counts.kept;
+        self.counts.flows += later.counts.flows;
+        self.counts.ignored += later.counts.ignored;
+        self.saw_hip_api |= later.saw_hip_api;
+        Ok(())
+    }
+
     /// The platform, once every event has been seen.
     pub fn platform(&self) -> Platform {
         let has_gpu_activity = self.events.iter().any(|e| e.category.is_gpu_activity());

@@ -11,6 +11,8 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::assemble::TraceAssembler;
+use super::buffer;
+use super::chunked;
 use super::contents::{SourceFile, Trace};
 use super::error::TraceError;
 use super::raw::{LenientInt, RawEvent, RawEventSeed, RawHarnessMetadata};
@@ -22,10 +24,15 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Reads a Kineto trace (plain JSON or gzipped) from `path`.
 pub fn load(path: &Path) -> Result<Trace, TraceError> {
-    let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+    let io_error = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut file = std::fs::File::open(path).map_err(io_error)?;
+    // The size is a hint (the file may change while read): read_to_end takes what is there.
+    let size_hint = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut bytes = buffer::with_capacity(size_hint);
+    file.read_to_end(&mut bytes).map_err(io_error)?;
     load_bytes(bytes, path)
 }
 
@@ -109,7 +116,7 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
         .map(|tail| u32::from_le_bytes(tail) as usize)
         .unwrap_or(0);
     let capacity = hinted.min(compressed.len().saturating_mul(1032));
-    let mut json = Vec::with_capacity(capacity);
+    let mut json = buffer::with_capacity(capacity);
     MultiGzDecoder::new(compressed)
         .read_to_end(&mut json)
         .map_err(|error| match error.kind() {
@@ -158,21 +165,40 @@ fn check_top_level(json: &[u8], path: &Path) -> Result<(), TraceError> {
 fn parse_json<'p>(json: &[u8], path: &'p Path) -> Result<TraceAssembler<'p>, TraceError> {
     check_top_level(json, path)?;
     let body = json.strip_prefix(b"\xef\xbb\xbf").unwrap_or(json);
-    let mut assembler = TraceAssembler::new(path, body.len());
-    let mut position = ParsePosition::default();
     // Validating UTF-8 once for the whole text is cheaper than per string, which is what
     // parsing from bytes does. A file with invalid UTF-8 somewhere (in a string we would
     // skip anyway, say) is still read, from bytes, as serde_json alone would read it.
-    let outcome = match std::str::from_utf8(body) {
-        Ok(text) => parse_document(
+    let text = std::str::from_utf8(body).ok();
+    // Cut into chunks parsed on every core where the file allows; anything unexpected
+    // (no cut found, a chunk that does not parse) falls back to the single pass below, which
+    // then names the problem exactly as it always has.
+    if let Some(parsed) = text.and_then(|text| chunked::parse(text, path)) {
+        return Ok(parsed);
+    }
+    parse_in_one_pass(body, text, path)
+}
+
+/// The whole document in one pass on this thread: `text` is `body` when it is valid UTF-8.
+pub(super) fn parse_in_one_pass<'p>(
+    body: &[u8],
+    text: Option<&str>,
+    path: &'p Path,
+) -> Result<TraceAssembler<'p>, TraceError> {
+    let mut assembler = TraceAssembler::new(path, body.len());
+    let mut position = ParsePosition::default();
+    let mut harness_pytorch_version = None;
+    let outcome = match text {
+        Some(text) => parse_document(
             serde_json::Deserializer::from_str(text),
             &mut assembler,
             &mut position,
+            &mut harness_pytorch_version,
         ),
-        Err(_) => parse_document(
+        None => parse_document(
             serde_json::Deserializer::from_slice(body),
             &mut assembler,
             &mut position,
+            &mut harness_pytorch_version,
         ),
     };
     if let Some(failure) = assembler.failure.take() {
@@ -184,27 +210,43 @@ fn parse_json<'p>(json: &[u8], path: &'p Path) -> Result<TraceAssembler<'p>, Tra
             path: path.to_path_buf(),
         });
     }
+    finish_metadata(&mut assembler, harness_pytorch_version);
     Ok(assembler)
 }
 
-fn parse_document<'de, R: serde_json::de::Read<'de>>(
+/// A capture harness's PyTorch version stands in where the trace names none itself.
+pub(super) fn finish_metadata(assembler: &mut TraceAssembler<'_>, harness: Option<String>) {
+    if assembler.metadata.pytorch_version.is_none() {
+        assembler.metadata.pytorch_version = harness;
+    }
+}
+
+/// Parses a whole document (or, for [`chunked`], the part of one before a cut) with the
+/// root visitor. `harness_pytorch_version` receives the version a top-level `metadata`
+/// object names, applied by [`finish_metadata`] once the whole file is read.
+pub(super) fn parse_document<'de, R: serde_json::de::Read<'de>>(
     mut deserializer: serde_json::Deserializer<R>,
     assembler: &mut TraceAssembler<'_>,
     position: &mut ParsePosition,
+    harness_pytorch_version: &mut Option<String>,
 ) -> Result<(), serde_json::Error> {
     (&mut deserializer)
         .deserialize_map(RootVisitor {
             assembler,
             position,
+            harness_pytorch_version,
         })
         .and_then(|()| deserializer.end())
 }
 
 /// Where in the document the parser was, to say which event a type error is in.
 #[derive(Default)]
-struct ParsePosition {
-    in_trace_events: bool,
-    event_index: usize,
+pub(super) struct ParsePosition {
+    pub in_trace_events: bool,
+    /// Inside an entry of `traceEvents` (its `{` read, its `}` not yet): tells [`chunked`]
+    /// whether the text before a cut ended between two events.
+    pub in_event: bool,
+    pub event_index: usize,
 }
 
 fn json_error(error: &serde_json::Error, position: &ParsePosition, path: &Path) -> TraceError {
@@ -251,6 +293,7 @@ fn strip_position(message: &str) -> String {
 struct RootVisitor<'a, 'p> {
     assembler: &'a mut TraceAssembler<'p>,
     position: &'a mut ParsePosition,
+    harness_pytorch_version: &'a mut Option<String>,
 }
 
 impl<'de> Visitor<'de> for RootVisitor<'_, '_> {
@@ -261,7 +304,6 @@ impl<'de> Visitor<'de> for RootVisitor<'_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut harness_pytorch_version = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "traceEvents" => {
@@ -312,15 +354,12 @@ impl<'de> Visitor<'de> for RootVisitor<'_, '_> {
                 }
                 "metadata" => {
                     let raw: &RawValue = map.next_value()?;
-                    harness_pytorch_version = pytorch_version_from_harness(raw);
+                    *self.harness_pytorch_version = pytorch_version_from_harness(raw);
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
-        }
-        if self.assembler.metadata.pytorch_version.is_none() {
-            self.assembler.metadata.pytorch_version = harness_pytorch_version;
         }
         Ok(())
     }
@@ -366,12 +405,14 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         loop {
             let mut slot = RawEvent::default();
-            if seq
-                .next_element_seed(RawEventSeed { slot: &mut slot })?
-                .is_none()
-            {
+            let seed = TrackedEventSeed {
+                slot: &mut slot,
+                in_event: &mut self.position.in_event,
+            };
+            if seq.next_element_seed(seed)?.is_none() {
                 return Ok(());
             }
+            self.position.in_event = false;
             let index = self.position.event_index;
             if let Err(failure) = self.assembler.push(index, &slot) {
                 self.assembler.failure = Some(failure);
@@ -379,5 +420,32 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
             }
             self.position.event_index += 1;
         }
+    }
+}
+
+/// An event, noting in `in_event` that its object has been opened.
+struct TrackedEventSeed<'s, 'a> {
+    slot: &'s mut RawEvent<'a>,
+    in_event: &'s mut bool,
+}
+
+impl<'de> DeserializeSeed<'de> for TrackedEventSeed<'_, 'de> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TrackedEventSeed<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a trace event object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        *self.in_event = true;
+        RawEventSeed { slot: self.slot }.visit_map(map)
     }
 }

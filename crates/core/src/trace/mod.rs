@@ -6,6 +6,8 @@
 //! - [`link::link`] ties GPU activities to launch calls and ops.
 
 mod assemble;
+mod buffer;
+mod chunked;
 mod contents;
 mod error;
 pub mod event;

@@ -12,6 +12,13 @@ use std::hash::{BuildHasherDefault, Hasher};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StrId(u32);
 
+impl StrId {
+    /// The id's position in its table.
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// Returned when a trace has more distinct strings than a [`StrId`] can number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StringTableFull;
@@ -49,6 +56,14 @@ impl StringTable {
     /// cannot miss; an id from another table yields "" rather than a panic.
     pub fn get(&self, id: StrId) -> &str {
         self.strings.get(id.0 as usize).map(|s| &**s).unwrap_or("")
+    }
+
+    /// Every string with its id, in the order they were first interned.
+    pub fn iter(&self) -> impl Iterator<Item = (StrId, &str)> {
+        self.strings
+            .iter()
+            .enumerate()
+            .map(|(at, text)| (StrId(at as u32), &**text))
     }
 
     /// Number of distinct strings.

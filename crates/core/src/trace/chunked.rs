@@ -1,0 +1,394 @@
+//! Parsing `traceEvents` on several cores.
+//!
+//! The text is cut at event boundaries into one chunk per core; the first chunk (the top of
+//! the document and the first events) is parsed on this thread with the ordinary root
+//! visitor, every other chunk on its own thread into its own assembler, and the assemblers
+//! are appended in file order, so the result is the one a single pass gives, string ids
+//! included.
+//!
+//! A cut is looked for by text only (a `}` `,` `{` run, the least indented nearby) and then
+//! proven by the parse itself: the first chunk must end between two entries of
+//! `traceEvents`, and each later chunk must end exactly where the next one starts, so a
+//! cut inside an event (in its `args`, or in a string) is always refused. Anything
+//! unexpected (such a cut, a chunk that fails to parse) returns `None`, and the caller
+//! parses the file in one pass, which also reports any error exactly as before.
+
+use std::path::Path;
+
+use serde::de::{DeserializeSeed, Deserializer};
+use serde::Deserialize;
+
+use super::assemble::TraceAssembler;
+use super::load::{finish_metadata, parse_document, ParsePosition};
+use super::raw::{RawEvent, RawEventSeed};
+
+/// Below this many bytes per chunk a thread costs more than it saves.
+const MIN_CHUNK_BYTES: usize = 1 << 20;
+
+/// Most chunks: more than the cores only adds merging.
+const MAX_CHUNKS: usize = 16;
+
+/// The trace parsed in chunks on several threads, or `None` when the file is small, cannot
+/// be cut, or anything in it is unexpected (the caller then parses it in one pass).
+pub(super) fn parse<'p>(text: &str, path: &'p Path) -> Option<TraceAssembler<'p>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunks = cores.min(MAX_CHUNKS).min(text.len() / MIN_CHUNK_BYTES);
+    if chunks < 2 {
+        return None;
+    }
+    parse_in(text, path, chunks)
+}
+
+/// [`parse`] with `chunks` chunks (at most).
+fn parse_in<'p>(text: &str, path: &'p Path, chunks: usize) -> Option<TraceAssembler<'p>> {
+    parse_in_cuts(text, path, &find_cuts(text.as_bytes(), chunks))
+}
+
+/// The chunks that start at `cuts` (increasing offsets of a `{`) parsed on one thread each.
+fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<TraceAssembler<'p>> {
+    let first_cut = *cuts.first()?;
+
+    let mut harness_pytorch_version = None;
+    let (first, later) = std::thread::scope(|scope| {
+        let workers: Vec<_> = cuts
+            .iter()
+            .enumerate()
+            .map(|(at, &start)| {
+                let end = cuts.get(at + 1).copied();
+                scope.spawn(move || parse_chunk(text, start, end, path))
+            })
+            .collect();
+        let first = parse_first_chunk(text, first_cut, path, &mut harness_pytorch_version);
+        let later: Vec<_> = workers
+            .into_iter()
+            .map(|worker| worker.join().ok().flatten())
+            .collect();
+        (first, later)
+    });
+
+    let (mut assembler, mut position) = first?;
+    let mut array_end = None;
+    for chunk in later {
+        let (chunk, end) = chunk?;
+        assembler.append(chunk).ok()?;
+        array_end = end;
+    }
+    assembler.saw_trace_events = true;
+    position.in_trace_events = false;
+    position.event_index = usize::try_from(assembler.counts.total).ok()?;
+
+    // The rest of the root object after `]`, parsed as an object of its own: `{` stands in
+    // for the `,` that followed the array (or for nothing, before the closing `}`).
+    let rest = text
+        .get(array_end?..)?
+        .trim_start_matches(is_json_whitespace);
+    let rest = match rest.strip_prefix(',') {
+        Some(members)
+            if members
+                .trim_start_matches(is_json_whitespace)
+                .starts_with('"') =>
+        {
+            members
+        }
+        Some(_) => return None,
+        None if rest.starts_with('}') => rest,
+        None => return None,
+    };
+    let rest = format!("{{{rest}");
+    parse_document(
+        serde_json::Deserializer::from_str(&rest),
+        &mut assembler,
+        &mut position,
+        &mut harness_pytorch_version,
+    )
+    .ok()?;
+    if assembler.failure.is_some() {
+        return None;
+    }
+    finish_metadata(&mut assembler, harness_pytorch_version);
+    Some(assembler)
+}
+
+/// JSON's whitespace (RFC 8259 `ws`).
+fn is_json_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+fn is_json_whitespace_byte(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// How far past each chunk's nominal start a cut is looked for: a few hundred events.
+const CUT_WINDOW_BYTES: usize = 64 << 10;
+
+/// Up to `chunks - 1` increasing offsets of a `{` that may open an entry of `traceEvents`,
+/// one near each `len * i / chunks`.
+fn find_cuts(bytes: &[u8], chunks: usize) -> Vec<usize> {
+    let mut cuts: Vec<usize> = Vec::with_capacity(chunks.saturating_sub(1));
+    for i in 1..chunks {
+        let from = (bytes.len() / chunks * i).max(cuts.last().map_or(0, |&c| c + 1));
+        let to = (bytes.len() / chunks * (i + 1)).min(bytes.len());
+        if let Some(cut) = least_indented_cut(bytes, from, to.min(from + CUT_WINDOW_BYTES)) {
+            cuts.push(cut);
+        }
+    }
+    cuts
+}
+
+/// Of the candidate cuts in `bytes[from..to]`, the first of the least indented: profilers
+/// that break lines indent the entries of `traceEvents` less than anything inside them
+/// (whose own `},\n{` runs are the cuts the parse would refuse). A cut with no line break
+/// (a minified file) is taken only where no line break is found.
+fn least_indented_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    let mut at = from;
+    while let Some((cut, indent)) = find_cut(bytes, at, to) {
+        let indent = indent.unwrap_or(usize::MAX);
+        if best.is_none_or(|(_, least)| indent < least) {
+            best = Some((cut, indent));
+        }
+        at = cut + 1;
+    }
+    best.map(|(cut, _)| cut)
+}
+
+/// The offset of the first `{` in `bytes[from..to]` that follows `}` `,` with only
+/// whitespace between them, and its indentation when that whitespace breaks the line.
+fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<(usize, Option<usize>)> {
+    let mut at = from;
+    while at < to {
+        let open = at + bytes.get(at..to)?.iter().position(|&b| b == b'{')?;
+        at = open + 1;
+        let before = bytes.get(..open)?;
+        let mut back = before.len();
+        let mut line_start = None;
+        while back > 0 && is_json_whitespace_byte(before[back - 1]) {
+            if before[back - 1] == b'\n' && line_start.is_none() {
+                line_start = Some(back);
+            }
+            back -= 1;
+        }
+        if back == 0 || before[back - 1] != b',' {
+            continue;
+        }
+        back -= 1;
+        while back > 0 && is_json_whitespace_byte(before[back - 1]) {
+            if before[back - 1] == b'\n' && line_start.is_none() {
+                line_start = Some(back);
+            }
+            back -= 1;
+        }
+        if back > 0 && before[back - 1] == b'}' {
+            return Some((open, line_start.map(|start| open - start)));
+        }
+    }
+    None
+}
+
+/// The top of the document up to the first cut, which must end between two events of
+/// `traceEvents` (the parser then stops there for want of text).
+fn parse_first_chunk<'p>(
+    text: &str,
+    cut: usize,
+    path: &'p Path,
+    harness_pytorch_version: &mut Option<String>,
+) -> Option<(TraceAssembler<'p>, ParsePosition)> {
+    // Sized for the whole file: the later chunks are appended to this one, and capacity
+    // that is reserved but not yet written costs no memory.
+    let mut assembler = TraceAssembler::new(path, text.len());
+    let mut position = ParsePosition::default();
+    let outcome = parse_document(
+        serde_json::Deserializer::from_str(text.get(..cut)?),
+        &mut assembler,
+        &mut position,
+        harness_pytorch_version,
+    );
+    let cut_between_events = matches!(
+        &outcome,
+        Err(error) if error.classify() == serde_json::error::Category::Eof
+    ) && position.in_trace_events
+        && !position.in_event
+        && assembler.failure.is_none();
+    cut_between_events.then_some((assembler, position))
+}
+
+/// One entry of `traceEvents` read on its own.
+struct OneEvent<'a>(RawEvent<'a>);
+
+impl<'de> Deserialize<'de> for OneEvent<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut slot = RawEvent::default();
+        RawEventSeed { slot: &mut slot }.deserialize(deserializer)?;
+        Ok(OneEvent(slot))
+    }
+}
+
+/// The events from `start` (a `{`) to `end` (the next chunk's `{`), or, for the last chunk
+/// (`end` = `None`), to the `]` that closes the array, whose following offset comes back.
+fn parse_chunk<'p>(
+    text: &str,
+    start: usize,
+    end: Option<usize>,
+    path: &'p Path,
+) -> Option<(TraceAssembler<'p>, Option<usize>)> {
+    let bytes = text.as_bytes();
+    let mut assembler = TraceAssembler::new(path, end.unwrap_or(text.len()).saturating_sub(start));
+    let mut at = start;
+    let mut index = 0;
+    loop {
+        let mut events =
+            serde_json::Deserializer::from_str(text.get(at..)?).into_iter::<OneEvent>();
+        let OneEvent(event) = events.next()?.ok()?;
+        at += events.byte_offset();
+        assembler.push(index, &event).ok()?;
+        index += 1;
+        while bytes.get(at).copied().is_some_and(is_json_whitespace_byte) {
+            at += 1;
+        }
+        match bytes.get(at) {
+            Some(b',') => at += 1,
+            Some(b']') if end.is_none() => return Some((assembler, Some(at + 1))),
+            _ => return None,
+        }
+        while bytes.get(at).copied().is_some_and(is_json_whitespace_byte) {
+            at += 1;
+        }
+        match end {
+            Some(end) if at == end => return Some((assembler, None)),
+            Some(end) if at > end => return None,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::load::parse_in_one_pass;
+
+    /// A trace with everything a cut could trip on: `}`-`,`-`{` runs with newlines inside
+    /// `deviceProperties` and inside events' `args`, a harness `metadata` before the events,
+    /// keys after them, string ids first seen late in the file, escaped strings, and
+    /// names holding `}, {`.
+    fn trace_text(events: usize) -> String {
+        let mut text = String::from(
+            "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n      \"id\": 0, \"name\": \"A\"\n    },\n    {\n      \"id\": 1\n    }\n  ],\n  \"metadata\": {\"system\": {\"torch_env_info\": {\"torch_version\": \"2.6.0+cu124\"}}},\n  \"traceEvents\": [\n",
+        );
+        for i in 0..events {
+            if i > 0 {
+                text.push_str(",\n");
+            }
+            let event = match i % 5 {
+                0 => format!(
+                    "  {{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op{}\", \"pid\": 1, \"tid\": \"t{}\",\n    \"ts\": {}.5, \"dur\": 3,\n    \"args\": {{\n      \"External id\": {i}, \"Input Dims\": [[{i}, 2]],\n      \"nested\": [\n        {{\"a\": 1}},\n        {{\"b\": 2}}\n      ]\n    }}\n  }}",
+                    i % 97,
+                    i % 3,
+                    1000 + i
+                ),
+                1 => format!(
+                    "  {{\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\\\"{}\", \"pid\": 0, \"tid\": 7,\n    \"ts\": {}, \"dur\": 2.25,\n    \"args\": {{\n      \"correlation\": {i}, \"stream\": 7, \"grid\": [1, 2, 3]\n    }}\n  }}",
+                    i % 13,
+                    1001 + i
+                ),
+                2 => format!(
+                    "  {{\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1,\n    \"ts\": {}, \"dur\": 1,\n    \"args\": {{\n      \"correlation\": {i}, \"cbid\": 211\n    }}\n  }}",
+                    1000 + i
+                ),
+                3 => format!(
+                    "  {{\n    \"ph\": \"f\", \"id\": {i}, \"pid\": 0, \"tid\": 7, \"ts\": {}, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }}",
+                    1000 + i
+                ),
+                _ => format!(
+                    "  {{\n    \"name\": \"late{}}}, {{\", \"ph\": \"i\", \"s\": \"g\",\n    \"pid\": \"\", \"tid\": \"\", \"ts\": {}\n  }}",
+                    i / 1000,
+                    1000 + i
+                ),
+            };
+            text.push_str(&event);
+        }
+        text.push_str(
+            "\n  ],\n  \"traceName\": \"t\",\n  \"baseTimeNanoseconds\": 1700000000000000000\n}\n",
+        );
+        text
+    }
+
+    fn same(a: &TraceAssembler<'_>, b: &TraceAssembler<'_>) {
+        assert_eq!(a.events, b.events);
+        assert_eq!(
+            a.strings.iter().collect::<Vec<_>>(),
+            b.strings.iter().collect::<Vec<_>>()
+        );
+        assert_eq!(a.counts, b.counts);
+        assert_eq!(a.metadata.pytorch_version, b.metadata.pytorch_version);
+        assert_eq!(a.metadata.base_time_ns, b.metadata.base_time_ns);
+        assert_eq!(a.metadata.trace_name, b.metadata.trace_name);
+        assert_eq!(a.metadata.schema_version, b.metadata.schema_version);
+    }
+
+    #[test]
+    fn chunks_give_what_one_pass_gives() {
+        let path = Path::new("chunks.json");
+        let text = trace_text(4000);
+        let single = parse_in_one_pass(text.as_bytes(), Some(&text), path).unwrap();
+        assert!(single.events.len() > 2000);
+        assert_eq!(
+            single.metadata.pytorch_version.as_deref(),
+            Some("2.6.0+cu124")
+        );
+        assert_eq!(single.metadata.base_time_ns, Some(1700000000000000000));
+        for chunks in 2..=9 {
+            let chunked = parse_in(&text, path, chunks)
+                .unwrap_or_else(|| panic!("{chunks} chunks: no cut was accepted"));
+            same(&single, &chunked);
+        }
+    }
+
+    #[test]
+    fn a_cut_inside_an_event_falls_back_or_agrees() {
+        let path = Path::new("cuts.json");
+        let text = trace_text(300);
+        let single = parse_in_one_pass(text.as_bytes(), Some(&text), path).unwrap();
+        // Every candidate cut, one at a time, including those inside `args` and
+        // `deviceProperties`: each is either refused or gives the one-pass result.
+        let bytes = text.as_bytes();
+        let mut from = 0;
+        let mut refused = 0;
+        while let Some((cut, _)) = find_cut(bytes, from, bytes.len()) {
+            match parse_in_cuts(&text, path, &[cut]) {
+                Some(chunked) => same(&single, &chunked),
+                None => refused += 1,
+            }
+            from = cut + 1;
+        }
+        assert!(refused > 0, "the cuts inside events were all accepted");
+    }
+
+    #[test]
+    fn damaged_or_unusual_files_are_left_to_the_single_pass() {
+        let path = Path::new("bad.json");
+        let text = trace_text(400);
+        // A trailing comma after the array, garbage after the root, an event that is not
+        // an object: each makes the chunked parse step aside.
+        for damaged in [
+            text.replace("\n  ],\n  \"traceName\": \"t\",\n  \"baseTimeNanoseconds\": 1700000000000000000\n}", "\n  ],\n}"),
+            format!("{text} x"),
+            text.replacen(",\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\"", ",\n  3,\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\"", 150),
+        ] {
+            assert!(parse_in_one_pass(damaged.as_bytes(), Some(&damaged), path).is_err());
+            assert!(parse_in(&damaged, path, 4).is_none());
+        }
+        // One line: cut all the same, where no event is cut in two.
+        let minified: String = text.chars().filter(|&c| c != '\n').collect();
+        let single = parse_in_one_pass(minified.as_bytes(), Some(&minified), path).unwrap();
+        let mut from = 0;
+        let mut accepted = 0;
+        while let Some((cut, _)) = find_cut(minified.as_bytes(), from, minified.len()) {
+            if let Some(chunked) = parse_in_cuts(&minified, path, &[cut]) {
+                same(&single, &chunked);
+                accepted += 1;
+            }
+            from = cut + 1;
+        }
+        assert!(accepted > 100);
+    }
+}
