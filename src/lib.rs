@@ -18,6 +18,7 @@ pub mod measure;
 pub mod model;
 pub mod replay;
 pub mod selftest;
+pub mod suites;
 
 pub use error::{Error, Result};
 pub use replay_core::{energy, export, predict, report, results, signature, trace};
