@@ -1,7 +1,9 @@
 //! A float32 `exp` in plain arithmetic, so that loops over it vectorise (the libm call does
 //! not). Cephes' `expf`: round x/ln 2 to n, reduce r = x − n·ln 2 in two parts, a degree-6
 //! polynomial for e^r, and 2^n built from the exponent bits. Relative error about 2 ulp;
-//! arguments below −87 give exactly 0 (the terms a logsumexp drops).
+//! arguments below −86 give exactly 0 (the terms a logsumexp drops). The clamp keeps 2^n and
+//! the product normal: a subnormal result costs a microcode assist of ~100 cycles on x86,
+//! which made the padded lanes (−1e30) dominate the whole scan.
 
 const LOG2_E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_359_4;
@@ -12,7 +14,7 @@ const ROUNDING: f32 = 12_582_912.0;
 
 #[inline(always)]
 pub fn exp_approx(x: f32) -> f32 {
-    let clamped = x.clamp(-87.0, 88.0);
+    let clamped = x.clamp(-86.0, 88.0);
     let shifted = clamped * LOG2_E + ROUNDING;
     let n_int = shifted.to_bits() as i32 - ROUNDING.to_bits() as i32;
     let n = shifted - ROUNDING;
@@ -23,7 +25,7 @@ pub fn exp_approx(x: f32) -> f32 {
         + 0.5;
     let e_r = poly * r * r + r + 1.0;
     let scale = f32::from_bits(((n_int + 127) << 23) as u32);
-    if x < -87.0 {
+    if x < -86.0 {
         0.0
     } else {
         e_r * scale
@@ -36,7 +38,7 @@ mod tests {
 
     #[test]
     fn matches_libm_within_a_few_ulp() {
-        let mut x = -87.0f32;
+        let mut x = -86.0f32;
         while x < 88.0 {
             let want = x.exp();
             let got = exp_approx(x);
