@@ -73,9 +73,9 @@ pub fn log_marginals(p: &ScanProblem) -> Vec<f64> {
             for src in 0..d.labels {
                 let mut terms = Vec::new();
                 for dur in 1..=d.max_duration().min(len - 1 - m) {
-                    for c in 0..d.labels {
+                    for (c, &later) in out[m + dur].iter().enumerate() {
                         let i = d.index(b, m, d.slice_of(dur), c, src);
-                        let inside_outside = p.edge[i] as f64 + out[m + dur][c];
+                        let inside_outside = p.edge[i] as f64 + later;
                         grad[i] += (beta[m][src] + inside_outside - log_z).exp();
                         terms.push(inside_outside);
                     }
