@@ -19,6 +19,7 @@ pub mod model;
 pub mod pipeline;
 pub mod replay;
 pub mod selftest;
+pub mod suites;
 pub mod torch;
 
 pub use error::{Error, Result};

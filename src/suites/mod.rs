@@ -1,0 +1,3 @@
+//! Benchmark suites that run on the root package's backends (libtorch, CUDA, Rust CPU kernels).
+
+pub mod scan;

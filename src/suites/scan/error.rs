@@ -1,0 +1,18 @@
+//! Errors of the semiring scan: inputs that do not fit together, and what a backend cannot do.
+
+/// What can go wrong when running a scan.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The dimensions, the edge buffer and the lengths do not fit together.
+    #[error("invalid scan input: {0}")]
+    InvalidInput(String),
+
+    /// An unknown semiring name.
+    #[error("unknown semiring '{0}' (expected log, max or entropy)")]
+    UnknownSemiring(String),
+
+    /// The backend has no implementation of this semiring and phase (a benchmark row's
+    /// `not_implemented` status).
+    #[error("not implemented: {0}")]
+    NotImplemented(String),
+}

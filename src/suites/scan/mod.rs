@@ -1,0 +1,20 @@
+//! The semiring scan of a semi-Markov CRF (issue 15): the computation the seed's streaming
+//! reference does, as a float32 CPU kernel ([`cpu`]) and a float64 naive reference
+//! ([`reference`]) that the kernel and every other backend are checked against.
+//!
+//! The recurrence (edge `[B, T−1, K, C, C]`, `edge[b][n][k][c][c']` = segment of duration `k`
+//! starting at position `n` with source label `c'` and destination label `c`):
+//! `beta[0, c] = one`; `beta[n, c] = ⊕_{d=1..max(1, min(K−1, n))} ⊕_{c'} beta[n−d, c'] ⊗
+//! edge[n−d, d, c, c']`; `Z = ⊕_c beta[len−1, c]`.
+
+pub mod cpu;
+pub mod enumeration;
+pub mod error;
+pub mod exp_approx;
+pub mod problem;
+pub mod reference;
+pub mod semiring;
+
+pub use error::ScanError;
+pub use problem::{ScanDims, ScanProblem};
+pub use semiring::Semiring;
