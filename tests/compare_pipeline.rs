@@ -459,7 +459,9 @@ fn with_a_constant_power_meter_the_timeline_energy_error_is_the_timeline_latency
     let timeline = &energy["timeline"];
     // The gap power of a constant meter is its power.
     let gap_watts = timeline["gap_watts"].as_f64().unwrap();
-    assert!((gap_watts - 50.0).abs() < 1.0, "{gap_watts}");
+    // (Within 5 %: under load the meter program answers late and the windows' clock and its
+    // own drift apart by a little.)
+    assert!((gap_watts - 50.0).abs() < 2.5, "{gap_watts}");
     // Kernels' joules + gap joules = 50 W × the predicted step (the kernels cover part of it).
     let step_s = report["predictions"]["timeline"]["predicted_us"]
         .as_f64()
