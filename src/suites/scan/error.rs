@@ -15,4 +15,12 @@ pub enum ScanError {
     /// `not_implemented` status).
     #[error("not implemented: {0}")]
     NotImplemented(String),
+
+    /// The backend could not get the memory the problem needs (a row's `oom` status).
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+
+    /// The backend failed while running (a libtorch or CUDA error; a row's `error` status).
+    #[error("{0}")]
+    Backend(String),
 }

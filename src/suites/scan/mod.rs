@@ -7,6 +7,7 @@
 //! `beta[0, c] = one`; `beta[n, c] = ⊕_{d=1..max(1, min(K−1, n))} ⊕_{c'} beta[n−d, c'] ⊗
 //! edge[n−d, d, c, c']`; `Z = ⊕_c beta[len−1, c]`.
 
+pub mod backend;
 pub mod cpu;
 pub mod enumeration;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod problem;
 pub mod reference;
 pub mod semiring;
 
+pub use backend::{MemoryPeak, Phase, PreparedScan, ScanBackend, ScanOutput};
 pub use error::ScanError;
 pub use problem::{ScanDims, ScanProblem};
 pub use semiring::Semiring;
