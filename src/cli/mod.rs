@@ -10,6 +10,7 @@ mod devices;
 pub mod energy_args;
 pub mod full;
 pub mod isolated;
+mod scan;
 pub mod scripts;
 mod selftest;
 
@@ -47,6 +48,9 @@ pub enum Command {
     Capture(scripts::CaptureArgs),
     /// Predict the model's latency from its replayed kernels and compare with the real model
     Compare(compare::CompareArgs),
+    /// Semiring scan of a semi-Markov CRF on your own potentials (.npy): log-partition,
+    /// Viterbi score or entropy per sequence, and the gradient
+    Scan(scan::ScanArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -64,6 +68,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(args) => scripts::export(args),
         Command::Capture(args) => scripts::capture(args),
         Command::Compare(args) => compare::run(args),
+        Command::Scan(args) => scan::run(args),
     }
 }
 

@@ -12,9 +12,12 @@ pub mod cpu;
 pub mod enumeration;
 pub mod error;
 pub mod exp_approx;
+pub mod npy_io;
 pub mod problem;
 pub mod reference;
 pub mod semiring;
+pub mod target;
+pub mod tool;
 
 pub use backend::{MemoryPeak, Phase, PreparedScan, ScanBackend, ScanOutput};
 pub use error::ScanError;

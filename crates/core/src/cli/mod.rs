@@ -64,6 +64,10 @@ pub enum Command {
     Compare(Forwarded),
     /// Predict a trace's step time from its own durations with the timeline model, and check it
     Predict(predict::PredictArgs),
+    /// Semiring scan of a semi-Markov CRF on your own potentials (.npy): log-partition,
+    /// Viterbi score or entropy per sequence, and the gradient
+    #[command(disable_help_flag = true)]
+    Scan(Forwarded),
 }
 
 /// Runs the parsed command; a forwarded one replaces this process and does not return
@@ -79,6 +83,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(f) => ("export", f),
         Command::Capture(f) => ("capture", f),
         Command::Compare(f) => ("compare", f),
+        Command::Scan(f) => ("scan", f),
     };
     Err(forward::exec(name, &forwarded.args))
 }
