@@ -4,6 +4,7 @@
 //! `classify` and `predict` are the torch-free core's (`replay_core::cli`).
 
 pub mod args;
+pub mod bench;
 mod compare;
 pub mod console;
 mod devices;
@@ -47,6 +48,8 @@ pub enum Command {
     Capture(scripts::CaptureArgs),
     /// Predict the model's latency from its replayed kernels and compare with the real model
     Compare(compare::CompareArgs),
+    /// Benchmark suites: the semiring scan's grid over its backends, with the seed's outputs
+    Bench(bench::BenchArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -64,6 +67,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(args) => scripts::export(args),
         Command::Capture(args) => scripts::capture(args),
         Command::Compare(args) => compare::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }
 
@@ -90,6 +94,6 @@ mod tests {
             );
             compared += 1;
         }
-        assert_eq!(compared, 7);
+        assert_eq!(compared, 8);
     }
 }
