@@ -42,7 +42,7 @@ pub fn check_output(
     }
     for (b, (&got, &want)) in output.values.iter().zip(&expected).enumerate() {
         let got = got as f64;
-        if !((got - want).abs() <= VALUE_RTOL * want.abs().max(1.0)) {
+        if !within((got - want).abs(), VALUE_RTOL * want.abs().max(1.0)) {
             return Err(format!(
                 "sequence {b}: {semiring} value {got} but the float64 reference gives {want}"
             ));
@@ -75,7 +75,7 @@ pub fn check_output(
                     (0, 0.0),
                     |a, b| if b.1 > a.1 || b.1.is_nan() { b } else { a },
                 );
-            if !(worst.1 <= GRAD_ATOL) {
+            if !within(worst.1, GRAD_ATOL) {
                 return Err(format!(
                     "edge marginal {} off by {} from the float64 reference",
                     worst.0, worst.1
@@ -90,6 +90,11 @@ pub fn check_output(
         }
     }
     Ok(CheckOutcome::Passed { grad_checked: true })
+}
+
+/// `difference <= tolerance`, false for a NaN difference (a NaN result is wrong).
+fn within(difference: f64, tolerance: f64) -> bool {
+    difference <= tolerance
 }
 
 /// A Max gradient must be 0/1 and, per sequence, select edges whose sum is the Viterbi score.
@@ -109,7 +114,7 @@ fn check_viterbi_indicator(
             .zip(&problem.edge[range])
             .map(|(&g, &e)| g as f64 * e as f64)
             .sum();
-        if !((path - score).abs() <= VALUE_RTOL * score.abs().max(1.0)) {
+        if !within((path - score).abs(), VALUE_RTOL * score.abs().max(1.0)) {
             return Err(format!(
                 "sequence {b}: the Max gradient selects edges scoring {path}, the Viterbi score is {score}"
             ));
@@ -181,7 +186,7 @@ mod tests {
         // Log marginals: p(0→2) = e^1 / (e^0.75 + e^1) on edge[0][2]; the other path's
         // edges get the rest.
         let p02 = 1f64.exp() / (0.75f64.exp() + 1f64.exp());
-        let marginals = vec![0.0, 1.0 - p02, p02, 0.0, 1.0 - p02, 0.0];
+        let marginals = [0.0, 1.0 - p02, p02, 0.0, 1.0 - p02, 0.0];
         let good = ScanOutput {
             values: vec![log_z as f32],
             grad: Some(marginals.iter().map(|&m| m as f32).collect()),
