@@ -265,6 +265,8 @@ impl Console {
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
+            // A torch case can take minutes: keep the clock and the spinner moving.
+            bar.enable_steady_tick(Duration::from_millis(250));
             bar
         });
         Console { quiet, bar }
