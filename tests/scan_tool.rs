@@ -188,7 +188,10 @@ fn assert_rejected(args: &[&str], file: &Path, problem: &str) {
         "message does not name {}: {stderr}",
         file.display()
     );
-    assert!(stderr.contains(problem), "message does not say '{problem}': {stderr}");
+    assert!(
+        stderr.contains(problem),
+        "message does not say '{problem}': {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -220,7 +223,11 @@ fn bad_inputs_exit_2_and_name_the_file() {
         "is not [B, T-1, K, C, C]",
     );
 
-    write_npy(&p("ints.npy"), &shape_of(DIMS), &vec![1i32; DIMS.edge_len()]);
+    write_npy(
+        &p("ints.npy"),
+        &shape_of(DIMS),
+        &vec![1i32; DIMS.edge_len()],
+    );
     assert_rejected(
         &["scan", "--edge", p("ints.npy").to_str().unwrap()],
         &p("ints.npy"),
@@ -238,14 +245,26 @@ fn bad_inputs_exit_2_and_name_the_file() {
 
     write_npy(&p("long.npy"), &[3], &[12i64, 13, 1]);
     assert_rejected(
-        &["scan", "--edge", edge_arg, "--lengths", p("long.npy").to_str().unwrap()],
+        &[
+            "scan",
+            "--edge",
+            edge_arg,
+            "--lengths",
+            p("long.npy").to_str().unwrap(),
+        ],
         &p("long.npy"),
         "length 13 of sequence 1 is outside 1..=12",
     );
 
     write_npy(&p("two.npy"), &[2], &[12i64, 3]);
     assert_rejected(
-        &["scan", "--edge", edge_arg, "--lengths", p("two.npy").to_str().unwrap()],
+        &[
+            "scan",
+            "--edge",
+            edge_arg,
+            "--lengths",
+            p("two.npy").to_str().unwrap(),
+        ],
         &p("two.npy"),
         "is not [B] = [3]",
     );

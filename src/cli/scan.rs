@@ -57,11 +57,13 @@ pub struct ScanArgs {
 }
 
 fn parse_semiring(text: &str) -> Result<Semiring, String> {
-    text.parse().map_err(|e: crate::suites::scan::ScanError| e.to_string())
+    text.parse()
+        .map_err(|e: crate::suites::scan::ScanError| e.to_string())
 }
 
 fn parse_phase(text: &str) -> Result<Phase, String> {
-    text.parse().map_err(|e: crate::suites::scan::ScanError| e.to_string())
+    text.parse()
+        .map_err(|e: crate::suites::scan::ScanError| e.to_string())
 }
 
 /// Runs the scan and prints the report as JSON on stdout.
@@ -93,9 +95,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         semiring: args.semiring,
         phase,
         grad_out: args.grad,
-        time_budget: args
-            .time
-            .then(|| Duration::from_secs_f64(args.time_budget)),
+        time_budget: args.time.then(|| Duration::from_secs_f64(args.time_budget)),
     };
     let report = tool::run(&request, backend.as_ref(), device.describe())?;
     println!("{}", serde_json::to_string_pretty(&report)?);

@@ -45,7 +45,7 @@ pub fn read_edge(path: &Path) -> Result<(ScanDims, Vec<f32>), ScanError> {
         ));
     }
     let shape: Vec<u64> = npy.shape().to_vec();
-    if shape.len() != 5 || shape[3] != shape[4] || shape.iter().any(|&d| d == 0) {
+    if shape.len() != 5 || shape[3] != shape[4] || shape.contains(&0) {
         return Err(file_error(
             path,
             format!("shape {shape:?} is not [B, T-1, K, C, C] with every axis at least 1"),
@@ -97,9 +97,11 @@ pub fn read_lengths(path: &Path, dims: ScanDims) -> Result<Vec<usize>, ScanError
         (TypeChar::Int, 4) => npy
             .into_vec::<i32>()
             .map(|v| v.into_iter().map(i64::from).collect()),
-        (TypeChar::Uint, 8) => npy
-            .into_vec::<u64>()
-            .map(|v| v.into_iter().map(|x| x.min(i64::MAX as u64) as i64).collect()),
+        (TypeChar::Uint, 8) => npy.into_vec::<u64>().map(|v| {
+            v.into_iter()
+                .map(|x| x.min(i64::MAX as u64) as i64)
+                .collect()
+        }),
         (TypeChar::Uint, 4) => npy
             .into_vec::<u32>()
             .map(|v| v.into_iter().map(i64::from).collect()),

@@ -43,10 +43,7 @@ mod tests {
     #[test]
     fn quartiles_follow_the_seed_index_rule() {
         // n = 5: q1 = s[1], q3 = s[3].
-        assert_eq!(
-            seed_quartiles(&[5.0, 1.0, 4.0, 2.0, 3.0]),
-            Some((2.0, 4.0))
-        );
+        assert_eq!(seed_quartiles(&[5.0, 1.0, 4.0, 2.0, 3.0]), Some((2.0, 4.0)));
         // n = 1: both are the only sample.
         assert_eq!(seed_quartiles(&[7.0]), Some((7.0, 7.0)));
         assert_eq!(seed_quartiles(&[]), None);
