@@ -8,6 +8,7 @@
 //! edge[n−d, d, c, c']`; `Z = ⊕_c beta[len−1, c]`.
 
 pub mod backend;
+pub mod backends;
 pub mod cpu;
 pub mod enumeration;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod exp_approx;
 pub mod problem;
 pub mod reference;
 pub mod semiring;
+pub mod torch_backend;
 
 pub use backend::{MemoryPeak, Phase, PreparedScan, ScanBackend, ScanOutput};
 pub use error::ScanError;
