@@ -38,3 +38,19 @@ pub fn reset_peak(device: usize) -> Result<(), ShimError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_gpu_the_statistics_are_an_error_not_a_crash() {
+        if tch::Cuda::is_available() {
+            // With a GPU, the torch backend's peaks on CUDA come from here.
+            return;
+        }
+        assert!(peak(0).is_err());
+        assert!(reset_peak(0).is_err());
+        assert!(peak(usize::MAX).is_err());
+    }
+}

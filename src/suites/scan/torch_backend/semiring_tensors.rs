@@ -66,7 +66,7 @@ impl SemiringTensors {
     /// with `torch.where`.
     pub fn fill(self, c: &Tensor, value: &[f32], device: Device) -> Result<Tensor, TchError> {
         let mut shape = vec![-1i64];
-        shape.extend(std::iter::repeat(1).take(c.dim().saturating_sub(1)));
+        shape.extend(std::iter::repeat_n(1, c.dim().saturating_sub(1)));
         let value = Tensor::f_from_slice(value)?
             .f_to_kind(c.kind())?
             .f_to(device)?
