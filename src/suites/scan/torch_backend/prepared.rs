@@ -5,8 +5,8 @@
 //! .requires_grad_(phase != forward)`), made before the timed part, as the seed's loop does: the
 //! copy is part of the row's memory peak there too. What is timed:
 //! - forward: the scan alone. The seed times `_dp_scan_streaming` with grad enabled and the
-//!   autograd graph built (it marks the converted edges as requiring grad even when the
-//!   caller's do not), not under `no_grad`; so do we.
+//!   autograd graph built (it marks the edges as requiring grad itself, though its forward
+//!   phase passes a copy that does not), not under `no_grad`; so do we.
 //! - backward: `v.sum()` and `backward()` after an untimed forward (and a synchronisation);
 //! - both: the scan, `v.sum()` and `backward()`.
 //!

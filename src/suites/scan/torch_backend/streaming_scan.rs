@@ -15,8 +15,8 @@ use super::semiring_tensors::SemiringTensors;
 
 /// Runs the scan on `edge` `[B, T−1, K, C, C]` (float32) with `lengths` `[B]` (int64, on the
 /// same device) and returns the value per sequence `[B]` (log Z, Viterbi score or entropy),
-/// with the autograd graph back to `edge` (or to its semiring view when `edge` itself does not
-/// require grad, as in the seed's forward phase).
+/// with the autograd graph back to `edge`, which it marks as requiring grad (as the seed does
+/// to its caller's tensor).
 pub fn streaming_scan(
     semiring: SemiringTensors,
     edge: &Tensor,
@@ -27,8 +27,10 @@ pub fn streaming_scan(
     let positions = positions_1 + 1;
     let ssize = semiring.size();
 
-    // The seed converts, then marks the converted edges as requiring grad: a no-op when the
-    // caller's edges already do, and what builds the graph when they do not.
+    // The seed marks the caller's edges as requiring grad (`_get_dimension`), even in its
+    // forward phase, then converts them and marks the converted ones too (a no-op by then):
+    // the graph is always built, back to the caller's tensor.
+    let _ = edge.shallow_clone().f_requires_grad_(true)?;
     let mut edge = semiring.convert(edge)?;
     let _ = edge.f_requires_grad_(true)?;
 
