@@ -285,3 +285,77 @@ fn seeded_inputs_are_the_ones_pytorch_draws() {
         );
     }
 }
+
+/// The seed's own numbers on the benchmark's input (`torch.manual_seed(42); edge =
+/// torch.randn(4, 127, 8, 6, 6)`, lengths [128, 100, 37, 2]): printed by running
+/// `SemiMarkov(S)._dp_scan_streaming(edge, lengths)` of torch-semimarkov fe28273 under torch
+/// 2.11, then `values.sum().backward()` (values = `v[0]`, or the entropy half `v[1]`), with
+/// five gradient entries and Σ|grad|.
+#[test]
+fn the_seed_gives_the_same_numbers_on_the_benchmark_input() {
+    let dims = ScanDims {
+        batch: 4,
+        positions: 128,
+        durations: 8,
+        labels: 6,
+    };
+    tch::manual_seed(42);
+    let drawn = tch::Tensor::randn([4, 127, 8, 6, 6], (tch::Kind::Float, tch::Device::Cpu));
+    let edge = Vec::<f32>::try_from(&drawn.reshape([-1])).unwrap();
+    let lengths = [128, 100, 37, 2];
+    let problem = ScanProblem::new(dims, &edge, Some(&lengths)).unwrap();
+    let entries = [0usize, 5, 1000, 40000, 110000];
+    let seed: [(Semiring, [f64; 4], [f64; 5], f64); 3] = [
+        (
+            Semiring::Log,
+            [
+                302.0408935546875,
+                239.40655517578125,
+                88.84437561035156,
+                4.285447120666504,
+            ],
+            [0.0, 0.0, 3.433720485190861e-05, 1.1559062595978276e-09, 0.0],
+            238.41744995117188,
+        ),
+        (
+            Semiring::Max,
+            [
+                203.6081085205078,
+                164.84835815429688,
+                62.301780700683594,
+                2.6149940490722656,
+            ],
+            [0.0; 5],
+            256.0,
+        ),
+        (
+            Semiring::Entropy,
+            [
+                195.5763702392578,
+                150.0338592529297,
+                55.078590393066406,
+                3.1149861812591553,
+            ],
+            [0.0, 0.0, 0.0001442573411623016, 9.304659265296777e-09, 0.0],
+            242.52926635742188,
+        ),
+    ];
+    for (semiring, values, grad_entries, grad_abs_sum) in seed {
+        let mut prepared = TorchBackend::cpu().prepare(&problem, semiring).unwrap();
+        let out = prepared.run_once(Phase::Both).unwrap();
+        assert_values_close(&out.values, &values, semiring.name());
+        let grad = out.grad.unwrap();
+        for (&i, &want) in entries.iter().zip(&grad_entries) {
+            assert!(
+                (f64::from(grad[i]) - want).abs() <= 1e-6,
+                "{semiring} grad[{i}] = {} against the seed's {want}",
+                grad[i]
+            );
+        }
+        let abs_sum: f64 = grad.iter().map(|g| f64::from(g.abs())).sum();
+        assert!(
+            (abs_sum - grad_abs_sum).abs() <= 1e-4 * grad_abs_sum,
+            "{semiring}: Σ|grad| = {abs_sum} against the seed's {grad_abs_sum}"
+        );
+    }
+}
