@@ -36,8 +36,6 @@ use prepared::PreparedTorchScan;
 use semiring_tensors::SemiringTensors;
 use torch_error::scan_error;
 
-pub use streaming_scan::streaming_scan as seed_streaming_scan;
-
 /// The `torch` backend on one device.
 pub struct TorchBackend {
     device: tch::Device,
