@@ -21,6 +21,7 @@ pub mod reference;
 pub mod semiring;
 pub mod target;
 pub mod tool;
+pub mod torch_backend;
 
 pub use backend::{MemoryPeak, Phase, PreparedScan, ScanBackend, ScanOutput};
 pub use error::ScanError;
