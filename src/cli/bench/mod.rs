@@ -1,6 +1,7 @@
 //! `replay bench SUITE`: the benchmark suites (issue 15's semiring scan first).
 
 pub mod scan;
+pub mod scan_analyze;
 
 use clap::{Args, Subcommand};
 

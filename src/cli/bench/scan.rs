@@ -21,9 +21,20 @@ use crate::suites::scan::bench::{
 use crate::suites::scan::{Phase, Semiring};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ScanArgs {
+    #[command(subcommand)]
+    pub action: Option<ScanAction>,
+
     #[command(flatten)]
     pub run: ScanRunArgs,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ScanAction {
+    /// The seed's tables and plots (SVG) from a benchmark_full.csv, and one index.html
+    /// showing them all
+    Analyze(super::scan_analyze::AnalyzeArgs),
 }
 
 /// The seed's flags (`benchmarks/benchmark_memory_analysis.py`), with its defaults.
@@ -147,6 +158,9 @@ fn parse_backend(text: &str) -> Result<String, String> {
 }
 
 pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+    if let Some(ScanAction::Analyze(analyze)) = args.action {
+        return super::scan_analyze::run(analyze);
+    }
     let a = args.run;
     let device = Device::open(a.device)?;
     if let Some(threads) = a.threads {

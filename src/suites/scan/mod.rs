@@ -7,6 +7,7 @@
 //! `beta[0, c] = one`; `beta[n, c] = ⊕_{d=1..max(1, min(K−1, n))} ⊕_{c'} beta[n−d, c'] ⊗
 //! edge[n−d, d, c, c']`; `Z = ⊕_c beta[len−1, c]`.
 
+pub mod analyze;
 pub mod backend;
 pub mod backends;
 pub mod bench;

@@ -132,8 +132,13 @@ pub fn axis_number(v: f64) -> String {
     } else if a >= 1.0 {
         let s = format!("{v:.2}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else if a >= 1e-4 {
+        // Two significant digits: 0.5, 0.25, 0.002.
+        let decimals = (-a.log10()).ceil() as usize + 1;
+        let s = format!("{v:.decimals$}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{v:.2e}")
+        format!("{v:.1e}")
     }
 }
 
@@ -190,9 +195,12 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ChartError> {
                     .axis_desc_style(("sans-serif", 16))
                     .x_desc(chart.x_label.as_str())
                     .y_desc(chart.y_label.as_str())
+                    .x_labels(12)
+                    .y_labels(6)
                     .x_label_formatter(&|v| axis_number(*v))
                     .y_label_formatter(&|v| axis_number(*v))
-                    .light_line_style(RGBColor(0xee, 0xee, 0xee))
+                    .light_line_style(WHITE)
+                    .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
                     .draw()
                     .map_err(|e| error(title, e))?;
                 if let Some(r) = chart.reference_y.filter(|&r| usable(r, chart.log_y)) {
@@ -524,6 +532,8 @@ mod tests {
         assert_eq!(axis_number(2.5), "2.5");
         assert_eq!(axis_number(1500.0), "1.50k");
         assert_eq!(axis_number(2000.0), "2k");
-        assert_eq!(axis_number(0.004), "4.00e-3");
+        assert_eq!(axis_number(0.004), "0.004");
+        assert_eq!(axis_number(0.25), "0.25");
+        assert_eq!(axis_number(0.00002), "2.0e-5");
     }
 }

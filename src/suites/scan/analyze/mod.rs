@@ -1,0 +1,160 @@
+//! `replay bench scan analyze`: the seed's analysis (`benchmarks/analyze_benchmarks.py` of
+//! torch-semimarkov) of a `benchmark_full.csv`: its derived metrics, its five tables, its plots
+//! as SVG, and one `index.html` that shows them all.
+
+mod page;
+pub mod plots;
+pub mod results;
+pub mod tables;
+
+use std::path::{Path, PathBuf};
+
+use replay_core::export::rows::to_csv_bytes;
+use replay_core::export::{ensure_output_dir, write_atomic};
+
+use super::ScanError;
+use tables::Table;
+
+/// What was written, and the headline figures the command prints.
+#[derive(Debug, Clone)]
+pub struct AnalyzeSummary {
+    pub rows: usize,
+    pub files: Vec<PathBuf>,
+    /// Median positions per second of each backend over its rows, fastest first.
+    pub throughput: Vec<(String, f64)>,
+    /// Mean backward/forward ratio of each backend.
+    pub backward_forward: Vec<(String, f64)>,
+    /// Median time ratio of each other backend against the baseline.
+    pub against_baseline: Vec<(String, f64)>,
+    pub baseline: String,
+}
+
+fn io_error(path: &Path, e: impl std::fmt::Display) -> ScanError {
+    ScanError::File {
+        path: path.to_path_buf(),
+        problem: format!("cannot write: {e}"),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn per_backend(items: impl Iterator<Item = (String, f64)>) -> Vec<(String, Vec<f64>)> {
+    let mut map: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for (k, v) in items {
+        map.entry(k).or_default().push(v);
+    }
+    map.into_iter().collect()
+}
+
+/// Analyses `input` into `output_dir` against `baseline`.
+pub fn run(input: &Path, output_dir: &Path, baseline: &str) -> Result<AnalyzeSummary, ScanError> {
+    let rows = results::load(input)?;
+    if rows.is_empty() {
+        return Err(ScanError::File {
+            path: input.to_path_buf(),
+            problem: "no row with status ok: nothing to analyse".to_string(),
+        });
+    }
+    ensure_output_dir(output_dir).map_err(|e| io_error(output_dir, e))?;
+
+    let (bf_table, bf_pairs) = tables::backward_forward_ratios(&rows);
+    let (overhead_table, overheads) = tables::semiring_overhead(&rows);
+    let (baseline_table, baseline_ratios) = tables::baseline_ratios(&rows, baseline);
+    // The seed writes summary_stats always and the others only when they have rows.
+    let all_tables = [
+        tables::summary_stats(&rows),
+        bf_table,
+        overhead_table,
+        tables::crossover_points(&rows),
+        baseline_table,
+    ];
+    let written_tables: Vec<&Table> = all_tables
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| *i == 0 || !t.rows.is_empty())
+        .map(|(_, t)| t)
+        .collect();
+    let mut files = Vec::new();
+    for table in &written_tables {
+        let path = output_dir.join(table.file);
+        write_atomic(&path, &to_csv_bytes(&table.columns, &table.rows))
+            .map_err(|e| io_error(&path, e))?;
+        files.push(path);
+    }
+
+    let mut semirings: Vec<&str> = rows.iter().map(|r| r.semiring.as_str()).collect();
+    semirings.sort_unstable();
+    semirings.dedup();
+    let mut phases: Vec<&str> = rows.iter().map(|r| r.phase.as_str()).collect();
+    phases.sort_unstable();
+    phases.dedup();
+    let chart_error = |e: replay_core::plot::charts::ChartError| ScanError::Backend(e.to_string());
+    let mut drawn = Vec::new();
+    for semiring in &semirings {
+        for phase in &phases {
+            drawn.extend(
+                plots::per_semiring_phase(&rows, &baseline_ratios, baseline, semiring, phase)
+                    .map_err(chart_error)?,
+            );
+        }
+        drawn.extend(plots::backward_forward(&bf_pairs, semiring).map_err(chart_error)?);
+    }
+    for phase in &phases {
+        drawn.extend(plots::semiring_overhead(&overheads, phase).map_err(chart_error)?);
+    }
+    for plot in &drawn {
+        let path = output_dir.join(&plot.file);
+        write_atomic(&path, plot.svg.as_bytes()).map_err(|e| io_error(&path, e))?;
+        files.push(path);
+    }
+
+    let throughput: Vec<(String, f64)> = {
+        let mut t: Vec<(String, f64)> = per_backend(
+            rows.iter()
+                .map(|r| (r.backend.clone(), r.positions_per_sec())),
+        )
+        .into_iter()
+        .map(|(b, v)| (b, median(v)))
+        .collect();
+        t.sort_by(|a, b| b.1.total_cmp(&a.1));
+        t
+    };
+    let backward_forward = per_backend(bf_pairs.iter().map(|p| (p.backend.clone(), p.ratio)))
+        .into_iter()
+        .map(|(b, v)| (b.clone(), v.iter().sum::<f64>() / v.len() as f64))
+        .collect();
+    let against_baseline = per_backend(
+        baseline_ratios
+            .iter()
+            .filter(|r| r.backend != baseline)
+            .map(|r| (r.backend.clone(), r.time_ratio)),
+    )
+    .into_iter()
+    .map(|(b, v)| (b, median(v)))
+    .collect();
+    let summary = AnalyzeSummary {
+        rows: rows.len(),
+        files: files.clone(),
+        throughput,
+        backward_forward,
+        against_baseline,
+        baseline: baseline.to_string(),
+    };
+
+    let index = output_dir.join("index.html");
+    let html = page::render(input, &summary, &written_tables, &drawn);
+    write_atomic(&index, html.as_bytes()).map_err(|e| io_error(&index, e))?;
+    let mut summary = summary;
+    summary.files.push(index);
+    Ok(summary)
+}

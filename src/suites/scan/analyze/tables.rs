@@ -1,0 +1,508 @@
+//! The seed's five tables (`benchmarks/analyze_benchmarks.py`), with its file names, columns
+//! and row order (pandas' `groupby` sorts its keys; rows inside a group keep file order).
+
+use std::collections::BTreeMap;
+
+use replay_core::export::rows::Row;
+use serde_json::Value;
+
+use super::results::Measured;
+
+/// One table: its file name, columns and rows.
+pub struct Table {
+    pub file: &'static str,
+    pub columns: Vec<&'static str>,
+    pub rows: Vec<Row>,
+}
+
+fn number(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+fn optional(v: Option<f64>) -> Value {
+    v.map_or(Value::Null, number)
+}
+
+/// pandas' `round(3)`.
+fn round3(v: f64) -> f64 {
+    (v * 1e3).round() / 1e3
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Sample standard deviation (pandas' `std`, ddof = 1); none below two values.
+fn std(v: &[f64]) -> Option<f64> {
+    let m = mean(v)?;
+    (v.len() >= 2)
+        .then(|| (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
+}
+
+fn min(v: &[f64]) -> Option<f64> {
+    v.iter().copied().reduce(f64::min)
+}
+
+fn max(v: &[f64]) -> Option<f64> {
+    v.iter().copied().reduce(f64::max)
+}
+
+/// `summary_stats.csv`: per (backend, semiring, phase), the time's mean/std/min/max, the
+/// peak's mean/max, the throughput's mean/max and the KC and T ranges, rounded to 3 places.
+pub fn summary_stats(rows: &[Measured]) -> Table {
+    let mut groups: BTreeMap<(&str, &str, &str), Vec<&Measured>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((&r.backend, &r.semiring, &r.phase))
+            .or_default()
+            .push(r);
+    }
+    let out = groups
+        .into_iter()
+        .map(|((backend, semiring, phase), g)| {
+            let times: Vec<f64> = g.iter().map(|r| r.time_ms).collect();
+            let peaks: Vec<f64> = g.iter().filter_map(|r| r.peak_gb).collect();
+            let tput: Vec<f64> = g.iter().map(|r| r.positions_per_sec()).collect();
+            let kc: Vec<f64> = g.iter().map(|r| r.kc as f64).collect();
+            let t: Vec<f64> = g.iter().map(|r| r.t as f64).collect();
+            let r = |v: Option<f64>| optional(v.map(round3));
+            Row::new()
+                .with("backend", backend)
+                .with("semiring", semiring)
+                .with("phase", phase)
+                .with("time_ms_median_mean", r(mean(&times)))
+                .with("time_ms_median_std", r(std(&times)))
+                .with("time_ms_median_min", r(min(&times)))
+                .with("time_ms_median_max", r(max(&times)))
+                .with("peak_allocated_gb_mean", r(mean(&peaks)))
+                .with("peak_allocated_gb_max", r(max(&peaks)))
+                .with("positions_per_sec_mean", r(mean(&tput)))
+                .with("positions_per_sec_max", r(max(&tput)))
+                .with("KC_min", r(min(&kc)))
+                .with("KC_max", r(max(&kc)))
+                .with("T_min", r(min(&t)))
+                .with("T_max", r(max(&t)))
+        })
+        .collect();
+    Table {
+        file: "summary_stats.csv",
+        columns: vec![
+            "backend",
+            "semiring",
+            "phase",
+            "time_ms_median_mean",
+            "time_ms_median_std",
+            "time_ms_median_min",
+            "time_ms_median_max",
+            "peak_allocated_gb_mean",
+            "peak_allocated_gb_max",
+            "positions_per_sec_mean",
+            "positions_per_sec_max",
+            "KC_min",
+            "KC_max",
+            "T_min",
+            "T_max",
+        ],
+        rows: out,
+    }
+}
+
+/// A backward/forward pair of one configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackwardForward {
+    pub backend: String,
+    pub semiring: String,
+    pub t: u64,
+    pub kc: u64,
+    pub ratio: f64,
+}
+
+type ConfigKey<'a> = (&'a str, &'a str, u64, u64, u64);
+
+/// `backward_forward_ratios.csv`: per (backend, semiring, T, K, C) with both phases, the
+/// backward's time over the forward's.
+pub fn backward_forward_ratios(rows: &[Measured]) -> (Table, Vec<BackwardForward>) {
+    let mut groups: BTreeMap<ConfigKey, Vec<&Measured>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((&r.backend, &r.semiring, r.t, r.k, r.c))
+            .or_default()
+            .push(r);
+    }
+    let mut table = Vec::new();
+    let mut pairs = Vec::new();
+    for ((backend, semiring, t, k, c), g) in groups {
+        let time = |phase: &str| g.iter().find(|r| r.phase == phase).map(|r| r.time_ms);
+        if let (Some(fwd), Some(bwd)) = (time("forward"), time("backward")) {
+            let ratio = if fwd > 0.0 { bwd / fwd } else { f64::NAN };
+            table.push(
+                Row::new()
+                    .with("backend", backend)
+                    .with("semiring", semiring)
+                    .with("T", t)
+                    .with("K", k)
+                    .with("C", c)
+                    .with("KC", k * c)
+                    .with("forward_ms", number(fwd))
+                    .with("backward_ms", number(bwd))
+                    .with("ratio", number(ratio)),
+            );
+            pairs.push(BackwardForward {
+                backend: backend.to_string(),
+                semiring: semiring.to_string(),
+                t,
+                kc: k * c,
+                ratio,
+            });
+        }
+    }
+    let table = Table {
+        file: "backward_forward_ratios.csv",
+        columns: vec![
+            "backend",
+            "semiring",
+            "T",
+            "K",
+            "C",
+            "KC",
+            "forward_ms",
+            "backward_ms",
+            "ratio",
+        ],
+        rows: table,
+    };
+    (table, pairs)
+}
+
+/// One semiring's time over Log's on the same configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overhead {
+    pub backend: String,
+    pub semiring: String,
+    pub phase: String,
+    pub overhead: f64,
+}
+
+/// `semiring_overhead.csv`: per (backend, phase, T, K, C) that has a Log row, every semiring's
+/// time over Log's (Log itself included, at 1).
+pub fn semiring_overhead(rows: &[Measured]) -> (Table, Vec<Overhead>) {
+    let mut groups: BTreeMap<ConfigKey, Vec<&Measured>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((&r.backend, &r.phase, r.t, r.k, r.c))
+            .or_default()
+            .push(r);
+    }
+    let mut table = Vec::new();
+    let mut overheads = Vec::new();
+    for ((backend, phase, t, k, c), g) in groups {
+        let Some(log) = g.iter().find(|r| r.semiring == "Log").map(|r| r.time_ms) else {
+            continue;
+        };
+        for r in g {
+            let overhead = if log > 0.0 { r.time_ms / log } else { f64::NAN };
+            table.push(
+                Row::new()
+                    .with("backend", backend)
+                    .with("semiring", r.semiring.as_str())
+                    .with("phase", phase)
+                    .with("T", t)
+                    .with("K", k)
+                    .with("C", c)
+                    .with("KC", k * c)
+                    .with("time_ms", number(r.time_ms))
+                    .with("log_time_ms", number(log))
+                    .with("overhead", number(overhead)),
+            );
+            overheads.push(Overhead {
+                backend: backend.to_string(),
+                semiring: r.semiring.clone(),
+                phase: phase.to_string(),
+                overhead,
+            });
+        }
+    }
+    let table = Table {
+        file: "semiring_overhead.csv",
+        columns: vec![
+            "backend",
+            "semiring",
+            "phase",
+            "T",
+            "K",
+            "C",
+            "KC",
+            "time_ms",
+            "log_time_ms",
+            "overhead",
+        ],
+        rows: table,
+    };
+    (table, overheads)
+}
+
+/// `crossover_points.csv`: for each ordered pair of backends (a, b) and each (semiring, phase,
+/// T), the smallest KC at which a is faster than b (the seed asks it of its streaming scan
+/// against its Triton backends; here of every pair the file holds). Configurations are matched
+/// on KC as the seed merges them.
+pub fn crossover_points(rows: &[Measured]) -> Table {
+    let mut backends: Vec<&str> = rows.iter().map(|r| r.backend.as_str()).collect();
+    backends.sort_unstable();
+    backends.dedup();
+    let mut groups: BTreeMap<(&str, &str, u64), Vec<&Measured>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((&r.semiring, &r.phase, r.t))
+            .or_default()
+            .push(r);
+    }
+    let mut out = Vec::new();
+    for &a in &backends {
+        for &b in backends.iter().filter(|&&b| b != a) {
+            for (&(semiring, phase, t), g) in &groups {
+                let mut of_a: Vec<&&Measured> = g.iter().filter(|r| r.backend == a).collect();
+                of_a.sort_by_key(|r| r.kc);
+                let first = of_a.iter().find_map(|ra| {
+                    g.iter()
+                        .filter(|rb| rb.backend == b && rb.kc == ra.kc)
+                        .find(|rb| ra.time_ms < rb.time_ms)
+                        .map(|rb| (ra, rb))
+                });
+                if let Some((ra, rb)) = first {
+                    out.push(
+                        Row::new()
+                            .with("semiring", semiring)
+                            .with("phase", phase)
+                            .with("T", t)
+                            .with("crossover_KC", ra.kc)
+                            .with("backend_a", a)
+                            .with("backend_b", b)
+                            .with("time_a_ms", number(ra.time_ms))
+                            .with("time_b_ms", number(rb.time_ms))
+                            .with("speedup", number(rb.time_ms / ra.time_ms)),
+                    );
+                }
+            }
+        }
+    }
+    Table {
+        file: "crossover_points.csv",
+        columns: vec![
+            "semiring",
+            "phase",
+            "T",
+            "crossover_KC",
+            "backend_a",
+            "backend_b",
+            "time_a_ms",
+            "time_b_ms",
+            "speedup",
+        ],
+        rows: out,
+    }
+}
+
+/// One configuration against the baseline backend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaselineRatio {
+    pub backend: String,
+    pub semiring: String,
+    pub phase: String,
+    pub t: u64,
+    pub kc: u64,
+    pub time_ratio: f64,
+    pub memory_ratio: Option<f64>,
+}
+
+/// `baseline_ratios.csv`: every row's time and peak over the baseline backend's on the same
+/// (semiring, phase, T, K, C); empty when the baseline is not in the file.
+pub fn baseline_ratios(rows: &[Measured], baseline: &str) -> (Table, Vec<BaselineRatio>) {
+    let mut groups: BTreeMap<ConfigKey, Vec<&Measured>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((&r.semiring, &r.phase, r.t, r.k, r.c))
+            .or_default()
+            .push(r);
+    }
+    let mut table = Vec::new();
+    let mut ratios = Vec::new();
+    for ((semiring, phase, t, k, c), g) in groups {
+        let Some(base) = g.iter().find(|r| r.backend == baseline) else {
+            continue;
+        };
+        for r in &g {
+            let time_ratio = if base.time_ms > 0.0 {
+                r.time_ms / base.time_ms
+            } else {
+                f64::NAN
+            };
+            let memory_ratio = match (r.peak_gb, base.peak_gb) {
+                (Some(p), Some(b)) if b > 0.0 => Some(p / b),
+                _ => None,
+            };
+            table.push(
+                Row::new()
+                    .with("backend", r.backend.as_str())
+                    .with("semiring", semiring)
+                    .with("phase", phase)
+                    .with("T", t)
+                    .with("K", k)
+                    .with("C", c)
+                    .with("KC", k * c)
+                    .with("time_ms", number(r.time_ms))
+                    .with("baseline_time_ms", number(base.time_ms))
+                    .with("time_ratio", number(time_ratio))
+                    .with("peak_gb", optional(r.peak_gb))
+                    .with("baseline_memory_gb", optional(base.peak_gb))
+                    .with("memory_ratio", optional(memory_ratio)),
+            );
+            ratios.push(BaselineRatio {
+                backend: r.backend.clone(),
+                semiring: semiring.to_string(),
+                phase: phase.to_string(),
+                t,
+                kc: k * c,
+                time_ratio,
+                memory_ratio,
+            });
+        }
+    }
+    let table = Table {
+        file: "baseline_ratios.csv",
+        columns: vec![
+            "backend",
+            "semiring",
+            "phase",
+            "T",
+            "K",
+            "C",
+            "KC",
+            "time_ms",
+            "baseline_time_ms",
+            "time_ratio",
+            "peak_gb",
+            "baseline_memory_gb",
+            "memory_ratio",
+        ],
+        rows: table,
+    };
+    (table, ratios)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(backend: &str, semiring: &str, phase: &str, t: u64, k: u64, c: u64, ms: f64) -> Measured {
+        Measured {
+            t,
+            k,
+            c,
+            b: 4,
+            kc: k * c,
+            backend: backend.into(),
+            semiring: semiring.into(),
+            phase: phase.into(),
+            time_ms: ms,
+            peak_gb: Some(ms / 100.0),
+        }
+    }
+
+    fn f(row: &Row, column: &str) -> f64 {
+        row.get(column).and_then(Value::as_f64).unwrap()
+    }
+
+    /// Numbers chosen so every ratio is exact.
+    fn rows() -> Vec<Measured> {
+        vec![
+            m("torch", "Log", "forward", 128, 4, 3, 40.0),
+            m("cpu", "Log", "forward", 128, 4, 3, 0.5),
+            m("cpu", "Log", "backward", 128, 4, 3, 1.5),
+            m("cpu", "Max", "forward", 128, 4, 3, 0.25),
+            m("torch", "Log", "forward", 128, 8, 3, 60.0),
+            m("cpu", "Log", "forward", 128, 8, 3, 80.0),
+        ]
+    }
+
+    #[test]
+    fn summary_groups_sorted_with_sample_std() {
+        let t = summary_stats(&rows());
+        let keys: Vec<_> = t
+            .rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}/{}/{}",
+                    r.get("backend").unwrap().as_str().unwrap(),
+                    r.get("semiring").unwrap().as_str().unwrap(),
+                    r.get("phase").unwrap().as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "cpu/Log/backward",
+                "cpu/Log/forward",
+                "cpu/Max/forward",
+                "torch/Log/forward"
+            ]
+        );
+        // cpu/Log/forward: 0.5 and 80: mean 40.25, sample std sqrt(2)·39.75 = 56.215.
+        let cpu_fwd = &t.rows[1];
+        assert_eq!(f(cpu_fwd, "time_ms_median_mean"), 40.25);
+        assert_eq!(f(cpu_fwd, "time_ms_median_std"), 56.215);
+        assert_eq!(f(cpu_fwd, "KC_max"), 24.0);
+        // positions/s at 0.5 ms: 4·128 / 0.0005 = 1 024 000.
+        assert_eq!(f(cpu_fwd, "positions_per_sec_max"), 1_024_000.0);
+        // A single row has no sample std.
+        assert_eq!(t.rows[0].get("time_ms_median_std"), Some(&Value::Null));
+    }
+
+    #[test]
+    fn backward_over_forward_and_semiring_over_log() {
+        let (t, pairs) = backward_forward_ratios(&rows());
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(f(&t.rows[0], "ratio"), 3.0);
+        assert_eq!(pairs[0].kc, 12);
+        let (t, o) = semiring_overhead(&rows());
+        let max = o.iter().find(|o| o.semiring == "Max").unwrap();
+        assert_eq!(max.overhead, 0.5);
+        // Log rows are in the table at 1 (the seed keeps them too).
+        assert!(t.rows.iter().any(|r| f(r, "overhead") == 1.0));
+    }
+
+    #[test]
+    fn crossover_is_the_smallest_kc_where_a_wins() {
+        let t = crossover_points(&rows());
+        let find = |a: &str, b: &str| {
+            t.rows
+                .iter()
+                .find(|r| {
+                    r.get("backend_a") == Some(&Value::from(a))
+                        && r.get("backend_b") == Some(&Value::from(b))
+                })
+                .map(|r| (f(r, "crossover_KC"), f(r, "speedup")))
+        };
+        // cpu beats torch at KC 12 (40 / 0.5 = 80x); torch beats cpu only at KC 24.
+        assert_eq!(find("cpu", "torch"), Some((12.0, 80.0)));
+        assert_eq!(find("torch", "cpu"), Some((24.0, 80.0 / 60.0)));
+    }
+
+    #[test]
+    fn ratios_against_the_baseline_and_a_missing_baseline() {
+        let (t, ratios) = baseline_ratios(&rows(), "torch");
+        let cpu_small = ratios
+            .iter()
+            .find(|r| {
+                r.backend == "cpu" && r.kc == 12 && r.phase == "forward" && r.semiring == "Log"
+            })
+            .unwrap();
+        assert_eq!(cpu_small.time_ratio, 0.5 / 40.0);
+        assert_eq!(cpu_small.memory_ratio, Some(0.005 / 0.4));
+        // The baseline against itself, and the cpu backward has no torch backward to compare.
+        assert_eq!(t.rows.len(), 4);
+        let (t, _) = baseline_ratios(&rows(), "cuda");
+        assert!(t.rows.is_empty());
+    }
+}
