@@ -17,8 +17,10 @@ mod lanes;
 
 pub use lanes::LANES;
 
-use backward::{entropy_backward, log_backward, max_backward, Reverse};
-use forward::{entropy_forward, scan_forward, Gather};
+use backward::{
+    entropy_backward, log_backward, max_backward, Reverse, SavedEntropyRows, SavedRows,
+};
+use forward::{entropy_forward, scan_forward, EntropyRows, Gather};
 use lanes::{lse_lanes, max_reduce};
 
 use super::{ScanDims, ScanError, ScanProblem, Semiring};
@@ -38,10 +40,17 @@ pub struct SavedForward {
     semiring: Semiring,
     dims: ScanDims,
     values: Vec<f32>,
-    /// `[B, T, C]`: the beta values (Log, Max) or the log-weight halves x (Entropy).
+    /// The values before rounding to float32 (the Log backward needs log Z to float64).
+    totals: Vec<f64>,
+    /// `[B, T, C]`: the beta values (Log, Max) or the log-weight halves x (Entropy), as
+    /// float32 residuals from their row's base.
     beta: Vec<f32>,
     /// `[B, T, C]`: Entropy's entropy halves h; empty otherwise.
     beta_h: Vec<f32>,
+    /// `[B, T]`: the float64 base of each row (of its x half for Entropy).
+    base_x: Vec<f64>,
+    /// `[B, T]`: Entropy's float64 bases of the h halves; empty otherwise.
+    base_h: Vec<f64>,
 }
 
 impl SavedForward {
@@ -98,57 +107,85 @@ impl CpuScan {
             let (edge, len) = (p.sequence_edge(b), p.lengths[b]);
             let ring = slots * dims.labels;
             ws.ring.resize(ring, 0.0);
-            let g = &mut ws.gather;
+            ws.ring_base.resize(2 * slots, 0.0);
+            let (base, base_h) = ws.ring_base.split_at_mut(slots);
+            let (states, g) = (&mut ws.ring[..], &mut ws.gather);
             *value = match semiring {
-                Semiring::Log => scan_forward(dims, edge, len, &mut ws.ring, slots, g, lse_lanes),
-                Semiring::Max => scan_forward(dims, edge, len, &mut ws.ring, slots, g, max_reduce),
+                Semiring::Log => scan_forward(dims, edge, len, states, base, slots, g, lse_lanes),
+                Semiring::Max => scan_forward(dims, edge, len, states, base, slots, g, max_reduce),
                 Semiring::Entropy => {
                     ws.ring_h.resize(ring, 0.0);
-                    let states = (&mut ws.ring[..], &mut ws.ring_h[..]);
-                    entropy_forward(dims, edge, len, states, slots, g).1
+                    let rows = EntropyRows {
+                        x: states,
+                        h: &mut ws.ring_h,
+                        base_x: base,
+                        base_h,
+                    };
+                    entropy_forward(dims, edge, len, rows, slots, g).1
                 }
-            };
+            } as f32;
         });
         values
     }
 
     /// The forward that keeps every beta row for [`CpuScan::backward_from`]: `B·T·C` floats
-    /// (twice that for Entropy) besides the per-thread gather buffers. Memory it cannot get is
-    /// [`ScanError::OutOfMemory`].
+    /// and `B·T` float64 row bases (twice that for Entropy) besides the per-thread gather
+    /// buffers. Memory it cannot get is [`ScanError::OutOfMemory`].
     pub fn forward_saving(
         &self,
         p: &ScanProblem,
         semiring: Semiring,
     ) -> Result<SavedForward, ScanError> {
         let dims = p.dims;
-        let rows = dims.positions * dims.labels;
-        let mut values = vec![0.0; dims.batch];
+        let (rows, bases) = (dims.positions * dims.labels, dims.positions);
+        let mut totals = vec![0.0; dims.batch];
         let mut beta = zeroed(dims.batch * rows, "the saved beta rows")?;
-        let mut beta_h = match semiring {
-            Semiring::Entropy => zeroed(dims.batch * rows, "the saved entropy halves")?,
-            _ => Vec::new(),
+        let mut base_x = zeroed(dims.batch * bases, "the saved row bases")?;
+        let (mut beta_h, mut base_h) = match semiring {
+            Semiring::Entropy => (
+                zeroed(dims.batch * rows, "the saved entropy halves")?,
+                zeroed(dims.batch * bases, "the saved row bases")?,
+            ),
+            _ => (Vec::new(), Vec::new()),
         };
-        let jobs = values
+        let jobs = totals
             .iter_mut()
             .zip(per_sequence(&mut beta, dims.batch))
+            .zip(per_sequence(&mut base_x, dims.batch))
             .zip(per_sequence(&mut beta_h, dims.batch))
+            .zip(per_sequence(&mut base_h, dims.batch))
             .enumerate()
             .collect();
-        self.run(dims, jobs, |(b, ((value, beta), beta_h)), ws| {
-            let (edge, len) = (p.sequence_edge(b), p.lengths[b]);
-            let g = &mut ws.gather;
-            *value = match semiring {
-                Semiring::Log => scan_forward(dims, edge, len, beta, len, g, lse_lanes),
-                Semiring::Max => scan_forward(dims, edge, len, beta, len, g, max_reduce),
-                Semiring::Entropy => entropy_forward(dims, edge, len, (beta, beta_h), len, g).1,
-            };
-        });
+        self.run(
+            dims,
+            jobs,
+            |(b, ((((total, x), base_x), h), base_h)), ws| {
+                let (edge, len) = (p.sequence_edge(b), p.lengths[b]);
+                let g = &mut ws.gather;
+                *total = match semiring {
+                    Semiring::Log => scan_forward(dims, edge, len, x, base_x, len, g, lse_lanes),
+                    Semiring::Max => scan_forward(dims, edge, len, x, base_x, len, g, max_reduce),
+                    Semiring::Entropy => {
+                        let rows = EntropyRows {
+                            x,
+                            h,
+                            base_x,
+                            base_h,
+                        };
+                        entropy_forward(dims, edge, len, rows, len, g).1
+                    }
+                };
+            },
+        );
         Ok(SavedForward {
             semiring,
             dims,
-            values,
+            values: totals.iter().map(|&t| t as f32).collect(),
+            totals,
             beta,
             beta_h,
+            base_x,
+            base_h,
         })
     }
 
@@ -177,23 +214,23 @@ impl CpuScan {
         self.run(dims, jobs, |(b, grad), ws| {
             let (edge, len) = (p.sequence_edge(b), p.lengths[b]);
             let beta = &saved.beta[b * rows..(b + 1) * rows];
+            let base = &saved.base_x[b * dims.positions..(b + 1) * dims.positions];
             match saved.semiring {
                 Semiring::Log => {
-                    let inside = (beta, saved.values[b]);
+                    let inside = (SavedRows { beta, base }, saved.totals[b]);
                     log_backward(dims, edge, len, inside, grad, &mut ws.reverse)
                 }
-                Semiring::Max => max_backward(dims, edge, len, beta, grad),
+                Semiring::Max => max_backward(dims, edge, len, SavedRows { beta, base }, grad),
                 Semiring::Entropy => {
-                    let pairs = (beta, &saved.beta_h[b * rows..(b + 1) * rows]);
-                    entropy_backward(
-                        dims,
-                        edge,
-                        len,
-                        pairs,
-                        grad,
-                        &mut ws.reverse,
-                        &mut ws.gather,
-                    )
+                    let bases = b * dims.positions..(b + 1) * dims.positions;
+                    let rows = SavedEntropyRows {
+                        x: beta,
+                        h: &saved.beta_h[b * rows..(b + 1) * rows],
+                        base_x: base,
+                        base_h: &saved.base_h[bases],
+                    };
+                    let (reverse, gather) = (&mut ws.reverse, &mut ws.gather);
+                    entropy_backward(dims, edge, len, rows, grad, reverse, gather)
                 }
             }
         });
@@ -247,6 +284,8 @@ struct Workspace {
     /// The streaming forward's ring of beta rows (and its entropy halves).
     ring: Vec<f32>,
     ring_h: Vec<f32>,
+    /// The ring's float64 row bases: of the rows (x halves), then of the h halves.
+    ring_base: Vec<f64>,
     gather: Gather,
     reverse: Reverse,
 }
@@ -256,6 +295,7 @@ impl Workspace {
         Workspace {
             ring: Vec::new(),
             ring_h: Vec::new(),
+            ring_base: Vec::new(),
             gather: Gather::new(d),
             reverse: Reverse::default(),
         }
@@ -263,21 +303,21 @@ impl Workspace {
 }
 
 /// `n` zeros, or [`ScanError::OutOfMemory`] naming `what` when the allocator refuses.
-fn zeroed(n: usize, what: &str) -> Result<Vec<f32>, ScanError> {
+fn zeroed<T: Copy + Default>(n: usize, what: &str) -> Result<Vec<T>, ScanError> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| {
         ScanError::OutOfMemory(format!(
             "{what}: {:.2} GB",
-            (n * std::mem::size_of::<f32>()) as f64 / 1e9
+            (n * std::mem::size_of::<T>()) as f64 / 1e9
         ))
     })?;
-    v.resize(n, 0.0);
+    v.resize(n, T::default());
     Ok(v)
 }
 
 /// `buf` cut into `batch` equal parts, one per sequence; `batch` empty slices when `buf` is
 /// empty (a table the semiring does not use, or T = 1).
-fn per_sequence(buf: &mut [f32], batch: usize) -> Vec<&mut [f32]> {
+fn per_sequence<T>(buf: &mut [T], batch: usize) -> Vec<&mut [T]> {
     if buf.is_empty() {
         return (0..batch).map(|_| &mut [][..]).collect();
     }
