@@ -8,7 +8,9 @@
 //! edge[n−d, d, c, c']`; `Z = ⊕_c beta[len−1, c]`.
 
 pub mod backend;
+pub mod backends;
 pub mod cpu;
+pub mod cpu_backend;
 pub mod enumeration;
 pub mod error;
 pub mod exp_approx;
