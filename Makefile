@@ -58,6 +58,18 @@ bench-classify-vs-hta: bench-classify
 bench-isolated: build
 	.venv/bin/python scripts/bench_isolated.py
 
+# The semiring-scan suite with the seed's defaults (Log, phase both, backends cpu and torch, on the
+# CPU) into results/scan/, then its tables and plots into results/scan/plots/ (index.html).
+.PHONY: bench-scan bench-scan-anchors
+bench-scan: build
+	./target/release/replay bench scan --device cpu --output-dir results/scan
+	./target/release/replay bench scan analyze --input results/scan/benchmark_full.csv --output-dir results/scan/plots
+
+# replay's scan (cpu, torch backends) against torch-struct and flash-semicrf on the CPU, in a
+# throw-away venv; T=, K=, C= choose a smaller grid (results/bench_scan_anchors.json and .md).
+bench-scan-anchors: build
+	scripts/bench_scan_vs_anchors.sh
+
 # Renders results/report.html in headless Chromium (apt-get install chromium) to results/report.png.
 .PHONY: report-screenshot
 report-screenshot:

@@ -56,7 +56,7 @@ fn libtorch_dir(manifest_dir: &Path) -> PathBuf {
 }
 
 // ---------------------------------------------------------------------------------------------
-// libtorch dispatcher shim (tier 3: call any aten operator by name)
+// libtorch shim (tier 3: call any aten operator by name; memory counters)
 // ---------------------------------------------------------------------------------------------
 
 fn compile_libtorch_shim(manifest_dir: &Path) {
@@ -78,8 +78,9 @@ fn compile_libtorch_shim(manifest_dir: &Path) {
         .define("_GLIBCXX_USE_CXX11_ABI", "1")
         .define("GLOG_USE_GLOG_EXPORT", None)
         .flag_if_supported("-Wno-unused-parameter")
-        .file(shim.join("op_dispatch.cpp"));
-    // libtorch's current CUDA stream is only reachable when this libtorch has CUDA (the wheel's
+        .file(shim.join("op_dispatch.cpp"))
+        .file(shim.join("memory_stats.cpp"));
+    // libtorch's current CUDA stream and the CUDA caching allocator's statistics is only reachable when this libtorch has CUDA (the wheel's
     // does) and the CUDA headers are around (they come with the nvcc wheels).
     let torch_has_cuda = libtorch.join("lib/libc10_cuda.so").exists();
     if torch_has_cuda && cuda_include.join("cuda_runtime_api.h").exists() {

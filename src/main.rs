@@ -17,6 +17,8 @@ fn main() -> ExitCode {
                 .is_some_and(|e| e.is_usage_error())
                 || e.downcast_ref::<replay_core::Error>()
                     .is_some_and(|e| e.is_usage_error())
+                || e.downcast_ref::<replay::suites::scan::ScanError>()
+                    .is_some_and(|e| e.is_usage_error())
         }),
     }
 }

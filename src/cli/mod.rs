@@ -4,12 +4,14 @@
 //! `classify` and `predict` are the torch-free core's (`replay_core::cli`).
 
 pub mod args;
+pub mod bench;
 mod compare;
 pub mod console;
 mod devices;
 pub mod energy_args;
 pub mod full;
 pub mod isolated;
+mod scan;
 pub mod scripts;
 mod selftest;
 
@@ -47,6 +49,11 @@ pub enum Command {
     Capture(scripts::CaptureArgs),
     /// Predict the model's latency from its replayed kernels and compare with the real model
     Compare(compare::CompareArgs),
+    /// Benchmark suites: the semiring scan's grid over its backends, with the seed's outputs
+    Bench(bench::BenchArgs),
+    /// Semiring scan of a semi-Markov CRF on your own potentials (.npy): log-partition,
+    /// Viterbi score or entropy per sequence, and the gradient
+    Scan(scan::ScanArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -64,6 +71,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(args) => scripts::export(args),
         Command::Capture(args) => scripts::capture(args),
         Command::Compare(args) => compare::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Scan(args) => scan::run(args),
     }
 }
 
@@ -90,6 +99,6 @@ mod tests {
             );
             compared += 1;
         }
-        assert_eq!(compared, 7);
+        assert_eq!(compared, 8);
     }
 }

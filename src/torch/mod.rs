@@ -7,8 +7,12 @@
 //!   [`overloads`] (an operator's schemas), [`torch_current_cuda_stream`], and [`ShimError`],
 //!   which carries libtorch's C++ exceptions back as values;
 //! - [`dtype`]: the one table between the core's dtypes and libtorch's `Kind`;
-//! - [`stream_timer`]: CUDA events on libtorch's current stream.
+//! - [`stream_timer`]: CUDA events on libtorch's current stream;
+//! - [`cpu_memory_counter`] and [`cuda_memory_stats`]: measured peak memory of libtorch's
+//!   tensors (a counting CPU allocator; the CUDA caching allocator's peaks).
 
+pub mod cpu_memory_counter;
+pub mod cuda_memory_stats;
 pub mod cuda_stream;
 pub mod dtype;
 pub mod op_arg;

@@ -1,4 +1,4 @@
-//! The raw C ABI of the libtorch dispatcher shim (`shim/op_dispatch.h`): the `extern "C"`
+//! The raw C ABI of the libtorch shim (`shim/op_dispatch.h`, `shim/memory_stats.h`): the `extern "C"`
 //! block and the `#[repr(C)]` types it passes. Nothing here is safe to call directly; the
 //! safe layer is [`super::prepared_op`], [`super::overloads`] and [`super::cuda_stream`].
 
@@ -83,6 +83,20 @@ extern "C" {
     pub fn replay_op_last_output(call: *mut RawPreparedCall) -> *mut c_void;
     pub fn replay_op_free(call: *mut RawPreparedCall);
     pub fn replay_torch_current_cuda_stream(device: i32, error: *mut *mut c_char) -> *mut c_void;
+
+    // memory_stats.h: the counting CPU allocator and the CUDA caching allocator's peaks.
+    pub fn replay_cpu_counter_install(error: *mut *mut c_char) -> i32;
+    pub fn replay_cpu_counter_installed() -> i32;
+    pub fn replay_cpu_counter_live() -> u64;
+    pub fn replay_cpu_counter_peak() -> u64;
+    pub fn replay_cpu_counter_reset_peak();
+    pub fn replay_cuda_memory_peak(
+        device: i32,
+        allocated: *mut u64,
+        reserved: *mut u64,
+        error: *mut *mut c_char,
+    ) -> i32;
+    pub fn replay_cuda_memory_reset_peak(device: i32, error: *mut *mut c_char) -> i32;
 }
 
 #[cfg(test)]

@@ -124,7 +124,7 @@ fn help_lists_every_command_and_version_is_the_workspace_version() {
     let help = String::from_utf8_lossy(&out.stdout);
     for command in [
         "devices", "classify", "isolated", "selftest", "full", "export", "capture", "compare",
-        "predict",
+        "predict", "bench",
     ] {
         assert!(
             help.contains(&format!("  {command} ")),

@@ -2,6 +2,7 @@
 
 use super::cpu::CpuScan;
 use super::cpu_backend::CpuBackend;
+use super::torch_backend::TorchBackend;
 use super::{ScanBackend, ScanError};
 use crate::device::Device;
 
@@ -10,9 +11,9 @@ pub const BACKEND_NAMES: [&str; 3] = ["cpu", "torch", "cuda"];
 
 /// Opens backend `name` (case-insensitive) for `device`.
 pub fn open_backend(name: &str, device: &Device) -> Result<Box<dyn ScanBackend>, ScanError> {
-    let _ = device;
     match name.trim().to_ascii_lowercase().as_str() {
         "cpu" => Ok(Box::new(CpuBackend::new(CpuScan::default()))),
+        "torch" => Ok(Box::new(TorchBackend::new(device))),
         other => Err(ScanError::InvalidInput(format!(
             "unknown or unavailable scan backend '{other}' (known: {})",
             BACKEND_NAMES.join(", ")

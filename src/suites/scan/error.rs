@@ -23,4 +23,23 @@ pub enum ScanError {
     /// The backend failed while running (a libtorch or CUDA error; a row's `error` status).
     #[error("{0}")]
     Backend(String),
+
+    /// A user's input file (`replay scan --edge/--lengths`) or an output file that cannot be
+    /// used, and why.
+    #[error("{}: {problem}", path.display())]
+    File {
+        path: std::path::PathBuf,
+        problem: String,
+    },
+}
+
+impl ScanError {
+    /// True for what the user can fix (their input, their choice of semiring, phase or file):
+    /// the binary exits with status 2 for these.
+    pub fn is_usage_error(&self) -> bool {
+        matches!(
+            self,
+            ScanError::InvalidInput(_) | ScanError::UnknownSemiring(_) | ScanError::File { .. }
+        )
+    }
 }

@@ -9,14 +9,19 @@
 
 pub mod backend;
 pub mod backends;
+pub mod bench;
 pub mod cpu;
 pub mod cpu_backend;
 pub mod enumeration;
 pub mod error;
 pub mod exp_approx;
+pub mod npy_io;
 pub mod problem;
 pub mod reference;
 pub mod semiring;
+pub mod target;
+pub mod tool;
+pub mod torch_backend;
 
 pub use backend::{MemoryPeak, Phase, PreparedScan, ScanBackend, ScanOutput};
 pub use error::ScanError;

@@ -62,8 +62,15 @@ pub enum Command {
     /// Predict the model's latency from its replayed kernels and compare with the real model
     #[command(disable_help_flag = true)]
     Compare(Forwarded),
+    /// Benchmark suites: the semiring scan's grid over its backends, with the seed's outputs
+    #[command(disable_help_flag = true)]
+    Bench(Forwarded),
     /// Predict a trace's step time from its own durations with the timeline model, and check it
     Predict(predict::PredictArgs),
+    /// Semiring scan of a semi-Markov CRF on your own potentials (.npy): log-partition,
+    /// Viterbi score or entropy per sequence, and the gradient
+    #[command(disable_help_flag = true)]
+    Scan(Forwarded),
 }
 
 /// Runs the parsed command; a forwarded one replaces this process and does not return
@@ -79,6 +86,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(f) => ("export", f),
         Command::Capture(f) => ("capture", f),
         Command::Compare(f) => ("compare", f),
+        Command::Bench(f) => ("bench", f),
+        Command::Scan(f) => ("scan", f),
     };
     Err(forward::exec(name, &forwarded.args))
 }

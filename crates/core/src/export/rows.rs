@@ -108,6 +108,23 @@ impl CsvRows {
     }
 }
 
+/// A whole CSV file of `rows` under `columns` (a missing column is empty), for files that are
+/// rewritten whole rather than appended to.
+pub fn to_csv_bytes(columns: &[&str], rows: &[Row]) -> Vec<u8> {
+    let mut text = columns.join(",");
+    text.push('\n');
+    for row in rows {
+        let line = columns
+            .iter()
+            .map(|c| row.get(c).map(cell).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(",");
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.into_bytes()
+}
+
 /// A CSV field: numbers and booleans as JSON writes them, strings quoted when they must be.
 fn cell(value: &Value) -> String {
     match value {
@@ -151,6 +168,15 @@ mod tests {
         assert_eq!(
             text,
             "T,backend,time_ms,error_msg\n128,cpu,1.5,\n256,torch,,\"out of memory, \"\"CUDA\"\"\"\n"
+        );
+        // The whole-file form writes the same lines.
+        let rows = [
+            Row::new().with("T", 128).with("time_ms", 1.5),
+            Row::new().with("error_msg", "a, b"),
+        ];
+        assert_eq!(
+            String::from_utf8(to_csv_bytes(&columns, &rows)).unwrap(),
+            "T,backend,time_ms,error_msg\n128,,1.5,\n,,,\"a, b\"\n"
         );
         let err = CsvRows::open(&path, &["other"]).err().unwrap();
         assert!(err.to_string().contains("another header"), "{err}");

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::export::rows::Row;
-use crate::measure::{measure, Clock, MeasureConfig, Summary, Target};
+use crate::measure::{measure_detailed, Clock, MeasureConfig, Measurement, Target};
 
 /// How one case of a grid ended, as the suites' CSV files spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -58,7 +58,9 @@ impl CaseError {
 /// What became of one case: the row the suite writes is made from this.
 #[derive(Debug, Clone)]
 pub enum CaseOutcome {
-    Measured(Summary),
+    /// The summary and the raw samples (for statistics the summary does not keep, such as
+    /// a suite's own quartile rule).
+    Measured(Measurement),
     Failed(CaseError),
 }
 
@@ -96,12 +98,36 @@ pub trait Suite {
         Ok(())
     }
 
-    /// The work of `case`, ready to be timed.
+    /// The work of `case`, ready to be timed. A suite that overrides
+    /// [`Suite::measure_case`] instead need not provide it.
     fn target<'s>(
         &'s self,
+        _case: &Self::Case,
+        _device: &'s Self::Device,
+    ) -> Result<Box<dyn Target + 's>, CaseError> {
+        Err(CaseError::new(
+            CaseStatus::Error,
+            format!(
+                "{} provides neither Suite::target nor Suite::measure_case",
+                std::any::type_name::<Self>()
+            ),
+        ))
+    }
+
+    /// Checks `case` and hands its work to `time`, which measures it. The default is
+    /// [`Suite::check`], then `time` on [`Suite::target`]. A suite whose work borrows inputs
+    /// made for this case alone overrides this: such work cannot outlive the call that made
+    /// its inputs, so it is built, checked and timed here, on this call's stack.
+    fn measure_case(
+        &self,
         case: &Self::Case,
-        device: &'s Self::Device,
-    ) -> Result<Box<dyn Target + 's>, CaseError>;
+        device: &Self::Device,
+        time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+    ) -> Result<Measurement, CaseError> {
+        self.check(case, device)?;
+        let mut target = self.target(case, device)?;
+        time(target.as_mut())
+    }
 
     /// The result row of `case`.
     fn row(&self, case: &Self::Case, outcome: &CaseOutcome) -> Row;
@@ -199,9 +225,8 @@ fn run_case<S: Suite>(
     config: &MeasureConfig,
     clock: &dyn Clock,
 ) -> CaseOutcome {
-    let measured = suite.check(case, device).and_then(|()| {
-        let mut target = suite.target(case, device)?;
-        measure(target.as_mut(), config, clock)
+    let measured = suite.measure_case(case, device, &mut |target| {
+        measure_detailed(target, config, clock)
             .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))
     });
     match measured {
@@ -275,9 +300,9 @@ mod tests {
         fn row(&self, case: &u64, outcome: &CaseOutcome) -> Row {
             let row = Row::new().with("n", *case);
             match outcome {
-                CaseOutcome::Measured(s) => {
-                    row.with("time_us_median", s.median).with("status", "ok")
-                }
+                CaseOutcome::Measured(m) => row
+                    .with("time_us_median", m.summary.median)
+                    .with("status", "ok"),
                 CaseOutcome::Failed(e) => row
                     .with("status", e.status.as_str())
                     .with("error_msg", e.message.clone()),
@@ -339,5 +364,73 @@ mod tests {
         );
         assert_eq!(seen.len(), 5);
         assert!(seen.iter().enumerate().all(|(i, s)| s.0 == i && s.1 == 5));
+    }
+
+    /// A suite whose target borrows inputs made for the case: it overrides `measure_case`
+    /// and the runner times the borrowed work all the same.
+    struct BorrowingSuite;
+
+    struct SliceTarget<'a> {
+        values: &'a [u64],
+        clock: SyntheticClock,
+    }
+
+    impl Target for SliceTarget<'_> {
+        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+            let t = Duration::from_micros(self.values.iter().sum::<u64>()) * calls as u32;
+            self.clock.advance(t);
+            Ok(BatchTiming { device: t, host: t })
+        }
+    }
+
+    impl Suite for BorrowingSuite {
+        type Case = u64;
+        type Device = SyntheticClock;
+
+        fn columns(&self) -> Vec<&'static str> {
+            vec!["n", "time_us_median"]
+        }
+        fn cases(&self) -> Vec<u64> {
+            vec![3, 4]
+        }
+        fn measure_case(
+            &self,
+            case: &u64,
+            clock: &SyntheticClock,
+            time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+        ) -> Result<Measurement, CaseError> {
+            let inputs: Vec<u64> = (1..=*case).collect();
+            time(&mut SliceTarget {
+                values: &inputs,
+                clock: clock.clone(),
+            })
+        }
+        fn row(&self, case: &u64, outcome: &CaseOutcome) -> Row {
+            let row = Row::new().with("n", *case);
+            match outcome {
+                CaseOutcome::Measured(m) => row.with("time_us_median", m.summary.median),
+                CaseOutcome::Failed(e) => row.with("error_msg", e.message.clone()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_suite_can_time_work_that_borrows_its_case_inputs() {
+        let clock = SyntheticClock::new();
+        let mut rows: Vec<Row> = Vec::new();
+        let tally = run(
+            &BorrowingSuite,
+            &clock,
+            &MeasureConfig::with_time_budget(Duration::from_millis(5)),
+            &clock,
+            &mut rows,
+            |_| {},
+        )
+        .unwrap();
+        use serde_json::json;
+        // 1+2+3 = 6 us and 1+2+3+4 = 10 us per call, and both measured with samples.
+        assert_eq!(rows[0].get("time_us_median"), Some(&json!(6.0)));
+        assert_eq!(rows[1].get("time_us_median"), Some(&json!(10.0)));
+        assert_eq!(tally.ok, 2);
     }
 }

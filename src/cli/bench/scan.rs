@@ -1,0 +1,309 @@
+//! `replay bench scan`: parses the seed's flags, opens the backends and prints progress; the
+//! grid, the checks, the timing and the files are `crate::suites::scan::bench`'s.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use replay_core::suite::{CaseStatus, RunTally};
+
+use crate::device::{Device, DeviceSpec};
+use crate::pipeline::options::DEFAULT_DEVICE;
+use crate::suites::scan::backends::{open_backend_with_threads, BACKEND_NAMES};
+use crate::suites::scan::bench::check::DEFAULT_CHECK_LIMIT;
+use crate::suites::scan::bench::inputs::{SeededInputs, SEED};
+use crate::suites::scan::bench::{
+    self, measure_config, BenchSettings, ScanBenchSuite, ScanGrid, ScanOutputs,
+};
+use crate::suites::scan::{Phase, Semiring};
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub run: ScanRunArgs,
+}
+
+/// The seed's flags (`benchmarks/benchmark_memory_analysis.py`), with its defaults.
+#[derive(Debug, Args)]
+pub struct ScanRunArgs {
+    /// Device: cpu, cuda or cuda:N; the cpu backend always runs on the host, torch and
+    /// cuda on this device
+    #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = crate::cli::parse_device)]
+    pub device: DeviceSpec,
+
+    /// Sequence lengths T, comma-separated
+    #[arg(long = "T", value_name = "LIST", value_delimiter = ',', default_value = "128,256,512,1024", value_parser = parse_positive)]
+    pub t: Vec<usize>,
+
+    /// Maximum segment durations K (durations 1..K−1), comma-separated
+    #[arg(long = "K", value_name = "LIST", value_delimiter = ',', default_value = "4,8,12,16,20,24", value_parser = parse_positive)]
+    pub k: Vec<usize>,
+
+    /// Label counts C, comma-separated
+    #[arg(long = "C", value_name = "LIST", value_delimiter = ',', default_value = "3,6,9,12", value_parser = parse_positive)]
+    pub c: Vec<usize>,
+
+    /// Batch size B (sequences per scan)
+    #[arg(long = "B", value_name = "N", default_value_t = 4, value_parser = parse_positive)]
+    pub b: usize,
+
+    /// Timed samples per case, at least (after at least one warm-up call); more are taken
+    /// while the median is noisy and --max-time-per-case is not spent
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = parse_positive)]
+    pub repeats: usize,
+
+    /// Phases, comma-separated: forward (the value only), backward (the backward alone,
+    /// after an untimed forward), both (forward then backward)
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "both", value_parser = parse_phase)]
+    pub phases: Vec<Phase>,
+
+    /// Semirings, comma-separated, any case: Log (log-partition), Max (Viterbi), Entropy
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "Log", value_parser = parse_semiring)]
+    pub semirings: Vec<Semiring>,
+
+    /// Backends, comma-separated: cpu (the Rust CPU kernel), torch (the seed's streaming
+    /// scan in libtorch ops, the baseline), cuda (our CUDA kernel; needs --device cuda)
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "cpu,torch", value_parser = parse_backend)]
+    pub backends: Vec<String>,
+
+    /// Where benchmark_full.csv, heatmap_data.json and memory_breakdown.csv go; a run
+    /// replaces the three files there, as the seed does
+    #[arg(long, value_name = "DIR", default_value = "results/scan")]
+    pub output_dir: PathBuf,
+
+    /// Skip a configuration whose estimated memory (the seed's formulas) is larger
+    #[arg(long, value_name = "GB", default_value_t = 40.0, value_parser = parse_non_negative)]
+    pub max_memory_gb: f64,
+
+    /// Worker threads of the cpu backend, and libtorch's intra-op threads for torch
+    /// (default: every core for cpu, libtorch's own choice for torch)
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub threads: Option<usize>,
+
+    /// Time budget per case in seconds, warm-up included: sampling stops once --repeats
+    /// samples are taken and either the median is within 0.5 % or this is spent
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_MAX_TIME_PER_CASE_S, value_parser = parse_seconds)]
+    pub max_time_per_case: f64,
+
+    /// Check a case against the float64 reference only when its edge tensor (B·(T−1)·K·C²
+    /// values) is at most this large; larger ones are timed unchecked, and the log says so
+    #[arg(long, value_name = "VALUES", default_value_t = DEFAULT_CHECK_LIMIT)]
+    pub check_limit: usize,
+
+    /// No progress bar or per-case lines (the summary is still printed)
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Seconds per case by default: the cpu cases stop at this, the slow torch cases at their
+/// --repeats samples; the default grid then takes about 5 minutes on a 2-core machine.
+pub const DEFAULT_MAX_TIME_PER_CASE_S: f64 = 0.25;
+
+fn parse_positive(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{text}' is not a whole number of at least 1")),
+    }
+}
+
+fn parse_non_negative(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("'{text}' is not a number of at least 0")),
+    }
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x < 1e6 => Ok(x),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
+}
+
+fn parse_phase(text: &str) -> Result<Phase, String> {
+    text.parse::<Phase>()
+        .map_err(|_| format!("unknown phase '{text}' (accepted: forward, backward, both)"))
+}
+
+fn parse_semiring(text: &str) -> Result<Semiring, String> {
+    text.trim()
+        .parse::<Semiring>()
+        .map_err(|_| format!("unknown semiring '{text}' (accepted: Log, Max, Entropy)"))
+}
+
+fn parse_backend(text: &str) -> Result<String, String> {
+    let name = text.trim().to_ascii_lowercase();
+    if BACKEND_NAMES.contains(&name.as_str()) {
+        Ok(name)
+    } else {
+        Err(format!(
+            "unknown backend '{text}' (accepted: {})",
+            BACKEND_NAMES.join(", ")
+        ))
+    }
+}
+
+pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+    let a = args.run;
+    let device = Device::open(a.device)?;
+    if let Some(threads) = a.threads {
+        tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
+    }
+    let backends = a
+        .backends
+        .iter()
+        .map(|name| {
+            open_backend_with_threads(name, &device, a.threads)
+                .with_context(|| format!("cannot open the {name} backend on {}", device.describe()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let grid = ScanGrid {
+        ts: a.t,
+        ks: a.k,
+        cs: a.c,
+        batch: a.b,
+        backends: a.backends,
+        semirings: a.semirings,
+        phases: a.phases,
+    };
+    let settings = BenchSettings {
+        max_memory_gb: a.max_memory_gb,
+        check_limit: a.check_limit,
+    };
+    let total = grid.cases().len();
+    let suite = ScanBenchSuite::new(grid, backends, settings, SeededInputs::new(SEED))?;
+    let mut outputs = ScanOutputs::create(&a.output_dir)?;
+    let config = measure_config(a.repeats, Duration::from_secs_f64(a.max_time_per_case));
+
+    let console = Console::new(a.quiet, total);
+    console.line(&format!(
+        "==> bench scan: {total} cases on {}, writing to {}",
+        device.describe(),
+        outputs.dir().display()
+    ));
+    let cases = replay_core::suite::Suite::cases(&suite);
+    if let Some(first) = cases.first() {
+        console.current(&first.describe());
+    }
+    let started = Instant::now();
+    let tally = bench::run(&suite, &config, &mut outputs, |p| {
+        let row = suite.last_row();
+        let outcome = match p.status {
+            CaseStatus::Ok => row
+                .as_ref()
+                .and_then(|r| r.get("time_ms_median"))
+                .map(|t| format!("ok {t} ms"))
+                .unwrap_or_else(|| "ok".into()),
+            status => {
+                let reason = row
+                    .as_ref()
+                    .and_then(|r| r.get("error_msg"))
+                    .and_then(|m| m.as_str())
+                    .unwrap_or_default()
+                    .to_string();
+                format!("{}: {reason}", status.as_str())
+            }
+        };
+        let check = suite
+            .last_check()
+            .map(|c| format!(" [{c}]"))
+            .unwrap_or_default();
+        console.line(&format!(
+            "[{}/{}] {}: {outcome}{check}",
+            p.index + 1,
+            p.total,
+            p.case.describe()
+        ));
+        console.advance(cases.get(p.index + 1).map(|c| c.describe()));
+    })?;
+    console.finish();
+    print_summary(&tally, started.elapsed(), &outputs);
+    Ok(())
+}
+
+/// One line per status, then where the files are.
+fn print_summary(tally: &RunTally, elapsed: Duration, outputs: &ScanOutputs) {
+    let total = tally.ok + tally.oom + tally.error + tally.not_implemented + tally.skipped;
+    println!(
+        "bench scan: {total} cases in {:.1} s",
+        elapsed.as_secs_f64()
+    );
+    for (status, count) in [
+        (CaseStatus::Ok, tally.ok),
+        (CaseStatus::Oom, tally.oom),
+        (CaseStatus::Error, tally.error),
+        (CaseStatus::NotImplemented, tally.not_implemented),
+        (CaseStatus::Skipped, tally.skipped),
+    ] {
+        println!("  {:<16}{count}", status.as_str());
+    }
+    println!(
+        "results: {}/{{{}, {}, {}}}",
+        outputs.dir().display(),
+        bench::outputs::FULL_CSV,
+        bench::outputs::HEATMAP_JSON,
+        bench::outputs::MEMORY_BREAKDOWN_CSV
+    );
+}
+
+/// The progress bar (on a terminal) and the per-case lines on standard error.
+struct Console {
+    quiet: bool,
+    bar: Option<ProgressBar>,
+}
+
+impl Console {
+    fn new(quiet: bool, total: usize) -> Console {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new(total as u64);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} (ETA {eta}) {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            // A torch case can take minutes: keep the clock and the spinner moving.
+            bar.enable_steady_tick(Duration::from_millis(250));
+            bar
+        });
+        Console { quiet, bar }
+    }
+
+    fn line(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn current(&self, case: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(case.to_string());
+        }
+    }
+
+    fn advance(&self, next: Option<String>) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+            bar.set_message(next.unwrap_or_default());
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

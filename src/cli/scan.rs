@@ -1,0 +1,103 @@
+//! `replay scan`: the semiring scan of a semi-Markov CRF on a user's own potentials.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::device::Device;
+use crate::suites::scan::tool::{self, ToolRequest};
+use crate::suites::scan::{backends, Phase, Semiring};
+
+use super::args::DeviceArgs;
+
+#[derive(Debug, Args, Clone)]
+pub struct ScanArgs {
+    /// Edge log-potentials, .npy float32 [B, T-1, K, C, C]: edge[b, n, k, c, c'] scores a
+    /// segment of duration k starting at position n, from label c' to label c (duration
+    /// slice 0 is unused unless K = 1; float64 is converted)
+    #[arg(long, value_name = "FILE.npy")]
+    pub edge: PathBuf,
+
+    /// Sequence lengths, .npy int32/int64 [B], each in 1..=T (default: every sequence T long)
+    #[arg(long, value_name = "FILE.npy")]
+    pub lengths: Option<PathBuf>,
+
+    /// log (log-partition; gradient = edge marginals), max (Viterbi score; gradient = the best
+    /// segmentation's edges) or entropy (entropy of the segmentation distribution)
+    #[arg(long, default_value = "log", value_parser = parse_semiring)]
+    pub semiring: Semiring,
+
+    /// Write the gradient of the summed values with respect to the edge here (.npy float32, the
+    /// edge's shape); runs the backward (implies --phase both unless --phase backward)
+    #[arg(long, value_name = "OUT.npy")]
+    pub grad: Option<PathBuf>,
+
+    /// What to run and time: forward (values only), backward (the backward alone after an
+    /// untimed forward) or both [default: forward, or both with --grad]
+    #[arg(long, value_parser = parse_phase)]
+    pub phase: Option<Phase>,
+
+    /// Backend: cpu (replay's Rust kernel), torch (the seed's streaming reference in
+    /// libtorch ops) or cuda (replay's CUDA kernel) [default: cpu on --device cpu, cuda on a GPU]
+    #[arg(long)]
+    pub backend: Option<String>,
+
+    /// Time the phase with replay's measurement core (warm-up, batching, stopping rule) and
+    /// add the median and quartiles to the output
+    #[arg(long)]
+    pub time: bool,
+
+    /// Time budget of --time, in seconds
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub time_budget: f64,
+
+    #[command(flatten)]
+    pub device: DeviceArgs,
+}
+
+fn parse_semiring(text: &str) -> Result<Semiring, String> {
+    text.parse()
+        .map_err(|e: crate::suites::scan::ScanError| e.to_string())
+}
+
+fn parse_phase(text: &str) -> Result<Phase, String> {
+    text.parse()
+        .map_err(|e: crate::suites::scan::ScanError| e.to_string())
+}
+
+/// Runs the scan and prints the report as JSON on stdout.
+pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+    if !(args.time_budget.is_finite() && args.time_budget > 0.0) {
+        return Err(crate::suites::scan::ScanError::InvalidInput(format!(
+            "--time-budget must be a positive number of seconds, not {}",
+            args.time_budget
+        ))
+        .into());
+    }
+    let device = Device::open(args.device.device)?;
+    let backend_name = args.backend.clone().unwrap_or_else(|| {
+        match device {
+            Device::Cpu(_) => "cpu",
+            Device::Cuda(_) => "cuda",
+        }
+        .to_string()
+    });
+    let backend = backends::open_backend(&backend_name, &device)?;
+    let phase = args.phase.unwrap_or(if args.grad.is_some() {
+        Phase::Both
+    } else {
+        Phase::Forward
+    });
+    let request = ToolRequest {
+        edge: args.edge,
+        lengths: args.lengths,
+        semiring: args.semiring,
+        phase,
+        grad_out: args.grad,
+        time_budget: args.time.then(|| Duration::from_secs_f64(args.time_budget)),
+    };
+    let report = tool::run(&request, backend.as_ref(), device.describe())?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}

@@ -1,0 +1,40 @@
+//! `replay bench scan`: the seed's benchmark grid (`benchmarks/benchmark_memory_analysis.py`
+//! of torch-semimarkov) on replay's measurement core, over any [`ScanBackend`]s.
+//!
+//! One concept per file: [`grid`] (the cases, in the seed's order), [`inputs`] (the seed's
+//! seeded draws), [`memory_estimate`] and [`skip_rule`] (the seed's estimates and its two
+//! skip rules), [`check`] (each case against the float64 reference), [`target`] (a prepared
+//! scan as a core target), [`suite`] (all of it as a core [`Suite`]), [`rows`] and
+//! [`rounding`] (the seed's row), [`outputs`] (its three files).
+//!
+//! [`ScanBackend`]: crate::suites::scan::ScanBackend
+//! [`Suite`]: replay_core::suite::Suite
+
+pub mod check;
+pub mod grid;
+pub mod inputs;
+pub mod memory_estimate;
+pub mod outputs;
+pub mod rounding;
+pub mod rows;
+pub mod skip_rule;
+pub mod suite;
+pub mod target;
+
+pub use grid::{ScanCase, ScanGrid};
+pub use outputs::ScanOutputs;
+pub use suite::{measure_config, BenchSettings, ScanBenchSuite};
+
+use replay_core::measure::{MeasureConfig, MonotonicClock};
+use replay_core::suite::{CaseProgress, RunTally};
+
+/// Runs every case of `suite`, writing each row to `outputs` as it ends; `observe` sees each
+/// case once it has its row.
+pub fn run(
+    suite: &ScanBenchSuite,
+    config: &MeasureConfig,
+    outputs: &mut ScanOutputs,
+    observe: impl FnMut(CaseProgress<'_, ScanCase>),
+) -> replay_core::Result<RunTally> {
+    replay_core::suite::run(suite, &(), config, &MonotonicClock::new(), outputs, observe)
+}

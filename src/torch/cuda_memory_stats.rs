@@ -1,0 +1,56 @@
+//! The CUDA caching allocator's own peaks (what `torch.cuda.max_memory_allocated` and
+//! `max_memory_reserved` report), read through the shim. Builds whose libtorch has no CUDA say
+//! so as an error.
+
+use std::ptr;
+
+use super::shim_error::{take_error, ShimError};
+use super::sys;
+
+fn device_index(device: usize) -> Result<i32, ShimError> {
+    i32::try_from(device)
+        .map_err(|_| ShimError(format!("CUDA device index {device} is out of range")))
+}
+
+/// Peak bytes allocated to tensors and reserved from the driver on `device` since the last
+/// [`reset_peak`], as `(allocated, reserved)`.
+pub fn peak(device: usize) -> Result<(u64, u64), ShimError> {
+    let index = device_index(device)?;
+    let (mut allocated, mut reserved) = (0u64, 0u64);
+    let mut error = ptr::null_mut();
+    // SAFETY: the out-pointers are live; the shim catches every C++ exception.
+    let rc =
+        unsafe { sys::replay_cuda_memory_peak(index, &mut allocated, &mut reserved, &mut error) };
+    if rc != 0 {
+        return Err(take_error(error));
+    }
+    Ok((allocated, reserved))
+}
+
+/// Resets both peaks on `device` to what the caching allocator holds now.
+pub fn reset_peak(device: usize) -> Result<(), ShimError> {
+    let index = device_index(device)?;
+    let mut error = ptr::null_mut();
+    // SAFETY: the shim catches every C++ exception.
+    let rc = unsafe { sys::replay_cuda_memory_reset_peak(index, &mut error) };
+    if rc != 0 {
+        return Err(take_error(error));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_gpu_the_statistics_are_an_error_not_a_crash() {
+        if tch::Cuda::is_available() {
+            // With a GPU, the torch backend's peaks on CUDA come from here.
+            return;
+        }
+        assert!(peak(0).is_err());
+        assert!(reset_peak(0).is_err());
+        assert!(peak(usize::MAX).is_err());
+    }
+}
