@@ -111,8 +111,12 @@ impl CpuScan {
             let (base, base_h) = ws.ring_base.split_at_mut(slots);
             let (states, g) = (&mut ws.ring[..], &mut ws.gather);
             *value = match semiring {
-                Semiring::Log => scan_forward(dims, edge, len, states, base, slots, g, lse_lanes),
-                Semiring::Max => scan_forward(dims, edge, len, states, base, slots, g, max_reduce),
+                Semiring::Log => {
+                    scan_forward::<true>(dims, edge, len, states, base, slots, g, lse_lanes)
+                }
+                Semiring::Max => {
+                    scan_forward::<false>(dims, edge, len, states, base, slots, g, max_reduce)
+                }
                 Semiring::Entropy => {
                     ws.ring_h.resize(ring, 0.0);
                     let rows = EntropyRows {
@@ -163,8 +167,12 @@ impl CpuScan {
                 let (edge, len) = (p.sequence_edge(b), p.lengths[b]);
                 let g = &mut ws.gather;
                 *total = match semiring {
-                    Semiring::Log => scan_forward(dims, edge, len, x, base_x, len, g, lse_lanes),
-                    Semiring::Max => scan_forward(dims, edge, len, x, base_x, len, g, max_reduce),
+                    Semiring::Log => {
+                        scan_forward::<true>(dims, edge, len, x, base_x, len, g, lse_lanes)
+                    }
+                    Semiring::Max => {
+                        scan_forward::<false>(dims, edge, len, x, base_x, len, g, max_reduce)
+                    }
                     Semiring::Entropy => {
                         let rows = EntropyRows {
                             x,
@@ -302,17 +310,38 @@ impl Workspace {
     }
 }
 
+/// Float types whose all-zero bit pattern is 0.0.
+trait ZeroBits: Copy {}
+impl ZeroBits for f32 {}
+impl ZeroBits for f64 {}
+
 /// `n` zeros, or [`ScanError::OutOfMemory`] naming `what` when the allocator refuses.
-fn zeroed<T: Copy + Default>(n: usize, what: &str) -> Result<Vec<T>, ScanError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
+///
+/// Zeroed by the allocator (calloc), as `vec![0.0; n]` is: a large block comes as fresh
+/// zero pages that are never touched where nothing is written — most of a Max gradient,
+/// which marks one path (writing the zeros cost a 56 MB memset per call, doubling Max's
+/// forward-and-backward at T = 1024, K = 24, C = 12).
+fn zeroed<T: ZeroBits>(n: usize, what: &str) -> Result<Vec<T>, ScanError> {
+    let refused = || {
         ScanError::OutOfMemory(format!(
             "{what}: {:.2} GB",
-            (n * std::mem::size_of::<T>()) as f64 / 1e9
+            n as f64 * std::mem::size_of::<T>() as f64 / 1e9
         ))
-    })?;
-    v.resize(n, T::default());
-    Ok(v)
+    };
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| refused())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a nonzero size; a non-null block from `alloc_zeroed` with the
+    // layout of `[T; n]` holds n valid values of T (all-zero bits are 0.0 for a `ZeroBits`
+    // float), and `Vec` frees it with that same layout (capacity n, the global allocator).
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut T;
+        if ptr.is_null() {
+            return Err(refused());
+        }
+        Ok(Vec::from_raw_parts(ptr, n, n))
+    }
 }
 
 /// `buf` cut into `batch` equal parts, one per sequence; `batch` empty slices when `buf` is
