@@ -9,6 +9,10 @@ Stages (each fits one command of the GPU machine, well inside 9 minutes):
             the traces), and each trace's step predicted from the isolated durations
   compare   replay compare of bloom-560m at seq-len 5 in float32 and seq-len 128 in bfloat16,
             with --energy nvml on CUDA
+  scan      replay bench scan: replay's CUDA kernel and the libtorch baseline (cuda,torch) on
+            a GPU, the Rust kernel and libtorch (cpu,torch) on the CPU; the seed's grid with
+            every semiring and phase (quick: a 2x2x2 grid, Log and Max, forward and both), every
+            case checked against the float64 reference before it is timed
   cpu       scripts/bench_isolated.py (run-to-run noise of isolated) and
             scripts/bench_accuracy.py (bloom-560m, bloom-tiny) on the CPU at --cpu-threads
 
@@ -31,7 +35,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STAGES = ("selftest", "truth", "compare", "cpu")
+STAGES = ("selftest", "truth", "compare", "scan", "cpu")
 SIGNATURE_FILES = ("h100_bert_small_infer", "h100_vit_infer")
 # The output folder's budget on the GPU machine: 8 files come back.
 MAX_OUT_FILES = 8
@@ -337,9 +341,47 @@ def stage_cpu(ctx):
     return summary
 
 
+def scan_summary(csv_path):
+    """Per backend and phase: cases by status, and the median time of the ok ones (ms)."""
+    import csv
+    out = {}
+    if not os.path.exists(csv_path):
+        return out
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            key = f"{row['backend']}/{row['semiring']}/{row['phase']}"
+            entry = out.setdefault(key, {"status": {}, "times_ms": []})
+            entry["status"][row["status"]] = entry["status"].get(row["status"], 0) + 1
+            if row["status"] == "ok" and row["time_ms_median"]:
+                entry["times_ms"].append(float(row["time_ms_median"]))
+    for entry in out.values():
+        times = sorted(entry.pop("times_ms"))
+        entry["median_time_ms"] = times[len(times) // 2] if times else None
+    return out
+
+
+def stage_scan(ctx):
+    """The semiring-scan suite on the device: its own kernel (cuda) and the libtorch baseline
+    (torch) on a GPU, the Rust kernel (cpu) and torch on the CPU; every case is checked against
+    the float64 reference before it is timed (a wrong result is an error row)."""
+    log, replay, work = ctx["log"], ctx["replay"], ctx["work"]
+    on_gpu = ctx["device"].startswith("cuda")
+    backends = "cuda,torch" if on_gpu else "cpu,torch"
+    if ctx["quick"]:
+        grid = ["--T", "64,128", "--K", "4,8", "--C", "3,6", "--phases", "forward,both",
+                "--semirings", "Log,Max", "--max-time-per-case", "0.05"]
+    else:
+        grid = ["--phases", "forward,backward,both", "--semirings", "Log,Max,Entropy"]
+    out = os.path.join(work, "scan")
+    r = run(log, [replay, "bench", "scan", "--device", ctx["device"], "--backends", backends,
+                  "--output-dir", out, "--quiet", *grid], timeout=570)
+    return {"backends": backends, "command": record(r),
+            "cases": scan_summary(os.path.join(out, "benchmark_full.csv"))}
+
+
 STAGE_FUNCTIONS = {"selftest": stage_selftest, "truth": stage_truth, "compare": stage_compare,
-                   "cpu": stage_cpu}
-CUDA_STAGES = ("selftest", "truth", "compare")
+                   "scan": stage_scan, "cpu": stage_cpu}
+CUDA_STAGES = ("selftest", "truth", "compare", "scan")
 
 
 def archive(work, out, stage):
@@ -374,7 +416,7 @@ def main(argv=None):
     ap.add_argument("--stage", default="all", choices=("all",) + STAGES,
                     help="one stage (each fits one 10-minute command), or all in order")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
-                    help="device of the selftest, truth and compare stages (default cuda)")
+                    help="device of the selftest, truth, compare and scan stages (default cuda)")
     ap.add_argument("--quick", action="store_true", help="every stage in seconds (bloom-tiny, small budgets)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results/gpu_check"),
                     help="output folder: summary.json, gpu_check.log, one archive per stage")

@@ -79,7 +79,7 @@ def quick_summary():
 def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
     p, s = quick_summary()
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert set(s["stages"]) == {"selftest", "truth", "compare", "cpu"}, s["stages"].keys()
+    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "cpu"}, s["stages"].keys()
     for name, stage in s["stages"].items():
         assert stage["failed_commands"] == 0, (name, stage)
         assert "skipped" not in stage, (name, stage)
@@ -87,7 +87,7 @@ def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
     files = os.listdir(QUICK_OUT)
     assert len(files) <= 8, files
     assert sorted(files) == sorted(["summary.json", "gpu_check.log", "selftest.tar.gz",
-                                    "truth.tar.gz", "compare.tar.gz", "cpu.tar.gz"]), files
+                                    "truth.tar.gz", "compare.tar.gz", "scan.tar.gz", "cpu.tar.gz"]), files
     assert s["cuda_available"] is False and "libcuda" in s["cuda_unavailable_reason"]
     assert s["machine"]["bundle"]["torch_version"] == s["machine"]["torch"]
 
@@ -130,6 +130,20 @@ def truth_stage_compares_every_replayed_signature_with_the_trace():
     with tarfile.open(os.path.join(QUICK_OUT, "truth.tar.gz")) as tar:
         names = tar.getnames()
     assert "truth/h100_vit_infer/isolated.json" in names and "truth/h100_vit_infer/predict.json" in names, names
+
+
+@test
+def scan_stage_times_cpu_and_torch_with_every_case_checked():
+    _, s = quick_summary()
+    scan = s["stages"]["scan"]
+    assert scan["backends"] == "cpu,torch", scan
+    assert scan["command"]["rc"] == 0, scan["command"]
+    for backend in ("cpu", "torch"):
+        for phase in ("forward", "both"):
+            entry = scan["cases"][f"{backend}/Log/{phase}"]
+            # 2 T x 2 K x 2 C, every one checked against the float64 reference and timed.
+            assert entry["status"] == {"ok": 8}, (backend, phase, entry)
+            assert entry["median_time_ms"] > 0, entry
 
 
 @test
@@ -183,7 +197,7 @@ def a_missing_bundle_is_named_with_the_command_that_makes_it():
 def help_lists_the_stages_without_a_bundle():
     p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
     assert p.returncode == 0
-    for stage in ("selftest", "truth", "compare", "cpu", "--quick"):
+    for stage in ("selftest", "truth", "compare", "scan", "cpu", "--quick"):
         assert stage in p.stdout, stage
 
 

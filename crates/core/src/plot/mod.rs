@@ -4,6 +4,7 @@
 //! control (hover titles, tier colours), and the core stays small. Suites that draw later
 //! reuse these.
 
+pub mod charts;
 pub mod lanes;
 pub mod scatter;
 
