@@ -23,4 +23,10 @@ pub mod suites;
 pub mod torch;
 
 pub use error::{Error, Result};
+
+/// Every binary and test that links this library counts its allocations, so that the `cpu`
+/// scan backend reports its measured peak memory ([`measure::counting_allocator`]).
+#[global_allocator]
+static ALLOCATOR: measure::counting_allocator::CountingAllocator =
+    measure::counting_allocator::CountingAllocator;
 pub use replay_core::{energy, export, predict, report, results, signature, trace};

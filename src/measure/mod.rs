@@ -3,5 +3,6 @@
 
 pub use replay_core::measure::*;
 
+pub mod counting_allocator;
 pub mod cuda_timing;
 pub mod host_allocator;

@@ -1,8 +1,16 @@
-//! The `cpu` backend: [`CpuScan`] behind the [`ScanBackend`] interface, timed with the
-//! monotonic clock around each call (the CPU kernel is synchronous).
+//! The `cpu` backend: [`CpuScan`] behind the [`ScanBackend`] interface.
 //!
-//! It does not count its allocations: [`PreparedScan::peak_memory`] reports zero bytes,
-//! which the benchmark writes as "not measured" (empty cells), never as a measurement.
+//! Timing: the monotonic clock around the timed part of each call (the CPU kernel is
+//! synchronous, so the clock sees the whole work). [`Phase::Backward`] runs an untimed
+//! [`CpuScan::forward_saving`] and times [`CpuScan::backward_from`] alone; [`Phase::Both`]
+//! times the two; [`Phase::Forward`] the streaming forward. What a call returns is dropped
+//! after the clock stops.
+//!
+//! Memory: measured by the process's counting allocator
+//! ([`crate::measure::counting_allocator`]): the peak of live bytes since the last reset, less
+//! what was live at the reset. It covers the kernel's buffers (saved rows, gradient,
+//! per-thread workspaces) and, the count being process-wide, whatever other threads allocate
+//! meanwhile. There is no caching allocator, so `reserved` equals `allocated`.
 
 use std::time::{Duration, Instant};
 
@@ -10,8 +18,9 @@ use super::cpu::CpuScan;
 use super::{
     MemoryPeak, Phase, PreparedScan, ScanBackend, ScanError, ScanOutput, ScanProblem, Semiring,
 };
+use crate::measure::counting_allocator;
 
-/// The CPU kernel as a benchmark backend.
+/// The CPU kernel as a scan backend.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuBackend {
     scan: CpuScan,
@@ -20,6 +29,13 @@ pub struct CpuBackend {
 impl CpuBackend {
     pub fn new(scan: CpuScan) -> Self {
         CpuBackend { scan }
+    }
+
+    /// `threads` sequences at once (`None`: one per core).
+    pub fn with_threads(threads: Option<usize>) -> Self {
+        CpuBackend {
+            scan: threads.map_or_else(CpuScan::default, CpuScan::with_threads),
+        }
     }
 }
 
@@ -33,10 +49,12 @@ impl ScanBackend for CpuBackend {
         problem: &ScanProblem<'p>,
         semiring: Semiring,
     ) -> Result<Box<dyn PreparedScan + 'p>, ScanError> {
+        let problem = problem.clone();
         Ok(Box::new(PreparedCpuScan {
             scan: self.scan,
-            problem: problem.clone(),
+            problem,
             semiring,
+            baseline: counting_allocator::reset_peak(),
         }))
     }
 }
@@ -46,39 +64,60 @@ struct PreparedCpuScan<'p> {
     scan: CpuScan,
     problem: ScanProblem<'p>,
     semiring: Semiring,
+    /// Bytes live at the last reset of the peak.
+    baseline: usize,
+}
+
+impl PreparedCpuScan<'_> {
+    /// One call of `phase`, returning the time of its timed part.
+    fn timed_call(&self, phase: Phase) -> Result<Duration, ScanError> {
+        let (p, semiring) = (&self.problem, self.semiring);
+        Ok(match phase {
+            Phase::Forward => {
+                let start = Instant::now();
+                let values = std::hint::black_box(self.scan.forward(p, semiring));
+                let elapsed = start.elapsed();
+                drop(values);
+                elapsed
+            }
+            Phase::Backward => {
+                let saved = self.scan.forward_saving(p, semiring)?;
+                let start = Instant::now();
+                let grad = std::hint::black_box(self.scan.backward_from(p, &saved)?);
+                let elapsed = start.elapsed();
+                drop((saved, grad));
+                elapsed
+            }
+            Phase::Both => {
+                let start = Instant::now();
+                let saved = self.scan.forward_saving(p, semiring)?;
+                let grad = std::hint::black_box(self.scan.backward_from(p, &saved)?);
+                let elapsed = start.elapsed();
+                drop((saved, grad));
+                elapsed
+            }
+        })
+    }
 }
 
 impl PreparedScan for PreparedCpuScan<'_> {
     fn run_timed(&mut self, phase: Phase, calls: u64) -> Result<Duration, ScanError> {
         let mut total = Duration::ZERO;
         for _ in 0..calls {
-            match phase {
-                Phase::Forward => {
-                    let start = Instant::now();
-                    std::hint::black_box(self.scan.forward(&self.problem, self.semiring));
-                    total += start.elapsed();
-                }
-                // The CPU backward recomputes its forward itself (it keeps every beta row),
-                // so there is no separate forward to leave out: backward alone is the whole
-                // call, as is forward-then-backward.
-                Phase::Backward | Phase::Both => {
-                    let start = Instant::now();
-                    std::hint::black_box(self.scan.backward(&self.problem, self.semiring)?);
-                    total += start.elapsed();
-                }
-            }
+            total += self.timed_call(phase)?;
         }
         Ok(total)
     }
 
     fn run_once(&mut self, phase: Phase) -> Result<ScanOutput, ScanError> {
+        let (p, semiring) = (&self.problem, self.semiring);
         Ok(match phase {
             Phase::Forward => ScanOutput {
-                values: self.scan.forward(&self.problem, self.semiring),
+                values: self.scan.forward(p, semiring),
                 grad: None,
             },
             Phase::Backward | Phase::Both => {
-                let g = self.scan.backward(&self.problem, self.semiring)?;
+                let g = self.scan.backward(p, semiring)?;
                 ScanOutput {
                     values: g.values,
                     grad: Some(g.grad),
@@ -87,9 +126,15 @@ impl PreparedScan for PreparedCpuScan<'_> {
         })
     }
 
-    fn reset_peak_memory(&mut self) {}
+    fn reset_peak_memory(&mut self) {
+        self.baseline = counting_allocator::reset_peak();
+    }
 
     fn peak_memory(&self) -> MemoryPeak {
-        MemoryPeak::default()
+        let bytes = counting_allocator::peak().saturating_sub(self.baseline) as u64;
+        MemoryPeak {
+            allocated: bytes,
+            reserved: bytes,
+        }
     }
 }

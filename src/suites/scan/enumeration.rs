@@ -113,3 +113,37 @@ pub fn marginals_and_expected_segments(p: &ScanProblem) -> (Vec<f64>, Vec<f64>) 
     }
     (marginals, expected)
 }
+
+/// The exact gradient of Σ_b H_b with respect to `edge`, over every segmentation: with p_s
+/// the probability of segmentation s, φ_{s,e} its count of edge e (0 or 1) and μ_e the
+/// marginal, `dH/dθ_e = −Σ_s p_s (φ_{s,e} − μ_e) log p_s` (the covariance of φ_e with
+/// log p; differentiate `H = −Σ_s p_s log p_s` with `∂ log p_s/∂θ_e = φ_{s,e} − μ_e`).
+pub fn entropy_gradient(p: &ScanProblem) -> Vec<f64> {
+    let mut grad = vec![0.0; p.dims.edge_len()];
+    let stride = p.dims.sequence_stride();
+    for b in 0..p.dims.batch {
+        let segs = segmentations(p, b);
+        let (_, probs) = distribution(&segs);
+        let mut marginals = vec![0.0; stride];
+        for (s, q) in segs.iter().zip(&probs) {
+            for &i in &s.edges {
+                marginals[i - b * stride] += q;
+            }
+        }
+        let own = &mut grad[b * stride..(b + 1) * stride];
+        for (s, &q) in segs.iter().zip(&probs) {
+            if q == 0.0 {
+                continue;
+            }
+            let log_q = q.ln();
+            let mut counts = vec![0.0; stride];
+            for &i in &s.edges {
+                counts[i - b * stride] += 1.0;
+            }
+            for ((g, &phi), &mu) in own.iter_mut().zip(&counts).zip(&marginals) {
+                *g -= q * (phi - mu) * log_q;
+            }
+        }
+    }
+    grad
+}
