@@ -223,12 +223,9 @@ impl<'p> TraceAssembler<'p> {
         })
     }
 
-    fn intern_raw(
-        &mut self,
-        raw: Option<&serde_json::value::RawValue>,
-    ) -> Result<Option<StrId>, TraceError> {
+    fn intern_raw(&mut self, raw: Option<&str>) -> Result<Option<StrId>, TraceError> {
         match raw {
-            Some(raw) => self.intern(raw.get()).map(Some),
+            Some(raw) => self.intern(raw).map(Some),
             None => Ok(None),
         }
     }
@@ -254,19 +251,19 @@ impl<'p> TraceAssembler<'p> {
 
     fn nanos(
         &self,
-        value: &serde_json::value::RawValue,
+        value: &str,
         index: usize,
         category: Category,
         name: &str,
         field: &'static str,
     ) -> Result<i64, TraceError> {
-        micros_text_to_nanos(value.get()).ok_or_else(|| {
+        micros_text_to_nanos(value).ok_or_else(|| {
             self.invalid(
                 index,
                 category,
                 name,
                 field,
-                format!("{} is not a number of microseconds", value.get()),
+                format!("{value} is not a number of microseconds"),
             )
         })
     }

@@ -11,6 +11,7 @@ mod chunked;
 mod contents;
 mod error;
 pub mod event;
+mod event_scanner;
 pub mod link;
 mod load;
 mod raw;
