@@ -15,6 +15,7 @@ use super::buffer;
 use super::chunked;
 use super::contents::{SourceFile, Trace};
 use super::error::TraceError;
+use super::mapped::{self, MappedFile};
 use super::raw::{LenientInt, RawEvent, RawEventSeed, RawHarnessMetadata};
 
 /// The two bytes every gzip member starts with. Detection goes by content, not by the
@@ -29,6 +30,15 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
         source,
     };
     let mut file = std::fs::File::open(path).map_err(io_error)?;
+    let metadata = file.metadata().ok();
+    let mappable = metadata
+        .as_ref()
+        .is_some_and(|m| m.is_file() && m.len() >= mapped::MIN_MAPPED_BYTES);
+    if mappable {
+        if let Some(mapped) = metadata.and_then(|m| MappedFile::map(&file, m.len())) {
+            return load_from(mapped, path);
+        }
+    }
     // The size is a hint (the file may change while read): read_to_end takes what is there.
     let size_hint = file.metadata().map_or(0, |m| m.len() as usize);
     let mut bytes = buffer::with_capacity(size_hint);
@@ -38,6 +48,16 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
 
 /// Reads a Kineto trace from the bytes of a file; `path` is used for messages only.
 pub fn load_bytes(file_bytes: Vec<u8>, path: &Path) -> Result<Trace, TraceError> {
+    load_from(file_bytes, path)
+}
+
+/// Reads a Kineto trace from the bytes of a file (read or mapped), released as soon as they
+/// are parsed.
+fn load_from<B>(file: B, path: &Path) -> Result<Trace, TraceError>
+where
+    B: std::ops::Deref<Target = [u8]> + Sync,
+{
+    let file_bytes: &[u8] = &file;
     if file_bytes.is_empty() {
         return Err(TraceError::Empty {
             path: path.to_path_buf(),
@@ -48,12 +68,12 @@ pub fn load_bytes(file_bytes: Vec<u8>, path: &Path) -> Result<Trace, TraceError>
     // The file's SHA-256 (its identity in the signature file) is a quarter of the work on an
     // uncompressed trace: it runs on a second core while this one decompresses and parses.
     let (sha256, parsed) = std::thread::scope(|scope| {
-        let hasher = scope.spawn(|| hex_sha256(&file_bytes));
-        let parsed = decompress_and_parse(&file_bytes, gzipped, path);
-        let sha256 = hasher.join().unwrap_or_else(|_| hex_sha256(&file_bytes));
+        let hasher = scope.spawn(|| hex_sha256(file_bytes));
+        let parsed = decompress_and_parse(file_bytes, gzipped, path);
+        let sha256 = hasher.join().unwrap_or_else(|_| hex_sha256(file_bytes));
         (sha256, parsed)
     });
-    drop(file_bytes);
+    drop(file);
     let (assembler, json_len) = parsed?;
     let platform = assembler.platform();
     let mut events = assembler.events;

@@ -14,6 +14,7 @@ pub mod event;
 mod event_scanner;
 pub mod link;
 mod load;
+mod mapped;
 mod raw;
 mod strings;
 
