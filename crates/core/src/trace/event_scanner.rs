@@ -135,13 +135,9 @@ impl<'a> Cursor<'a> {
     fn plain_string(&mut self) -> Option<&'a str> {
         self.expect(b'"')?;
         let start = self.at;
-        let bytes = self.bytes();
-        loop {
-            match *bytes.get(self.at)? {
-                b'"' => break,
-                b'\\' | 0..=0x1f => return None,
-                _ => self.at += 1,
-            }
+        self.at = string_stop(self.bytes(), self.at)?;
+        if self.peek()? != b'"' {
+            return None;
         }
         let text = self.text.get(start..self.at)?;
         self.at += 1;
@@ -160,7 +156,9 @@ impl<'a> Cursor<'a> {
     fn execution_id(&mut self) -> Option<Option<RawExecutionId<'a>>> {
         match self.peek()? {
             b'n' => self.literal("null").map(|()| None),
-            b'"' => Some(Some(RawExecutionId::Text(Cow::Borrowed(self.plain_string()?)))),
+            b'"' => Some(Some(RawExecutionId::Text(Cow::Borrowed(
+                self.plain_string()?,
+            )))),
             // serde_json reads a positive integer as u64, which must then fit an i64.
             _ => Some(Some(RawExecutionId::Number(self.integer()?.ok()?))),
         }
@@ -195,7 +193,10 @@ impl<'a> Cursor<'a> {
         }
         loop {
             let LenientInt(value) = self.lenient_int()?;
-            match (dims.get_mut(count), value.and_then(|v| u32::try_from(v).ok())) {
+            match (
+                dims.get_mut(count),
+                value.and_then(|v| u32::try_from(v).ok()),
+            ) {
                 (Some(slot), Some(v)) => *slot = v,
                 _ => valid = false,
             }
@@ -300,6 +301,7 @@ impl<'a> Cursor<'a> {
         self.expect(b'"')?;
         let bytes = self.bytes();
         loop {
+            self.at = string_stop(bytes, self.at)?;
             match *bytes.get(self.at)? {
                 b'"' => {
                     self.at += 1;
@@ -365,6 +367,31 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The offset of the first `"`, `\\` or control character in `bytes[at..]`, where a string's
+/// plain run of text ends. Eight bytes at a time: kernel names run to hundreds of bytes.
+fn string_stop(bytes: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH_BITS: u64 = ONES << 7;
+    // A byte of `word` is flagged when it is zero (the lowest flagged byte is exact: a borrow
+    // only runs towards higher bytes).
+    let zero_bytes = |word: u64| word.wrapping_sub(ONES) & !word & HIGH_BITS;
+    while let Some(Ok(chunk)) = bytes.get(at..at + 8).map(<[u8; 8]>::try_from) {
+        let word = u64::from_le_bytes(chunk);
+        let stops = zero_bytes(word ^ (ONES * u64::from(b'"')))
+            | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+            // below 0x20: the same borrow test, against 0x20 instead of 1.
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGH_BITS);
+        if stops != 0 {
+            return Some(at + (stops.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let rest = bytes.get(at..)?;
+    rest.iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|offset| at + offset)
+}
+
 #[cfg(test)]
 mod tests {
     use serde::de::DeserializeSeed;
@@ -400,7 +427,12 @@ mod tests {
                     ],
                     a.grid.0,
                     a.block.0,
-                    [a.input_dims, a.input_types, a.input_strides, a.concrete_inputs],
+                    [
+                        a.input_dims,
+                        a.input_types,
+                        a.input_strides,
+                        a.concrete_inputs
+                    ],
                 )
             )
         });
@@ -425,7 +457,8 @@ mod tests {
             .deserialize(&mut deserializer)
             .ok()?;
         let described = describe(&slot);
-        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
+        let mut stream =
+            serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
         stream.next()?.ok()?;
         Some((described, stream.byte_offset()))
     }
@@ -444,6 +477,25 @@ mod tests {
         r#"{"ph": "f", "id": 12, "pid": 0, "tid": 7, "ts": 1000, "cat": "ac2g", "name": "ac2g", "bp": "e", "args": {"anything": [1, 2, {"x": "y"}]}}"#,
         r#"{ "args" : { "correlation" : 3 } , "ph" : "X" , "cat" : null , "name" : null , "pid" : null , "tid" : "" , "ts" : -1.5e3 , "dur" : 0E0 }"#,
     ];
+
+    #[test]
+    fn a_string_stops_at_its_first_quote_backslash_or_control_character() {
+        let text = "0123456789abcdef\u{e9}\u{e9}0123456789";
+        for at in 0..24 {
+            for stop in [b'"', b'\\', b'\n', 0x1f, 0x00] {
+                let mut bytes = text.as_bytes().to_vec();
+                bytes[at] = stop;
+                for from in 0..=at {
+                    assert_eq!(string_stop(&bytes, from), Some(at), "{at} {stop} {from}");
+                }
+            }
+        }
+        // Bytes 0x20 and 0x80-0xff are plain text.
+        let plain = [
+            0x20u8, 0x21, 0x7f, 0x80, 0xc3, 0xa9, 0xff, 0x5b, 0x5d, 0x61, 0x20,
+        ];
+        assert_eq!(string_stop(&plain, 0), None);
+    }
 
     #[test]
     fn the_scanner_reads_what_serde_reads() {
