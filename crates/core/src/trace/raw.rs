@@ -167,7 +167,9 @@ impl<'de> Visitor<'de> for RawArgsSeed<'_, 'de> {
                 "Input Dims" => args.input_dims = Some(map.next_value::<&RawValue>()?.get()),
                 "Input type" => args.input_types = Some(map.next_value::<&RawValue>()?.get()),
                 "Input Strides" => args.input_strides = Some(map.next_value::<&RawValue>()?.get()),
-                "Concrete Inputs" => args.concrete_inputs = Some(map.next_value::<&RawValue>()?.get()),
+                "Concrete Inputs" => {
+                    args.concrete_inputs = Some(map.next_value::<&RawValue>()?.get())
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
