@@ -22,6 +22,16 @@ pub(super) fn with_capacity<T>(capacity: usize) -> Vec<T> {
     buffer
 }
 
+/// A buffer of `len` zero bytes, backed by huge pages where the kernel gives them. A large
+/// one comes zeroed from the kernel (`calloc`), so nothing writes the zeros.
+pub(super) fn zeroed(len: usize) -> Vec<u8> {
+    let buffer = vec![0u8; len];
+    if len >= HUGE_PAGE_MIN_BYTES {
+        advise_huge_pages(&buffer);
+    }
+    buffer
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge_pages<T>(buffer: &Vec<T>) {
     // Only whole huge pages inside the allocation are advised.

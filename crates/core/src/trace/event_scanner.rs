@@ -237,11 +237,29 @@ impl<'a> Cursor<'a> {
     /// that as absent). `None` for a number with a fraction or an exponent, or bad text.
     fn integer(&mut self) -> Option<Result<i64, ()>> {
         let start = self.at;
-        self.skip_number()?;
-        let text = self.text.get(start..self.at)?;
-        if text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+        let negative = self.peek()? == b'-';
+        if negative {
+            self.at += 1;
+        }
+        let digits_start = self.at;
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => self.skip_digits(),
+            _ => return None,
+        }
+        // A fraction or an exponent (a float to serde_json), or `01`: left to serde_json.
+        if let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') = self.peek() {
             return None;
         }
+        let digits = self.bytes().get(digits_start..self.at)?;
+        // Up to 18 digits fit an i64 whatever they are.
+        if digits.len() <= 18 {
+            let value = digits
+                .iter()
+                .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
+            return Some(Ok(if negative { -value } else { value }));
+        }
+        let text = self.text.get(start..self.at)?;
         match text.parse::<i64>() {
             Ok(value) => Some(Ok(value)),
             // Beyond i64: a positive one is a u64 or a float to serde_json, a negative one a

@@ -136,10 +136,8 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
         .map(|tail| u32::from_le_bytes(tail) as usize)
         .unwrap_or(0);
     let capacity = hinted.min(compressed.len().saturating_mul(1032));
-    let mut json = buffer::with_capacity(capacity);
-    MultiGzDecoder::new(compressed)
-        .read_to_end(&mut json)
-        .map_err(|error| match error.kind() {
+    inflate_into(MultiGzDecoder::new(compressed), buffer::zeroed(capacity)).map_err(|error| {
+        match error.kind() {
             std::io::ErrorKind::UnexpectedEof => TraceError::TruncatedGzip {
                 path: path.to_path_buf(),
             },
@@ -147,7 +145,28 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
                 path: path.to_path_buf(),
                 message: error.to_string(),
             },
-        })?;
+        }
+    })
+}
+
+/// Everything `reader` gives, read into `json` (zeroed, its length the expected size) and
+/// beyond if there is more, as `read_to_end` would; unlike `read_to_end` into spare
+/// capacity, this does not write zeros over the buffer first (the kernel gives fresh pages
+/// zeroed).
+fn inflate_into(mut reader: impl Read, mut json: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    let mut filled = 0;
+    while let Some(unfilled) = json.get_mut(filled..).filter(|rest| !rest.is_empty()) {
+        match reader.read(unfilled) {
+            Ok(0) => {
+                json.truncate(filled);
+                return Ok(json);
+            }
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    reader.read_to_end(&mut json)?;
     Ok(json)
 }
 
