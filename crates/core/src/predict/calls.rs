@@ -27,7 +27,14 @@ pub enum CallKind {
 /// The kind of the call named `name` (CUDA runtime, CUDA driver or HIP spelling).
 pub fn call_kind(name: &str) -> CallKind {
     // Versioned driver entry points (`cuStreamSynchronize_v2`...) share the base name.
-    let base = name.split("_v").next().unwrap_or(name);
+    // (By bytes: `split("_v")` builds a substring searcher per call, and this runs for
+    // every API call of a trace.)
+    let base = name
+        .as_bytes()
+        .windows(2)
+        .position(|pair| pair == b"_v")
+        .and_then(|at| name.get(..at))
+        .unwrap_or(name);
     match base {
         "cudaDeviceSynchronize"
         | "cuCtxSynchronize"

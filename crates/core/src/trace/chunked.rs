@@ -19,6 +19,7 @@ use serde::de::{DeserializeSeed, Deserializer};
 use serde::Deserialize;
 
 use super::assemble::TraceAssembler;
+use super::event_scanner::scan_event;
 use super::load::{finish_metadata, parse_document, ParsePosition};
 use super::raw::{RawEvent, RawEventSeed};
 
@@ -44,7 +45,10 @@ fn parse_in<'p>(text: &str, path: &'p Path, chunks: usize) -> Option<TraceAssemb
     parse_in_cuts(text, path, &find_cuts(text.as_bytes(), chunks))
 }
 
-/// The chunks that start at `cuts` (increasing offsets of a `{`) parsed on one thread each.
+/// The document cut at `cuts` (increasing offsets of a `{`): the top of the document up to
+/// the first cut (the root object's other keys and the first events), then one chunk of
+/// events from each cut to the next. This thread reads the top and then the first chunk of
+/// events into the same assembler; every later chunk is read on its own thread.
 fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<TraceAssembler<'p>> {
     let first_cut = *cuts.first()?;
 
@@ -53,12 +57,18 @@ fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<Trace
         let workers: Vec<_> = cuts
             .iter()
             .enumerate()
+            .skip(1)
             .map(|(at, &start)| {
                 let end = cuts.get(at + 1).copied();
                 scope.spawn(move || parse_chunk(text, start, end, path))
             })
             .collect();
-        let first = parse_first_chunk(text, first_cut, path, &mut harness_pytorch_version);
+        let first = parse_first_chunk(text, first_cut, path, &mut harness_pytorch_version)
+            .and_then(|(mut assembler, position)| {
+                let end = cuts.get(1).copied();
+                let array_end = parse_events(&mut assembler, text, first_cut, end)?;
+                Some((assembler, position, array_end))
+            });
         let later: Vec<_> = workers
             .into_iter()
             .map(|worker| worker.join().ok().flatten())
@@ -66,8 +76,7 @@ fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<Trace
         (first, later)
     });
 
-    let (mut assembler, mut position) = first?;
-    let mut array_end = None;
+    let (mut assembler, mut position, mut array_end) = first?;
     for chunk in later {
         let (chunk, end) = chunk?;
         assembler.append(chunk).ok()?;
@@ -121,18 +130,37 @@ fn is_json_whitespace_byte(b: u8) -> bool {
 /// How far past each chunk's nominal start a cut is looked for: a few hundred events.
 const CUT_WINDOW_BYTES: usize = 64 << 10;
 
-/// Up to `chunks - 1` increasing offsets of a `{` that may open an entry of `traceEvents`,
-/// one near each `len * i / chunks`.
+/// Where the document is cut for `chunks` chunks of events: first just after the start of
+/// `traceEvents` (so that the top of the document, read by the root visitor, is short), then
+/// up to `chunks - 1` increasing offsets that share out the rest, one near each
+/// `start + rest * i / chunks`. Each is the offset of a `{` that may open an entry of
+/// `traceEvents`; the parse proves it.
 fn find_cuts(bytes: &[u8], chunks: usize) -> Vec<usize> {
-    let mut cuts: Vec<usize> = Vec::with_capacity(chunks.saturating_sub(1));
+    let Some(events_key) = find_bytes(bytes, b"\"traceEvents\"") else {
+        return Vec::new();
+    };
+    let window_end = bytes.len().min(events_key + CUT_WINDOW_BYTES);
+    let Some(first) = least_indented_cut(bytes, events_key, window_end) else {
+        return Vec::new();
+    };
+    let mut cuts: Vec<usize> = Vec::with_capacity(chunks);
+    cuts.push(first);
+    let rest = bytes.len() - first;
     for i in 1..chunks {
-        let from = (bytes.len() / chunks * i).max(cuts.last().map_or(0, |&c| c + 1));
-        let to = (bytes.len() / chunks * (i + 1)).min(bytes.len());
+        let from = (first + rest / chunks * i).max(cuts.last().map_or(0, |&c| c + 1));
+        let to = (first + rest / chunks * (i + 1)).min(bytes.len());
         if let Some(cut) = least_indented_cut(bytes, from, to.min(from + CUT_WINDOW_BYTES)) {
             cuts.push(cut);
         }
     }
     cuts
+}
+
+/// The offset of the first `needle` in `haystack`.
+fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }
 
 /// Of the candidate cuts in `bytes[from..to]`, the first of the least indented: profilers
@@ -231,15 +259,35 @@ fn parse_chunk<'p>(
     end: Option<usize>,
     path: &'p Path,
 ) -> Option<(TraceAssembler<'p>, Option<usize>)> {
-    let bytes = text.as_bytes();
     let mut assembler = TraceAssembler::new(path, end.unwrap_or(text.len()).saturating_sub(start));
+    let array_end = parse_events(&mut assembler, text, start, end)?;
+    Some((assembler, array_end))
+}
+
+/// [`parse_chunk`]'s events pushed onto `assembler`; the offset after the array's `]` when
+/// `end` is `None`. Each event is read by [`scan_event`], or by serde_json where the scanner
+/// leaves it.
+fn parse_events(
+    assembler: &mut TraceAssembler<'_>,
+    text: &str,
+    start: usize,
+    end: Option<usize>,
+) -> Option<Option<usize>> {
+    let bytes = text.as_bytes();
     let mut at = start;
     let mut index = 0;
     loop {
-        let mut events =
-            serde_json::Deserializer::from_str(text.get(at..)?).into_iter::<OneEvent>();
-        let OneEvent(event) = events.next()?.ok()?;
-        at += events.byte_offset();
+        let mut event = RawEvent::default();
+        match scan_event(text, at, &mut event) {
+            Some(next) => at = next,
+            None => {
+                let mut events =
+                    serde_json::Deserializer::from_str(text.get(at..)?).into_iter::<OneEvent>();
+                let OneEvent(parsed) = events.next()?.ok()?;
+                event = parsed;
+                at += events.byte_offset();
+            }
+        }
         assembler.push(index, &event).ok()?;
         index += 1;
         while bytes.get(at).copied().is_some_and(is_json_whitespace_byte) {
@@ -247,14 +295,14 @@ fn parse_chunk<'p>(
         }
         match bytes.get(at) {
             Some(b',') => at += 1,
-            Some(b']') if end.is_none() => return Some((assembler, Some(at + 1))),
+            Some(b']') if end.is_none() => return Some(Some(at + 1)),
             _ => return None,
         }
         while bytes.get(at).copied().is_some_and(is_json_whitespace_byte) {
             at += 1;
         }
         match end {
-            Some(end) if at == end => return Some((assembler, None)),
+            Some(end) if at == end => return Some(None),
             Some(end) if at > end => return None,
             _ => {}
         }

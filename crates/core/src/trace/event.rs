@@ -227,6 +227,14 @@ impl Event {
 /// decimal are rounded. Exponent notation, which no profiler writes, goes through `f64`.
 /// Returns `None` for text that is not a number, or a time beyond ±292 years.
 pub fn micros_text_to_nanos(text: &str) -> Option<Nanos> {
+    // Most timestamps are unsigned integers: read those in one pass (18 digits at most fit
+    // an i64; the product with 1000 is checked, as below).
+    if (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+        let micros = text
+            .bytes()
+            .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
+        return micros.checked_mul(1000);
+    }
     let text = text.trim();
     if text.contains(['e', 'E']) {
         return micros_to_nanos_float(text.parse::<f64>().ok()?);

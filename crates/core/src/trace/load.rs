@@ -15,6 +15,7 @@ use super::buffer;
 use super::chunked;
 use super::contents::{SourceFile, Trace};
 use super::error::TraceError;
+use super::mapped::{self, MappedFile};
 use super::raw::{LenientInt, RawEvent, RawEventSeed, RawHarnessMetadata};
 
 /// The two bytes every gzip member starts with. Detection goes by content, not by the
@@ -29,6 +30,15 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
         source,
     };
     let mut file = std::fs::File::open(path).map_err(io_error)?;
+    let metadata = file.metadata().ok();
+    let mappable = metadata
+        .as_ref()
+        .is_some_and(|m| m.is_file() && m.len() >= mapped::MIN_MAPPED_BYTES);
+    if mappable {
+        if let Some(mapped) = metadata.and_then(|m| MappedFile::map(&file, m.len())) {
+            return load_from(mapped, path);
+        }
+    }
     // The size is a hint (the file may change while read): read_to_end takes what is there.
     let size_hint = file.metadata().map_or(0, |m| m.len() as usize);
     let mut bytes = buffer::with_capacity(size_hint);
@@ -38,6 +48,16 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
 
 /// Reads a Kineto trace from the bytes of a file; `path` is used for messages only.
 pub fn load_bytes(file_bytes: Vec<u8>, path: &Path) -> Result<Trace, TraceError> {
+    load_from(file_bytes, path)
+}
+
+/// Reads a Kineto trace from the bytes of a file (read or mapped), released as soon as they
+/// are parsed.
+fn load_from<B>(file: B, path: &Path) -> Result<Trace, TraceError>
+where
+    B: std::ops::Deref<Target = [u8]> + Sync,
+{
+    let file_bytes: &[u8] = &file;
     if file_bytes.is_empty() {
         return Err(TraceError::Empty {
             path: path.to_path_buf(),
@@ -48,12 +68,12 @@ pub fn load_bytes(file_bytes: Vec<u8>, path: &Path) -> Result<Trace, TraceError>
     // The file's SHA-256 (its identity in the signature file) is a quarter of the work on an
     // uncompressed trace: it runs on a second core while this one decompresses and parses.
     let (sha256, parsed) = std::thread::scope(|scope| {
-        let hasher = scope.spawn(|| hex_sha256(&file_bytes));
-        let parsed = decompress_and_parse(&file_bytes, gzipped, path);
-        let sha256 = hasher.join().unwrap_or_else(|_| hex_sha256(&file_bytes));
+        let hasher = scope.spawn(|| hex_sha256(file_bytes));
+        let parsed = decompress_and_parse(file_bytes, gzipped, path);
+        let sha256 = hasher.join().unwrap_or_else(|_| hex_sha256(file_bytes));
         (sha256, parsed)
     });
-    drop(file_bytes);
+    drop(file);
     let (assembler, json_len) = parsed?;
     let platform = assembler.platform();
     let mut events = assembler.events;
@@ -116,10 +136,8 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
         .map(|tail| u32::from_le_bytes(tail) as usize)
         .unwrap_or(0);
     let capacity = hinted.min(compressed.len().saturating_mul(1032));
-    let mut json = buffer::with_capacity(capacity);
-    MultiGzDecoder::new(compressed)
-        .read_to_end(&mut json)
-        .map_err(|error| match error.kind() {
+    inflate_into(MultiGzDecoder::new(compressed), buffer::zeroed(capacity)).map_err(|error| {
+        match error.kind() {
             std::io::ErrorKind::UnexpectedEof => TraceError::TruncatedGzip {
                 path: path.to_path_buf(),
             },
@@ -127,7 +145,28 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
                 path: path.to_path_buf(),
                 message: error.to_string(),
             },
-        })?;
+        }
+    })
+}
+
+/// Everything `reader` gives, read into `json` (zeroed, its length the expected size) and
+/// beyond if there is more, as `read_to_end` would; unlike `read_to_end` into spare
+/// capacity, this does not write zeros over the buffer first (the kernel gives fresh pages
+/// zeroed).
+fn inflate_into(mut reader: impl Read, mut json: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    let mut filled = 0;
+    while let Some(unfilled) = json.get_mut(filled..).filter(|rest| !rest.is_empty()) {
+        match reader.read(unfilled) {
+            Ok(0) => {
+                json.truncate(filled);
+                return Ok(json);
+            }
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    reader.read_to_end(&mut json)?;
     Ok(json)
 }
 

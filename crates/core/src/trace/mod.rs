@@ -11,8 +11,10 @@ mod chunked;
 mod contents;
 mod error;
 pub mod event;
+mod event_scanner;
 pub mod link;
 mod load;
+mod mapped;
 mod raw;
 mod strings;
 

@@ -26,16 +26,17 @@ pub struct RawEvent<'a> {
     pub name: Option<Cow<'a, str>>,
     pub pid: Option<RawExecutionId<'a>>,
     pub tid: Option<RawExecutionId<'a>>,
-    /// Kept as number text: see [`crate::trace::event::micros_text_to_nanos`].
-    pub ts: Option<&'a RawValue>,
-    pub dur: Option<&'a RawValue>,
+    /// Kept as the value's JSON text (a number, as written): see
+    /// [`crate::trace::event::micros_text_to_nanos`].
+    pub ts: Option<&'a str>,
+    pub dur: Option<&'a str>,
     pub args: Option<RawArgs<'a>>,
 }
 
 impl RawEvent<'_> {
     /// Whether this event's `args` can matter, judging from the keys seen so far. Kineto
     /// writes `ph`, `cat` and `name` before `args`; when it does not, args are parsed.
-    fn wants_args(&self) -> bool {
+    pub(super) fn wants_args(&self) -> bool {
         if matches!(self.ph.as_deref(), Some("s" | "f" | "t" | "M" | "i" | "C")) {
             return false;
         }
@@ -79,8 +80,8 @@ impl<'de> Visitor<'de> for RawEventSeed<'_, 'de> {
                 "name" => slot.name = map.next_value::<Option<JsonText<'de>>>()?.map(|t| t.0),
                 "pid" => slot.pid = map.next_value()?,
                 "tid" => slot.tid = map.next_value()?,
-                "ts" => slot.ts = Some(map.next_value()?),
-                "dur" => slot.dur = Some(map.next_value()?),
+                "ts" => slot.ts = Some(map.next_value::<&RawValue>()?.get()),
+                "dur" => slot.dur = Some(map.next_value::<&RawValue>()?.get()),
                 "args" if slot.wants_args() => {
                     let args = slot.args.get_or_insert_with(RawArgs::default);
                     map.next_value_seed(RawArgsSeed { args })?;
@@ -116,10 +117,11 @@ pub struct RawArgs<'a> {
     /// the correlation id of its `cudaEventRecord` (-1 where unknown).
     pub wait_on_stream: LenientInt,
     pub wait_on_event_record: LenientInt,
-    pub input_dims: Option<&'a RawValue>,
-    pub input_types: Option<&'a RawValue>,
-    pub input_strides: Option<&'a RawValue>,
-    pub concrete_inputs: Option<&'a RawValue>,
+    /// The recorded inputs, each as its value's JSON text.
+    pub input_dims: Option<&'a str>,
+    pub input_types: Option<&'a str>,
+    pub input_strides: Option<&'a str>,
+    pub concrete_inputs: Option<&'a str>,
 }
 
 struct RawArgsSeed<'s, 'a> {
@@ -162,10 +164,12 @@ impl<'de> Visitor<'de> for RawArgsSeed<'_, 'de> {
                 "wait_on_cuda_event_record_corr_id" => {
                     args.wait_on_event_record = map.next_value()?
                 }
-                "Input Dims" => args.input_dims = Some(map.next_value()?),
-                "Input type" => args.input_types = Some(map.next_value()?),
-                "Input Strides" => args.input_strides = Some(map.next_value()?),
-                "Concrete Inputs" => args.concrete_inputs = Some(map.next_value()?),
+                "Input Dims" => args.input_dims = Some(map.next_value::<&RawValue>()?.get()),
+                "Input type" => args.input_types = Some(map.next_value::<&RawValue>()?.get()),
+                "Input Strides" => args.input_strides = Some(map.next_value::<&RawValue>()?.get()),
+                "Concrete Inputs" => {
+                    args.concrete_inputs = Some(map.next_value::<&RawValue>()?.get())
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }

@@ -30,8 +30,8 @@ use crate::trace::link;
 use crate::trace::{ExecutionId, Trace};
 
 use super::error::PredictError;
-use super::skeleton::Skeleton;
-use super::steps::step_windows;
+use super::skeleton::{Skeleton, StepSkeleton};
+use super::steps::{step_windows, StepWindow};
 
 pub(super) type ThreadKey = (ExecutionId, ExecutionId);
 pub(super) type StreamKey = (ExecutionId, ExecutionId);
@@ -52,7 +52,23 @@ pub fn skeleton(trace: &Trace) -> Result<Skeleton, PredictError> {
     Ok(Skeleton {
         source,
         signature_ids: ids.ids().to_vec(),
-        steps: windows.iter().map(|w| context.step(w)).collect(),
+        steps: build_steps(&context, &windows),
+    })
+}
+
+/// The skeleton of each window, in order: the later half of the windows built on a second
+/// core (each step reads the shared context only).
+fn build_steps(context: &TraceContext<'_>, windows: &[StepWindow]) -> Vec<StepSkeleton> {
+    let build = |windows: &[StepWindow]| windows.iter().map(|w| context.step(w)).collect();
+    if windows.len() < 2 {
+        return build(windows);
+    }
+    let (first, second) = windows.split_at(windows.len() / 2);
+    std::thread::scope(|scope| {
+        let later = scope.spawn(|| build(second));
+        let mut steps: Vec<StepSkeleton> = build(first);
+        steps.extend(later.join().unwrap_or_else(|_| build(second)));
+        steps
     })
 }
 
