@@ -99,6 +99,6 @@ mod tests {
             );
             compared += 1;
         }
-        assert_eq!(compared, 8);
+        assert_eq!(compared, 9);
     }
 }
