@@ -105,7 +105,7 @@ pub fn load(path: &Path) -> Result<Vec<Measured>, ScanError> {
             })
         };
         let time_ms = float(8)?;
-        if !(time_ms > 0.0) {
+        if time_ms.is_nan() || time_ms <= 0.0 {
             return Err(bad(format!(
                 "row {}: an ok row with time_ms_median {time_ms}",
                 line + 2
