@@ -7,6 +7,13 @@
 //! another path of equal score (a tie within float32 rounding) is not called wrong. The
 //! Entropy gradient is checked against [`reference::entropy_gradient`] within 1e-3 of its
 //! largest magnitude (its entries are not bounded by 1 as marginals are).
+//!
+//! A float32 backend that keeps the seed's absolute log-space rows (the `torch` baseline) has a
+//! rounding floor on long sequences: a marginal is `exp(β + θ + α − log Z)` of terms as large as
+//! |log Z| (thousands at T = 1024), each rounded to about `ε₃₂·|log Z|`, so its relative error
+//! cannot be below a few `ε₃₂·|log Z|`. The Log gradient tolerance is therefore
+//! `1e-3 + 4·ε₃₂·max|log Z|` (1e-3 on short sequences; 2.5e-3 at T = 1024, K = 24, C = 12 on
+//! the seed's inputs, whose log Z is about 3100) — a wrong kernel misses by far more, a faithful float32 one does not.
 
 use crate::suites::scan::{reference, Phase, ScanOutput, ScanProblem, Semiring};
 
@@ -76,9 +83,10 @@ pub fn check_output(
                     (0, 0.0),
                     |a, b| if b.1 > a.1 || b.1.is_nan() { b } else { a },
                 );
-            if !within(worst.1, GRAD_ATOL) {
+            let tolerance = log_gradient_tolerance(&expected);
+            if !within(worst.1, tolerance) {
                 return Err(format!(
-                    "edge marginal {} off by {} from the float64 reference",
+                    "edge marginal {} off by {} from the float64 reference (tolerance {tolerance:.2e})",
                     worst.0, worst.1
                 ));
             }
@@ -105,6 +113,13 @@ pub fn check_output(
         }
     }
     Ok(CheckOutcome::Passed { grad_checked: true })
+}
+
+/// The Log gradient tolerance for values `log_z`: [`GRAD_ATOL`] plus float32's rounding floor
+/// at the size of log Z (see the module's comment).
+pub fn log_gradient_tolerance(log_z: &[f64]) -> f64 {
+    let largest = log_z.iter().fold(0.0f64, |m, z| m.max(z.abs()));
+    GRAD_ATOL + 4.0 * f64::from(f32::EPSILON) * largest
 }
 
 /// `difference <= tolerance`, false for a NaN difference (a NaN result is wrong).
@@ -151,6 +166,17 @@ mod tests {
             labels: 1,
         };
         ScanProblem::new(dims, edge, None).unwrap()
+    }
+
+    #[test]
+    fn the_log_gradient_tolerance_grows_with_log_z_only_by_float32_rounding() {
+        assert_eq!(
+            log_gradient_tolerance(&[2.0, -3.0]),
+            GRAD_ATOL + 12.0 * f64::from(f32::EPSILON)
+        );
+        // log Z of 3000 (T = 1024 on the seed's inputs): 1e-3 + 4 · 1.19e-7 · 3000.
+        let t = log_gradient_tolerance(&[3000.0]);
+        assert!((t - 2.43e-3).abs() < 1e-5, "{t}");
     }
 
     #[test]
