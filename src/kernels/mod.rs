@@ -27,6 +27,25 @@ mod generated {
 
 pub use generated::{MODULES, NVCC_USED, PTX_ARCH, SASS_ARCHS, UNAVAILABLE_REASON};
 
+/// Every kernel the Rust side launches, by the `cuda/NAME.cu` module that defines it; the
+/// tests hold the build to it (each module embedded, each kernel in it).
+pub const REGISTERED: &[(&str, &[&str])] = &[
+    // Cold-cache flushing between timed samples (`device::cache_flush`).
+    ("l2_flush", &["l2_flush"]),
+    // The semiring-scan suite's `cuda` backend (`suites::scan::cuda_backend`).
+    (
+        "semiring_scan",
+        &[
+            "scan_forward_log",
+            "scan_forward_max",
+            "scan_forward_entropy",
+            "scan_backward_log",
+            "scan_backward_max",
+            "scan_backward_entropy",
+        ],
+    ),
+];
+
 /// The module that defines `kernel`, or why it cannot be had in this build.
 pub fn module_for(kernel: &str) -> Result<&'static EmbeddedModule> {
     if let Some(reason) = UNAVAILABLE_REASON {
@@ -99,6 +118,22 @@ mod tests {
             }
             assert!(names.contains(&"sm_80".to_string()) && names.contains(&"sm_90".to_string()));
         }
+    }
+
+    #[test]
+    fn every_registered_kernel_is_embedded_in_its_module() {
+        for (module, kernels) in REGISTERED {
+            for kernel in *kernels {
+                let found = module_for(kernel).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(found.name, *module, "{kernel}");
+            }
+        }
+        let registered: usize = REGISTERED.iter().map(|(_, k)| k.len()).sum();
+        let embedded: usize = MODULES.iter().map(|m| m.kernels.len()).sum();
+        assert_eq!(
+            registered, embedded,
+            "a cuda/*.cu kernel is missing from REGISTERED"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod counterparts;
 mod model;
+mod scan;
 mod tiers;
 
 use serde::Serialize;
@@ -65,9 +66,22 @@ pub fn model_check(name: &str, result: Result<String, String>) -> Check {
 
 /// Every check for `device`.
 pub fn run(device: &Device) -> Vec<Check> {
+    use crate::suites::scan::cpu_backend::CpuBackend;
+    use crate::suites::scan::cuda_backend::CudaBackend;
     match device {
-        Device::Cpu(_) => tiers::cpu_checks(),
-        Device::Cuda(dev) => tiers::cuda_checks(dev),
+        Device::Cpu(_) => {
+            let mut checks = tiers::cpu_checks();
+            checks.extend(scan::scan_checks(&CpuBackend::default()));
+            checks
+        }
+        Device::Cuda(dev) => {
+            let mut checks = tiers::cuda_checks(dev);
+            match CudaBackend::new(dev) {
+                Ok(backend) => checks.extend(scan::scan_checks(&backend)),
+                Err(e) => checks.push(check(0, "cuda scan kernel", Err(e.to_string()))),
+            }
+            checks
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::cpu::CpuScan;
 use super::cpu_backend::CpuBackend;
+use super::cuda_backend::CudaBackend;
 use super::torch_backend::TorchBackend;
 use super::{ScanBackend, ScanError};
 use crate::device::Device;
@@ -14,6 +15,13 @@ pub fn open_backend(name: &str, device: &Device) -> Result<Box<dyn ScanBackend>,
     match name.trim().to_ascii_lowercase().as_str() {
         "cpu" => Ok(Box::new(CpuBackend::new(CpuScan::default()))),
         "torch" => Ok(Box::new(TorchBackend::new(device))),
+        "cuda" => match device {
+            Device::Cuda(gpu) => Ok(Box::new(CudaBackend::new(gpu)?)),
+            Device::Cpu(_) => Err(ScanError::InvalidInput(
+                "the cuda backend runs replay's kernel on a GPU: give --device cuda (or cuda:N)"
+                    .into(),
+            )),
+        },
         other => Err(ScanError::InvalidInput(format!(
             "unknown or unavailable scan backend '{other}' (known: {})",
             BACKEND_NAMES.join(", ")

@@ -13,6 +13,7 @@ pub mod backends;
 pub mod bench;
 pub mod cpu;
 pub mod cpu_backend;
+pub mod cuda_backend;
 pub mod enumeration;
 pub mod error;
 pub mod exp_approx;

@@ -27,6 +27,9 @@ pub(super) struct Reverse {
     /// Log: per source label, the running max and sum of the outside logsumexp.
     row_max: Vec<f32>,
     row_sum: Vec<f32>,
+    /// Log: the terms of one outside step, `[d][c][c']`, and per source label exp(max + beta).
+    terms: Vec<f32>,
+    factor: Vec<f32>,
 }
 
 /// A sequence's saved rows for Log and Max: `len` rows of C float32 residuals and their
@@ -57,6 +60,7 @@ pub(super) fn log_backward(
     r.adjoint[(len - 1) * c_n..].fill((base[len - 1] - log_z) as f32);
     r.row_max.resize(c_n, 0.0);
     r.row_sum.resize(c_n, 0.0);
+    r.factor.resize(c_n, 0.0);
     for m in (0..len - 1).rev() {
         let beta = &rows.beta[m * c_n..(m + 1) * c_n];
         let (outside_later, outside_here) = {
@@ -65,33 +69,40 @@ pub(super) fn log_backward(
         };
         r.row_max.fill(f32::NEG_INFINITY);
         let durations = d.max_duration().min(len - 1 - m);
-        // Pass 1: the running max per source label of w = edge + rel[m+d, c] + shift.
+        let width = c_n * c_n;
+        r.terms.resize(durations * width, 0.0);
+        // Pass 1: every w = edge + rel[m+d, c] + shift, kept, and its max per source label.
         for dur in 1..=durations {
             let block = (m * stride) + d.slice_of(dur) * c_n * c_n;
             let shift = (base[m] - base[m + dur]) as f32;
             let later = &outside_later[(dur - 1) * c_n..dur * c_n];
+            let terms = &mut r.terms[(dur - 1) * width..dur * width];
             for (c, &o) in later.iter().enumerate() {
                 let row = &edge[block + c * c_n..][..c_n];
-                for (mx, &e) in r.row_max.iter_mut().zip(row) {
-                    let w = e + o + shift;
-                    *mx = if w > *mx { w } else { *mx };
+                let out = &mut terms[c * c_n..(c + 1) * c_n];
+                for ((w, mx), &e) in out.iter_mut().zip(r.row_max.iter_mut()).zip(row) {
+                    *w = e + o + shift;
+                    *mx = if *w > *mx { *w } else { *mx };
                 }
             }
         }
-        // Pass 2: marginals and the sums of the outside logsumexp.
+        // Pass 2: one exp per term serves both the outside sum and the marginal:
+        // exp(w + beta) = exp(w − max) · exp(max + beta), the second factor once per label.
+        for ((f, &mx), &b) in r.factor.iter_mut().zip(&r.row_max).zip(beta) {
+            *f = exp_approx(mx + b);
+        }
         r.row_sum.fill(0.0);
         for dur in 1..=durations {
             let block = (m * stride) + d.slice_of(dur) * c_n * c_n;
-            let shift = (base[m] - base[m + dur]) as f32;
-            let later = &outside_later[(dur - 1) * c_n..dur * c_n];
-            for (c, &o) in later.iter().enumerate() {
-                let row = &edge[block + c * c_n..][..c_n];
+            let terms = &r.terms[(dur - 1) * width..dur * width];
+            for c in 0..c_n {
+                let w = &terms[c * c_n..(c + 1) * c_n];
                 let g = &mut grad[block + c * c_n..][..c_n];
                 let sums = r.row_sum.iter_mut().zip(&r.row_max);
-                for (((g, &e), (sum, &mx)), &b) in g.iter_mut().zip(row).zip(sums).zip(beta) {
-                    let w = e + o + shift;
-                    *sum += exp_approx(w - mx);
-                    *g = exp_approx(w + b);
+                for (((g, &w), (sum, &mx)), &f) in g.iter_mut().zip(w).zip(sums).zip(&r.factor) {
+                    let ew = exp_approx(w - mx);
+                    *sum += ew;
+                    *g = ew * f;
                 }
             }
         }

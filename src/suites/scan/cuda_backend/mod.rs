@@ -1,0 +1,349 @@
+//! The `cuda` backend: replay's own kernel, `cuda/semiring_scan.cu`, embedded by build.rs and
+//! loaded by name through [`crate::kernels`], behind the [`ScanBackend`] interface.
+//!
+//! Inputs are copied to the GPU once in [`ScanBackend::prepare`]; every call then runs on the
+//! device's replay stream, timed by CUDA events around the timed part ([`EventPair`]), after a
+//! synchronisation so nothing queued before counts. [`Phase::Backward`] runs the saving
+//! forward untimed, waits for it, then times the backward (the gradient zeroed and written);
+//! [`Phase::Both`] times the two.
+//!
+//! Memory is what this backend allocated, counted exactly ([`buffers::MemoryTally`]).
+
+pub mod buffers;
+pub mod launch;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{PushKernelArg, ValidAsZeroBits};
+
+use self::buffers::{driver_error, slice_bytes, zeros, BackwardBuffers, MemoryTally};
+use self::launch::{check_fits, kernel_name, launch_shape, Pass, DEFAULT_SHARED_BYTES};
+use super::{
+    MemoryPeak, Phase, PreparedScan, ScanBackend, ScanDims, ScanError, ScanOutput, ScanProblem,
+    Semiring,
+};
+use crate::device::CudaDevice;
+use crate::kernels::KernelCache;
+use crate::measure::cuda_timing::EventPair;
+
+/// The kernel on one opened GPU.
+pub struct CudaBackend {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernels: Arc<KernelCache>,
+    /// The most dynamic shared memory a block may opt into on this GPU.
+    shared_limit: u32,
+}
+
+impl CudaBackend {
+    pub fn new(device: &CudaDevice) -> Result<CudaBackend, ScanError> {
+        let limit = device
+            .context
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(driver_error("cuDeviceGetAttribute"))?;
+        Ok(CudaBackend {
+            context: device.context.clone(),
+            stream: device.stream.clone(),
+            kernels: Arc::new(KernelCache::default()),
+            shared_limit: (limit.max(0) as u32).max(DEFAULT_SHARED_BYTES),
+        })
+    }
+
+    /// The kernel of `pass` in `semiring`, allowed the shared memory `shared_bytes` needs.
+    fn function(
+        &self,
+        pass: Pass,
+        semiring: Semiring,
+        shared_bytes: u32,
+    ) -> Result<CudaFunction, ScanError> {
+        let function = self
+            .kernels
+            .function(&self.context, kernel_name(pass, semiring))
+            .map_err(|e| match e {
+                // Built without nvcc: the kernel does not exist in this binary.
+                crate::error::Error::KernelUnavailable(..) => {
+                    ScanError::NotImplemented(e.to_string())
+                }
+                other => ScanError::Backend(other.to_string()),
+            })?;
+        if shared_bytes > DEFAULT_SHARED_BYTES {
+            function
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_bytes as i32,
+                )
+                .map_err(driver_error("cuFuncSetAttribute"))?;
+        }
+        Ok(function)
+    }
+}
+
+impl ScanBackend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn prepare<'p>(
+        &self,
+        problem: &ScanProblem<'p>,
+        semiring: Semiring,
+    ) -> Result<Box<dyn PreparedScan + 'p>, ScanError> {
+        let dims = problem.dims;
+        let forward_shape = launch_shape(Pass::Forward, semiring, dims);
+        let backward_shape = launch_shape(Pass::Backward, semiring, dims);
+        check_fits(forward_shape, dims, self.shared_limit)?;
+        check_fits(backward_shape, dims, self.shared_limit)?;
+        self.context
+            .bind_to_thread()
+            .map_err(driver_error("cuCtxSetCurrent"))?;
+        let forward = self.function(Pass::Forward, semiring, forward_shape.shared_bytes)?;
+        let backward = self.function(Pass::Backward, semiring, backward_shape.shared_bytes)?;
+        let stream = self.stream.clone();
+        let lengths: Vec<i32> = problem.lengths.iter().map(|&l| l as i32).collect();
+        let edge = stream
+            .clone_htod(problem.edge)
+            .map_err(driver_error("cuMemcpyHtoD"))?;
+        let lengths = stream
+            .clone_htod(&lengths)
+            .map_err(driver_error("cuMemcpyHtoD"))?;
+        let values = zeros::<f64>(&stream, dims.batch)?;
+        let unused_x = zeros::<f32>(&stream, 1)?;
+        let unused_base = zeros::<f64>(&stream, 1)?;
+        let inputs = slice_bytes(&edge)
+            + slice_bytes(&lengths)
+            + slice_bytes(&values)
+            + slice_bytes(&unused_x)
+            + slice_bytes(&unused_base);
+        let events =
+            EventPair::new(&self.context).map_err(|e| ScanError::Backend(e.to_string()))?;
+        Ok(Box::new(PreparedCudaScan {
+            dims,
+            semiring,
+            stream,
+            forward: (forward, forward_shape),
+            backward: (backward, backward_shape),
+            edge,
+            lengths,
+            values,
+            unused_x,
+            unused_base,
+            saved: None,
+            events,
+            memory: MemoryTally::new(inputs),
+        }))
+    }
+}
+
+/// The problem's inputs copied to the device, so nothing of the caller's is borrowed.
+struct PreparedCudaScan {
+    dims: ScanDims,
+    semiring: Semiring,
+    stream: Arc<CudaStream>,
+    forward: (CudaFunction, launch::LaunchShape),
+    backward: (CudaFunction, launch::LaunchShape),
+    edge: CudaSlice<f32>,
+    lengths: CudaSlice<i32>,
+    /// One float64 per sequence: log Z, the Viterbi score or H.
+    values: CudaSlice<f64>,
+    /// What the forward's save pointers get when it does not save.
+    unused_x: CudaSlice<f32>,
+    unused_base: CudaSlice<f64>,
+    /// Allocated by the first call that needs them, then kept.
+    saved: Option<BackwardBuffers>,
+    events: EventPair,
+    memory: MemoryTally,
+}
+
+fn config(shape: launch::LaunchShape) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (shape.blocks, 1, 1),
+        block_dim: (shape.threads, 1, 1),
+        shared_mem_bytes: shape.shared_bytes,
+    }
+}
+
+fn zeroed_again<T: cudarc::driver::DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    slice: &mut CudaSlice<T>,
+) -> Result<(), ScanError> {
+    stream
+        .memset_zeros(slice)
+        .map_err(driver_error("cuMemsetD8Async"))
+}
+
+impl PreparedCudaScan {
+    fn backward_buffers(&mut self) -> Result<(), ScanError> {
+        if self.saved.is_some() {
+            return Ok(());
+        }
+        let d = self.dims;
+        let rows = d.batch * d.positions;
+        let pairs = self.semiring == Semiring::Entropy;
+        let buffers = BackwardBuffers {
+            saved_x: zeros(&self.stream, rows * d.labels)?,
+            saved_base_x: zeros(&self.stream, rows)?,
+            saved_h: zeros(&self.stream, if pairs { rows * d.labels } else { 1 })?,
+            saved_base_h: zeros(&self.stream, if pairs { rows } else { 1 })?,
+            grad: zeros(&self.stream, d.edge_len())?,
+        };
+        self.memory.hold_backward(buffers.bytes());
+        self.saved = Some(buffers);
+        Ok(())
+    }
+
+    /// Queues the forward; `save` keeps every row for the backward.
+    fn launch_forward(&mut self, save: bool) -> Result<(), ScanError> {
+        if save {
+            self.backward_buffers()?;
+        }
+        let d = self.dims;
+        let (t, k, c) = (d.positions as i32, d.durations as i32, d.labels as i32);
+        let save_flag = i32::from(save);
+        let (function, shape) = &self.forward;
+        let mut launch = self.stream.launch_builder(function);
+        launch
+            .arg(&self.edge)
+            .arg(&self.lengths)
+            .arg(&t)
+            .arg(&k)
+            .arg(&c)
+            .arg(&mut self.values)
+            .arg(&save_flag);
+        match (&mut self.saved, save) {
+            (Some(s), true) => launch
+                .arg(&mut s.saved_x)
+                .arg(&mut s.saved_base_x)
+                .arg(&mut s.saved_h)
+                .arg(&mut s.saved_base_h),
+            _ => launch
+                .arg(&self.unused_x)
+                .arg(&self.unused_base)
+                .arg(&self.unused_x)
+                .arg(&self.unused_base),
+        };
+        // SAFETY: the arguments match scan_forward_*(const float*, const int*, int, int, int,
+        // double*, int, float*, double*, float*, double*) in cuda/semiring_scan.cu; the saved
+        // buffers hold B·T rows (B·T·C floats), values B doubles; with save = 0 the kernel
+        // never touches the placeholders. Shared memory is sized by launch_shape.
+        unsafe { launch.launch(config(*shape)) }
+            .map_err(driver_error("cuLaunchKernel(scan_forward)"))?;
+        self.memory.record_call(save);
+        Ok(())
+    }
+
+    /// Queues the backward from the rows the last saving forward kept.
+    fn launch_backward(&mut self) -> Result<(), ScanError> {
+        let d = self.dims;
+        let (t, k, c) = (d.positions as i32, d.durations as i32, d.labels as i32);
+        let Some(s) = self.saved.as_mut() else {
+            return Err(ScanError::Backend(
+                "the backward ran before a saving forward".into(),
+            ));
+        };
+        zeroed_again(&self.stream, &mut s.grad)?;
+        let (function, shape) = &self.backward;
+        let mut launch = self.stream.launch_builder(function);
+        launch
+            .arg(&self.edge)
+            .arg(&self.lengths)
+            .arg(&t)
+            .arg(&k)
+            .arg(&c);
+        match self.semiring {
+            Semiring::Log => launch
+                .arg(&self.values)
+                .arg(&s.saved_x)
+                .arg(&s.saved_base_x)
+                .arg(&mut s.grad),
+            Semiring::Max => launch.arg(&s.saved_x).arg(&s.saved_base_x).arg(&mut s.grad),
+            Semiring::Entropy => launch
+                .arg(&s.saved_x)
+                .arg(&s.saved_base_x)
+                .arg(&s.saved_h)
+                .arg(&s.saved_base_h)
+                .arg(&mut s.grad),
+        };
+        // SAFETY: the arguments match scan_backward_{log,max,entropy} in
+        // cuda/semiring_scan.cu, in that order; every buffer holds what the saving forward
+        // wrote for the same dims; grad holds B·(T−1)·K·C² floats.
+        unsafe { launch.launch(config(*shape)) }
+            .map_err(driver_error("cuLaunchKernel(scan_backward)"))?;
+        self.memory.record_call(true);
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<(), ScanError> {
+        self.stream
+            .synchronize()
+            .map_err(driver_error("cuStreamSynchronize"))
+    }
+
+    fn timed(&mut self, phase: Phase) -> Result<Duration, ScanError> {
+        let event_error = |e: crate::measure::MeasureError| ScanError::Backend(e.to_string());
+        if phase == Phase::Backward {
+            self.launch_forward(true)?;
+        }
+        self.synchronize()?;
+        self.events
+            .record_start(&self.stream)
+            .map_err(event_error)?;
+        match phase {
+            Phase::Forward => self.launch_forward(false)?,
+            Phase::Backward => self.launch_backward()?,
+            Phase::Both => {
+                self.launch_forward(true)?;
+                self.launch_backward()?;
+            }
+        }
+        self.events.record_end(&self.stream).map_err(event_error)?;
+        self.events.elapsed().map_err(event_error)
+    }
+}
+
+impl PreparedScan for PreparedCudaScan {
+    fn run_timed(&mut self, phase: Phase, calls: u64) -> Result<Duration, ScanError> {
+        let mut total = Duration::ZERO;
+        for _ in 0..calls {
+            total += self.timed(phase)?;
+        }
+        Ok(total)
+    }
+
+    fn run_once(&mut self, phase: Phase) -> Result<ScanOutput, ScanError> {
+        match phase {
+            Phase::Forward => self.launch_forward(false)?,
+            Phase::Backward | Phase::Both => {
+                self.launch_forward(true)?;
+                self.launch_backward()?;
+            }
+        }
+        self.synchronize()?;
+        let values: Vec<f64> = self
+            .stream
+            .clone_dtoh(&self.values)
+            .map_err(driver_error("cuMemcpyDtoH"))?;
+        let grad = match (phase, &self.saved) {
+            (Phase::Forward, _) | (_, None) => None,
+            (_, Some(s)) => Some(
+                self.stream
+                    .clone_dtoh(&s.grad)
+                    .map_err(driver_error("cuMemcpyDtoH"))?,
+            ),
+        };
+        Ok(ScanOutput {
+            values: values.iter().map(|&v| v as f32).collect(),
+            grad,
+        })
+    }
+
+    fn reset_peak_memory(&mut self) {
+        self.memory.reset();
+    }
+
+    fn peak_memory(&self) -> MemoryPeak {
+        self.memory.peak()
+    }
+}
