@@ -1,51 +1,42 @@
-//! A prepared scan as a target of the measurement core: the backend times the phase itself
-//! (only the timed part of each call counts: a backward's untimed forward does not), and the
-//! core warms up, batches and samples it like every other target.
+//! A prepared scan as a measurement-core target, for `replay bench scan` and `replay scan
+//! --time`: the backend times its own calls (the monotonic clock on the CPU, CUDA events on a
+//! GPU), so the core never puts a clock around them; for `backward` only the backward part of
+//! each call is timed. The core warms up, batches and samples it like every other target.
 
 use replay_core::measure::{BatchTiming, MeasureError, Target};
 
-use super::{Phase, PreparedScan};
+use super::{Phase, PreparedScan, ScanError};
 
 pub struct ScanTarget<'a> {
     pub scan: &'a mut dyn PreparedScan,
     pub phase: Phase,
+    /// The backend's own error when a batch failed (an out-of-memory or a
+    /// `not_implemented` must keep its kind through the core, which only sees a message).
+    pub failure: Option<ScanError>,
+}
+
+impl<'a> ScanTarget<'a> {
+    pub fn new(scan: &'a mut dyn PreparedScan, phase: Phase) -> Self {
+        ScanTarget {
+            scan,
+            phase,
+            failure: None,
+        }
+    }
 }
 
 impl Target for ScanTarget<'_> {
     fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let time = self
-            .scan
-            .run_timed(self.phase, calls)
-            .map_err(MeasureError::target)?;
-        Ok(BatchTiming {
-            device: time,
-            host: time,
-        })
-    }
-}
-
-/// The seed's quartiles of a list of times: sorted, `q1 = s[n/4]`, `q3 = s[3n/4]` (its
-/// `benchmark_memory_analysis.py` rule; no interpolation).
-pub fn seed_quartiles(samples: &[f64]) -> Option<(f64, f64)> {
-    if samples.is_empty() {
-        return None;
-    }
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    Some((s[n / 4], s[(3 * n / 4).min(n - 1)]))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quartiles_follow_the_seed_index_rule() {
-        // n = 5: q1 = s[1], q3 = s[3].
-        assert_eq!(seed_quartiles(&[5.0, 1.0, 4.0, 2.0, 3.0]), Some((2.0, 4.0)));
-        // n = 1: both are the only sample.
-        assert_eq!(seed_quartiles(&[7.0]), Some((7.0, 7.0)));
-        assert_eq!(seed_quartiles(&[]), None);
+        match self.scan.run_timed(self.phase, calls) {
+            Ok(time) => Ok(BatchTiming {
+                device: time,
+                host: time,
+            }),
+            Err(e) => {
+                let message = e.to_string();
+                self.failure = Some(e);
+                Err(MeasureError::target(message))
+            }
+        }
     }
 }

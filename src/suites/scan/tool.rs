@@ -8,7 +8,8 @@ use std::time::Duration;
 use replay_core::measure::{measure_detailed, MeasureConfig, MonotonicClock};
 use serde::Serialize;
 
-use super::target::{seed_quartiles, ScanTarget};
+use super::bench::rows::seed_quartiles;
+use super::target::ScanTarget;
 use super::{npy_io, Phase, ScanBackend, ScanError, ScanProblem, Semiring};
 
 /// What to run.
@@ -104,16 +105,18 @@ pub fn run(
     let timing = match request.time_budget {
         None => None,
         Some(budget) => {
-            let mut target = ScanTarget {
-                scan: prepared.as_mut(),
-                phase: request.phase,
-            };
+            let mut target = ScanTarget::new(prepared.as_mut(), request.phase);
             let measured = measure_detailed(
                 &mut target,
                 &MeasureConfig::with_time_budget(budget),
                 &MonotonicClock::new(),
-            )
-            .map_err(|e| ScanError::Backend(format!("timing failed: {e}")))?;
+            );
+            // The backend's own error keeps its kind (out of memory, not implemented).
+            let measured = match (measured, target.failure.take()) {
+                (Ok(m), _) => m,
+                (Err(_), Some(failure)) => return Err(failure),
+                (Err(e), None) => return Err(ScanError::Backend(format!("timing failed: {e}"))),
+            };
             let s = &measured.summary;
             let (q1, q3) = seed_quartiles(&measured.device_us).unwrap_or((s.median, s.median));
             Some(TimingReport {

@@ -3,8 +3,8 @@
 //!
 //! One concept per file: [`grid`] (the cases, in the seed's order), [`inputs`] (the seed's
 //! seeded draws), [`memory_estimate`] and [`skip_rule`] (the seed's estimates and its two
-//! skip rules), [`check`] (each case against the float64 reference), [`target`] (a prepared
-//! scan as a core target), [`suite`] (all of it as a core [`Suite`]), [`rows`] and
+//! skip rules), [`check`] (each case against the float64 reference), [`suite`] (all of it as
+//! a core [`Suite`], timing through `scan::target`), [`rows`] and
 //! [`rounding`] (the seed's row), [`outputs`] (its three files).
 //!
 //! [`ScanBackend`]: crate::suites::scan::ScanBackend
@@ -19,7 +19,6 @@ pub mod rounding;
 pub mod rows;
 pub mod skip_rule;
 pub mod suite;
-pub mod target;
 
 pub use grid::{ScanCase, ScanGrid};
 pub use outputs::ScanOutputs;

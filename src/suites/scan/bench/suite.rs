@@ -18,7 +18,7 @@ use super::grid::{ScanCase, ScanGrid};
 use super::inputs::SeededInputs;
 use super::rows::{self, COLUMNS};
 use super::skip_rule::skip_reason;
-use super::target::ScanTarget;
+use crate::suites::scan::target::ScanTarget;
 use crate::suites::scan::{MemoryPeak, Phase, ScanBackend, ScanError, ScanProblem};
 
 /// How the cases are run, besides the grid.
