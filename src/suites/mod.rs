@@ -1,3 +1,4 @@
 //! Benchmark suites that run on the root package's backends (libtorch, CUDA, Rust CPU kernels).
 
+pub mod calibrate;
 pub mod scan;

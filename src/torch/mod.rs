@@ -21,6 +21,7 @@ pub mod prepared_op;
 mod shim_error;
 pub mod stream_timer;
 pub mod sys;
+pub mod work_target;
 
 pub use cuda_stream::torch_current_cuda_stream;
 pub use op_arg::OpArg;
