@@ -40,6 +40,7 @@ fn main() {
 
     compile_cuda_kernels(&manifest_dir, &out_dir);
     compile_libtorch_shim(&manifest_dir);
+    record_libtorch_version(&manifest_dir);
     link_runtime_library_paths(&manifest_dir);
 }
 
@@ -90,6 +91,34 @@ fn compile_libtorch_shim(manifest_dir: &Path) {
         println!("cargo:rustc-link-lib=dylib=c10_cuda");
     }
     build.compile("replay_op_dispatch");
+}
+
+/// The version of the libtorch being linked, for reports (`REPLAY_LIBTORCH_VERSION`): the
+/// wheel's `version.py`, else the C++ header's `TORCH_VERSION`, else `unknown`.
+fn record_libtorch_version(manifest_dir: &Path) {
+    let libtorch = libtorch_dir(manifest_dir);
+    let from_wheel = fs::read_to_string(libtorch.join("version.py"))
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("__version__ = "))
+                .map(|v| v.trim().trim_matches('\'').to_string())
+        });
+    let from_header = || {
+        fs::read_to_string(libtorch.join("include/torch/csrc/api/include/torch/version.h"))
+            .ok()
+            .and_then(|text| {
+                text.lines().find_map(|l| {
+                    l.trim()
+                        .strip_prefix("#define TORCH_VERSION ")
+                        .map(|v| v.trim().trim_matches('"').to_string())
+                })
+            })
+    };
+    let version = from_wheel
+        .or_else(from_header)
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=REPLAY_LIBTORCH_VERSION={version}");
 }
 
 // ---------------------------------------------------------------------------------------------

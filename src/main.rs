@@ -19,6 +19,8 @@ fn main() -> ExitCode {
                     .is_some_and(|e| e.is_usage_error())
                 || e.downcast_ref::<replay::suites::scan::ScanError>()
                     .is_some_and(|e| e.is_usage_error())
+                || e.downcast_ref::<replay::suites::calibrate::CalibrateError>()
+                    .is_some_and(|e| e.is_usage_error())
         }),
     }
 }

@@ -127,7 +127,9 @@ fn selftest_on_cpu_passes_every_tier() {
         .stdout(predicate::str::contains("tier 1  pass"))
         .stdout(predicate::str::contains("tier 2  pass"))
         .stdout(predicate::str::contains("tier 3  pass"))
-        .stdout(predicate::str::contains("cpu scan kernel, Entropy forward and backward"))
+        .stdout(predicate::str::contains(
+            "cpu scan kernel, Entropy forward and backward",
+        ))
         .stdout(predicate::str::contains("7 passed, 0 failed"));
 }
 

@@ -5,12 +5,14 @@
 
 pub mod args;
 pub mod bench;
+mod calibrate;
 mod compare;
 pub mod console;
 mod devices;
 pub mod energy_args;
 pub mod full;
 pub mod isolated;
+pub mod progress;
 mod scan;
 pub mod scripts;
 mod selftest;
@@ -54,6 +56,9 @@ pub enum Command {
     /// Semiring scan of a semi-Markov CRF on your own potentials (.npy): log-partition,
     /// Viterbi score or entropy per sequence, and the gradient
     Scan(scan::ScanArgs),
+    /// Measure the device into a calibration profile: matmul GFLOPS, memory bandwidth and
+    /// peaks (JSON, the seed's fields)
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -73,6 +78,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(args) => compare::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Scan(args) => scan::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
     }
 }
 

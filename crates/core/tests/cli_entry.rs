@@ -65,7 +65,15 @@ fn libtorch_commands_are_forwarded_with_their_arguments_and_exit_status() {
         "compare\n--help\n--model\na b.pt\n-q\n"
     );
     for command in [
-        "devices", "isolated", "selftest", "full", "export", "capture",
+        "devices",
+        "isolated",
+        "selftest",
+        "full",
+        "export",
+        "capture",
+        "bench",
+        "scan",
+        "calibrate",
     ] {
         let out = replay()
             .env("REPLAY_TORCH_BIN", &fake)
@@ -123,8 +131,18 @@ fn help_lists_every_command_and_version_is_the_workspace_version() {
     let out = replay().arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for command in [
-        "devices", "classify", "isolated", "selftest", "full", "export", "capture", "compare",
-        "predict", "bench",
+        "devices",
+        "classify",
+        "isolated",
+        "selftest",
+        "full",
+        "export",
+        "capture",
+        "compare",
+        "predict",
+        "bench",
+        "scan",
+        "calibrate",
     ] {
         assert!(
             help.contains(&format!("  {command} ")),

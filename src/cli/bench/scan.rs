@@ -1,15 +1,14 @@
 //! `replay bench scan`: parses the seed's flags, opens the backends and prints progress; the
 //! grid, the checks, the timing and the files are `crate::suites::scan::bench`'s.
 
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use replay_core::suite::{CaseStatus, RunTally};
 
+use crate::cli::progress::Progress;
 use crate::device::{Device, DeviceSpec};
 use crate::pipeline::options::DEFAULT_DEVICE;
 use crate::suites::scan::backends::{open_backend_with_threads, BACKEND_NAMES};
@@ -192,7 +191,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let mut outputs = ScanOutputs::create(&a.output_dir)?;
     let config = measure_config(a.repeats, Duration::from_secs_f64(a.max_time_per_case));
 
-    let console = Console::new(a.quiet, total);
+    let console = Progress::new(a.quiet, total);
     console.line(&format!(
         "==> bench scan: {total} cases on {}, writing to {}",
         device.describe(),
@@ -261,63 +260,4 @@ fn print_summary(tally: &RunTally, elapsed: Duration, outputs: &ScanOutputs) {
         bench::outputs::HEATMAP_JSON,
         bench::outputs::MEMORY_BREAKDOWN_CSV
     );
-}
-
-/// The progress bar (on a terminal) and the per-case lines on standard error.
-struct Console {
-    quiet: bool,
-    bar: Option<ProgressBar>,
-}
-
-impl Console {
-    fn new(quiet: bool, total: usize) -> Console {
-        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::new(total as u64);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} (ETA {eta}) {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            // A torch case can take minutes: keep the clock and the spinner moving.
-            bar.enable_steady_tick(Duration::from_millis(250));
-            bar
-        });
-        Console { quiet, bar }
-    }
-
-    fn line(&self, text: &str) {
-        if self.quiet {
-            return;
-        }
-        match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{text}")),
-            None => eprintln!("{text}"),
-        }
-    }
-
-    fn current(&self, case: &str) {
-        if let Some(bar) = &self.bar {
-            bar.set_message(case.to_string());
-        }
-    }
-
-    fn advance(&self, next: Option<String>) {
-        if let Some(bar) = &self.bar {
-            bar.inc(1);
-            bar.set_message(next.unwrap_or_default());
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        self.finish();
-    }
 }

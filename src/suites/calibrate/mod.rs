@@ -3,10 +3,15 @@
 //! (`hardware_calibration_benchmarks`, branes-ai/graphs), timed on replay's measurement core.
 //!
 //! One concept per file: [`profile`] (the JSON and its summary fields), [`timing`] (the seed's
-//! warm-ups and trials on the measurement core).
+//! warm-ups and trials on the measurement core), [`peaks`] (theoretical peaks and how they
+//! were found), [`matmul`] (square products through libtorch), [`run`] (the work list, the
+//! profile rewritten after every item).
 
 pub mod error;
+pub mod matmul;
+pub mod peaks;
 pub mod profile;
+pub mod run;
 pub mod timing;
 
 pub use error::CalibrateError;

@@ -124,6 +124,8 @@ pub struct Profile {
     /// fp32 GFLOPS peak of the device (or the `--peak-gflops` flag); `null` when unknown.
     pub theoretical_peak_gflops: Option<f64>,
     pub theoretical_peak_source: PeakSource,
+    /// The compute peak of every dtype this device has one for (`null`: unknown).
+    pub theoretical_peak_gflops_by_dtype: BTreeMap<String, Option<f64>>,
     /// Memory bandwidth peak in GB/s; `null` when unknown (a VM hides its memory channels).
     pub theoretical_bandwidth_gbps: Option<f64>,
     pub theoretical_bandwidth_source: PeakSource,

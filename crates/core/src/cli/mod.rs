@@ -71,6 +71,10 @@ pub enum Command {
     /// Viterbi score or entropy per sequence, and the gradient
     #[command(disable_help_flag = true)]
     Scan(Forwarded),
+    /// Measure the device into a calibration profile: matmul GFLOPS, memory bandwidth and
+    /// peaks (JSON, the seed's fields)
+    #[command(disable_help_flag = true)]
+    Calibrate(Forwarded),
 }
 
 /// Runs the parsed command; a forwarded one replaces this process and does not return
@@ -88,6 +92,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(f) => ("compare", f),
         Command::Bench(f) => ("bench", f),
         Command::Scan(f) => ("scan", f),
+        Command::Calibrate(f) => ("calibrate", f),
     };
     Err(forward::exec(name, &forwarded.args))
 }

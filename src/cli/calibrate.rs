@@ -1,0 +1,337 @@
+//! `replay calibrate`: measures the device into a calibration profile (the seed's JSON).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::device::Device;
+use crate::suites::calibrate::matmul::MatmulDtype;
+use crate::suites::calibrate::profile::Profile;
+use crate::suites::calibrate::run::{self, CalibrateObserver, CalibrateOptions, Operation};
+use crate::suites::calibrate::CalibrateError;
+
+use super::args::{DeviceArgs, ThreadsArgs};
+use super::progress::Progress;
+
+#[derive(Debug, Args, Clone)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub device: DeviceArgs,
+
+    /// Name of the hardware in the profile (default: the device's own name)
+    #[arg(long, value_name = "NAME")]
+    pub hardware: Option<String>,
+
+    /// fp32 compute peak in GFLOPS, replacing the one computed from the device (every dtype's)
+    #[arg(long, value_name = "X")]
+    pub peak_gflops: Option<f64>,
+
+    /// Memory bandwidth peak in GB/s (the CPU's cannot be read inside a VM: without this it
+    /// is null and no bandwidth efficiency is given)
+    #[arg(long, value_name = "Y")]
+    pub peak_bandwidth: Option<f64>,
+
+    /// The seed's quick mode: fewer sizes and trials (matmul N = 1024, 2048; 5 trials)
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Operations, comma-separated: matmul (square products through libtorch), memory (copy
+    /// bandwidth)
+    #[arg(long, value_delimiter = ',', default_value = "matmul,memory", value_parser = parse_operation)]
+    pub operations: Vec<Operation>,
+
+    /// Matmul dtypes, comma-separated: float32, bfloat16, float16
+    #[arg(long, value_delimiter = ',', default_value = "float32", value_parser = parse_dtype)]
+    pub dtypes: Vec<MatmulDtype>,
+
+    /// Where the profile goes (rewritten after every measurement) [default:
+    /// profiles/<hardware>.json]
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
+
+    /// No progress bar or per-item lines (the summary is still printed)
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the profile as JSON instead of the summary
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_operation(text: &str) -> Result<Operation, String> {
+    text.parse().map_err(|e: CalibrateError| e.to_string())
+}
+
+fn parse_dtype(text: &str) -> Result<MatmulDtype, String> {
+    text.parse().map_err(|e: CalibrateError| e.to_string())
+}
+
+/// A file name from a hardware name: `AMD EPYC` → `amd_epyc`.
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s
+        .split('_')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("_");
+    if s.is_empty() {
+        "device".into()
+    } else {
+        s
+    }
+}
+
+fn check_peak(value: Option<f64>, flag: &str) -> Result<(), CalibrateError> {
+    match value {
+        Some(v) if !(v.is_finite() && v > 0.0) => Err(CalibrateError::Usage(format!(
+            "{flag} must be a positive number, not {v}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
+    check_peak(args.peak_gflops, "--peak-gflops")?;
+    check_peak(args.peak_bandwidth, "--peak-bandwidth")?;
+    if let Some(n) = args.threads.threads {
+        if n < 1 {
+            return Err(
+                CalibrateError::Usage(format!("--threads must be at least 1, not {n}")).into(),
+            );
+        }
+        tch::set_num_threads(n);
+    }
+    let device = Device::open(args.device.device)?;
+    let hardware = args.hardware.clone().unwrap_or_else(|| match &device {
+        Device::Cpu(info) => info.model.clone(),
+        Device::Cuda(dev) => dev.info.name.clone(),
+    });
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("profiles").join(format!("{}.json", slug(&hardware))));
+    let options = CalibrateOptions {
+        hardware: Some(hardware),
+        peak_gflops: args.peak_gflops,
+        peak_bandwidth_gbps: args.peak_bandwidth,
+        quick: args.quick,
+        operations: args.operations.clone(),
+        dtypes: args.dtypes.clone(),
+        output: output.clone(),
+    };
+    let mut console = Console {
+        quiet: args.quiet,
+        progress: None,
+    };
+    let profile = run::run(&device, &options, &mut console)?;
+    drop(console);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&profile)?);
+    } else {
+        print!("{}", render_summary(&profile));
+        println!("profile: {}", output.display());
+    }
+    Ok(())
+}
+
+struct Console {
+    quiet: bool,
+    progress: Option<Progress>,
+}
+
+impl CalibrateObserver for Console {
+    fn started(&mut self, profile: &Profile, items: usize) {
+        let progress = Progress::new(self.quiet, items);
+        progress.line(&format!(
+            "==> calibrate: {items} measurements on {}",
+            profile.metadata.device
+        ));
+        self.progress = Some(progress);
+    }
+
+    fn item_started(&mut self, _index: usize, label: &str) {
+        if let Some(p) = &self.progress {
+            p.current(label);
+        }
+    }
+
+    fn item_finished(&mut self, index: usize, label: &str, failed: &[(String, String)]) {
+        if let Some(p) = &self.progress {
+            let verdict = if failed.is_empty() {
+                "ok".to_string()
+            } else {
+                format!("{} failed", failed.len())
+            };
+            p.line(&format!("[{}] {label}: {verdict}", index + 1));
+            for (key, why) in failed {
+                p.line(&format!("    {key}: {why}"));
+            }
+            p.advance(None);
+        }
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{:.1} %", 100.0 * x))
+}
+
+/// The printed summary: peaks and how they were found, the matmul and memory tables, the
+/// fusion verdicts, failures.
+pub fn render_summary(p: &Profile) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "calibration of {} ({})",
+        p.metadata.hardware_name, p.metadata.device
+    );
+    let _ = writeln!(
+        s,
+        "  peak compute  {} GFLOPS fp32  [{}: {}]",
+        opt(p.theoretical_peak_gflops, 1),
+        p.theoretical_peak_source.kind,
+        p.theoretical_peak_source.how
+    );
+    let _ = writeln!(
+        s,
+        "  peak memory   {} GB/s  [{}: {}]",
+        opt(p.theoretical_bandwidth_gbps, 1),
+        p.theoretical_bandwidth_source.kind,
+        p.theoretical_bandwidth_source.how
+    );
+    let matmuls: Vec<_> = p
+        .operation_profiles
+        .values()
+        .filter(|o| o.operation_type == "matmul")
+        .collect();
+    if !matmuls.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nmatmul                     median ms (q1..q3)        GFLOPS  efficiency"
+        );
+        for o in matmuls {
+            let dtype = o
+                .extra_params
+                .get("dtype")
+                .and_then(|d| d.as_str())
+                .unwrap_or("?");
+            let _ = writeln!(
+                s,
+                "  {:<8} N={:<6}      {:>9.3} ({:.3}..{:.3})  {:>9.1}  {:>9}",
+                dtype,
+                o.input_shape.first().copied().unwrap_or(0),
+                o.latency.median_latency_ms,
+                o.latency.q1_latency_ms,
+                o.latency.q3_latency_ms,
+                o.measured_gflops,
+                percent(o.efficiency)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  fp32 best / avg / worst: {} / {} / {} GFLOPS ({} / {} / {} of peak)",
+            opt(p.best_measured_gflops, 1),
+            opt(p.avg_measured_gflops, 1),
+            opt(p.worst_measured_gflops, 1),
+            percent(p.best_efficiency),
+            percent(p.avg_efficiency),
+            percent(p.worst_efficiency)
+        );
+    }
+    let memory: Vec<_> = p
+        .operation_profiles
+        .iter()
+        .filter(|(_, o)| o.memory_bound)
+        .collect();
+    if !memory.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nmemory                                      median ms      GB/s  efficiency"
+        );
+        for (key, o) in memory {
+            let _ = writeln!(
+                s,
+                "  {:<40} {:>9.3} {:>9.1}  {:>9}",
+                key,
+                o.latency.median_latency_ms,
+                o.achieved_bandwidth_gbps,
+                percent(o.efficiency)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  measured bandwidth: {} GB/s ({} of peak)",
+            opt(p.measured_bandwidth_gbps, 1),
+            percent(p.bandwidth_efficiency)
+        );
+    }
+    if !p.fusion_profiles.is_empty() {
+        let _ = writeln!(s, "\nfusion                 shape                 unfused ms  fused ms  speedup  memory   verdict");
+        for sizes in p.fusion_profiles.values() {
+            for f in sizes {
+                let shape = f
+                    .input_shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x");
+                let _ = writeln!(
+                    s,
+                    "  {:<20} {:<20} {:>10.3} {:>9.3} {:>7.2}x {:>6.1} %  {}",
+                    f.fusion_pattern,
+                    shape,
+                    f.unfused_latency_ms,
+                    f.fused_latency_ms,
+                    f.speedup_factor,
+                    100.0 * f.memory_reduction,
+                    f.verdict
+                );
+            }
+        }
+    }
+    if !p.failures.is_empty() {
+        let _ = writeln!(s, "\nfailed ({}):", p.failures.len());
+        for (key, why) in &p.failures {
+            let _ = writeln!(s, "  {key}: {why}");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("AMD EPYC"), "amd_epyc");
+        assert_eq!(slug("NVIDIA H100 80GB HBM3"), "nvidia_h100_80gb_hbm3");
+        assert_eq!(slug("--"), "device");
+    }
+
+    #[test]
+    fn peaks_must_be_positive() {
+        assert!(check_peak(Some(-1.0), "--peak-gflops")
+            .unwrap_err()
+            .is_usage_error());
+        assert!(check_peak(Some(f64::NAN), "--peak-gflops").is_err());
+        assert!(check_peak(Some(10.0), "--peak-gflops").is_ok());
+        assert!(check_peak(None, "--peak-gflops").is_ok());
+    }
+}

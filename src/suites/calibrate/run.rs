@@ -1,0 +1,272 @@
+//! One calibration: the work list (matmul sizes × dtypes, memory sizes, fusion families) run
+//! in order on one device, each item's results merged into the profile, the profile's summary
+//! recomputed and the JSON rewritten after every item, so a stopped run keeps what it
+//! measured. One failed measurement is a `failures` entry and never ends the run.
+
+use std::path::{Path, PathBuf};
+
+use super::matmul::{self, MatmulDtype};
+use super::peaks::{cpu_peaks, cuda_peaks, CpuIdentity, Peaks};
+use super::profile::{FusionProfile, Metadata, OperationProfile, Profile, SCHEMA_VERSION};
+use super::CalibrateError;
+use crate::device::Device;
+
+/// What the seed's `--operations` chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Matmul,
+    Memory,
+}
+
+impl std::str::FromStr for Operation {
+    type Err = CalibrateError;
+    fn from_str(s: &str) -> Result<Self, CalibrateError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "matmul" => Ok(Operation::Matmul),
+            "memory" => Ok(Operation::Memory),
+            _ => Err(CalibrateError::Usage(format!(
+                "unknown operation '{s}' (expected matmul or memory)"
+            ))),
+        }
+    }
+}
+
+/// Everything a calibration needs besides the device.
+#[derive(Debug, Clone)]
+pub struct CalibrateOptions {
+    /// The profile's `hardware_name` (default: the device's own name).
+    pub hardware: Option<String>,
+    pub peak_gflops: Option<f64>,
+    pub peak_bandwidth_gbps: Option<f64>,
+    pub quick: bool,
+    pub operations: Vec<Operation>,
+    pub dtypes: Vec<MatmulDtype>,
+    pub output: PathBuf,
+}
+
+/// One result of a work item.
+pub enum Measured {
+    Operation(OperationProfile),
+    Fusion(FusionProfile),
+}
+
+/// One item of the work list: its label for the progress bar and what it measures.
+pub struct WorkItem<'a> {
+    pub label: String,
+    #[allow(clippy::type_complexity)]
+    pub run: Box<dyn FnOnce() -> Vec<(String, Result<Measured, CalibrateError>)> + 'a>,
+}
+
+/// What a calibration tells whoever shows it.
+pub trait CalibrateObserver {
+    fn started(&mut self, _profile: &Profile, _items: usize) {}
+    fn item_started(&mut self, _index: usize, _label: &str) {}
+    fn item_finished(&mut self, _index: usize, _label: &str, _failed: &[(String, String)]) {}
+}
+
+/// The device's peaks, with the flags applied.
+pub fn peaks_of(device: &Device, options: &CalibrateOptions) -> Peaks {
+    let peaks = match device {
+        Device::Cpu(info) => cpu_peaks(info, &CpuIdentity::detect()),
+        Device::Cuda(dev) => cuda_peaks(&dev.info),
+    };
+    peaks.with_flags(options.peak_gflops, options.peak_bandwidth_gbps)
+}
+
+/// The profile before any measurement: metadata and peaks.
+pub fn empty_profile(device: &Device, options: &CalibrateOptions, peaks: &Peaks) -> Profile {
+    let cpu = crate::device::CpuInfo::detect();
+    let trials = matmul::trials(options.quick);
+    let hardware_name = options.hardware.clone().unwrap_or_else(|| match device {
+        Device::Cpu(info) => info.model.clone(),
+        Device::Cuda(dev) => dev.info.name.clone(),
+    });
+    let fp32 = peaks.fp32();
+    Profile {
+        schema_version: SCHEMA_VERSION,
+        metadata: Metadata {
+            hardware_name,
+            calibration_date: now_rfc3339(),
+            calibration_tool_version: format!("replay {}", env!("CARGO_PKG_VERSION")),
+            device: device.describe(),
+            cpu_model: cpu.model.clone(),
+            cpu_count: cpu.logical_cores,
+            total_memory_gb: total_memory_gb(),
+            libtorch_version: env!("REPLAY_LIBTORCH_VERSION").to_string(),
+            threads: tch::get_num_threads().max(0) as usize,
+            num_warmup_runs: trials.warmup,
+            num_measurement_runs: trials.trials,
+            quick: options.quick,
+        },
+        theoretical_peak_gflops: fp32.value,
+        theoretical_peak_source: fp32.source,
+        theoretical_peak_gflops_by_dtype: peaks
+            .gflops
+            .iter()
+            .map(|(dtype, p)| (dtype.clone(), p.value))
+            .collect(),
+        theoretical_bandwidth_gbps: peaks.bandwidth_gbps.value,
+        theoretical_bandwidth_source: peaks.bandwidth_gbps.source.clone(),
+        best_measured_gflops: None,
+        avg_measured_gflops: None,
+        worst_measured_gflops: None,
+        measured_bandwidth_gbps: None,
+        bandwidth_efficiency: None,
+        best_efficiency: None,
+        avg_efficiency: None,
+        worst_efficiency: None,
+        operation_profiles: Default::default(),
+        fusion_profiles: Default::default(),
+        failures: Default::default(),
+    }
+}
+
+/// The work list, in the seed's order: matmul, memory, then the fusion families.
+pub fn work_items<'a>(
+    device: &'a Device,
+    options: &'a CalibrateOptions,
+    peaks: &'a Peaks,
+) -> Vec<WorkItem<'a>> {
+    let mut items = Vec::new();
+    let torch_device = device.torch_device();
+    if options.operations.contains(&Operation::Matmul) {
+        let trials = matmul::trials(options.quick);
+        for &dtype in &options.dtypes {
+            let peak = peaks
+                .gflops
+                .get(dtype.name())
+                .cloned()
+                .unwrap_or_else(|| peaks.fp32());
+            for n in matmul::sizes(options.quick) {
+                let peak = peak.clone();
+                items.push(WorkItem {
+                    label: format!("matmul {} N={n}", dtype.name()),
+                    run: Box::new(move || {
+                        let result = matmul::measure(torch_device, n, dtype, trials, &peak);
+                        vec![(matmul::key(n, dtype), result.map(Measured::Operation))]
+                    }),
+                });
+            }
+        }
+    }
+    items
+}
+
+/// Runs the calibration and returns the profile, written to `options.output` after every item.
+pub fn run(
+    device: &Device,
+    options: &CalibrateOptions,
+    observer: &mut dyn CalibrateObserver,
+) -> Result<Profile, CalibrateError> {
+    let peaks = peaks_of(device, options);
+    let mut profile = empty_profile(device, options, &peaks);
+    // Fail on an unwritable output before spending minutes measuring.
+    write_profile(&options.output, &profile)?;
+    let items = work_items(device, options, &peaks);
+    observer.started(&profile, items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        observer.item_started(index, &item.label);
+        let mut failed = Vec::new();
+        for (key, result) in (item.run)() {
+            match result {
+                Ok(Measured::Operation(p)) => {
+                    profile.failures.remove(&key);
+                    profile.operation_profiles.insert(key, p);
+                }
+                Ok(Measured::Fusion(f)) => {
+                    profile
+                        .fusion_profiles
+                        .entry(f.fusion_pattern.clone())
+                        .or_default()
+                        .push(f);
+                }
+                Err(e) => {
+                    failed.push((key.clone(), e.to_string()));
+                    profile.failures.insert(key, e.to_string());
+                }
+            }
+        }
+        profile.summarise();
+        write_profile(&options.output, &profile)?;
+        observer.item_finished(index, &item.label, &failed);
+    }
+    Ok(profile)
+}
+
+/// Writes the profile atomically (a reader never sees half a file).
+pub fn write_profile(path: &Path, profile: &Profile) -> Result<(), CalibrateError> {
+    let file_error = |problem: String| CalibrateError::File {
+        path: path.to_path_buf(),
+        problem,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| file_error(format!("cannot create its folder: {e}")))?;
+    }
+    let bytes = crate::export::json::to_bytes(profile);
+    crate::export::write_atomic(path, &bytes).map_err(|e| file_error(e.to_string()))
+}
+
+/// Now as RFC 3339 in UTC, to the second.
+fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day): Howard Hinnant's civil-from-days.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `MemTotal` of `/proc/meminfo` in GB.
+fn total_memory_gb() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024.0 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_417), (2025, 11, 25));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z'));
+    }
+
+    #[test]
+    fn operations_parse() {
+        assert_eq!(" Matmul".parse::<Operation>().unwrap(), Operation::Matmul);
+        assert!("flops".parse::<Operation>().unwrap_err().is_usage_error());
+    }
+}
