@@ -82,8 +82,14 @@ pub fn empty_profile(device: &Device, options: &CalibrateOptions, peaks: &Peaks)
         Device::Cuda(dev) => dev.info.name.clone(),
     });
     let fp32 = peaks.fp32();
+    let device_name = match device {
+        Device::Cpu(info) => info.model.clone(),
+        Device::Cuda(dev) => dev.info.name.clone(),
+    };
     Profile {
         schema_version: SCHEMA_VERSION,
+        source: "measured".into(),
+        device_names: vec![device_name],
         metadata: Metadata {
             hardware_name,
             calibration_date: now_rfc3339(),

@@ -3,53 +3,15 @@
 //! `trials` samples of one call each), summarised in the seed's latency fields plus the
 //! median and quartiles it lacked.
 
-use serde::{Deserialize, Serialize};
-
 use super::CalibrateError;
-use crate::measure::{measure_detailed, stats, MeasureConfig, MonotonicClock, Target};
+use crate::measure::{measure_detailed, MeasureConfig, MonotonicClock, Target};
+pub use replay_core::results::calibration::Latency;
 
 /// The seed's warm-up and trials of one kind of measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trials {
     pub warmup: u64,
     pub trials: usize,
-}
-
-/// The latency of one measured thing, in milliseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    pub mean_latency_ms: f64,
-    pub std_latency_ms: f64,
-    pub min_latency_ms: f64,
-    pub max_latency_ms: f64,
-    /// Not in the seed: the median and quartiles, which a few slow trials do not move.
-    pub median_latency_ms: f64,
-    pub q1_latency_ms: f64,
-    pub q3_latency_ms: f64,
-    pub num_trials: usize,
-}
-
-impl Latency {
-    /// From per-call samples in microseconds.
-    pub fn from_samples_us(samples_us: &[f64]) -> Option<Latency> {
-        let sorted = stats::sorted(samples_us);
-        let ms = |us: f64| us / 1e3;
-        Some(Latency {
-            mean_latency_ms: ms(stats::mean(&sorted)?),
-            std_latency_ms: ms(stats::std_dev(&sorted).unwrap_or(0.0)),
-            min_latency_ms: ms(*sorted.first()?),
-            max_latency_ms: ms(*sorted.last()?),
-            median_latency_ms: ms(stats::median_sorted(&sorted)?),
-            q1_latency_ms: ms(stats::percentile_sorted(&sorted, 0.25)?),
-            q3_latency_ms: ms(stats::percentile_sorted(&sorted, 0.75)?),
-            num_trials: sorted.len(),
-        })
-    }
-
-    /// The time the seed's formulas divide by (it used the mean), in seconds.
-    pub fn seconds(&self) -> f64 {
-        self.mean_latency_ms / 1e3
-    }
 }
 
 /// Times `target` with the seed's warm-up and trials on the measurement core.
