@@ -10,8 +10,10 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::export;
-use crate::predict::what_if::{WhatIfOutcome, ACCEPTED};
+use crate::predict::hardware::{Basis, HardwareScaling};
+use crate::predict::what_if::{Change, WhatIfOutcome, ACCEPTED};
 use crate::predict::{self, Durations, Prediction, SignatureCatalog, Timeline, WhatIf};
+use crate::results::calibration::Profile;
 use crate::results::isolated::{IsolatedResults, Status};
 use crate::signature;
 use crate::trace::{self, Trace};
@@ -40,9 +42,134 @@ pub struct PredictArgs {
     #[arg(long, value_name = "OUT.json")]
     pub perfetto: Option<PathBuf>,
 
+    /// Predict the trace on other hardware: re-time its kernels from the trace's device to
+    /// this calibration profile's (`replay calibrate`, or a datasheet profile in profiles/) —
+    /// GEMMs by GFLOPS at their size and dtype, everything else by memory bandwidth — and run
+    /// the timeline again; host time is kept. Printed and exported like a what-if (first,
+    /// before any --what-if)
+    #[arg(long, value_name = "TARGET.json", help_heading = "Other hardware")]
+    pub profile: Option<PathBuf>,
+
+    /// The profile of the device the trace was captured on [default: the profile in
+    /// profiles/ whose hardware name or device names match the trace's deviceProperties name]
+    #[arg(
+        long,
+        value_name = "SOURCE.json",
+        help_heading = "Other hardware",
+        requires = "profile"
+    )]
+    pub source_profile: Option<PathBuf>,
+
     /// Print the prediction as JSON instead of the summary
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where `--profile` looks for the trace's own device's profile.
+const PROFILES_DIR: &str = "profiles";
+
+/// The name of the first device in the trace's `deviceProperties`.
+fn trace_device_name(trace: &Trace) -> Option<String> {
+    trace
+        .metadata
+        .device_properties
+        .as_ref()?
+        .as_array()?
+        .first()?
+        .get("name")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// `--profile`'s what-if: the source profile given, or found in `profiles/` by the trace's
+/// device name.
+fn hardware_what_if(args: &PredictArgs, trace: &Trace) -> crate::Result<Option<WhatIf>> {
+    let Some(target_path) = &args.profile else {
+        return Ok(None);
+    };
+    let target = Profile::read(target_path)?;
+    let (source, source_path) = match &args.source_profile {
+        Some(path) => (Profile::read(path)?, path.clone()),
+        None => {
+            let device = trace_device_name(trace).ok_or_else(|| crate::Error::BadInput {
+                path: args.trace.clone(),
+                message: "it names no device (no deviceProperties): give --source-profile".into(),
+            })?;
+            find_profile(std::path::Path::new(PROFILES_DIR), &device)?.ok_or_else(|| {
+                crate::Error::BadInput {
+                    path: args.trace.clone(),
+                    message: format!(
+                        "no profile in {PROFILES_DIR}/ stands for its device '{device}': give \
+                         --source-profile (or add '{device}' to a profile's device_names)"
+                    ),
+                }
+            })?
+        }
+    };
+    let expression = format!(
+        "profile={} (from {})",
+        target.metadata.hardware_name, source.metadata.hardware_name
+    );
+    Ok(Some(WhatIf {
+        expression,
+        change: Change::Hardware(Box::new(HardwareScaling {
+            source,
+            source_path,
+            target,
+            target_path: target_path.clone(),
+        })),
+    }))
+}
+
+/// The profile in `dir` that stands for `device`, if any (files read in name order).
+fn find_profile(dir: &std::path::Path, device: &str) -> crate::Result<Option<(Profile, PathBuf)>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(None);
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let profile = Profile::read(&path)?;
+        if profile.stands_for(device) {
+            return Ok(Some((profile, path)));
+        }
+    }
+    Ok(None)
+}
+
+/// How `--profile` re-timed the trace's signatures, by basis, for the summary.
+fn hardware_note(what_if: &WhatIf, catalog: &SignatureCatalog, trace_ids: &[String]) -> String {
+    let Change::Hardware(scaling) = &what_if.change else {
+        return String::new();
+    };
+    let mut counts = std::collections::BTreeMap::new();
+    for id in trace_ids {
+        let basis = catalog
+            .get(id)
+            .and_then(|info| scaling.factor(info))
+            .map_or("kept (no basis in both profiles)", |(_, b)| match b {
+                Basis::MeasuredGflops => "GEMM by measured GFLOPS",
+                Basis::PeakGflops => "GEMM by peak GFLOPS",
+                Basis::MeasuredBandwidth => "other by measured bandwidth",
+                Basis::PeakBandwidth => "other by peak bandwidth",
+            });
+        *counts.entry(basis).or_insert(0usize) += 1;
+    }
+    let parts: Vec<String> = counts.iter().map(|(b, n)| format!("{n} {b}")).collect();
+    format!(
+        "on other hardware: {} ({}, {}) from {} ({}, {}); signatures: {}\n",
+        scaling.target.metadata.hardware_name,
+        scaling.target.source,
+        scaling.target_path.display(),
+        scaling.source.metadata.hardware_name,
+        scaling.source.source,
+        scaling.source_path.display(),
+        parts.join(", ")
+    )
 }
 
 fn what_if_help() -> String {
@@ -97,13 +224,20 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
     );
     let prediction = original.prediction().for_trace(&loaded);
 
+    // --profile first, then the what-ifs on top of it.
+    let hardware = hardware_what_if(&args, &loaded)?;
+    let what_ifs: Vec<WhatIf> = hardware.iter().chain(&args.what_if).cloned().collect();
     // What the what-ifs select by, and what the exported timeline names its work with.
-    let catalog = if args.what_if.is_empty() && args.perfetto.is_none() {
+    let catalog = if what_ifs.is_empty() && args.perfetto.is_none() {
         SignatureCatalog::default()
     } else {
         catalog_of(&loaded, &args.trace)
     };
-    let answers = predict::run_what_ifs(&original, &args.what_if, &catalog)?;
+    let answers = predict::run_what_ifs(&original, &what_ifs, &catalog)?;
+    let note = hardware
+        .as_ref()
+        .map(|h| hardware_note(h, &catalog, &original.skeleton.signature_ids))
+        .unwrap_or_default();
     let outcomes: Vec<WhatIfOutcome> = answers
         .iter()
         .map(|answer| WhatIfOutcome::new(answer, &prediction))
@@ -140,6 +274,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
         } else {
             print!("{}", prediction.summary());
             print!("{}", WhatIfOutcome::summary(&outcomes, &prediction));
+            print!("{note}");
             println!(
                 "with the durations of {} ({}, {} signatures replayed): {:.1} us predicted against {:.1} us measured ({:+.1} %)",
                 replayed.isolated,
@@ -164,6 +299,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", prediction.summary());
         print!("{}", WhatIfOutcome::summary(&outcomes, &prediction));
+        print!("{note}");
     }
     Ok(())
 }

@@ -18,6 +18,18 @@ pub struct SignatureInfo {
     pub ops: Vec<String>,
     /// `aten::linear [1,5,1024]×[250880,1024] f32` ([`signature_label`]).
     pub label: String,
+    /// The GEMM's size and dtype, for a GEMM (re-timing on other hardware scales it by GFLOPS).
+    pub gemm: Option<GemmShape>,
+}
+
+/// A GEMM's dimensions and the dtype of its operands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GemmShape {
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub batch: u64,
+    pub dtype: String,
 }
 
 /// Every signature of a trace, by id.
@@ -44,6 +56,13 @@ impl SignatureCatalog {
                     name: s.name.clone(),
                     ops,
                     label: signature_label(s),
+                    gemm: s.gemm.as_ref().map(|g| GemmShape {
+                        m: g.m,
+                        n: g.n,
+                        k: g.k,
+                        batch: g.batch,
+                        dtype: g.dtype_a.clone(),
+                    }),
                 };
                 (s.id.clone(), info)
             })

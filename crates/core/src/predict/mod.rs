@@ -29,6 +29,7 @@ mod critical_path;
 mod delays;
 mod durations;
 mod error;
+pub mod hardware;
 mod interruptions;
 mod model_call;
 mod prediction;
@@ -40,7 +41,7 @@ mod timeline;
 pub mod what_if;
 
 pub use build::skeleton;
-pub use catalog::{SignatureCatalog, SignatureInfo};
+pub use catalog::{GemmShape, SignatureCatalog, SignatureInfo};
 pub use critical_path::{critical_path, StepNode};
 pub use durations::{Durations, SignatureDuration};
 pub use error::PredictError;

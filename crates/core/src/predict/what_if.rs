@@ -69,6 +69,9 @@ pub enum Change {
     LaunchCost { us: f64 },
     /// Replayed durations per signature from an `isolated.json`.
     Durations { path: PathBuf },
+    /// Every unit of work re-timed from the source profile's device to the target's
+    /// (`replay predict --profile`, [`super::hardware`]).
+    Hardware(Box<super::hardware::HardwareScaling>),
 }
 
 /// One what-if expression, as typed and as understood.
@@ -240,6 +243,26 @@ impl WhatIf {
                         changed += 1;
                     }
                 }
+            }
+            Change::Hardware(scaling) => {
+                let factors: Vec<Option<f64>> = skeleton
+                    .signature_ids
+                    .iter()
+                    .map(|id| {
+                        catalog
+                            .get(id)
+                            .and_then(|info| scaling.factor(info))
+                            .map(|f| f.0)
+                    })
+                    .collect();
+                set_work(
+                    skeleton,
+                    |signature, ns| {
+                        let factor = factors.get(signature as usize).copied().flatten()?;
+                        Some(scaled(ns, factor))
+                    },
+                    &mut changed,
+                );
             }
             Change::Durations { path } => {
                 let results = IsolatedResults::read(path)?;
