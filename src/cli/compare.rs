@@ -42,6 +42,11 @@ pub struct CompareArgs {
     /// trace that ui.perfetto.dev and chrome://tracing open (as `replay predict --perfetto`)
     #[arg(long, value_name = "OUT.json", conflicts_with = "kernels")]
     pub perfetto: Option<PathBuf>,
+
+    /// A calibration profile of this device: roofline estimates for every signature, and the
+    /// prediction of those that cannot be replayed (as `replay isolated --profile`)
+    #[arg(long, value_name = "PROFILE.json")]
+    pub profile: Option<PathBuf>,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -54,6 +59,7 @@ impl From<CompareArgs> for CompareOptions {
             rounds: args.rounds,
             cold: args.cold,
             perfetto: args.perfetto,
+            profile: args.profile,
         }
     }
 }

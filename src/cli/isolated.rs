@@ -52,6 +52,12 @@ pub struct IsolatedArgs {
 
     #[command(flatten)]
     pub energy: super::energy_args::EnergyArgs,
+
+    /// A calibration profile of this device (`replay calibrate`): every signature also gets a
+    /// roofline estimate, max(FLOPs / GFLOPS, bytes / bandwidth), and the ones that cannot be
+    /// replayed are predicted by it (status `estimated`)
+    #[arg(long, value_name = "PROFILE.json")]
+    pub profile: Option<PathBuf>,
 }
 
 impl From<IsolatedArgs> for IsolatedOptions {
@@ -67,6 +73,7 @@ impl From<IsolatedArgs> for IsolatedOptions {
             rounds: args.rounds,
             threads: args.threads.threads,
             energy: args.energy.into(),
+            profile: args.profile,
         }
     }
 }

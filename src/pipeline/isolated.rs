@@ -52,6 +52,13 @@ pub fn replay(
             message: "must be a positive number of seconds".into()
         }));
     }
+    // A bad profile is refused before anything is replayed.
+    let profile = match &options.profile {
+        Some(path) => Some(
+            replay_core::results::calibration::Profile::read(path).map_err(crate::Error::from)?,
+        ),
+        None => None,
+    };
     super::threads::apply(options.threads)?;
     // Each round gets its share of the budget and of the minimum sample count.
     let budget = isolated::budget(options.max_time_per_kernel_s);
@@ -101,7 +108,7 @@ pub fn replay(
     // Progress and the rounds' own stages both report while the replay runs.
     let observer = RefCell::new(observer);
     let _no_grad = tch::no_grad_guard();
-    let results = isolated::run(
+    let mut results = isolated::run(
         file,
         &options.kernels,
         device,
@@ -135,6 +142,19 @@ pub fn replay(
     if let Some(e) = write_error {
         return Err(e).context("writing isolated results");
     }
+    if let (Some(profile), Some(path)) = (&profile, &options.profile) {
+        replay_core::predict::roofline::apply_to_results(
+            &mut results,
+            file,
+            profile,
+            &path.display().to_string(),
+        );
+        export::write_atomic(&json_path, &export::json::to_bytes(&results))
+            .and_then(|_| {
+                export::write_atomic(&csv_path, &export::csv::isolated_to_bytes(&results))
+            })
+            .context("writing isolated results")?;
+    }
     Ok(results)
 }
 
@@ -145,14 +165,18 @@ pub fn summary(results: &IsolatedResults, options: &IsolatedOptions) -> String {
     let count = |s: Status| results.results.iter().filter(|r| r.status == s).count();
     let _ = writeln!(
         out,
-        "replayed {} signatures on {}: {} ok, {} included, {} unsupported, {} failed, {} oom",
+        "replayed {} signatures on {}: {} ok, {} included, {} unsupported, {} failed, {} oom{}",
         results.results.len(),
         results.device,
         count(Status::Ok),
         count(Status::Included),
         count(Status::Unsupported),
         count(Status::Failed),
-        count(Status::Oom)
+        count(Status::Oom),
+        match count(Status::Estimated) {
+            0 => String::new(),
+            n => format!(", {n} estimated by the roofline of --profile"),
+        }
     );
     let trace_total: f64 = results.results.iter().map(|r| r.trace_total_us).sum();
     let covered: f64 = results

@@ -130,6 +130,9 @@ pub struct IsolatedOptions {
     /// libtorch intra-op threads; `None`: libtorch's own choice.
     pub threads: Option<i32>,
     pub energy: EnergyOptions,
+    /// A calibration profile of this device: roofline estimates beside every measurement,
+    /// and in place of the replays that cannot run.
+    pub profile: Option<PathBuf>,
 }
 
 impl Default for IsolatedOptions {
@@ -143,8 +146,10 @@ impl Default for IsolatedOptions {
             noise: DEFAULT_NOISE,
             min_samples: DEFAULT_MIN_SAMPLES,
             rounds: DEFAULT_ROUNDS,
+
             threads: None,
             energy: EnergyOptions::default(),
+            profile: None,
         }
     }
 }
@@ -201,6 +206,8 @@ pub struct CompareOptions {
     pub cold: bool,
     /// Also write the trace's own and the replayed timeline as a Chrome trace here.
     pub perfetto: Option<PathBuf>,
+    /// The isolated replay's `--profile`.
+    pub profile: Option<PathBuf>,
 }
 
 impl Default for CompareOptions {
@@ -213,6 +220,7 @@ impl Default for CompareOptions {
             rounds: DEFAULT_ROUNDS,
             cold: false,
             perfetto: None,
+            profile: None,
         }
     }
 }
@@ -247,6 +255,7 @@ impl CompareOptions {
             rounds: self.rounds,
             threads: None,
             energy: self.run.energy.clone(),
+            profile: self.profile.clone(),
             ..IsolatedOptions::default()
         }
     }

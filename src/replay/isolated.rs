@@ -172,6 +172,7 @@ fn unit_results(
             stats: None,
             joules_per_invocation: None,
             energy: None,
+            roofline: None,
         }
     };
     let mut out = Vec::with_capacity(unit.members.len() + unit.included.len());

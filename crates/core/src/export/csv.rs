@@ -38,6 +38,7 @@ fn status_text(s: Status) -> &'static str {
         Status::Failed => "failed",
         Status::Unsupported => "unsupported",
         Status::Oom => "oom",
+        Status::Estimated => "estimated",
     }
 }
 

@@ -34,6 +34,7 @@ mod interruptions;
 mod model_call;
 mod prediction;
 mod replayed;
+pub mod roofline;
 mod simulate;
 pub mod skeleton;
 pub mod steps;

@@ -41,7 +41,7 @@ pub struct ReplayedTimeline {
 pub fn replayed_durations(results: &IsolatedResults) -> Durations {
     let mut durations = Durations::trace_own();
     for result in &results.results {
-        if let (Status::Ok | Status::Included, Some(predicted_us)) =
+        if let (Status::Ok | Status::Included | Status::Estimated, Some(predicted_us)) =
             (result.status, result.predicted_us)
         {
             durations.set(result.id.clone(), predicted_us);

@@ -21,6 +21,9 @@ pub enum Status {
     Unsupported,
     /// The device ran out of memory.
     Oom,
+    /// Not replayed (unsupported, failed or out of memory; `reason` says which): its
+    /// prediction is the roofline estimate of a calibration profile (`--profile`).
+    Estimated,
 }
 
 /// One signature's result.
@@ -53,6 +56,10 @@ pub struct SignatureResult {
     /// The replay's energy measurement, or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<Result<EnergySummary, String>>,
+    /// The roofline estimate of one invocation on `--profile`'s device, when given and the
+    /// signature's work is known (beside the measurement, or in place of a missing one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<crate::predict::roofline::RooflineEstimate>,
 }
 
 /// How the run was configured, recorded with the results.
