@@ -108,7 +108,7 @@ pub fn work_of(signature: &Signature) -> Option<Work> {
         read += elements * size;
         largest = largest.max(elements * size);
     }
-    (read > 0.0).then(|| Work {
+    (read > 0.0).then_some(Work {
         flops: 0.0,
         bytes: read + largest,
         gemm: None,
