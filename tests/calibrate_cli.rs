@@ -20,7 +20,13 @@ fn a_quick_matmul_calibration_writes_the_seeds_profile() {
             "matmul",
             "--quiet",
         ])
-        .args(["--peak-gflops", "1000", "--output"])
+        .args([
+            "--peak-gflops",
+            "1000",
+            "--fusion-patterns",
+            "attention",
+            "--output",
+        ])
         .arg(&out)
         .assert()
         .success()
@@ -73,6 +79,20 @@ fn a_quick_matmul_calibration_writes_the_seeds_profile() {
     }
     let best = p["best_measured_gflops"].as_f64().unwrap();
     assert_eq!(best, gflops.iter().copied().fold(f64::MIN, f64::max));
+    // Every size of every attention pattern is kept (the seed kept the last), with its verdict.
+    let fusion = p["fusion_profiles"].as_object().unwrap();
+    for pattern in ["QK_AttentionScores", "QK_Softmax", "FullAttention_SDPA"] {
+        let sizes = fusion[pattern].as_array().unwrap();
+        assert_eq!(sizes.len(), 2, "{pattern}: the two quick sizes");
+        for f in sizes {
+            let speedup = f["speedup_factor"].as_f64().unwrap();
+            let ratio =
+                f["unfused_latency_ms"].as_f64().unwrap() / f["fused_latency_ms"].as_f64().unwrap();
+            assert!((speedup - ratio).abs() < 1e-9 * ratio);
+            let verdict = f["verdict"].as_str().unwrap();
+            assert!(["strong", "moderate", "minimal", "slower"].contains(&verdict));
+        }
+    }
 }
 
 #[test]

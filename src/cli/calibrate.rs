@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::device::Device;
+use crate::suites::calibrate::fusion::FusionFamily;
 use crate::suites::calibrate::matmul::MatmulDtype;
 use crate::suites::calibrate::profile::Profile;
 use crate::suites::calibrate::run::{self, CalibrateObserver, CalibrateOptions, Operation};
@@ -39,6 +40,12 @@ pub struct CalibrateArgs {
     /// bandwidth)
     #[arg(long, value_delimiter = ',', default_value = "matmul,memory", value_parser = parse_operation)]
     pub operations: Vec<Operation>,
+
+    /// Fusion patterns to measure, comma-separated: linear (Linear+Bias, +ReLU, +GELU), conv
+    /// (Conv2d+ReLU, +BatchNorm folded, +BatchNorm+ReLU), attention (Q·Kᵀ, +softmax, full
+    /// attention against SDPA) or all [default: none, as the seed]
+    #[arg(long, value_name = "LIST")]
+    pub fusion_patterns: Option<String>,
 
     /// Matmul dtypes, comma-separated: float32, bfloat16, float16
     #[arg(long, value_delimiter = ',', default_value = "float32", value_parser = parse_dtype)]
@@ -113,6 +120,10 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         }
         tch::set_num_threads(n);
     }
+    let fusion = match &args.fusion_patterns {
+        Some(list) => FusionFamily::parse_list(list)?,
+        None => Vec::new(),
+    };
     let device = Device::open(args.device.device)?;
     let hardware = args.hardware.clone().unwrap_or_else(|| match &device {
         Device::Cpu(info) => info.model.clone(),
@@ -129,6 +140,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         quick: args.quick,
         operations: args.operations.clone(),
         dtypes: args.dtypes.clone(),
+        fusion,
         output: output.clone(),
     };
     let mut console = Console {

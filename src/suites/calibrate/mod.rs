@@ -4,10 +4,11 @@
 //!
 //! One concept per file: [`profile`] (the JSON and its summary fields), [`timing`] (the seed's
 //! warm-ups and trials on the measurement core), [`peaks`] (theoretical peaks and how they
-//! were found), [`matmul`] (square products through libtorch), [`run`] (the work list, the
-//! profile rewritten after every item).
+//! were found), [`matmul`] (square products through libtorch), [`fusion`] (the fused-versus-
+//! unfused patterns), [`run`] (the work list, the profile rewritten after every item).
 
 pub mod error;
+pub mod fusion;
 pub mod matmul;
 pub mod peaks;
 pub mod profile;

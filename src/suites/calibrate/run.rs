@@ -41,6 +41,8 @@ pub struct CalibrateOptions {
     pub quick: bool,
     pub operations: Vec<Operation>,
     pub dtypes: Vec<MatmulDtype>,
+    /// Fusion families to measure (the seed's `--fusion-patterns`; none by default).
+    pub fusion: Vec<super::fusion::FusionFamily>,
     pub output: PathBuf,
 }
 
@@ -154,6 +156,17 @@ pub fn work_items<'a>(
                 });
             }
         }
+    }
+    for &family in &options.fusion {
+        items.push(WorkItem {
+            label: format!("fusion {}", family.name()),
+            run: Box::new(move || {
+                super::fusion::measure_fusion(torch_device, &[family], options.quick)
+                    .into_iter()
+                    .map(|(key, r)| (key, r.map(Measured::Fusion)))
+                    .collect()
+            }),
+        });
     }
     items
 }
