@@ -7,6 +7,7 @@
 //! against the same model on the CPU, its timing, and (driven from `crate::pipeline::selftest`,
 //! which runs compare) the invariants of a `replay compare` report.
 
+mod calibrate;
 pub mod counterparts;
 mod model;
 mod scan;
@@ -72,6 +73,7 @@ pub fn run(device: &Device) -> Vec<Check> {
         Device::Cpu(_) => {
             let mut checks = tiers::cpu_checks();
             checks.extend(scan::scan_checks(&CpuBackend::default()));
+            checks.extend(calibrate::calibrate_checks(device));
             checks
         }
         Device::Cuda(dev) => {
@@ -80,6 +82,7 @@ pub fn run(device: &Device) -> Vec<Check> {
                 Ok(backend) => checks.extend(scan::scan_checks(&backend)),
                 Err(e) => checks.push(check(0, "cuda scan kernel", Err(e.to_string()))),
             }
+            checks.extend(calibrate::calibrate_checks(device));
             checks
         }
     }
