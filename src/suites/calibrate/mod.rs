@@ -3,9 +3,11 @@
 //! (`hardware_calibration_benchmarks`, branes-ai/graphs), timed on replay's measurement core.
 //!
 //! One concept per file: [`profile`] (the JSON and its summary fields), [`timing`] (the seed's
-//! warm-ups and trials on the measurement core).
+//! warm-ups and trials on the measurement core), [`memory`] (copy and triad bandwidth, through
+//! libtorch and with replay's own kernels).
 
 pub mod error;
+pub mod memory;
 pub mod profile;
 pub mod timing;
 
