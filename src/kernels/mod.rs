@@ -44,6 +44,8 @@ pub const REGISTERED: &[(&str, &[&str])] = &[
             "scan_backward_entropy",
         ],
     ),
+    // `replay calibrate`'s own bandwidth kernels (`suites::calibrate::memory::cuda_kernels`).
+    ("stream_bandwidth", &["stream_copy", "stream_triad"]),
 ];
 
 /// The module that defines `kernel`, or why it cannot be had in this build.

@@ -2,3 +2,4 @@
 
 pub mod calibrate;
 pub mod scan;
+pub mod worker_pool;

@@ -4,12 +4,14 @@
 //!
 //! One concept per file: [`profile`] (the JSON and its summary fields), [`timing`] (the seed's
 //! warm-ups and trials on the measurement core), [`peaks`] (theoretical peaks and how they
-//! were found), [`matmul`] (square products through libtorch), [`fusion`] (the fused-versus-
+//! were found), [`matmul`] (square products through libtorch), [`memory`] (copy bandwidth
+//! through libtorch and replay's own copy and triad kernels), [`fusion`] (the fused-versus-
 //! unfused patterns), [`run`] (the work list, the profile rewritten after every item).
 
 pub mod error;
 pub mod fusion;
 pub mod matmul;
+pub mod memory;
 pub mod peaks;
 pub mod profile;
 pub mod run;

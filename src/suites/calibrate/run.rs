@@ -157,6 +157,25 @@ pub fn work_items<'a>(
             }
         }
     }
+    if options.operations.contains(&Operation::Memory) {
+        let trials = matmul::trials(options.quick);
+        for size_mb in memory_sizes_mb(options.quick) {
+            items.push(WorkItem {
+                label: format!("memory {size_mb} MB"),
+                run: Box::new(move || {
+                    super::memory::measure_memory(
+                        device,
+                        &[size_mb],
+                        trials,
+                        peaks.bandwidth_gbps.value,
+                    )
+                    .into_iter()
+                    .map(|(key, r)| (key, r.map(Measured::Operation)))
+                    .collect()
+                }),
+            });
+        }
+    }
     for &family in &options.fusion {
         items.push(WorkItem {
             label: format!("fusion {}", family.name()),
@@ -169,6 +188,15 @@ pub fn work_items<'a>(
         });
     }
     items
+}
+
+/// The seed's copy sizes: quick [128, 256] MB, full [64, 128, 256, 512] MB.
+pub fn memory_sizes_mb(quick: bool) -> Vec<u64> {
+    if quick {
+        vec![128, 256]
+    } else {
+        vec![64, 128, 256, 512]
+    }
 }
 
 /// Runs the calibration and returns the profile, written to `options.output` after every item.

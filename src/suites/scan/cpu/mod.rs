@@ -23,12 +23,10 @@ use backward::{
 use forward::{entropy_forward, scan_forward, EntropyRows, Gather};
 use lanes::{lse_lanes, max_reduce};
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use rayon::prelude::*;
 
 use super::{ScanDims, ScanError, ScanProblem, Semiring};
+use crate::suites::worker_pool::worker_pool;
 
 /// The value of each sequence's scan and the gradient of their sum with respect to `edge`
 /// (same layout as `edge`).
@@ -301,26 +299,6 @@ fn terms(d: ScanDims) -> usize {
         .saturating_mul(d.positions)
         .saturating_mul(d.max_duration())
         .saturating_mul(d.labels * d.labels)
-}
-
-/// The worker pool of `threads` threads, built on first use and kept for the process:
-/// spawning threads for every call cost about 65 µs, more than a whole small scan (B = 4,
-/// T = 16, K = 4, C = 3 takes 10 µs on one thread). `None` when the system refuses threads;
-/// the scan then runs on the calling thread.
-fn worker_pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS.get_or_init(Default::default).lock().ok()?;
-    if let Some(pool) = pools.get(&threads) {
-        return Some(pool.clone());
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("replay-scan-{i}"))
-        .build()
-        .ok()?;
-    let pool = Arc::new(pool);
-    pools.insert(threads, pool.clone());
-    Some(pool)
 }
 
 struct Workspace {
