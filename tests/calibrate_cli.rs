@@ -142,3 +142,54 @@ fn an_unwritable_output_exits_2_naming_it_before_measuring() {
         .code(2)
         .stderr(predicate::str::contains("/proc/replay/p.json"));
 }
+
+#[test]
+fn a_quick_memory_calibration_reports_both_ways_with_streams_byte_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mem.json");
+    replay()
+        .args([
+            "calibrate",
+            "--quick",
+            "--operations",
+            "memory",
+            "--peak-bandwidth",
+            "100",
+            "-q",
+        ])
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("measured bandwidth:"));
+    let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ops = p["operation_profiles"].as_object().unwrap();
+    let mut best: f64 = 0.0;
+    for size in [128u64, 256] {
+        for (key, bytes_per_element) in [
+            (format!("memory_copy_libtorch_size_mb={size}"), 8.0),
+            (format!("memory_copy_replay_size_mb={size}"), 8.0),
+            (format!("memory_triad_replay_size_mb={size}"), 12.0),
+        ] {
+            let o = &ops[&key];
+            assert_eq!(o["memory_bound"], true, "{key}");
+            let elements = o["input_shape"][0].as_f64().unwrap();
+            assert_eq!(
+                elements,
+                size as f64 * 1024.0 * 1024.0 / 4.0,
+                "{key}: float32 elements"
+            );
+            // STREAM's counting: copy reads and writes each element once (8 B), triad reads two
+            // and writes one (12 B); bandwidth over the mean latency, as the seed divides.
+            let bytes = o["extra_params"]["bytes_per_call"].as_f64().unwrap();
+            assert_eq!(bytes, elements * bytes_per_element, "{key}");
+            let gbps = o["achieved_bandwidth_gbps"].as_f64().unwrap();
+            let mean_s = o["mean_latency_ms"].as_f64().unwrap() / 1e3;
+            assert!((gbps - bytes / mean_s / 1e9).abs() < 1e-9 * gbps, "{key}");
+            assert!((o["efficiency"].as_f64().unwrap() - gbps / 100.0).abs() < 1e-12);
+            best = best.max(gbps);
+        }
+    }
+    assert_eq!(p["measured_bandwidth_gbps"].as_f64().unwrap(), best);
+    assert_eq!(p["theoretical_bandwidth_source"]["kind"], "flag");
+}
