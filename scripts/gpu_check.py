@@ -14,6 +14,8 @@ Stages (each fits one command of the GPU machine, well inside 9 minutes):
             semiring, forward and both (quick: a 2x2x2 grid, Log and Max), every case up to 2^20
             edge values checked against the float64 reference before it is timed (the larger
             ones are timed unchecked: checking them all on the host would not fit the stage)
+  calibrate replay calibrate on the device: peaks, matmul GFLOPS (fp32, bf16), memory bandwidth
+            through libtorch and replay's own copy/triad kernels, every fusion pattern
   cpu       scripts/bench_isolated.py (run-to-run noise of isolated) and
             scripts/bench_accuracy.py (bloom-560m, bloom-tiny) on the CPU at --cpu-threads
 
@@ -36,7 +38,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STAGES = ("selftest", "truth", "compare", "scan", "cpu")
+STAGES = ("selftest", "truth", "compare", "scan", "calibrate", "cpu")
 SIGNATURE_FILES = ("h100_bert_small_infer", "h100_vit_infer")
 # The output folder's budget on the GPU machine: 8 files come back.
 MAX_OUT_FILES = 8
@@ -381,9 +383,35 @@ def stage_scan(ctx):
             "cases": scan_summary(os.path.join(out, "benchmark_full.csv"))}
 
 
+def stage_calibrate(ctx):
+    """replay calibrate on the device: its peaks and how they were found, matmul GFLOPS (fp32
+    and bf16), memory bandwidth through libtorch and replay's own copy and triad kernels, every
+    fusion pattern (quick: fp32 matmul and memory only)."""
+    log, replay, work = ctx["log"], ctx["replay"], ctx["work"]
+    out = os.path.join(work, "calibrate", "profile.json")
+    cmd = [replay, "calibrate", "--device", ctx["device"], "--quick", "--output", out, "--quiet"]
+    if not ctx["quick"]:
+        cmd += ["--dtypes", "float32,bfloat16", "--fusion-patterns", "all"]
+    r = run(log, cmd, timeout=570)
+    profile = load_json(out) or {}
+    ops = profile.get("operation_profiles", {})
+    return {
+        "command": record(r),
+        "peak_gflops": profile.get("theoretical_peak_gflops"),
+        "peak_gflops_by_dtype": profile.get("theoretical_peak_gflops_by_dtype"),
+        "peak_bandwidth_gbps": profile.get("theoretical_bandwidth_gbps"),
+        "peak_sources": [profile.get("theoretical_peak_source"), profile.get("theoretical_bandwidth_source")],
+        "gflops": {k: v.get("measured_gflops") for k, v in ops.items() if v.get("operation_type") == "matmul"},
+        "bandwidth_gbps": {k: v.get("achieved_bandwidth_gbps") for k, v in ops.items() if v.get("memory_bound")},
+        "fusion": {name: [(f.get("input_shape"), f.get("speedup_factor"), f.get("verdict")) for f in sizes]
+                   for name, sizes in profile.get("fusion_profiles", {}).items()},
+        "failures": profile.get("failures", {}),
+    }
+
+
 STAGE_FUNCTIONS = {"selftest": stage_selftest, "truth": stage_truth, "compare": stage_compare,
-                   "scan": stage_scan, "cpu": stage_cpu}
-CUDA_STAGES = ("selftest", "truth", "compare", "scan")
+                   "scan": stage_scan, "calibrate": stage_calibrate, "cpu": stage_cpu}
+CUDA_STAGES = ("selftest", "truth", "compare", "scan", "calibrate")
 
 
 def archive(work, out, stage):
@@ -418,7 +446,7 @@ def main(argv=None):
     ap.add_argument("--stage", default="all", choices=("all",) + STAGES,
                     help="one stage (each fits one 10-minute command), or all in order")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
-                    help="device of the selftest, truth, compare and scan stages (default cuda)")
+                    help="device of the selftest, truth, compare, scan and calibrate stages (default cuda)")
     ap.add_argument("--quick", action="store_true", help="every stage in seconds (bloom-tiny, small budgets)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results/gpu_check"),
                     help="output folder: summary.json, gpu_check.log, one archive per stage")

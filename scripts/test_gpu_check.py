@@ -79,15 +79,15 @@ def quick_summary():
 def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
     p, s = quick_summary()
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "cpu"}, s["stages"].keys()
+    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "calibrate", "cpu"}, s["stages"].keys()
     for name, stage in s["stages"].items():
         assert stage["failed_commands"] == 0, (name, stage)
         assert "skipped" not in stage, (name, stage)
         assert stage["archive"] == f"{name}.tar.gz"
     files = os.listdir(QUICK_OUT)
     assert len(files) <= 8, files
-    assert sorted(files) == sorted(["summary.json", "gpu_check.log", "selftest.tar.gz",
-                                    "truth.tar.gz", "compare.tar.gz", "scan.tar.gz", "cpu.tar.gz"]), files
+    assert sorted(files) == sorted(["summary.json", "gpu_check.log", "selftest.tar.gz", "truth.tar.gz",
+                                    "compare.tar.gz", "scan.tar.gz", "calibrate.tar.gz", "cpu.tar.gz"]), files
     assert s["cuda_available"] is False and "libcuda" in s["cuda_unavailable_reason"]
     assert s["machine"]["bundle"]["torch_version"] == s["machine"]["torch"]
 
@@ -147,6 +147,18 @@ def scan_stage_times_cpu_and_torch_with_every_case_checked():
 
 
 @test
+def calibrate_stage_records_peaks_gflops_and_bandwidth():
+    _, s = quick_summary()
+    cal = s["stages"]["calibrate"]
+    assert cal["command"]["rc"] == 0, cal["command"]
+    assert cal["peak_gflops"] > 0 and cal["peak_sources"][0]["kind"] == "computed", cal
+    assert set(cal["gflops"]) == {"matmul_float32_N=1024", "matmul_float32_N=2048"}, cal["gflops"]
+    assert all(g > 0 for g in cal["gflops"].values())
+    assert len(cal["bandwidth_gbps"]) == 6 and all(b > 0 for b in cal["bandwidth_gbps"].values())
+    assert cal["failures"] == {}
+
+
+@test
 def compare_and_cpu_stages_report_errors_and_coverage():
     _, s = quick_summary()
     run = s["stages"]["compare"]["runs"]["bloom-tiny-float32-seq5"]
@@ -197,7 +209,7 @@ def a_missing_bundle_is_named_with_the_command_that_makes_it():
 def help_lists_the_stages_without_a_bundle():
     p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
     assert p.returncode == 0
-    for stage in ("selftest", "truth", "compare", "scan", "cpu", "--quick"):
+    for stage in ("selftest", "truth", "compare", "scan", "calibrate", "cpu", "--quick"):
         assert stage in p.stdout, stage
 
 

@@ -141,6 +141,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         operations: args.operations.clone(),
         dtypes: args.dtypes.clone(),
         fusion,
+        threads: args.threads.threads.map(|n| n.max(1) as usize),
         output: output.clone(),
     };
     let mut console = Console {

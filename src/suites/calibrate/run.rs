@@ -43,6 +43,9 @@ pub struct CalibrateOptions {
     pub dtypes: Vec<MatmulDtype>,
     /// Fusion families to measure (the seed's `--fusion-patterns`; none by default).
     pub fusion: Vec<super::fusion::FusionFamily>,
+    /// Threads of replay's own CPU memory kernels (`--threads`; default every core), so a
+    /// profile taken with N threads says what N threads reach, libtorch's and ours alike.
+    pub threads: Option<usize>,
     pub output: PathBuf,
 }
 
@@ -69,7 +72,14 @@ pub trait CalibrateObserver {
 /// The device's peaks, with the flags applied.
 pub fn peaks_of(device: &Device, options: &CalibrateOptions) -> Peaks {
     let peaks = match device {
-        Device::Cpu(info) => cpu_peaks(info, &CpuIdentity::detect()),
+        // With --threads N, the peak of the N cores the measurements may use.
+        Device::Cpu(info) => {
+            let mut cores = info.clone();
+            if let Some(n) = options.threads {
+                cores.logical_cores = n.min(info.logical_cores).max(1);
+            }
+            cpu_peaks(&cores, &CpuIdentity::detect())
+        }
         Device::Cuda(dev) => cuda_peaks(&dev.info),
     };
     peaks.with_flags(options.peak_gflops, options.peak_bandwidth_gbps)
@@ -163,11 +173,17 @@ pub fn work_items<'a>(
             items.push(WorkItem {
                 label: format!("memory {size_mb} MB"),
                 run: Box::new(move || {
-                    super::memory::measure_memory(
+                    let threads = match device {
+                        Device::Cpu(info) => options.threads.unwrap_or(info.logical_cores).max(1),
+                        Device::Cuda(_) => 1,
+                    };
+                    super::memory::measure_memory_with(
                         device,
                         &[size_mb],
                         trials,
                         peaks.bandwidth_gbps.value,
+                        threads,
+                        super::memory::cpu_kernels::StoreIsa::detect(),
                     )
                     .into_iter()
                     .map(|(key, r)| (key, r.map(Measured::Operation)))

@@ -4,10 +4,11 @@
 //! again. Host time (framework, launch calls) is kept: a profile measures the device, not the
 //! CPU that drives it.
 //!
-//! - **GEMMs** (signatures with GEMM parameters): by the GFLOPS of each profile at the GEMM's
-//!   size and dtype — the size `∛(m·n·k)` of the square product with the same FLOPs, the
-//!   profiles' measured matmul GFLOPS interpolated between their sizes (log-log; clamped at the
-//!   ends), or the dtype's peak.
+//! - **GEMMs** (signatures with GEMM parameters): by the ratio of their roofline times,
+//!   `max(FLOPs / GFLOPS, bytes / bandwidth)`, on each profile — GFLOPS at the GEMM's size and
+//!   dtype (the size `∛(m·n·k)` of the square product with the same FLOPs, the profiles'
+//!   measured matmul GFLOPS interpolated between their sizes, log-log, clamped at the ends; or
+//!   the dtype's peak), so that a skinny GEMM that streams its weight scales with bandwidth.
 //! - **Everything else** (copies, memsets, element-wise and reduction kernels): by memory
 //!   bandwidth, measured or peak.
 //!
@@ -96,6 +97,15 @@ pub fn peak_gflops(profile: &Profile, dtype: &str) -> Option<f64> {
         .filter(|v| *v > 0.0)
 }
 
+/// Bytes per element of a profile dtype.
+fn element_bytes(dtype: &str) -> f64 {
+    if dtype == "float32" {
+        4.0
+    } else {
+        2.0
+    }
+}
+
 fn positive(v: Option<f64>) -> Option<f64> {
     v.filter(|x| x.is_finite() && *x > 0.0)
 }
@@ -110,21 +120,49 @@ impl HardwareScaling {
         }
     }
 
+    /// A GEMM's time on each side is its roofline, `max(FLOPs / GFLOPS at its size, bytes /
+    /// bandwidth)`: a skinny GEMM (a decoder's M = 5 tokens against a 4096-wide weight)
+    /// streams its weight and is bound by bandwidth, not by the matmul rate of a square
+    /// product. Without a bandwidth on both sides, the GFLOPS ratio alone.
     fn gemm_factor(&self, gemm: &GemmShape) -> Option<(f64, Basis)> {
         let dtype = profile_dtype(&gemm.dtype)?;
-        let n = ((gemm.m as f64) * (gemm.n as f64) * (gemm.k as f64)).cbrt();
+        let (m, n, k) = (gemm.m as f64, gemm.n as f64, gemm.k as f64);
+        let size = ((m * n * k).cbrt()).max(1.0);
+        let flops = 2.0 * m * n * k;
+        let bytes = (m * k + k * n + m * n) * element_bytes(dtype);
         let measured = (
-            measured_gflops(&self.source, dtype, n),
-            measured_gflops(&self.target, dtype, n),
+            measured_gflops(&self.source, dtype, size),
+            measured_gflops(&self.target, dtype, size),
         );
-        if let (Some(s), Some(t)) = measured {
-            return Some((s / t, Basis::MeasuredGflops));
-        }
-        let (s, t) = (
-            peak_gflops(&self.source, dtype)?,
-            peak_gflops(&self.target, dtype)?,
-        );
-        Some((s / t, Basis::PeakGflops))
+        let (gflops, basis) = match measured {
+            (Some(s), Some(t)) => ((s, t), Basis::MeasuredGflops),
+            _ => (
+                (
+                    peak_gflops(&self.source, dtype)?,
+                    peak_gflops(&self.target, dtype)?,
+                ),
+                Basis::PeakGflops,
+            ),
+        };
+        let bandwidth = match basis {
+            Basis::MeasuredGflops => (
+                positive(self.source.measured_bandwidth_gbps),
+                positive(self.target.measured_bandwidth_gbps),
+            ),
+            _ => (
+                positive(self.source.theoretical_bandwidth_gbps),
+                positive(self.target.theoretical_bandwidth_gbps),
+            ),
+        };
+        let time = |gflops: f64, gbps: Option<f64>| {
+            let compute = flops / gflops;
+            gbps.map_or(compute, |b| compute.max(bytes / b))
+        };
+        let (source, target) = match bandwidth {
+            (Some(bs), Some(bt)) => (time(gflops.0, Some(bs)), time(gflops.1, Some(bt))),
+            _ => (time(gflops.0, None), time(gflops.1, None)),
+        };
+        Some((target / source, basis))
     }
 
     fn bandwidth_factor(&self) -> Option<(f64, Basis)> {
@@ -223,13 +261,17 @@ mod tests {
             target: h100.clone(),
             target_path: "h".into(),
         };
+        // A large GEMM is compute-bound on both: the ratio of the bf16 peaks.
         let (f, basis) = s
-            .factor(&info(gemm(512, 512, 512, "c10::BFloat16")))
+            .factor(&info(gemm(4096, 4096, 4096, "c10::BFloat16")))
             .unwrap();
         assert_eq!(basis, Basis::PeakGflops);
-        assert!((f - 312_000.0 / 989_400.0).abs() < 1e-12);
-        let (f, _) = s.factor(&info(gemm(64, 64, 64, "float"))).unwrap();
-        assert!((f - 19_500.0 / 66_900.0).abs() < 1e-12);
+        assert!((f - 312_000.0 / 989_400.0).abs() < 1e-12, "{f}");
+        let (f, _) = s.factor(&info(gemm(2048, 2048, 2048, "float"))).unwrap();
+        assert!((f - 19_500.0 / 66_900.0).abs() < 1e-12, "{f}");
+        // A decoder's skinny GEMM (5 tokens) streams its weight: the bandwidth ratio.
+        let (f, _) = s.factor(&info(gemm(5, 4096, 1024, "bfloat16"))).unwrap();
+        assert!((f - 1555.0 / 3352.0).abs() < 1e-12, "{f}");
         let (f, basis) = s.factor(&info(None)).unwrap();
         assert_eq!(basis, Basis::PeakBandwidth);
         assert!((f - 1555.0 / 3352.0).abs() < 1e-12);
