@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{replay, shared_traces};
+use common::{classify_shared, replay, shared_traces};
 use predicates::prelude::*;
 
 #[test]
@@ -53,13 +53,7 @@ fn classify_rejects_bad_files_with_exit_2() {
 fn isolated_on_cpu_replays_bert_signatures_and_writes_json_and_csv() {
     let dir = tempfile::tempdir().unwrap();
     let sigs = dir.path().join("bert.json");
-    replay()
-        .args(["classify", "--trace"])
-        .arg(shared_traces().join("h100_bert_small_infer.json.gz"))
-        .arg("--out")
-        .arg(&sigs)
-        .assert()
-        .success();
+    classify_shared("h100_bert_small_infer.json.gz", &sigs);
     let results = dir.path().join("results");
     replay()
         .args([

@@ -3,19 +3,13 @@
 
 mod common;
 
-use common::{replay, shared_traces};
+use common::{classify_shared, replay};
 
 #[test]
 fn an_unreplayable_kernel_is_estimated_by_the_profiles_roofline() {
     let dir = tempfile::tempdir().unwrap();
     let sigs = dir.path().join("sigs.json");
-    replay()
-        .args(["classify", "--trace"])
-        .arg(shared_traces().join("a100_triton_example.json.gz"))
-        .arg("--out")
-        .arg(&sigs)
-        .assert()
-        .success();
+    classify_shared("a100_triton_example.json.gz", &sigs);
     let out = dir.path().join("iso");
     let profile = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("profiles/a100_sxm4_40gb_datasheet.json");

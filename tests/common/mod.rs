@@ -33,6 +33,18 @@ pub fn all_shared_traces() -> Vec<PathBuf> {
     paths
 }
 
+/// Classifies the shared trace `name` (`h100_bert_small_infer.json.gz`) into `out` with the
+/// built `replay`, as a user would before `isolated`.
+pub fn classify_shared(name: &str, out: &std::path::Path) {
+    replay()
+        .args(["classify", "--trace"])
+        .arg(shared_traces().join(name))
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
 /// True when this machine has an NVIDIA driver; the no-GPU tests are skipped there.
 pub fn has_nvidia_driver() -> bool {
     replay::device::cuda::driver_missing_reason().is_none()

@@ -175,6 +175,12 @@ fn zeroed_again<T: cudarc::driver::DeviceRepr + ValidAsZeroBits>(
 }
 
 impl PreparedCudaScan {
+    /// T, K and C as the kernels take them (`check_fits` made sure they fit an `int`).
+    fn dims_i32(&self) -> (i32, i32, i32) {
+        let d = self.dims;
+        (d.positions as i32, d.durations as i32, d.labels as i32)
+    }
+
     fn backward_buffers(&mut self) -> Result<(), ScanError> {
         if self.saved.is_some() {
             return Ok(());
@@ -199,8 +205,7 @@ impl PreparedCudaScan {
         if save {
             self.backward_buffers()?;
         }
-        let d = self.dims;
-        let (t, k, c) = (d.positions as i32, d.durations as i32, d.labels as i32);
+        let (t, k, c) = self.dims_i32();
         let save_flag = i32::from(save);
         let (function, shape) = &self.forward;
         let mut launch = self.stream.launch_builder(function);
@@ -236,8 +241,7 @@ impl PreparedCudaScan {
 
     /// Queues the backward from the rows the last saving forward kept.
     fn launch_backward(&mut self) -> Result<(), ScanError> {
-        let d = self.dims;
-        let (t, k, c) = (d.positions as i32, d.durations as i32, d.labels as i32);
+        let (t, k, c) = self.dims_i32();
         let Some(s) = self.saved.as_mut() else {
             return Err(ScanError::Backend(
                 "the backward ran before a saving forward".into(),
