@@ -228,11 +228,23 @@ pub fn render_summary(p: &Profile) -> String {
         p.theoretical_bandwidth_source.kind,
         p.theoretical_bandwidth_source.how
     );
-    let matmuls: Vec<_> = p
+    // By dtype, then size (the keys sort N=512 after N=4096).
+    let mut matmuls: Vec<_> = p
         .operation_profiles
         .values()
         .filter(|o| o.operation_type == "matmul")
         .collect();
+    matmuls.sort_by_key(|o| {
+        let dtype = o
+            .extra_params
+            .get("dtype")
+            .and_then(|d| d.as_str())
+            .unwrap_or("");
+        (
+            dtype.to_string(),
+            o.input_shape.first().copied().unwrap_or(0),
+        )
+    });
     if !matmuls.is_empty() {
         let _ = writeln!(
             s,
@@ -267,11 +279,25 @@ pub fn render_summary(p: &Profile) -> String {
             percent(p.worst_efficiency)
         );
     }
-    let memory: Vec<_> = p
+    // By method and kernel, then size.
+    let mut memory: Vec<_> = p
         .operation_profiles
         .iter()
         .filter(|(_, o)| o.memory_bound)
         .collect();
+    memory.sort_by_key(|(key, o)| {
+        let size = o
+            .extra_params
+            .get("size_mb")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        (
+            key.rsplit_once('=')
+                .map_or(key.as_str(), |(head, _)| head)
+                .to_string(),
+            size,
+        )
+    });
     if !memory.is_empty() {
         let _ = writeln!(
             s,
