@@ -105,6 +105,6 @@ mod tests {
             );
             compared += 1;
         }
-        assert_eq!(compared, 9);
+        assert_eq!(compared, 10);
     }
 }
