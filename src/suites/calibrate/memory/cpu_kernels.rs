@@ -5,6 +5,8 @@
 //! - every thread gets one contiguous chunk, the same chunk on every call (`broadcast`: thread
 //!   `i` of the pool always runs chunk `i`), and chunks start on page boundaries so no two
 //!   threads share a page or a cache line;
+//! - the threads are pinned, one per CPU ([`pinned_worker_pool`]), so that none waits for a
+//!   core at the start of a call;
 //! - the buffers are allocated untouched (above glibc's mmap threshold an allocation is fresh
 //!   pages) and first written by the threads that later use them, so on a NUMA machine each
 //!   chunk's pages live on its thread's node;
@@ -20,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use super::stream_kernel::{StreamKernel, TRIAD_SCALAR};
 use crate::suites::calibrate::CalibrateError;
-use crate::suites::worker_pool::worker_pool;
+use crate::suites::worker_pool::{pinned_worker_pool, worker_pool};
 
 /// Buffers and chunks start on page boundaries (4 KiB, 1,024 floats).
 const PAGE_BYTES: usize = 4096;
@@ -86,6 +88,26 @@ impl StoreIsa {
 
     pub fn parse(name: &str) -> Option<StoreIsa> {
         StoreIsa::ALL.into_iter().find(|isa| isa.name() == name)
+    }
+}
+
+/// How replay's CPU kernels run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuKernelConfig {
+    pub threads: usize,
+    pub isa: StoreIsa,
+    /// Pin thread `i` to the `i`-th allowed CPU (when the system lets it).
+    pub pin: bool,
+}
+
+impl CpuKernelConfig {
+    /// `threads` pinned threads storing with the widest streaming store the CPU has.
+    pub fn with_threads(threads: usize) -> CpuKernelConfig {
+        CpuKernelConfig {
+            threads,
+            isa: StoreIsa::detect(),
+            pin: true,
+        }
     }
 }
 
@@ -196,21 +218,28 @@ pub struct CpuStream {
     c: AlignedBuffer,
     ranges: Vec<Range<usize>>,
     pool: Option<Arc<rayon::ThreadPool>>,
+    pinned: bool,
     isa: StoreIsa,
 }
 
 impl CpuStream {
-    /// `n` floats per array over `threads` threads (all cores: `available_parallelism`),
-    /// storing with `isa`. The arrays start as STREAM's: a = 1, b = 2, c = 0.
-    pub fn new(n: usize, threads: usize, isa: StoreIsa) -> Result<CpuStream, CalibrateError> {
+    /// `n` floats per array as `config` says. The arrays start as STREAM's: a = 1, b = 2,
+    /// c = 0.
+    pub fn new(n: usize, config: CpuKernelConfig) -> Result<CpuStream, CalibrateError> {
+        let CpuKernelConfig { threads, isa, pin } = config;
         if !isa.available() {
             return Err(CalibrateError::Usage(format!(
                 "this CPU has no {} streaming stores",
                 isa.name()
             )));
         }
-        // Without a pool (the system refused threads) the calling thread does all of it.
-        let pool = (threads > 1).then(|| worker_pool(threads)).flatten();
+        // Pinned if it can be, else unpinned; without a pool at all (the system refused
+        // threads) the calling thread does all of it.
+        let pinned_pool = (threads > 1 && pin)
+            .then(|| pinned_worker_pool(threads))
+            .flatten();
+        let pinned = pinned_pool.is_some();
+        let pool = pinned_pool.or_else(|| (threads > 1).then(|| worker_pool(threads)).flatten());
         let ranges = chunk_ranges(n, if pool.is_some() { threads } else { 1 });
         let touch = |value| AlignedBuffer::first_touched(n, &ranges, pool.as_deref(), value);
         Ok(CpuStream {
@@ -219,6 +248,7 @@ impl CpuStream {
             c: touch(0.0)?,
             ranges,
             pool,
+            pinned,
             isa,
         })
     }
@@ -230,6 +260,11 @@ impl CpuStream {
 
     pub fn isa(&self) -> StoreIsa {
         self.isa
+    }
+
+    /// Whether each thread is pinned to its own CPU.
+    pub fn pinned(&self) -> bool {
+        self.pinned
     }
 
     pub fn len(&self) -> usize {
@@ -501,7 +536,12 @@ mod tests {
         for isa in available() {
             for n in [1, 3, 15, 17, 63, 64, 65, 1000, 4097, 100_003] {
                 for threads in [1, 3] {
-                    let mut s = CpuStream::new(n, threads, isa).unwrap();
+                    let config = CpuKernelConfig {
+                        threads,
+                        isa,
+                        pin: threads == 3,
+                    };
+                    let mut s = CpuStream::new(n, config).unwrap();
                     let (a, b, c) = s.arrays_mut();
                     for i in 0..n {
                         a[i] = i as f32 * 0.5 + 1.0;
@@ -556,13 +596,27 @@ mod tests {
 
     #[test]
     fn arrays_start_as_streams_do_and_threads_are_counted() {
-        let s = CpuStream::new(5000, 2, StoreIsa::Portable).unwrap();
+        let config = |threads, pin| CpuKernelConfig {
+            threads,
+            isa: StoreIsa::Portable,
+            pin,
+        };
+        let s = CpuStream::new(5000, config(2, false)).unwrap();
         assert_eq!(s.threads(), 2);
+        assert!(!s.pinned());
         assert_eq!(s.len(), 5000);
         assert!(s.a().iter().all(|&x| x == 1.0) && s.b().iter().all(|&x| x == 2.0));
         assert_eq!(s.a().as_ptr() as usize % PAGE_BYTES, 0);
-        let one = CpuStream::new(10, 1, StoreIsa::Portable).unwrap();
+        let one = CpuStream::new(10, config(1, true)).unwrap();
         assert_eq!(one.threads(), 1);
+        assert!(!one.pinned(), "one thread runs on the caller's");
+        // Pinned when there are CPUs enough, unpinned (never refused) when not.
+        let cpus = crate::suites::worker_pool::allowed_cpus().map_or(0, |c| c.len());
+        let two = CpuStream::new(10, config(2, true)).unwrap();
+        assert_eq!(two.pinned(), cfg!(target_os = "linux") && cpus >= 2);
+        let many = CpuStream::new(10, config(cpus + 1, true)).unwrap();
+        assert!(!many.pinned());
+        assert_eq!(many.threads(), cpus + 1);
     }
 
     #[test]
