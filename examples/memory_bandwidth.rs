@@ -7,12 +7,13 @@
 //!
 //! Flags: --sizes MB,MB (default 128,256: the seed's quick sizes), --trials N (default 5),
 //! --warmup N (3), --threads N (every logical core), --isa avx512|avx|sse|portable (the widest
-//! streaming store the CPU has), --device cpu|cuda:N (cpu), --peak-bandwidth GB/s.
+//! streaming store the CPU has), --no-pin (leave replay's threads unpinned), --device
+//! cpu|cuda:N (cpu), --peak-bandwidth GB/s.
 
 use std::process::ExitCode;
 
 use replay::device::{Device, DeviceSpec};
-use replay::suites::calibrate::memory::cpu_kernels::StoreIsa;
+use replay::suites::calibrate::memory::cpu_kernels::{CpuKernelConfig, StoreIsa};
 use replay::suites::calibrate::memory::measure_memory_with;
 use replay::suites::calibrate::timing::Trials;
 use serde_json::json;
@@ -22,6 +23,7 @@ struct Args {
     trials: Trials,
     threads: Option<usize>,
     isa: StoreIsa,
+    pin: bool,
     device: DeviceSpec,
     peak: Option<f64>,
 }
@@ -42,6 +44,7 @@ fn parse_args() -> Result<Args, String> {
         },
         threads: None,
         isa: StoreIsa::detect(),
+        pin: true,
         device: DeviceSpec::Cpu,
         peak: None,
     };
@@ -62,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
                 let name: String = parse(&flag, it.next())?;
                 args.isa = StoreIsa::parse(&name).ok_or_else(|| format!("--isa: {name:?}"))?;
             }
+            "--no-pin" => args.pin = false,
             "--device" => args.device = parse(&flag, it.next())?,
             "--peak-bandwidth" => args.peak = Some(parse(&flag, it.next())?),
             other => return Err(format!("unknown flag {other}")),
@@ -98,8 +102,11 @@ fn main() -> ExitCode {
         &args.sizes,
         args.trials,
         args.peak,
-        threads,
-        args.isa,
+        CpuKernelConfig {
+            threads,
+            isa: args.isa,
+            pin: args.pin,
+        },
     );
     let mut failed = false;
     let profiles: serde_json::Map<String, serde_json::Value> = results

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use self::cpu_kernels::{CpuStream, StoreIsa};
+use self::cpu_kernels::{CpuKernelConfig, CpuStream};
 use self::cuda_kernels::CudaStreamBench;
 use self::stream_kernel::{elements_in_mb, StreamKernel};
 use super::profile::OperationProfile;
@@ -140,13 +140,13 @@ impl Target for CpuKernelTarget<'_> {
 
 /// Where replay's own kernels run: the CPU (with these threads and stores) or the GPU.
 enum OwnKernels<'d> {
-    Cpu { threads: usize, isa: StoreIsa },
+    Cpu(CpuKernelConfig),
     Cuda(&'d crate::device::CudaDevice, KernelCache),
 }
 
 /// Per size in `sizes_mb`: the libtorch copy, replay's copy and replay's triad on `device`,
 /// each timed with `trials`, as (key, profile or why it failed). Replay's CPU kernels use
-/// every logical core and the widest streaming store the CPU has.
+/// every logical core, pinned, and the widest streaming store the CPU has.
 pub fn measure_memory(
     device: &Device,
     sizes_mb: &[u64],
@@ -162,23 +162,21 @@ pub fn measure_memory(
         sizes_mb,
         trials,
         peak_bandwidth_gbps,
-        threads,
-        StoreIsa::detect(),
+        CpuKernelConfig::with_threads(threads),
     )
 }
 
-/// [`measure_memory`] with replay's CPU kernels on `threads` threads storing with `isa` (both
-/// ignored on a GPU), for exploring what reaches the limit.
+/// [`measure_memory`] with replay's CPU kernels run as `cpu` says (ignored on a GPU), for
+/// exploring what reaches the limit.
 pub fn measure_memory_with(
     device: &Device,
     sizes_mb: &[u64],
     trials: Trials,
     peak_bandwidth_gbps: Option<f64>,
-    threads: usize,
-    isa: StoreIsa,
+    cpu: CpuKernelConfig,
 ) -> Vec<(String, Result<OperationProfile, CalibrateError>)> {
     let own = match device {
-        Device::Cpu(_) => OwnKernels::Cpu { threads, isa },
+        Device::Cpu(_) => OwnKernels::Cpu(cpu),
         Device::Cuda(dev) => OwnKernels::Cuda(dev, KernelCache::default()),
     };
     let mut out = Vec::new();
@@ -252,8 +250,8 @@ fn measure_own(
         extra: BTreeMap::new(),
     };
     match own {
-        OwnKernels::Cpu { threads, isa } => {
-            let mut stream = match CpuStream::new(n, *threads, *isa) {
+        OwnKernels::Cpu(config) => {
+            let mut stream = match CpuStream::new(n, *config) {
                 Ok(s) => s,
                 Err(e) => return failed_both(e),
             };
@@ -264,6 +262,7 @@ fn measure_own(
                     run.threads = Some(stream.threads() as u64);
                     run.streaming_stores = stream.isa().streaming();
                     run.extra.insert("isa".into(), json!(stream.isa().name()));
+                    run.extra.insert("pinned".into(), json!(stream.pinned()));
                     run.extra.insert("timer".into(), json!("monotonic clock"));
                     let mut target = CpuKernelTarget {
                         stream: &mut stream,
@@ -378,14 +377,8 @@ mod tests {
             warmup: 1,
             trials: 2,
         };
-        let results = measure_memory_with(
-            &device,
-            &[1, 0, 2],
-            trials,
-            Some(1000.0),
-            2,
-            StoreIsa::detect(),
-        );
+        let cpu = CpuKernelConfig::with_threads(2);
+        let results = measure_memory_with(&device, &[1, 0, 2], trials, Some(1000.0), cpu);
         let keys: Vec<&str> = results.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             keys,
@@ -417,7 +410,7 @@ mod tests {
                 assert_eq!(p.extra_params["threads"], json!(2));
                 assert_eq!(
                     p.extra_params["streaming_stores"],
-                    json!(StoreIsa::detect().streaming())
+                    json!(cpu.isa.streaming())
                 );
             }
         }

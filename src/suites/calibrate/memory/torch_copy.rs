@@ -2,9 +2,10 @@
 //! the device, timed as every libtorch composition is ([`TorchWork`] through
 //! [`time_trials`]: the monotonic clock on the CPU, CUDA events on libtorch's stream).
 //!
-//! On the CPU libtorch's copy is a vectorised loop with ordinary stores over its intra-op
-//! threads: each destination line is read before it is written (write-allocate), traffic that
-//! STREAM's count, used here too, leaves out.
+//! On the CPU libtorch's copy stores through the caches, so each destination line is also read
+//! before it is written (write-allocate), traffic that STREAM's count, used here too, leaves
+//! out: on a 2-core EPYC VM it ran at about the speed of replay's own copy with ordinary
+//! stores (`--isa portable`), below replay's streaming copy.
 
 use tch::{Kind, Tensor};
 
