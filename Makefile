@@ -70,6 +70,12 @@ bench-scan: build
 bench-scan-anchors: build
 	scripts/bench_scan_vs_anchors.sh
 
+# replay calibrate's memory bandwidth (its own copy and triad) against likwid-bench, round by
+# round on the same working sets (installs Debian's likwid when missing).
+.PHONY: bench-bandwidth-likwid
+bench-bandwidth-likwid: build
+	scripts/bench_bandwidth_vs_likwid.sh
+
 # Renders results/report.html in headless Chromium (apt-get install chromium) to results/report.png.
 .PHONY: report-screenshot
 report-screenshot:

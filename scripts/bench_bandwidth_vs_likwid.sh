@@ -14,23 +14,23 @@
 # round by round, so a neighbour's load on a shared machine falls on both; the report gives
 # each side's median and spread over the rounds and replay's share of likwid's median.
 #
-# Replay's side runs `examples/memory_bandwidth.rs` (it will become `replay calibrate
-# --operations memory`). likwid-bench is installed with apt-get when missing; when it cannot
-# be, the script says so and exits 3.
+# Replay's side is `replay calibrate --operations memory` (the seed's trials: 5 quick, 10 full,
+# after 3 warm-ups). likwid-bench is installed with apt-get when missing; when it cannot be, the
+# script says so and exits 3.
 #
 # On a shared machine a neighbour's work takes cores from both sides at random, so the rounds
 # are kept short (likwid runs LIKWID_ITERATIONS sweeps, about as long as replay's trials take)
 # and many; the report also gives the share between each side's best round, the one a
 # neighbour disturbed least, and the load average around the run.
 #
-# Environment: SIZES [128,256], ROUNDS [9], TRIALS [20] (replay's trials per size per round;
-# warm-up 3), LIKWID_ITERATIONS [40], THREADS [every logical core],
-# OUT [results/bench_bandwidth_likwid.json].
+# Environment: SIZES [128,256] (calibrate's quick sizes, or its full 64,128,256,512), ROUNDS
+# [9], LIKWID_ITERATIONS [40], THREADS [every logical core], REPLAY_BIN
+# [target/release/replay], OUT [results/bench_bandwidth_likwid.json].
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=${SIZES:-128,256}
 ROUNDS=${ROUNDS:-9}
-TRIALS=${TRIALS:-20}
+TRIALS=$([ "$SIZES" = 128,256 ] && echo 5 || echo 10)
 LIKWID_ITERATIONS=${LIKWID_ITERATIONS:-40}
 THREADS=${THREADS:-$(nproc)}
 OUT=${OUT:-results/bench_bandwidth_likwid.json}
@@ -62,9 +62,18 @@ if ! likwid_copy=$(pick copy_mem_avx512 copy_mem_avx copy_mem_sse copy_mem) ||
 fi
 echo "== likwid kernels: $likwid_copy, $likwid_triad on $THREADS threads"
 
-echo "== building replay's side (examples/memory_bandwidth)"
-cargo build --release --quiet --example memory_bandwidth
-REPLAY=target/release/examples/memory_bandwidth
+# Replay's side is `replay calibrate --operations memory` itself: the quick sizes (128, 256 MB)
+# or the full ones (64, 128, 256, 512 MB), as SIZES says.
+REPLAY=${REPLAY_BIN:-target/release/replay}
+case "$SIZES" in
+  128,256) mode=--quick ;;
+  64,128,256,512) mode= ;;
+  *) echo "bench_bandwidth_vs_likwid: SIZES must be calibrate's quick 128,256 or full 64,128,256,512" >&2; exit 2 ;;
+esac
+if [ ! -x "$REPLAY" ]; then
+  echo "bench_bandwidth_vs_likwid: $REPLAY is missing: run make build first" >&2
+  exit 2
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -81,7 +90,7 @@ for round in $(seq 1 "$ROUNDS"); do
         { echo "bench_bandwidth_vs_likwid: likwid-bench -t $name failed:" >&2; tail -5 "$work/likwid_${round}_${size}_${kernel}.txt" >&2; exit 1; }
     done
   done
-  "$REPLAY" --sizes "$SIZES" --trials "$TRIALS" --warmup 3 --threads "$THREADS" >"$work/replay_${round}.json"
+  "$REPLAY" calibrate --operations memory $mode --threads "$THREADS" --quiet --output "$work/replay_${round}.json" >/dev/null
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -107,10 +116,10 @@ replay = [json.load(open(f"{work}/replay_{r}.json")) for r in range(1, rounds + 
 cpu = open("/proc/cpuinfo").read()
 model = re.search(r"model name\s*:\s*(.*)", cpu)
 report = {
-    "what": "memory bandwidth, replay (examples/memory_bandwidth: calibrate's memory measurement) against likwid-bench",
+    "what": "memory bandwidth, replay calibrate --operations memory against likwid-bench",
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     "cpu": model.group(1) if model else platform.processor(),
-    "device": replay[0]["device"],
+    "device": replay[0]["metadata"]["device"],
     "threads": threads,
     "likwid_kernels": {"copy": lcopy, "triad": ltriad},
     "rounds": rounds,

@@ -182,8 +182,7 @@ pub fn work_items<'a>(
                         &[size_mb],
                         trials,
                         peaks.bandwidth_gbps.value,
-                        threads,
-                        super::memory::cpu_kernels::StoreIsa::detect(),
+                        super::memory::cpu_kernels::CpuKernelConfig::with_threads(threads),
                     )
                     .into_iter()
                     .map(|(key, r)| (key, r.map(Measured::Operation)))
