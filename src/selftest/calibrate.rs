@@ -1,6 +1,7 @@
-//! The selftest's calibration checks: `replay calibrate`'s libtorch paths (a matmul, the
-//! attention fusion patterns) run and time on the device, with sane numbers. On a GPU this is
-//! what runs calibrate's CUDA side (libtorch on the device, CUDA-event timing).
+//! The selftest's calibration checks: `replay calibrate`'s paths (a matmul and the attention
+//! fusion patterns through libtorch, the memory copies through libtorch and replay's own copy
+//! and triad kernels — on a GPU `cuda/stream_bandwidth.cu`, checked against the host before it
+//! is timed) run and time on the device, with sane numbers.
 
 use super::{check, Check};
 use crate::device::Device;
@@ -52,8 +53,36 @@ pub fn calibrate_checks(device: &Device) -> Vec<Check> {
             "{patterns} attention patterns timed fused and unfused"
         ))
     })();
+    let memory_check = (|| {
+        // 16 MB: large enough to leave the caches of most devices' copies, quick everywhere.
+        let trials = Trials {
+            warmup: 1,
+            trials: 2,
+        };
+        let results = crate::suites::calibrate::memory::measure_memory(device, &[16], trials, None);
+        let mut done = Vec::new();
+        for (key, result) in results {
+            let p = result.map_err(|e| format!("{key}: {e}"))?;
+            if !(p.achieved_bandwidth_gbps > 0.0 && p.achieved_bandwidth_gbps.is_finite()) {
+                return Err(format!("{key}: {} GB/s", p.achieved_bandwidth_gbps));
+            }
+            done.push(format!("{key} {:.1} GB/s", p.achieved_bandwidth_gbps));
+        }
+        if done.len() != 3 {
+            return Err(format!(
+                "{} measurements instead of libtorch copy, replay copy and triad",
+                done.len()
+            ));
+        }
+        Ok(done.join(", "))
+    })();
     vec![
         check(0, "calibrate matmul through libtorch", matmul_check),
+        check(
+            0,
+            "calibrate memory: libtorch copy, replay's copy and triad",
+            memory_check,
+        ),
         check(0, "calibrate fusion patterns (attention)", fusion_check),
     ]
 }
@@ -63,9 +92,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_calibration_checks_pass_on_the_cpu() {
+    fn every_calibration_check_passes_on_the_cpu() {
         let checks = calibrate_checks(&Device::Cpu(crate::device::CpuInfo::detect()));
-        assert_eq!(checks.len(), 2);
+        assert_eq!(checks.len(), 3);
         for c in &checks {
             assert!(c.passed, "{}: {}", c.name, c.detail);
         }

@@ -231,10 +231,13 @@ pub fn error_percent(predicted: f64, measured: f64) -> f64 {
     }
 }
 
-/// Predicted time of all invocations of one signature, and whether it was replayed.
+/// Predicted time of all invocations of one signature, and whether it was replayed. A
+/// signature estimated by a profile's roofline (`--profile`) is predicted by the estimate but
+/// not counted as replayed: the report lists it among the unreplayed, with its status.
 pub fn predicted_total(r: &SignatureResult) -> (f64, bool) {
     match (r.status, r.predicted_us) {
         (Status::Ok | Status::Included, Some(p)) => (p * r.count as f64, true),
+        (Status::Estimated, Some(p)) => (p * r.count as f64, false),
         _ => (r.trace_total_us, false),
     }
 }
@@ -459,8 +462,10 @@ pub fn aggregate(
             } else {
                 0.0
             },
-            accounting:
-                "signatures that did not replay enter both predictions with their trace time".into(),
+            accounting: "signatures that did not replay enter both predictions with their trace \
+                         time, or with the roofline estimate of a calibration profile (status \
+                         `estimated`, `--profile`)"
+                .into(),
             unreplayed,
         },
         trace_self_check: ctx.self_check,

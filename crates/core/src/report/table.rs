@@ -51,7 +51,22 @@ pub fn render(r: &ComparisonReport) -> String {
         );
     }
     top_signatures(&mut out, r);
-    let _ = writeln!(out, "\ncoverage: {:.1}% of the trace's time replayed; {} unreplayed signature(s) counted at trace time", 100.0 * r.coverage.replayed_share_of_trace_time, r.coverage.unreplayed.len());
+    let estimated = r
+        .coverage
+        .unreplayed
+        .iter()
+        .filter(|u| u.status == crate::results::isolated::Status::Estimated)
+        .count();
+    let _ = writeln!(
+        out,
+        "\ncoverage: {:.1}% of the trace's time replayed; {} unreplayed signature(s) counted at trace time{}",
+        100.0 * r.coverage.replayed_share_of_trace_time,
+        r.coverage.unreplayed.len() - estimated,
+        match estimated {
+            0 => String::new(),
+            n => format!(", {n} estimated by the roofline of --profile"),
+        }
+    );
     if let Some(e) = &r.energy {
         let c = &e.comparison;
         let error = super::signed_percent(c.error_percent);
