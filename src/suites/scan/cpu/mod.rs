@@ -21,7 +21,7 @@ use backward::{
     entropy_backward, log_backward, max_backward, Reverse, SavedEntropyRows, SavedRows,
 };
 use forward::{entropy_forward, scan_forward, EntropyRows, Gather};
-use lanes::{lse_lanes, max_reduce};
+use lanes::max_reduce;
 
 use rayon::prelude::*;
 
@@ -102,6 +102,7 @@ impl CpuScan {
     /// The scan's value per sequence: log Z (Log), the Viterbi score (Max), the entropy H
     /// (Entropy). Working memory: the ring buffer and the gather buffer, O(K·C) per thread.
     pub fn forward(&self, p: &ScanProblem, semiring: Semiring) -> Vec<f32> {
+        let lse = lanes::fastest_lse();
         let dims = p.dims;
         let slots = dims.max_duration();
         let mut values = vec![0.0; dims.batch];
@@ -114,9 +115,7 @@ impl CpuScan {
             let (base, base_h) = ws.ring_base.split_at_mut(slots);
             let (states, g) = (&mut ws.ring[..], &mut ws.gather);
             *value = match semiring {
-                Semiring::Log => {
-                    scan_forward::<true>(dims, edge, len, states, base, slots, g, lse_lanes)
-                }
+                Semiring::Log => scan_forward::<true>(dims, edge, len, states, base, slots, g, lse),
                 Semiring::Max => {
                     scan_forward::<false>(dims, edge, len, states, base, slots, g, max_reduce)
                 }
@@ -144,6 +143,7 @@ impl CpuScan {
         semiring: Semiring,
     ) -> Result<SavedForward, ScanError> {
         let dims = p.dims;
+        let lse = lanes::fastest_lse();
         let (rows, bases) = (dims.positions * dims.labels, dims.positions);
         let mut totals = vec![0.0; dims.batch];
         let mut beta = zeroed(dims.batch * rows, "the saved beta rows")?;
@@ -170,9 +170,7 @@ impl CpuScan {
                 let (edge, len) = (p.sequence_edge(b), p.lengths[b]);
                 let g = &mut ws.gather;
                 *total = match semiring {
-                    Semiring::Log => {
-                        scan_forward::<true>(dims, edge, len, x, base_x, len, g, lse_lanes)
-                    }
+                    Semiring::Log => scan_forward::<true>(dims, edge, len, x, base_x, len, g, lse),
                     Semiring::Max => {
                         scan_forward::<false>(dims, edge, len, x, base_x, len, g, max_reduce)
                     }
