@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use crate::results::calibration::Profile;
 
 use super::catalog::{GemmShape, SignatureInfo};
+use super::roofline::gemm_work;
 
 /// What the scaling of one unit of work was based on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,15 +98,6 @@ pub fn peak_gflops(profile: &Profile, dtype: &str) -> Option<f64> {
         .filter(|v| *v > 0.0)
 }
 
-/// Bytes per element of a profile dtype.
-fn element_bytes(dtype: &str) -> f64 {
-    if dtype == "float32" {
-        4.0
-    } else {
-        2.0
-    }
-}
-
 fn positive(v: Option<f64>) -> Option<f64> {
     v.filter(|x| x.is_finite() && *x > 0.0)
 }
@@ -125,11 +117,9 @@ impl HardwareScaling {
     /// streams its weight and is bound by bandwidth, not by the matmul rate of a square
     /// product. Without a bandwidth on both sides, the GFLOPS ratio alone.
     fn gemm_factor(&self, gemm: &GemmShape) -> Option<(f64, Basis)> {
-        let dtype = profile_dtype(&gemm.dtype)?;
-        let (m, n, k) = (gemm.m as f64, gemm.n as f64, gemm.k as f64);
-        let size = ((m * n * k).cbrt()).max(1.0);
-        let flops = 2.0 * m * n * k;
-        let bytes = (m * k + k * n + m * n) * element_bytes(dtype);
+        let work = gemm_work(gemm.m, gemm.n, gemm.k, gemm.batch, &gemm.dtype)?;
+        let (dtype, size) = work.gemm?;
+        let (flops, bytes) = (work.flops, work.bytes);
         let measured = (
             measured_gflops(&self.source, dtype, size),
             measured_gflops(&self.target, dtype, size),
@@ -162,7 +152,8 @@ impl HardwareScaling {
             (Some(bs), Some(bt)) => (time(gflops.0, Some(bs)), time(gflops.1, Some(bt))),
             _ => (time(gflops.0, None), time(gflops.1, None)),
         };
-        Some((target / source, basis))
+        // An empty GEMM takes no time on either side: nothing to scale.
+        (source > 0.0).then_some((target / source, basis))
     }
 
     fn bandwidth_factor(&self) -> Option<(f64, Basis)> {

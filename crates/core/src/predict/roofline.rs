@@ -63,17 +63,23 @@ pub fn element_bytes(dtype: &str) -> Option<f64> {
 }
 
 /// What `signature`'s work is, when its classification says enough.
+/// The work of a GEMM of `batch` m×k by k×n products in `dtype` (a recorded or PyTorch name):
+/// `2·m·n·k` FLOPs each, operands and result read and written once.
+pub fn gemm_work(m: u64, n: u64, k: u64, batch: u64, dtype: &str) -> Option<Work> {
+    let dtype = canonical_dtype(dtype);
+    let size = element_bytes(&dtype)?;
+    let batch = batch.max(1) as f64;
+    let (m, n, k) = (m as f64, n as f64, k as f64);
+    Some(Work {
+        flops: 2.0 * m * n * k * batch,
+        bytes: (m * k + k * n + m * n) * batch * size,
+        gemm: profile_dtype(&dtype).map(|d| (d, (m * n * k).cbrt())),
+    })
+}
+
 pub fn work_of(signature: &Signature) -> Option<Work> {
     if let Some(g) = &signature.gemm {
-        let dtype = canonical_dtype(&g.dtype_a);
-        let size = element_bytes(&dtype)?;
-        let batch = g.batch.max(1) as f64;
-        let (m, n, k) = (g.m as f64, g.n as f64, g.k as f64);
-        return Some(Work {
-            flops: 2.0 * m * n * k * batch,
-            bytes: (m * k + k * n + m * n) * batch * size,
-            gemm: profile_dtype(&dtype).map(|d| (d, (m * n * k).cbrt())),
-        });
+        return gemm_work(g.m, g.n, g.k, g.batch, &g.dtype_a);
     }
     if let Some(set) = &signature.memset {
         return Some(Work {
@@ -180,9 +186,11 @@ pub fn apply_to_results(
     profile: &Profile,
     profile_name: &str,
 ) -> usize {
+    let by_id: std::collections::HashMap<&str, &Signature> =
+        file.signatures.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut estimated = 0;
     for result in &mut results.results {
-        let Some(signature) = file.signatures.iter().find(|s| s.id == result.id) else {
+        let Some(signature) = by_id.get(result.id.as_str()) else {
             continue;
         };
         let Some(e) = work_of(signature).and_then(|w| estimate(&w, profile)) else {
