@@ -15,7 +15,7 @@ use tch::{Device, Kind, Tensor};
 use super::super::profile::FusionProfile;
 use super::super::timing::Trials;
 use super::super::CalibrateError;
-use super::pattern::{time_both, Counts, Measured, WARMUP};
+use super::pattern::{seed_sizes, seed_trials, time_both, Counts, Measured};
 
 /// How much of the attention head is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,20 +52,13 @@ pub type AttentionSize = (i64, i64, i64);
 
 /// The seed's sizes: two in quick mode, a third in full mode.
 pub fn sizes(quick: bool) -> Vec<AttentionSize> {
-    let mut sizes = vec![(1, 128, 64), (4, 256, 64)];
-    if !quick {
-        sizes.push((8, 512, 64));
-    }
-    sizes
+    seed_sizes(quick, [(1, 128, 64), (4, 256, 64)], (8, 512, 64))
 }
 
 /// The seed's trials: 30 quick, 50 full (`calibrate_attention_fusion_patterns`; its calibrator
 /// wrote `num_trials: 50` into the quick profile regardless), after 10 warm-ups.
 pub fn trials(quick: bool) -> Trials {
-    Trials {
-        warmup: WARMUP,
-        trials: if quick { 30 } else { 50 },
-    }
+    seed_trials(quick, 30, 50)
 }
 
 /// The seed's counts (fp32), with `qkv` = B·S·D (one of Q, K, V or the output) and `s` = B·S·S
@@ -240,19 +233,7 @@ mod tests {
             assert_eq!(c.fused_bytes, fused_bytes, "{pattern:?}");
             assert_eq!(c.unfused_bytes, unfused_bytes, "{pattern:?}");
             assert_eq!(c.flops, flops, "{pattern:?}");
-            let m = Metrics::new(c, u_ms, f_ms);
-            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
-            assert!(
-                close(m.unfused_gflops, u_gf),
-                "{pattern:?} {}",
-                m.unfused_gflops
-            );
-            assert!(
-                close(m.fused_gflops, f_gf),
-                "{pattern:?} {}",
-                m.fused_gflops
-            );
-            assert!(close(m.memory_reduction, reduction), "{pattern:?}");
+            Metrics::new(c, u_ms, f_ms).assert_seed(&format!("{pattern:?}"), u_gf, f_gf, reduction);
         }
     }
 

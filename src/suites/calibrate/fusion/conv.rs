@@ -14,7 +14,7 @@ use tch::{Device, Kind, Tensor};
 use super::super::profile::FusionProfile;
 use super::super::timing::Trials;
 use super::super::CalibrateError;
-use super::pattern::{product, time_both, Counts, Measured, WARMUP};
+use super::pattern::{product, seed_sizes, seed_trials, time_both, Counts, Measured};
 
 /// What follows the convolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,23 +93,20 @@ impl ConvSize {
 
 /// The seed's sizes (ResNet layers): two in quick mode, a third in full mode.
 pub fn sizes(quick: bool) -> Vec<ConvSize> {
-    let mut sizes = vec![
-        ConvSize::new(1, 64, 64, 56, 3),
-        ConvSize::new(4, 128, 128, 28, 3),
-    ];
-    if !quick {
-        sizes.push(ConvSize::new(8, 256, 256, 14, 3));
-    }
-    sizes
+    seed_sizes(
+        quick,
+        [
+            ConvSize::new(1, 64, 64, 56, 3),
+            ConvSize::new(4, 128, 128, 28, 3),
+        ],
+        ConvSize::new(8, 256, 256, 14, 3),
+    )
 }
 
 /// The seed's trials: 30 quick, 50 full (`calibrate_conv_fusion_patterns`; its calibrator
 /// wrote `num_trials: 50` into the quick profile regardless), after 10 warm-ups.
 pub fn trials(quick: bool) -> Trials {
-    Trials {
-        warmup: WARMUP,
-        trials: if quick { 30 } else { 50 },
-    }
+    seed_trials(quick, 30, 50)
 }
 
 /// The seed's counts (fp32). FLOPs: the convolution's 2·k²·Cin·Cout·HWout²·B, plus 2 per
@@ -344,19 +341,7 @@ mod tests {
             assert_eq!(c.fused_bytes, 3_801_600, "{pattern:?}");
             assert_eq!(c.unfused_bytes, unfused_bytes, "{pattern:?}");
             assert_eq!(c.flops, flops, "{pattern:?}");
-            let m = Metrics::new(c, u_ms, f_ms);
-            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
-            assert!(
-                close(m.unfused_gflops, u_gf),
-                "{pattern:?} {}",
-                m.unfused_gflops
-            );
-            assert!(
-                close(m.fused_gflops, f_gf),
-                "{pattern:?} {}",
-                m.fused_gflops
-            );
-            assert!(close(m.memory_reduction, reduction), "{pattern:?}");
+            Metrics::new(c, u_ms, f_ms).assert_seed(&format!("{pattern:?}"), u_gf, f_gf, reduction);
         }
     }
 

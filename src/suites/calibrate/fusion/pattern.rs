@@ -11,6 +11,23 @@ use crate::torch::work_target::TorchWork;
 /// The seed's warm-up for every fusion pattern.
 pub const WARMUP: u64 = 10;
 
+/// The seed's sizes of a family: two in quick mode, a third added in full mode.
+pub fn seed_sizes<T>(quick: bool, quick_sizes: [T; 2], full_only: T) -> Vec<T> {
+    let mut sizes = Vec::from(quick_sizes);
+    if !quick {
+        sizes.push(full_only);
+    }
+    sizes
+}
+
+/// The seed's trials of a family, after its warm-ups.
+pub fn seed_trials(quick: bool, quick_trials: usize, full_trials: usize) -> Trials {
+    Trials {
+        warmup: WARMUP,
+        trials: if quick { quick_trials } else { full_trials },
+    }
+}
+
 /// The work and the memory traffic of one pattern at one size, counted as the seed counts them
 /// (fp32, 4 bytes an element; each side's bytes are what its kernels read and write).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +45,26 @@ pub struct Metrics {
     pub speedup_factor: f64,
     pub memory_reduction: f64,
     pub gflops_improvement: f64,
+}
+
+#[cfg(test)]
+impl Metrics {
+    /// Asserts these metrics equal the seed's own profile numbers (to 1e-9 relative): the
+    /// GFLOPS of both sides and the memory reduction.
+    pub fn assert_seed(&self, label: &str, unfused_gflops: f64, fused_gflops: f64, reduction: f64) {
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        assert!(
+            close(self.unfused_gflops, unfused_gflops),
+            "{label} {}",
+            self.unfused_gflops
+        );
+        assert!(
+            close(self.fused_gflops, fused_gflops),
+            "{label} {}",
+            self.fused_gflops
+        );
+        assert!(close(self.memory_reduction, reduction), "{label}");
+    }
 }
 
 impl Metrics {
