@@ -39,6 +39,17 @@ constexpr unsigned FULL_MASK = 0xffffffffu;
 __device__ __forceinline__ int max_duration(int K) { return K - 1 > 1 ? K - 1 : 1; }
 __device__ __forceinline__ int slice_of(int d, int K) { return d < K - 1 ? d : K - 1; }
 
+// Where sequence b's edge block [T−1][K][C][C] starts (its gradient's too).
+__device__ __forceinline__ size_t sequence_offset(int b, int T, int K, int C) {
+    return (size_t)b * (T - 1) * K * C * C;
+}
+
+// Offset of edge[m][slice(d)][c][src] within one sequence's block: the segment of duration d
+// that starts at position m, from label src to label c.
+__device__ __forceinline__ size_t edge_offset(int m, int d, int c, int src, int K, int C) {
+    return (((size_t)m * K + slice_of(d, K)) * C + c) * C + src;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The semirings' ⊕ as online accumulators: push one term, combine two partial sums (for the
 // warp reduction), finish into (value, entropy half).
@@ -162,8 +173,7 @@ __device__ void scan_forward(const float* __restrict__ edge, const int* __restri
 
     const int b = blockIdx.x;
     const int len = lengths[b];
-    const size_t stride = (size_t)K * C * C;
-    const float* seq = edge + (size_t)b * (T - 1) * stride;
+    const float* seq = edge + sequence_offset(b, T, K, C);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const size_t row0 = (size_t)b * T;
 
@@ -196,7 +206,7 @@ __device__ void scan_forward(const float* __restrict__ edge, const int* __restri
             for (int j = lane; j < width; j += 32) {
                 const int dur = j / C + 1, src = j - (dur - 1) * C;
                 const int slot = (n - dur) % D;
-                const float e = seq[(size_t)(n - dur) * stride + ((size_t)slice_of(dur, K) * C + c) * C + src];
+                const float e = seq[edge_offset(n - dur, dur, c, src, K, C)];
                 float x = ring_x[slot * C + src] + e;
                 float h = 0.0f;
                 if (R::REBASE) x = x + (float)(base_x[slot] - ref_x);
@@ -299,9 +309,8 @@ extern "C" __global__ void scan_backward_log(const float* __restrict__ edge,
     const int b = blockIdx.x;
     const int len = lengths[b];
     if (len <= 1) return;
-    const size_t stride = (size_t)K * C * C;
-    const float* seq = edge + (size_t)b * (T - 1) * stride;
-    float* g = grad + (size_t)b * (T - 1) * stride;
+    const float* seq = edge + sequence_offset(b, T, K, C);
+    float* g = grad + sequence_offset(b, T, K, C);
     const float* beta = saved_x + (size_t)b * T * C;
     const double* base = saved_base_x + (size_t)b * T;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
@@ -319,7 +328,7 @@ extern "C" __global__ void scan_backward_log(const float* __restrict__ edge,
             acc.clear();
             for (int j = lane; j < width; j += 32) {
                 const int dur = j / C + 1, c = j - (dur - 1) * C;
-                const size_t at = (size_t)m * stride + ((size_t)slice_of(dur, K) * C + c) * C + src;
+                const size_t at = edge_offset(m, dur, c, src, K, C);
                 const float shift = (float)(base[m] - base[m + dur]);
                 const float w = seq[at] + rel[((m + dur) % slots) * C + c] + shift;
                 acc.push(w, 0.0f);
@@ -348,9 +357,8 @@ extern "C" __global__ void scan_backward_max(const float* __restrict__ edge,
     const int len = lengths[b];
     const int lane = threadIdx.x;
     if (lane >= 32) return;
-    const size_t stride = (size_t)K * C * C;
-    const float* seq = edge + (size_t)b * (T - 1) * stride;
-    float* g = grad + (size_t)b * (T - 1) * stride;
+    const float* seq = edge + sequence_offset(b, T, K, C);
+    float* g = grad + sequence_offset(b, T, K, C);
     const float* beta = saved_x + (size_t)b * T * C;
     const double* base = saved_base_x + (size_t)b * T;
 
@@ -371,7 +379,7 @@ extern "C" __global__ void scan_backward_max(const float* __restrict__ edge,
         for (int j = lane; j < width; j += 32) {
             const int dur = j / C + 1, src = j - (dur - 1) * C;
             const float shift = (float)(base[n - dur] - base[n]);
-            const float e = seq[(size_t)(n - dur) * stride + ((size_t)slice_of(dur, K) * C + label) * C + src];
+            const float e = seq[edge_offset(n - dur, dur, label, src, K, C)];
             const float v = beta[(size_t)(n - dur) * C + src] + e + shift;
             if (v > best) { best = v; index = j; }
         }
@@ -385,7 +393,7 @@ extern "C" __global__ void scan_backward_max(const float* __restrict__ edge,
         if (index == INT_MAX) break;
         const int dur = index / C + 1, src = index - (dur - 1) * C;
         if (lane == 0)
-            g[(size_t)(n - dur) * stride + ((size_t)slice_of(dur, K) * C + label) * C + src] = 1.0f;
+            g[edge_offset(n - dur, dur, label, src, K, C)] = 1.0f;
         n -= dur;
         label = src;
     }
@@ -413,9 +421,8 @@ extern "C" __global__ void scan_backward_entropy(const float* __restrict__ edge,
     const int b = blockIdx.x;
     const int len = lengths[b];
     if (len <= 1) return;
-    const size_t stride = (size_t)K * C * C;
-    const float* seq = edge + (size_t)b * (T - 1) * stride;
-    float* g = grad + (size_t)b * (T - 1) * stride;
+    const float* seq = edge + sequence_offset(b, T, K, C);
+    float* g = grad + sequence_offset(b, T, K, C);
     const float* x = saved_x + (size_t)b * T * C;
     const float* h = saved_h + (size_t)b * T * C;
     const double* base_x = saved_base_x + (size_t)b * T;
@@ -458,7 +465,7 @@ extern "C" __global__ void scan_backward_entropy(const float* __restrict__ edge,
                 const float bar_p = adj_x[here * C + c], bar_h = adj_h[here * C + c];
                 const float node_x = x[(size_t)n * C + c];
                 const float spread = h[(size_t)n * C + c] - node_x;
-                const size_t at = (size_t)m * stride + ((size_t)slice_of(dur, K) * C + c) * C + src;
+                const size_t at = edge_offset(m, dur, c, src, K, C);
                 const float e = seq[at];
                 const float p = expf(xs + e + shift - node_x);
                 const float deviation = (hs - xs - e) - spread + spread_shift;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
 use cudarc::driver::{PushKernelArg, ValidAsZeroBits};
 
 use self::buffers::{driver_error, slice_bytes, zeros, BackwardBuffers, MemoryTally};
@@ -157,6 +157,21 @@ struct PreparedCudaScan {
     memory: MemoryTally,
 }
 
+/// Every scan kernel's first arguments: `edge, lengths, T, K, C`.
+fn push_problem<'a>(
+    launch: &mut LaunchArgs<'a>,
+    edge: &'a CudaSlice<f32>,
+    lengths: &'a CudaSlice<i32>,
+    tkc: &'a [i32; 3],
+) {
+    launch
+        .arg(edge)
+        .arg(lengths)
+        .arg(&tkc[0])
+        .arg(&tkc[1])
+        .arg(&tkc[2]);
+}
+
 fn config(shape: launch::LaunchShape) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (shape.blocks, 1, 1),
@@ -176,9 +191,9 @@ fn zeroed_again<T: cudarc::driver::DeviceRepr + ValidAsZeroBits>(
 
 impl PreparedCudaScan {
     /// T, K and C as the kernels take them (`check_fits` made sure they fit an `int`).
-    fn dims_i32(&self) -> (i32, i32, i32) {
+    fn dims_i32(&self) -> [i32; 3] {
         let d = self.dims;
-        (d.positions as i32, d.durations as i32, d.labels as i32)
+        [d.positions as i32, d.durations as i32, d.labels as i32]
     }
 
     fn backward_buffers(&mut self) -> Result<(), ScanError> {
@@ -205,18 +220,12 @@ impl PreparedCudaScan {
         if save {
             self.backward_buffers()?;
         }
-        let (t, k, c) = self.dims_i32();
+        let tkc = self.dims_i32();
         let save_flag = i32::from(save);
         let (function, shape) = &self.forward;
         let mut launch = self.stream.launch_builder(function);
-        launch
-            .arg(&self.edge)
-            .arg(&self.lengths)
-            .arg(&t)
-            .arg(&k)
-            .arg(&c)
-            .arg(&mut self.values)
-            .arg(&save_flag);
+        push_problem(&mut launch, &self.edge, &self.lengths, &tkc);
+        launch.arg(&mut self.values).arg(&save_flag);
         match (&mut self.saved, save) {
             (Some(s), true) => launch
                 .arg(&mut s.saved_x)
@@ -241,7 +250,7 @@ impl PreparedCudaScan {
 
     /// Queues the backward from the rows the last saving forward kept.
     fn launch_backward(&mut self) -> Result<(), ScanError> {
-        let (t, k, c) = self.dims_i32();
+        let tkc = self.dims_i32();
         let Some(s) = self.saved.as_mut() else {
             return Err(ScanError::Backend(
                 "the backward ran before a saving forward".into(),
@@ -250,12 +259,7 @@ impl PreparedCudaScan {
         zeroed_again(&self.stream, &mut s.grad)?;
         let (function, shape) = &self.backward;
         let mut launch = self.stream.launch_builder(function);
-        launch
-            .arg(&self.edge)
-            .arg(&self.lengths)
-            .arg(&t)
-            .arg(&k)
-            .arg(&c);
+        push_problem(&mut launch, &self.edge, &self.lengths, &tkc);
         match self.semiring {
             Semiring::Log => launch
                 .arg(&self.values)
