@@ -13,6 +13,7 @@
 
 use super::contents::Trace;
 use super::event::{Category, Event, ExecutionId};
+use super::id_index::IdIndex;
 use super::strings::{FxHashMap, StrId};
 
 /// Launch calls that replay a whole captured CUDA/HIP graph: one correlation id is shared
@@ -103,29 +104,23 @@ impl Links {
 /// Links every GPU activity of `trace`.
 pub fn link(trace: &Trace) -> Links {
     let events = &trace.events;
-    // The two id maps are independent of the nesting of ranges: they are built on a second
-    // core meanwhile (a third of the time of linking on the cudagraph trace).
-    let (launch_by_correlation, op_by_external_id, nesting) = std::thread::scope(|scope| {
-        let id_maps = scope.spawn(|| {
-            (
-                launch_calls_by_correlation(events),
-                ops_by_external_id(events),
-            )
-        });
+    // The correlation index is independent of the nesting of ranges: it is built on a
+    // second core meanwhile.
+    let (launch_by_correlation, nesting) = std::thread::scope(|scope| {
+        let index = scope.spawn(|| launch_calls_by_correlation(events));
         let nesting = nest_host_ranges(events);
-        let (launch_by_correlation, op_by_external_id) = id_maps.join().unwrap_or_else(|_| {
-            (
-                launch_calls_by_correlation(events),
-                ops_by_external_id(events),
-            )
-        });
-        (launch_by_correlation, op_by_external_id, nesting)
+        let index = index
+            .join()
+            .unwrap_or_else(|_| launch_calls_by_correlation(events));
+        (index, nesting)
     });
     let HostNesting {
         op_parent,
         op_module,
         launch_op,
     } = nesting;
+    // Only a contradicted External id asks which op carries it: rare, so built on demand.
+    let mut op_by_external_id: Option<IdIndex> = None;
 
     // Kernel names are long and repeat: test each distinct name once.
     let mut collective_names: FxHashMap<StrId, bool> = FxHashMap::default();
@@ -138,9 +133,9 @@ pub fn link(trace: &Trace) -> Links {
         let launch = event
             .args
             .correlation
-            .and_then(|c| launch_by_correlation.get(&c).copied());
-        let op = launch.and_then(|l| launch_op.get(&l).copied());
-        let external_id = check_external_id(event, op, events, &op_by_external_id);
+            .and_then(|c| launch_by_correlation.get(c));
+        let op = launch.and_then(|l| launch_op[l]);
+        let external_id = check_external_id(event, op, events, &mut op_by_external_id);
         let launched_by_graph = launch.is_some_and(|l| {
             let name = trace.name(&events[l]);
             GRAPH_LAUNCH_PREFIXES.iter().any(|p| name.starts_with(p))
@@ -180,18 +175,18 @@ pub fn link(trace: &Trace) -> Links {
 }
 
 /// How the host ranges of every thread nest: each op's parent op and `nn.Module`, and each
-/// launch call's innermost op.
+/// launch call's innermost op (all three indexed like the events).
 struct HostNesting {
     op_parent: Vec<Option<usize>>,
     op_module: Vec<Option<usize>>,
-    launch_op: FxHashMap<usize, usize>,
+    launch_op: Vec<Option<usize>>,
 }
 
 fn nest_host_ranges(events: &[Event]) -> HostNesting {
     let threads = host_ranges_by_thread(events);
     let mut op_parent = vec![None; events.len()];
     let mut op_module = vec![None; events.len()];
-    let mut launch_op: FxHashMap<usize, usize> = FxHashMap::default();
+    let mut launch_op = vec![None; events.len()];
     for ranges in threads.into_values() {
         let HostRanges {
             mut ops,
@@ -206,9 +201,7 @@ fn nest_host_ranges(events: &[Event]) -> HostNesting {
             .iter()
             .zip(innermost_enclosing(events, &ops, &launches))
         {
-            if let Some(op) = op {
-                launch_op.insert(*launch, op);
-            }
+            launch_op[*launch] = op;
         }
         let mut ops_by_start = ops.clone();
         ops_by_start.sort_by_key(|&i| (events[i].ts_ns, i));
@@ -240,33 +233,30 @@ fn contains_ignoring_ascii_case(haystack: &str, needle: &str) -> bool {
         .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
-fn launch_calls_by_correlation(events: &[Event]) -> FxHashMap<i64, usize> {
-    let mut by_correlation = FxHashMap::default();
-    for (index, event) in events.iter().enumerate() {
-        if let (true, Some(correlation)) = (event.category.is_launch_call(), event.args.correlation)
-        {
-            // First call wins: correlation ids are unique per process in real traces.
-            by_correlation.entry(correlation).or_insert(index);
+fn launch_calls_by_correlation(events: &[Event]) -> IdIndex {
+    // First call wins: correlation ids are unique per process in real traces.
+    IdIndex::build(events.iter().enumerate().filter_map(|(index, event)| {
+        match (event.category.is_launch_call(), event.args.correlation) {
+            (true, Some(correlation)) => Some((correlation, index)),
+            _ => None,
         }
-    }
-    by_correlation
+    }))
 }
 
-fn ops_by_external_id(events: &[Event]) -> FxHashMap<i64, usize> {
-    let mut by_id = FxHashMap::default();
-    for (index, event) in events.iter().enumerate() {
-        if let (Category::CpuOp, Some(id)) = (event.category, event.args.external_id) {
-            by_id.entry(id.value).or_insert(index);
+fn ops_by_external_id(events: &[Event]) -> IdIndex {
+    IdIndex::build(events.iter().enumerate().filter_map(|(index, event)| {
+        match (event.category, event.args.external_id) {
+            (Category::CpuOp, Some(id)) => Some((id.value, index)),
+            _ => None,
         }
-    }
-    by_id
+    }))
 }
 
 fn check_external_id(
     activity: &Event,
     op: Option<usize>,
     events: &[Event],
-    op_by_external_id: &FxHashMap<i64, usize>,
+    op_by_external_id: &mut Option<IdIndex>,
 ) -> ExternalIdCheck {
     let Some(recorded) = activity.args.external_id else {
         return ExternalIdCheck::NotRecorded;
@@ -277,8 +267,9 @@ fn check_external_id(
     if events[op].args.external_id.map(|id| id.value) == Some(recorded.value) {
         ExternalIdCheck::Confirmed
     } else {
+        let by_id = op_by_external_id.get_or_insert_with(|| ops_by_external_id(events));
         ExternalIdCheck::Contradicted {
-            external_id_op: op_by_external_id.get(&recorded.value).copied(),
+            external_id_op: by_id.get(recorded.value),
         }
     }
 }

@@ -17,6 +17,7 @@ use super::contents::{SourceFile, Trace};
 use super::error::TraceError;
 use super::mapped::{self, MappedFile};
 use super::raw::{LenientInt, RawEvent, RawEventSeed, RawHarnessMetadata};
+use super::whole_gzip;
 
 /// The two bytes every gzip member starts with. Detection goes by content, not by the
 /// file name: `tensorboard_trace_handler` writes `.pt.trace.json.gz`, users rename files,
@@ -136,6 +137,12 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
         .map(|tail| u32::from_le_bytes(tail) as usize)
         .unwrap_or(0);
     let capacity = hinted.min(compressed.len().saturating_mul(1032));
+    if capacity > 0 {
+        if let Some(json) = whole_gzip::inflate_single_member(compressed, buffer::zeroed(capacity))
+        {
+            return Ok(json);
+        }
+    }
     inflate_into(MultiGzDecoder::new(compressed), buffer::zeroed(capacity)).map_err(|error| {
         match error.kind() {
             std::io::ErrorKind::UnexpectedEof => TraceError::TruncatedGzip {

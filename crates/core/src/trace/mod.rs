@@ -12,11 +12,13 @@ mod contents;
 mod error;
 pub mod event;
 mod event_scanner;
+pub mod id_index;
 pub mod link;
 mod load;
 mod mapped;
 mod raw;
 mod strings;
+mod whole_gzip;
 
 pub use contents::{EventCounts, Platform, SourceFile, Trace, TraceMetadata};
 pub use error::TraceError;
