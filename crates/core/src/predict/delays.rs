@@ -8,9 +8,10 @@
 //! launch bound); its delay for the other bound is capped at the trace's median, so that a
 //! replay with other durations sees typical delays where the trace showed none.
 
-use crate::trace::{Category, Event, FxHashMap, Nanos, Trace};
+use crate::trace::{Category, Event, Nanos, Trace};
 
 use super::calls::is_synchronous_copy_call;
+use super::event_map::EventMap;
 
 /// How a launch call is modelled.
 #[derive(Debug, Clone, Copy)]
@@ -41,7 +42,7 @@ pub(super) fn launch_shape(
     trace: &Trace,
     call: usize,
     activities: &[usize],
-    previous_end: &FxHashMap<usize, Nanos>,
+    previous_end: &EventMap<Nanos>,
 ) -> LaunchShape {
     let events = &trace.events;
     let event = &events[call];
@@ -90,14 +91,14 @@ pub(super) fn launch_shape(
 /// trace's typical (median) launch latency on an idle GPU.
 pub(super) fn activity_delays(
     events: &[Event],
-    launch_of: &FxHashMap<usize, usize>,
-    shapes: &FxHashMap<usize, LaunchShape>,
-    previous_end: &FxHashMap<usize, Nanos>,
-) -> (FxHashMap<usize, Delays>, Nanos) {
+    launch_of: &EventMap<usize>,
+    shapes: &EventMap<LaunchShape>,
+    previous_end: &EventMap<Nanos>,
+) -> (EventMap<Delays>, Nanos) {
     // (activity, its start, when its launch call let it go, when the call started)
     let launched: Vec<(usize, Nanos, Nanos, Nanos)> = launch_of
         .iter()
-        .filter_map(|(&activity, &call)| {
+        .filter_map(|(activity, &call)| {
             let shape = shapes.get(&call)?;
             let call_event = &events[call];
             Some((
@@ -134,9 +135,9 @@ pub(super) fn activity_delays(
             .collect(),
     )
     .unwrap_or(0);
-    let delays = launched
-        .iter()
-        .map(|&(activity, start, released, _)| {
+    let delays = EventMap::from_pairs(
+        events.len(),
+        launched.iter().map(|&(activity, start, released, _)| {
             let latency = start.saturating_sub(released);
             let gap = previous_end
                 .get(&activity)
@@ -153,8 +154,8 @@ pub(super) fn activity_delays(
                 }
             };
             (activity, delays)
-        })
-        .collect();
+        }),
+    );
     (delays, typical_latency)
 }
 

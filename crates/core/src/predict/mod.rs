@@ -29,6 +29,7 @@ mod critical_path;
 mod delays;
 mod durations;
 mod error;
+mod event_map;
 pub mod hardware;
 mod interruptions;
 mod model_call;

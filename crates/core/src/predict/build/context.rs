@@ -7,6 +7,7 @@ use crate::trace::{Category, Event, ExecutionId, FxHashMap, Nanos, Platform, Tra
 
 use super::super::calls::{call_kind, CallKind};
 use super::super::delays::{activity_delays, launch_shape, Delays, LaunchShape};
+use super::super::event_map::EventMap;
 use super::super::skeleton::{Activity, ActivityKind, HostThread, StepSkeleton, Stream};
 use super::super::steps::StepWindow;
 
@@ -23,6 +24,35 @@ pub(super) struct ThreadEvents {
     pub(super) top_ops: Vec<usize>,
     /// Every host event (ops and calls): where the thread's host time ends.
     pub(super) host: Vec<usize>,
+    /// The start of each event of `host`, and how many of `host` before it are cpu_ops:
+    /// the ops in a gap are then two searches of a flat array and a subtraction (the
+    /// builder asks for every gap of every step).
+    pub(super) host_starts: Vec<Nanos>,
+    pub(super) ops_before: Vec<u32>,
+}
+
+impl ThreadEvents {
+    /// Fills `host_starts` and `ops_before` from `host` (sorted by start).
+    fn index_host(&mut self, events: &[Event]) {
+        self.host_starts = self.host.iter().map(|&e| events[e].ts_ns).collect();
+        self.ops_before = Vec::with_capacity(self.host.len() + 1);
+        let mut ops = 0u32;
+        self.ops_before.push(ops);
+        for &e in &self.host {
+            ops += u32::from(events[e].category == Category::CpuOp);
+            self.ops_before.push(ops);
+        }
+    }
+
+    /// How many cpu_ops of the thread start in `[from, until]`.
+    pub(super) fn ops_starting_in(&self, from: Nanos, until: Nanos) -> u32 {
+        let first = self.host_starts.partition_point(|&ts| ts < from);
+        let last = self.host_starts.partition_point(|&ts| ts <= until);
+        match (self.ops_before.get(last), self.ops_before.get(first)) {
+            (Some(&to), Some(&from)) if last >= first => to - from,
+            _ => 0,
+        }
+    }
 }
 
 /// What the whole trace says, computed once for all steps.
@@ -30,13 +60,13 @@ pub(super) struct TraceContext<'t> {
     pub(super) trace: &'t Trace,
     pub(super) ids: &'t SignatureIds,
     /// Activities launched by each call, by start.
-    pub(super) launched: FxHashMap<usize, Vec<usize>>,
+    pub(super) launched: EventMap<Vec<usize>>,
     /// The launch call of each activity that has one.
-    pub(super) launch_of: FxHashMap<usize, usize>,
-    pub(super) shapes: FxHashMap<usize, LaunchShape>,
+    pub(super) launch_of: EventMap<usize>,
+    pub(super) shapes: EventMap<LaunchShape>,
     /// End of the work before each activity on its stream, over the whole trace.
-    pub(super) previous_end: FxHashMap<usize, Nanos>,
-    pub(super) delays: FxHashMap<usize, Delays>,
+    pub(super) previous_end: EventMap<Nanos>,
+    pub(super) delays: EventMap<Delays>,
     /// Activities without a launch call, by start.
     pub(super) unlaunched: Vec<usize>,
     /// The (device, stream) of kineto's `cuda_sync` row for a call, by correlation id.
@@ -62,13 +92,13 @@ pub(super) fn by_start(events: &[Event], list: &mut [usize]) {
 impl<'t> TraceContext<'t> {
     pub(super) fn new(trace: &'t Trace, links: &Links, ids: &'t SignatureIds) -> Self {
         let events = &trace.events;
-        let mut launched: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
-        let mut launch_of: FxHashMap<usize, usize> = FxHashMap::default();
+        let mut launched: EventMap<Vec<usize>> = EventMap::new(events.len());
+        let mut launch_of: EventMap<usize> = EventMap::new(events.len());
         let mut unlaunched = Vec::new();
         for link in &links.activities {
             match link.launch {
                 Some(call) => {
-                    launched.entry(call).or_default().push(link.activity);
+                    launched.get_or_default(call).push(link.activity);
                     launch_of.insert(link.activity, call);
                 }
                 None => unlaunched.push(link.activity),
@@ -86,7 +116,7 @@ impl<'t> TraceContext<'t> {
                 streams.entry(stream_key(event)).or_default().push(index);
             }
         }
-        let mut previous_end: FxHashMap<usize, Nanos> = FxHashMap::default();
+        let mut previous_end: EventMap<Nanos> = EventMap::new(events.len());
         for list in streams.values_mut() {
             by_start(events, list);
             let mut busy_until: Option<Nanos> = None;
@@ -98,10 +128,12 @@ impl<'t> TraceContext<'t> {
                 busy_until = Some(busy_until.map_or(end, |b| b.max(end)));
             }
         }
-        let shapes: FxHashMap<usize, LaunchShape> = launched
-            .iter()
-            .map(|(&call, activities)| (call, launch_shape(trace, call, activities, &previous_end)))
-            .collect();
+        let shapes = EventMap::from_pairs(
+            events.len(),
+            launched.iter().map(|(call, activities)| {
+                (call, launch_shape(trace, call, activities, &previous_end))
+            }),
+        );
         let (delays, typical_latency_ns) =
             activity_delays(events, &launch_of, &shapes, &previous_end);
 
@@ -156,6 +188,7 @@ impl<'t> TraceContext<'t> {
             by_start(events, &mut thread.calls);
             by_start(events, &mut thread.top_ops);
             by_start(events, &mut thread.host);
+            thread.index_host(events);
         }
 
         TraceContext {
@@ -322,7 +355,7 @@ impl<'t> TraceContext<'t> {
                 recorded: None,
                 pending_waits: Vec::new(),
                 waits: &mut waits,
-                host_events: &thread.host,
+                host: thread,
             };
             match self.trace.platform {
                 Platform::Cpu => builder.top_level_ops(self.in_window(&thread.top_ops, window)),

@@ -1,7 +1,7 @@
 //! One host thread of one step: its calls walked in time order into launches, waits and
 //! the gaps between them.
 
-use crate::trace::{Category, Event, ExecutionId, FxHashMap, Nanos};
+use crate::trace::{Event, ExecutionId, FxHashMap, Nanos};
 
 use super::super::calls::{call_kind, is_device_wide_stream_id, CallKind};
 use super::super::delays::LaunchShape;
@@ -45,8 +45,8 @@ pub(super) struct ThreadBuilder<'b, 't> {
     /// when the trace has one, else the wait applies to the thread's next launch.
     pub(super) pending_waits: Vec<(usize, Option<usize>)>,
     pub(super) waits: &'b mut Vec<WaitRequest>,
-    /// Every host event of the thread, by start.
-    pub(super) host_events: &'b [usize],
+    /// The thread's host events, by start.
+    pub(super) host: &'b ThreadEvents,
 }
 
 impl ThreadBuilder<'_, '_> {
@@ -65,18 +65,7 @@ impl ThreadBuilder<'_, '_> {
     /// cpu_op events of this thread that start in `[from, until]`: each one's profiler
     /// recording cost lies in the gap (the ops that are replayed carry their own inside them).
     pub(super) fn ops_starting_in(&self, from: Nanos, until: Nanos) -> u32 {
-        let events = self.context.events();
-        let first = self
-            .host_events
-            .partition_point(|&i| events[i].ts_ns < from);
-        let last = self
-            .host_events
-            .partition_point(|&i| events[i].ts_ns <= until);
-        let in_gap = self.host_events.get(first..last).unwrap_or(&[]);
-        in_gap
-            .iter()
-            .filter(|&&i| events[i].category == Category::CpuOp)
-            .count() as u32
+        self.host.ops_starting_in(from, until)
     }
 
     pub(super) fn top_level_ops(&mut self, ops: &[usize]) {
