@@ -76,9 +76,35 @@ pub(super) struct TraceContext<'t> {
     pub(super) event_waits: FxHashMap<i64, (StreamKey, i64)>,
     /// When each `cudaEventRecord` call started, by correlation id.
     pub(super) record_starts: FxHashMap<i64, Nanos>,
+    /// What kind of API call each distinct name is, by string id: a trace makes tens of
+    /// thousands of calls under a few dozen names.
+    call_kinds: CallKinds,
     pub(super) threads: Vec<(ThreadKey, ThreadEvents)>,
     /// The trace's median launch latency on an idle GPU.
     pub(super) typical_latency_ns: Nanos,
+}
+
+/// The kind of each distinct API call name of a trace, by string id.
+struct CallKinds(Vec<Option<CallKind>>);
+
+impl CallKinds {
+    fn of_trace(trace: &Trace) -> CallKinds {
+        let mut kinds = vec![None; trace.strings.len()];
+        for event in trace.events.iter().filter(|e| e.category.is_launch_call()) {
+            if let Some(slot) = kinds.get_mut(event.name.index()) {
+                slot.get_or_insert_with(|| call_kind(trace.name(event)));
+            }
+        }
+        CallKinds(kinds)
+    }
+
+    fn of(&self, trace: &Trace, event: &Event) -> CallKind {
+        self.0
+            .get(event.name.index())
+            .copied()
+            .flatten()
+            .unwrap_or_else(|| call_kind(trace.name(event)))
+    }
 }
 
 pub(super) fn stream_key(event: &Event) -> StreamKey {
@@ -150,10 +176,11 @@ impl<'t> TraceContext<'t> {
                 }
             }
         }
+        let call_kinds = CallKinds::of_trace(trace);
         let record_starts: FxHashMap<i64, Nanos> = events
             .iter()
             .filter(|e| {
-                e.category.is_launch_call() && call_kind(trace.name(e)) == CallKind::EventRecord
+                e.category.is_launch_call() && call_kinds.of(trace, e) == CallKind::EventRecord
             })
             .filter_map(|e| Some((e.args.correlation?, e.ts_ns)))
             .collect();
@@ -203,9 +230,15 @@ impl<'t> TraceContext<'t> {
             sync_rows,
             event_waits,
             record_starts,
+            call_kinds,
             threads,
             typical_latency_ns,
         }
+    }
+
+    /// What kind of API call `event` is.
+    pub(super) fn call_kind(&self, event: &Event) -> CallKind {
+        self.call_kinds.of(self.trace, event)
     }
 
     pub(super) fn events(&self) -> &'t [Event] {

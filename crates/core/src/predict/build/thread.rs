@@ -3,7 +3,7 @@
 
 use crate::trace::{Event, ExecutionId, FxHashMap, Nanos};
 
-use super::super::calls::{call_kind, is_device_wide_stream_id, CallKind};
+use super::super::calls::{is_device_wide_stream_id, CallKind};
 use super::super::delays::LaunchShape;
 use super::super::skeleton::{HostItem, LaunchRef, StepSkeleton, WaitKind};
 
@@ -98,7 +98,7 @@ impl ThreadBuilder<'_, '_> {
                 self.launch(call, launched);
                 continue;
             }
-            match call_kind(self.context.trace.name(event)) {
+            match self.context.call_kind(event) {
                 CallKind::DeviceSync => self.wait_for_issued(call, None),
                 CallKind::StreamSync => {
                     let stream = self.synced_stream(event);
