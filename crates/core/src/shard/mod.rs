@@ -7,12 +7,13 @@
 //! and their hash), [`manifest`] (`shard.json`, the partial result's description, written
 //! last so a shard that dies leaves none), [`args`] (the one clap group every grid command
 //! flattens), [`plan`] (checking a set of parts and ordering their items), [`isolated`]
-//! (merging `replay isolated`'s results).
+//! (merging `replay isolated`'s results), [`rows`] (merging a suite's row CSV).
 
 pub mod args;
 pub mod isolated;
 pub mod manifest;
 pub mod plan;
+pub mod rows;
 pub mod spec;
 pub mod work_list;
 

@@ -25,15 +25,28 @@ pub use outputs::ScanOutputs;
 pub use suite::{measure_config, BenchSettings, ScanBenchSuite};
 
 use replay_core::measure::{MeasureConfig, MonotonicClock};
+use replay_core::shard::Shard;
 use replay_core::suite::{CaseProgress, RunTally};
 
-/// Runs every case of `suite`, writing each row to `outputs` as it ends; `observe` sees each
-/// case once it has its row.
+/// The command name a sharded run's manifest carries, and `replay merge` dispatches on.
+pub const COMMAND: &str = "bench scan";
+
+/// Runs `shard`'s cases of `suite` (every case with [`Shard::WHOLE`]), writing each row to
+/// `outputs` as it ends; `observe` sees each case once it has its row.
 pub fn run(
     suite: &ScanBenchSuite,
+    shard: Shard,
     config: &MeasureConfig,
     outputs: &mut ScanOutputs,
     observe: impl FnMut(CaseProgress<'_, ScanCase>),
 ) -> replay_core::Result<RunTally> {
-    replay_core::suite::run(suite, &(), config, &MonotonicClock::new(), outputs, observe)
+    replay_core::suite::run_shard(
+        suite,
+        shard,
+        &(),
+        config,
+        &MonotonicClock::new(),
+        outputs,
+        observe,
+    )
 }
