@@ -370,3 +370,57 @@ fn a_shard_killed_mid_run_leaves_no_manifest_and_is_named_missing() {
     assert!(text.contains("--shard 2/2 --output-dir"), "{text}");
     assert!(!dir.path().join("merged/isolated.json").exists());
 }
+
+#[test]
+fn calibrate_shards_merge_into_the_whole_runs_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibrate = |output: &Path, extra: &[&str]| {
+        let run = replay()
+            .args([
+                "calibrate",
+                "--device",
+                "cpu",
+                "--quick",
+                "--operations",
+                "memory",
+            ])
+            .args(["--threads", "1", "-q", "--output"])
+            .arg(output)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", stderr(&run));
+    };
+    let keys = |path: &Path| -> Vec<String> {
+        let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        json["operation_profiles"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let whole = dir.path().join("whole/profile.json");
+    calibrate(&whole, &[]);
+    let first = dir.path().join("s1");
+    calibrate(&first.join("profile.json"), &["--shard", "1/2"]);
+    // Alone, shard 1 is missing shard 2, whose command keeps the profile's name.
+    let out = merge(&[first.clone()], &dir.path().join("merged"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let second = dir.path().join("s2");
+    assert!(
+        stderr(&out).contains(&format!(
+            "--shard 2/2 --output {}",
+            second.join("profile.json").display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    calibrate(&second.join("profile.json"), &["--shard", "2/2"]);
+    let merged = dir.path().join("merged");
+    let out = merge(&[first, second], &merged);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = keys(&whole);
+    assert_eq!(expected.len(), 6, "{expected:?}");
+    assert_eq!(keys(&merged.join("profile.json")), expected);
+}

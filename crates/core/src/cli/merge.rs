@@ -1,6 +1,7 @@
 //! `replay merge PARTS... --out DIR`: puts the shards of one run back together into the
 //! files a single run writes, re-running nothing. The parts are checked first
-//! ([`MergePlan`]); then the command's own merger writes its files. `isolated` merges here;
+//! ([`MergePlan`]); then the command's own merger writes its files. `isolated` and
+//! `calibrate` merge here;
 //! a command whose writers live in `replay-torch` (the bench suites) is merged there, with
 //! the same arguments.
 
@@ -72,9 +73,40 @@ impl CommandMerger for IsolatedMerger {
     }
 }
 
+/// `replay calibrate`: the profile, under the shards' file name.
+pub struct CalibrationMerger;
+
+impl CommandMerger for CalibrationMerger {
+    fn command(&self) -> &'static str {
+        shard::calibration::COMMAND
+    }
+
+    fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
+        let profile = shard::calibration::merge(plan).map_err(crate::Error::from)?;
+        let name = shard::calibration::file_name(plan).map_err(crate::Error::from)?;
+        let path = shard::calibration::write(&profile, out, &name)?;
+        Ok(vec![
+            format!(
+                "{} measurements, {} failures, best {} GFLOPS",
+                profile.operation_profiles.len()
+                    + profile
+                        .fusion_profiles
+                        .values()
+                        .map(Vec::len)
+                        .sum::<usize>(),
+                profile.failures.len(),
+                profile
+                    .best_measured_gflops
+                    .map_or("-".to_string(), |g| format!("{g:.1}"))
+            ),
+            format!("wrote {path}"),
+        ])
+    }
+}
+
 /// The mergers of the torch-free core.
 pub fn core_mergers() -> Vec<Box<dyn CommandMerger>> {
-    vec![Box::new(IsolatedMerger)]
+    vec![Box::new(IsolatedMerger), Box::new(CalibrationMerger)]
 }
 
 /// Checks the parts and merges them with the merger of their command; `Ok(false)` when

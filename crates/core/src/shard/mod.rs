@@ -10,6 +10,7 @@
 //! (merging `replay isolated`'s results), [`rows`] (merging a suite's row CSV).
 
 pub mod args;
+pub mod calibration;
 pub mod isolated;
 pub mod manifest;
 pub mod plan;

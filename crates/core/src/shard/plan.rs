@@ -243,26 +243,42 @@ fn missing_message(
 }
 
 /// `replay ARGS` of `manifest`'s run with `--shard index/N` and the output folder of shard
-/// `index` in its place.
+/// `index` in its place (`--output-dir DIR`, or `--output DIR/FILE` for `calibrate`).
 pub fn rerun_command(manifest: &ShardManifest, index: usize) -> String {
     let count = manifest.shard.count;
     let dir = sibling_dir(&manifest.output_dir, manifest.shard.index, index);
     let mut args: Vec<String> = vec!["replay".into()];
+    let mut output: Vec<String> = vec!["--output-dir".into(), dir.clone()];
     let mut rest = manifest.argv.iter().skip(1);
     while let Some(arg) = rest.next() {
-        if arg == "--shard" || arg == "--output-dir" {
-            rest.next();
-            continue;
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        match flag {
+            "--shard" | "--output-dir" | "--output" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => rest.next().cloned().unwrap_or_default(),
+                };
+                if flag == "--output" {
+                    // A file in the shard's folder: the same name in the other shard's.
+                    let name = Path::new(&value)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    output = vec![
+                        "--output".into(),
+                        Path::new(&dir).join(name).display().to_string(),
+                    ];
+                }
+            }
+            _ => args.push(arg.clone()),
         }
-        if arg.starts_with("--shard=") || arg.starts_with("--output-dir=") {
-            continue;
-        }
-        args.push(arg.clone());
     }
     args.push("--shard".into());
     args.push(format!("{index}/{count}"));
-    args.push("--output-dir".into());
-    args.push(dir);
+    args.extend(output);
     args.iter()
         .map(|a| shell_quote(a))
         .collect::<Vec<_>>()
@@ -444,6 +460,24 @@ mod tests {
         m.write(&dirs[1]).unwrap();
         let err = MergePlan::from_dirs(&dirs).unwrap_err().to_string();
         assert!(err.contains("not the work list"), "{err}");
+    }
+
+    #[test]
+    fn a_calibrations_rerun_keeps_its_profile_name_in_the_other_folder() {
+        let mut m = manifest(&list(), Shard::new(1, 2).unwrap(), Path::new("cal/s1"));
+        m.argv = [
+            "replay-torch",
+            "calibrate",
+            "--quick",
+            "--shard=auto",
+            "--output=cal/s1/p.json",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            rerun_command(&m, 2),
+            "replay calibrate --quick --shard 2/2 --output cal/s2/p.json"
+        );
     }
 
     #[test]
