@@ -197,12 +197,18 @@ fn isolated_shards_merge_into_the_whole_runs_work_list_and_bad_sets_are_refused(
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let text = stderr(&out);
     assert!(text.contains("missing 1 of 3 shards: 2/3"), "{text}");
-    let command = text
+    let line = text
         .lines()
         .map(str::trim)
-        .find(|l| l.starts_with("replay isolated"))
-        .unwrap_or_else(|| panic!("no command to re-run in {text}"))
-        .to_string();
+        .find(|l| l.contains("&& replay isolated"))
+        .unwrap_or_else(|| panic!("no command to re-run in {text}"));
+    // `cd DIR && replay ...`: the folder the shards ran in, then the command.
+    let (cd, command) = line.split_once(" && ").unwrap();
+    assert_eq!(
+        cd,
+        format!("cd {}", std::env::current_dir().unwrap().display())
+    );
+    let command = command.to_string();
     assert!(command.contains("--shard 2/3"), "{command}");
     let rerun_dir = dir.path().join("shard-2");
     std::fs::remove_dir_all(&rerun_dir).unwrap();

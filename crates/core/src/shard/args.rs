@@ -82,6 +82,9 @@ impl ShardRun {
             format: MANIFEST_FORMAT.into(),
             command: run.command.into(),
             argv: std::env::args().collect(),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
             shard: self.shard,
             shard_from: self.from.clone(),
             device: run.device,

@@ -19,8 +19,11 @@ pub struct ShardManifest {
     pub format: String,
     /// The command, as `replay merge` dispatches on it (`isolated`, `bench scan`, ...).
     pub command: String,
-    /// The full command line of the run.
+    /// The full command line of the run, and the folder it ran in (its relative paths are
+    /// relative to that).
     pub argv: Vec<String>,
+    #[serde(default)]
+    pub cwd: String,
     pub shard: Shard,
     /// Where the shard came from: `--shard 2/4`, or the scheduler's variables for `auto`.
     pub shard_from: String,

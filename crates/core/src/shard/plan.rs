@@ -279,10 +279,16 @@ pub fn rerun_command(manifest: &ShardManifest, index: usize) -> String {
     args.push("--shard".into());
     args.push(format!("{index}/{count}"));
     args.extend(output);
-    args.iter()
+    let command = args
+        .iter()
         .map(|a| shell_quote(a))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    // The run's relative paths (--kernels, the output) are relative to where it ran.
+    match manifest.cwd.as_str() {
+        "" => command,
+        cwd => format!("cd {} && {command}", shell_quote(cwd)),
+    }
 }
 
 /// The output folder of shard `to`, from shard `from`'s: its last number equal to `from` in
@@ -343,6 +349,7 @@ mod tests {
         ShardManifest {
             format: MANIFEST_FORMAT.into(),
             command: list.command.clone(),
+            cwd: String::new(),
             argv: vec![
                 "/opt/replay/bin/replay-torch".into(),
                 "bench".into(),
@@ -474,9 +481,10 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
+        m.cwd = "/home/me/run 1".into();
         assert_eq!(
             rerun_command(&m, 2),
-            "replay calibrate --quick --shard 2/2 --output cal/s2/p.json"
+            "cd '/home/me/run 1' && replay calibrate --quick --shard 2/2 --output cal/s2/p.json"
         );
     }
 
