@@ -411,7 +411,7 @@ fn calibrate_shards_merge_into_the_whole_runs_profile() {
     let first = dir.path().join("s1");
     calibrate(&first.join("profile.json"), &["--shard", "1/2"]);
     // Alone, shard 1 is missing shard 2, whose command keeps the profile's name.
-    let out = merge(&[first.clone()], &dir.path().join("merged"));
+    let out = merge(std::slice::from_ref(&first), &dir.path().join("merged"));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let second = dir.path().join("s2");
     assert!(

@@ -225,7 +225,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         console.current(&first.describe());
     }
     let started = Instant::now();
-    let tally = bench::run(&suite, shard, &config, &mut outputs, |p| {
+    let tally = bench::run_shard(&suite, shard, &config, &mut outputs, |p| {
         let row = suite.last_row();
         let outcome = match p.status {
             CaseStatus::Ok => row

@@ -107,7 +107,6 @@ impl MergePlan {
                 super::MANIFEST_FILE
             )));
         }
-        let mut parts = parts;
         parts.sort_by_key(|p| p.manifest.shard.index);
         let plan = MergePlan { parts };
         plan.check_coverage()?;

@@ -31,9 +31,19 @@ use replay_core::suite::{CaseProgress, RunTally};
 /// The command name a sharded run's manifest carries, and `replay merge` dispatches on.
 pub const COMMAND: &str = "bench scan";
 
-/// Runs `shard`'s cases of `suite` (every case with [`Shard::WHOLE`]), writing each row to
-/// `outputs` as it ends; `observe` sees each case once it has its row.
+/// Runs every case of `suite`, writing each row to `outputs` as it ends; `observe` sees each
+/// case once it has its row.
 pub fn run(
+    suite: &ScanBenchSuite,
+    config: &MeasureConfig,
+    outputs: &mut ScanOutputs,
+    observe: impl FnMut(CaseProgress<'_, ScanCase>),
+) -> replay_core::Result<RunTally> {
+    run_shard(suite, Shard::WHOLE, config, outputs, observe)
+}
+
+/// [`run`] on `shard`'s cases only (`--shard I/N`).
+pub fn run_shard(
     suite: &ScanBenchSuite,
     shard: Shard,
     config: &MeasureConfig,
