@@ -17,8 +17,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-bin="$root/target/release/replay"
-if [[ ! -x "$bin" || ! -x "$root/target/release/replay-torch" ]]; then
+target="${CARGO_TARGET_DIR:-$root/target}"
+bin="$target/release/replay"
+if [[ ! -x "$bin" || ! -x "$target/release/replay-torch" ]]; then
     echo "test-slurm: build replay first (make build)" >&2
     exit 2
 fi
