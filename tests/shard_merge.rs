@@ -430,3 +430,65 @@ fn calibrate_shards_merge_into_the_whole_runs_profile() {
     assert_eq!(expected.len(), 6, "{expected:?}");
     assert_eq!(keys(&merged.join("profile.json")), expected);
 }
+
+#[test]
+fn shards_that_cannot_be_resolved_and_merges_into_a_part_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    // --shard auto outside an array job or an Indexed Job.
+    let out = replay()
+        .arg("isolated")
+        .arg("--kernels")
+        .arg(signatures())
+        .args(["--device", "cpu", "--shard", "auto", "--output-dir"])
+        .arg(dir.path().join("auto"))
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("pass --shard I/N"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("auto/isolated.json").exists());
+    // An array task without its count.
+    let out = replay()
+        .args(["bench", "scan", "--shard", "auto", "--output-dir"])
+        .arg(dir.path().join("scan"))
+        .env("SLURM_ARRAY_TASK_ID", "3")
+        .env_remove("SLURM_ARRAY_TASK_COUNT")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("SLURM_ARRAY_TASK_COUNT"),
+        "{}",
+        stderr(&out)
+    );
+    // 0-based or past the count.
+    for bad in ["0/2", "3/2"] {
+        let out = replay()
+            .args(["calibrate", "--shard", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("between 1 and the count"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // The merged files never go into a part's folder.
+    let part = dir.path().join("shard-1");
+    isolated(&part, &["--shard", "1/1"]);
+    let before = std::fs::read(part.join("isolated.json")).unwrap();
+    let out = merge(std::slice::from_ref(&part), &part);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is one of the parts"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(part.join("isolated.json")).unwrap(), before);
+}
