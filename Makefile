@@ -96,3 +96,12 @@ gpu-bundle: build
 # The same check on this machine's CPU, every stage in seconds (also run by `make test`).
 gpu-check-cpu: gpu-bundle
 	scripts/gpu_check.sh --device cpu --quick --out target/gpu-check-cpu
+
+# A real Slurm cluster of one node on this machine (needs root; installs Debian's slurm-wlm and
+# munge when missing): scripts/slurm/replay-array.sbatch runs `isolated` over the two H100
+# signature files and a small scan grid as CPU arrays, merges them, and checks the merged
+# results against single-process runs; a cancelled shard must be named by its merge job. Not
+# part of `make test`. README "On a cluster".
+.PHONY: test-slurm
+test-slurm: build
+	scripts/slurm/test_slurm.sh

@@ -30,6 +30,13 @@ pub enum Error {
     Model(String),
 }
 
+/// A `--shard` that cannot be resolved is the user's to fix, as the core says.
+impl From<replay_core::shard::ShardError> for Error {
+    fn from(error: replay_core::shard::ShardError) -> Self {
+        Error::Core(error.into())
+    }
+}
+
 impl Error {
     /// True when the user can fix the problem by changing what they typed or gave us;
     /// the binary exits with status 2 for these.

@@ -66,6 +66,9 @@ pub struct CalibrateArgs {
     /// Print the profile as JSON instead of the summary
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub shard: replay_core::shard::ShardArgs,
 }
 
 fn parse_operation(text: &str) -> Result<Operation, String> {
@@ -124,6 +127,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         Some(list) => FusionFamily::parse_list(list)?,
         None => Vec::new(),
     };
+    let shard_run = args.shard.resolve().map_err(crate::Error::from)?;
     let device = Device::open(args.device.device)?;
     let hardware = args.hardware.clone().unwrap_or_else(|| match &device {
         Device::Cpu(info) => info.model.clone(),
@@ -143,7 +147,19 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         fusion,
         threads: args.threads.threads.map(|n| n.max(1) as usize),
         output: output.clone(),
+        shard: shard_run
+            .as_ref()
+            .map_or(replay_core::shard::Shard::WHOLE, |s| s.shard),
     };
+    // The shard's manifest goes beside its profile.
+    let output_dir = output
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
+    if let Some(shard_run) = &shard_run {
+        shard_run.begin(&output_dir)?;
+    }
     let mut console = Console {
         quiet: args.quiet,
         progress: None,
@@ -155,6 +171,35 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", render_summary(&profile));
         println!("profile: {}", output.display());
+    }
+    if let Some(shard_run) = &shard_run {
+        // Written last: a shard that dies before here leaves no shard.json.
+        let manifest = shard_run.finish(replay_core::shard::args::Finished {
+            command: run::COMMAND,
+            device: device.describe(),
+            work_list: &run::work_list(&device, &options),
+            settings: serde_json::json!({
+                "hardware": options.hardware,
+                "peak_gflops": options.peak_gflops,
+                "peak_bandwidth_gbps": options.peak_bandwidth_gbps,
+                "quick": options.quick,
+                "threads": options.threads,
+            }),
+            output_dir: &output_dir,
+            files: vec![output
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()],
+        })?;
+        // Not on stdout with --json: that stays one JSON document.
+        eprintln!(
+            "shard {} ({}): {} of {} measurements, {}",
+            manifest.shard,
+            manifest.shard_from,
+            manifest.covered.len(),
+            manifest.work_items,
+            output_dir.join(replay_core::shard::MANIFEST_FILE).display()
+        );
     }
     Ok(())
 }

@@ -53,6 +53,9 @@ pub struct IsolatedArgs {
     #[command(flatten)]
     pub energy: super::energy_args::EnergyArgs,
 
+    #[command(flatten)]
+    pub shard: replay_core::shard::ShardArgs,
+
     /// A calibration profile of this device (`replay calibrate`): every signature also gets a
     /// roofline estimate, max(FLOPs / GFLOPS, bytes / bandwidth), and the ones that cannot be
     /// replayed are predicted by it (status `estimated`)
@@ -74,11 +77,15 @@ impl From<IsolatedArgs> for IsolatedOptions {
             threads: args.threads.threads,
             energy: args.energy.into(),
             profile: args.profile,
+            shard: None,
         }
     }
 }
 
 pub fn run(args: IsolatedArgs) -> anyhow::Result<()> {
     let mut console = ConsoleObserver::new(args.output.quiet);
-    crate::pipeline::isolated::run(&args.into(), &mut console)
+    let shard = args.shard.resolve().map_err(crate::Error::from)?;
+    let mut options: IsolatedOptions = args.into();
+    options.shard = shard;
+    crate::pipeline::isolated::run(&options, &mut console)
 }

@@ -12,6 +12,7 @@ mod devices;
 pub mod energy_args;
 pub mod full;
 pub mod isolated;
+pub mod merge;
 pub mod progress;
 mod scan;
 pub mod scripts;
@@ -59,6 +60,9 @@ pub enum Command {
     /// Measure the device into a calibration profile: matmul GFLOPS, memory bandwidth and
     /// peaks (JSON, the seed's fields)
     Calibrate(calibrate::CalibrateArgs),
+    /// Merge the shards of one run (`--shard I/N`) into the files a single run writes,
+    /// refusing parts of other runs and naming missing shards; re-runs nothing
+    Merge(replay_core::cli::merge::MergeArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -79,6 +83,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args),
         Command::Scan(args) => scan::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Merge(args) => merge::run(args),
     }
 }
 
@@ -105,6 +110,6 @@ mod tests {
             );
             compared += 1;
         }
-        assert_eq!(compared, 10);
+        assert_eq!(compared, 11);
     }
 }

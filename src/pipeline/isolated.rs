@@ -23,6 +23,12 @@ pub fn run(options: &IsolatedOptions, observer: &mut dyn Observer) -> anyhow::Re
     let file = signature::read_file(&options.kernels).map_err(crate::Error::from)?;
     let device = Device::open(options.device)?;
     let mut probe = options.energy.open()?;
+    if let Some(shard) = &options.shard {
+        // A stale shard.json must not vouch for this run's rows if it dies.
+        shard
+            .begin(&options.output_dir)
+            .map_err(crate::Error::from)?;
+    }
     let results = replay(
         options,
         &file,
@@ -31,8 +37,61 @@ pub fn run(options: &IsolatedOptions, observer: &mut dyn Observer) -> anyhow::Re
         observer,
         |_, _| ControlFlow::Continue(()),
     )?;
-    observer.result(&summary(&results, options));
+    let mut text = summary(&results, options);
+    if let Some(shard) = &options.shard {
+        text.push_str(&finish_shard(shard, options, &file, &results)?);
+    }
+    observer.result(&text);
     Ok(())
+}
+
+/// A shard's run that replayed every unit of its slice leaves its shard.json (an
+/// interrupted one does not: `replay merge` then names it missing).
+fn finish_shard(
+    shard: &replay_core::shard::ShardRun,
+    options: &IsolatedOptions,
+    file: &signature::schema::SignatureFile,
+    results: &IsolatedResults,
+) -> anyhow::Result<String> {
+    if !results.complete {
+        return Ok(format!(
+            "shard {}: stopped before its last round, no {} written\n",
+            shard.shard,
+            replay_core::shard::MANIFEST_FILE
+        ));
+    }
+    let work_list = isolated::work_list(file);
+    let files = OutputDir::new(&options.output_dir);
+    let manifest = shard
+        .finish(replay_core::shard::args::Finished {
+            command: replay_core::shard::isolated::COMMAND,
+            device: results.device.clone(),
+            work_list: &work_list,
+            // What makes two shards' numbers comparable: the same budget, rounds, cache
+            // state and roofline profile.
+            settings: serde_json::json!({
+                "config": results.config,
+                "profile": options.profile.as_ref().map(|p| p.display().to_string()),
+                "energy": options.energy.probe,
+            }),
+            output_dir: &options.output_dir,
+            files: vec![
+                OutputFile::IsolatedJson.name().into(),
+                OutputFile::IsolatedCsv.name().into(),
+            ],
+        })
+        .map_err(crate::Error::from)?;
+    Ok(format!(
+        "shard {} ({}): {} of {} replay units, {}\n",
+        manifest.shard,
+        manifest.shard_from,
+        manifest.covered.len(),
+        manifest.work_items,
+        files
+            .root()
+            .join(replay_core::shard::MANIFEST_FILE)
+            .display()
+    ))
 }
 
 /// Replays `file` on `device`, writing results as they come; also used by `replay compare`,
@@ -137,6 +196,10 @@ pub fn replay(
             }
         },
         |round| after_round(round, &mut **observer.borrow_mut()),
+        options
+            .shard
+            .as_ref()
+            .map_or(replay_core::shard::Shard::WHOLE, |s| s.shard),
     );
     observer.into_inner().stage_finished(Stage::Isolated);
     if let Some(e) = write_error {

@@ -133,6 +133,8 @@ pub struct IsolatedOptions {
     /// A calibration profile of this device: roofline estimates beside every measurement,
     /// and in place of the replays that cannot run.
     pub profile: Option<PathBuf>,
+    /// `--shard I/N`: replay only this shard's units and write shard.json at the end.
+    pub shard: Option<replay_core::shard::ShardRun>,
 }
 
 impl Default for IsolatedOptions {
@@ -150,6 +152,7 @@ impl Default for IsolatedOptions {
             threads: None,
             energy: EnergyOptions::default(),
             profile: None,
+            shard: None,
         }
     }
 }

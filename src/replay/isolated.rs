@@ -17,6 +17,20 @@ pub use crate::results::isolated::{
 };
 
 use super::registry::{replay_units, target_for, ReplayUnit, SetupError};
+use replay_core::shard::{Shard, WorkList};
+
+/// The work list a sharded `replay isolated` splits: the file's replay units in order,
+/// each named by its lead signature's id (which every result of the unit records as
+/// `replayed_as`).
+pub fn work_list(file: &SignatureFile) -> WorkList {
+    WorkList::new(
+        replay_core::shard::isolated::COMMAND,
+        replay_units(file)
+            .iter()
+            .map(|u| file.signatures[u.lead].id.clone())
+            .collect(),
+    )
+}
 
 /// Progress of a run, for bars and logs: `step` of `steps` counts every unit in every round.
 #[derive(Debug, Clone)]
@@ -58,8 +72,11 @@ pub fn run(
     mut on_progress: impl FnMut(Progress<'_>),
     mut on_results: impl FnMut(&IsolatedResults),
     mut after_round: impl FnMut(u32) -> ControlFlow<()>,
+    shard: Shard,
 ) -> IsolatedResults {
-    let units = replay_units(file);
+    // `--shard I/N`: this process's units only; `results` then holds theirs (in the
+    // file's unit order) and `replay merge` puts the shards' back together.
+    let units = shard.slice(&replay_units(file));
     let sigs = &file.signatures;
     let rounds = run_config.rounds.max(1);
     let mut results = IsolatedResults {

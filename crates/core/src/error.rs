@@ -22,6 +22,10 @@ pub enum Error {
     #[error(transparent)]
     Energy(#[from] crate::energy::EnergyError),
 
+    /// A `--shard` that cannot be resolved, or parts that cannot be merged.
+    #[error(transparent)]
+    Shard(#[from] crate::shard::ShardError),
+
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -35,7 +39,10 @@ impl Error {
     /// the binaries exit with status 2 for these.
     pub fn is_usage_error(&self) -> bool {
         match self {
-            Error::BadInput { .. } | Error::Trace(_) | Error::SignatureFile(_) => true,
+            Error::BadInput { .. }
+            | Error::Trace(_)
+            | Error::SignatureFile(_)
+            | Error::Shard(_) => true,
             Error::Energy(e) => e.is_usage_error(),
             Error::Io { .. } => false,
         }

@@ -14,6 +14,7 @@ pub mod plot;
 pub mod predict;
 pub mod report;
 pub mod results;
+pub mod shard;
 pub mod signature;
 pub mod suite;
 pub mod trace;

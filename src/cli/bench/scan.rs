@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
+use replay_core::shard::Shard;
 use replay_core::suite::{CaseStatus, RunTally};
 
 use crate::cli::progress::Progress;
@@ -106,6 +107,9 @@ pub struct ScanRunArgs {
     /// No progress bar or per-case lines (the summary is still printed)
     #[arg(long, short)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub shard: replay_core::shard::ShardArgs,
 }
 
 /// Seconds per case by default: the cpu cases stop at this, the slow torch cases at their
@@ -161,6 +165,8 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         return super::scan_analyze::run(analyze);
     }
     let a = args.run;
+    let shard_run = a.shard.resolve().map_err(crate::Error::from)?;
+    let shard = shard_run.as_ref().map_or(Shard::WHOLE, |s| s.shard);
     let device = Device::open(a.device)?;
     if let Some(threads) = a.threads {
         tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
@@ -182,27 +188,44 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         semirings: a.semirings,
         phases: a.phases,
     };
-    let settings = BenchSettings {
+    // What every shard of one run shares, besides the grid (the work list).
+    let settings = serde_json::json!({
+        "repeats": a.repeats,
+        "max_time_per_case": a.max_time_per_case,
+        "max_memory_gb": a.max_memory_gb,
+        "check_limit": a.check_limit,
+        "threads": a.threads,
+    });
+    let bench_settings = BenchSettings {
         max_memory_gb: a.max_memory_gb,
         check_limit: a.check_limit,
     };
-    let total = grid.cases().len();
-    let suite = ScanBenchSuite::new(grid, backends, settings, SeededInputs::new(SEED))?;
+    let grid_total = grid.cases().len();
+    let total = shard.positions(grid_total).len();
+    let suite = ScanBenchSuite::new(grid, backends, bench_settings, SeededInputs::new(SEED))?;
+    if let Some(shard_run) = &shard_run {
+        // A stale shard.json must not vouch for this run's rows if it dies.
+        shard_run.begin(&a.output_dir)?;
+    }
     let mut outputs = ScanOutputs::create(&a.output_dir)?;
     let config = measure_config(a.repeats, Duration::from_secs_f64(a.max_time_per_case));
 
     let console = Progress::new(a.quiet, total);
     console.line(&format!(
-        "==> bench scan: {total} cases on {}, writing to {}",
+        "==> bench scan: {total} cases{} on {}, writing to {}",
+        shard_run
+            .as_ref()
+            .map(|s| format!(" (shard {} of the grid's {grid_total})", s.shard))
+            .unwrap_or_default(),
         device.describe(),
         outputs.dir().display()
     ));
-    let cases = replay_core::suite::Suite::cases(&suite);
+    let cases = shard.slice(&replay_core::suite::Suite::cases(&suite));
     if let Some(first) = cases.first() {
         console.current(&first.describe());
     }
     let started = Instant::now();
-    let tally = bench::run(&suite, &config, &mut outputs, |p| {
+    let tally = bench::run_shard(&suite, shard, &config, &mut outputs, |p| {
         let row = suite.last_row();
         let outcome = match p.status {
             CaseStatus::Ok => row
@@ -234,6 +257,34 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     })?;
     console.finish();
     print_summary(&tally, started.elapsed(), &outputs);
+    if let Some(shard_run) = &shard_run {
+        // Written last: a shard that dies before here leaves no shard.json.
+        let work_list = replay_core::suite::work_list(&suite, bench::COMMAND);
+        let manifest = shard_run.finish(replay_core::shard::args::Finished {
+            command: bench::COMMAND,
+            device: device.describe(),
+            work_list: &work_list,
+            settings,
+            output_dir: &a.output_dir,
+            files: [
+                bench::outputs::FULL_CSV,
+                bench::outputs::HEATMAP_JSON,
+                bench::outputs::MEMORY_BREAKDOWN_CSV,
+            ]
+            .map(String::from)
+            .to_vec(),
+        })?;
+        println!(
+            "shard {} ({}): {} of {} cases, {}",
+            manifest.shard,
+            manifest.shard_from,
+            manifest.covered.len(),
+            manifest.work_items,
+            a.output_dir
+                .join(replay_core::shard::MANIFEST_FILE)
+                .display()
+        );
+    }
     Ok(())
 }
 

@@ -10,6 +10,22 @@ use super::peaks::{cpu_peaks, cuda_peaks, CpuIdentity, Peaks};
 use super::profile::{FusionProfile, Metadata, OperationProfile, Profile, SCHEMA_VERSION};
 use super::CalibrateError;
 use crate::device::Device;
+use replay_core::shard::{Shard, WorkList};
+
+/// The command name a sharded calibration's manifest carries.
+pub const COMMAND: &str = "calibrate";
+
+/// The work list a sharded calibration splits: every item's label, in order.
+pub fn work_list(device: &Device, options: &CalibrateOptions) -> WorkList {
+    let peaks = peaks_of(device, options);
+    WorkList::new(
+        COMMAND,
+        work_items(device, options, &peaks)
+            .into_iter()
+            .map(|item| item.label)
+            .collect(),
+    )
+}
 
 /// What the seed's `--operations` chooses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +63,8 @@ pub struct CalibrateOptions {
     /// profile taken with N threads says what N threads reach, libtorch's and ours alike.
     pub threads: Option<usize>,
     pub output: PathBuf,
+    /// `--shard I/N`: measure only this shard's items of the work list.
+    pub shard: Shard,
 }
 
 /// One result of a work item.
@@ -224,7 +242,12 @@ pub fn run(
     let mut profile = empty_profile(device, options, &peaks);
     // Fail on an unwritable output before spending minutes measuring.
     write_profile(&options.output, &profile)?;
-    let items = work_items(device, options, &peaks);
+    let items: Vec<WorkItem<'_>> = work_items(device, options, &peaks)
+        .into_iter()
+        .enumerate()
+        .filter(|(position, _)| options.shard.owns(*position))
+        .map(|(_, item)| item)
+        .collect();
     observer.started(&profile, items.len());
     for (index, item) in items.into_iter().enumerate() {
         observer.item_started(index, &item.label);

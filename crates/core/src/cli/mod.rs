@@ -5,6 +5,7 @@
 
 mod classify;
 pub mod forward;
+pub mod merge;
 mod predict;
 
 use clap::{Args, Parser, Subcommand};
@@ -75,6 +76,9 @@ pub enum Command {
     /// peaks (JSON, the seed's fields)
     #[command(disable_help_flag = true)]
     Calibrate(Forwarded),
+    /// Merge the shards of one run (`--shard I/N`) into the files a single run writes,
+    /// refusing parts of other runs and naming missing shards; re-runs nothing
+    Merge(merge::MergeArgs),
 }
 
 /// Runs the parsed command; a forwarded one replaces this process and does not return
@@ -83,6 +87,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let (name, forwarded) = match cli.command {
         Command::Classify(args) => return classify::run(args),
         Command::Predict(args) => return predict::run(args),
+        Command::Merge(args) => {
+            let core = merge::core_mergers();
+            let mergers: Vec<&dyn merge::CommandMerger> = core.iter().map(|m| m.as_ref()).collect();
+            if merge::run_with(&args, &mergers)? {
+                return Ok(());
+            }
+            // The command's writers live in replay-torch (the bench suites).
+            return Err(forward::exec("merge", &args.to_args()));
+        }
         Command::Devices(f) => ("devices", f),
         Command::Isolated(f) => ("isolated", f),
         Command::Selftest(f) => ("selftest", f),

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::export::rows::Row;
 use crate::measure::{measure_detailed, Clock, MeasureConfig, Measurement, Target};
+use crate::shard::{Shard, WorkList};
 
 /// How one case of a grid ended, as the suites' CSV files spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -85,6 +86,12 @@ pub trait Suite {
 
     /// Every case, in the order they run (deterministic, so a grid can be split into shards).
     fn cases(&self) -> Vec<Self::Case>;
+
+    /// The case's id in the work list a shard records ([`crate::shard`]): the same case
+    /// must give the same id in every process. The default, its `Debug` text, is.
+    fn case_id(&self, case: &Self::Case) -> String {
+        format!("{case:?}")
+    }
 
     /// A reason to skip `case` given the cases already done (a memory estimate over the limit,
     /// or a smaller case that ran out of memory), or `None` to run it.
@@ -183,6 +190,15 @@ impl RunTally {
     }
 }
 
+/// The suite's work list under `command` (the name its shards and `replay merge` use):
+/// every case's id, in order.
+pub fn work_list<S: Suite>(suite: &S, command: &str) -> WorkList {
+    WorkList::new(
+        command,
+        suite.cases().iter().map(|c| suite.case_id(c)).collect(),
+    )
+}
+
 /// Runs every case of `suite` on `device`: skip rule, reference check, timing, one row each,
 /// pushed to `sink` at once. Only a sink that cannot be written ends the run (the rows so far
 /// stay where they were written).
@@ -192,9 +208,24 @@ pub fn run<S: Suite>(
     config: &MeasureConfig,
     clock: &dyn Clock,
     sink: &mut dyn RowSink,
+    observe: impl FnMut(CaseProgress<'_, S::Case>),
+) -> crate::Result<RunTally> {
+    run_shard(suite, Shard::WHOLE, device, config, clock, sink, observe)
+}
+
+/// [`run`] on `shard`'s slice of the cases only (`--shard I/N`): the same rows a whole run
+/// writes for those cases, in the same order. The skip rule sees the cases of this shard
+/// only (a larger case another shard ran out of memory on is tried here).
+pub fn run_shard<S: Suite>(
+    suite: &S,
+    shard: Shard,
+    device: &S::Device,
+    config: &MeasureConfig,
+    clock: &dyn Clock,
+    sink: &mut dyn RowSink,
     mut observe: impl FnMut(CaseProgress<'_, S::Case>),
 ) -> crate::Result<RunTally> {
-    let cases = suite.cases();
+    let cases = shard.slice(&suite.cases());
     let mut done: Vec<(S::Case, CaseStatus)> = Vec::with_capacity(cases.len());
     let mut tally = RunTally::default();
     for (index, case) in cases.iter().enumerate() {
@@ -364,6 +395,35 @@ mod tests {
         );
         assert_eq!(seen.len(), 5);
         assert!(seen.iter().enumerate().all(|(i, s)| s.0 == i && s.1 == 5));
+    }
+
+    #[test]
+    fn the_shards_rows_put_back_in_work_list_order_are_the_whole_runs() {
+        let clock = SyntheticClock::new();
+        let config = MeasureConfig::with_time_budget(Duration::from_millis(5));
+        let list = work_list(&BorrowingSuite, "sums");
+        assert_eq!(list.ids, ["3", "4"]);
+        let mut whole: Vec<Row> = Vec::new();
+        run(&BorrowingSuite, &clock, &config, &clock, &mut whole, |_| {}).unwrap();
+        let mut first: Vec<Row> = Vec::new();
+        let mut second: Vec<Row> = Vec::new();
+        let mut totals = Vec::new();
+        for (i, sink) in [(1, &mut first), (2, &mut second)] {
+            run_shard(
+                &BorrowingSuite,
+                Shard::new(i, 2).unwrap(),
+                &clock,
+                &config,
+                &clock,
+                sink,
+                |p| totals.push(p.total),
+            )
+            .unwrap();
+        }
+        assert_eq!(totals, [1, 1]);
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].get("n"), whole[0].get("n"));
+        assert_eq!(second[0].get("n"), whole[1].get("n"));
     }
 
     /// A suite whose target borrows inputs made for the case: it overrides `measure_case`

@@ -25,7 +25,11 @@ pub use outputs::ScanOutputs;
 pub use suite::{measure_config, BenchSettings, ScanBenchSuite};
 
 use replay_core::measure::{MeasureConfig, MonotonicClock};
+use replay_core::shard::Shard;
 use replay_core::suite::{CaseProgress, RunTally};
+
+/// The command name a sharded run's manifest carries, and `replay merge` dispatches on.
+pub const COMMAND: &str = "bench scan";
 
 /// Runs every case of `suite`, writing each row to `outputs` as it ends; `observe` sees each
 /// case once it has its row.
@@ -35,5 +39,24 @@ pub fn run(
     outputs: &mut ScanOutputs,
     observe: impl FnMut(CaseProgress<'_, ScanCase>),
 ) -> replay_core::Result<RunTally> {
-    replay_core::suite::run(suite, &(), config, &MonotonicClock::new(), outputs, observe)
+    run_shard(suite, Shard::WHOLE, config, outputs, observe)
+}
+
+/// [`run`] on `shard`'s cases only (`--shard I/N`).
+pub fn run_shard(
+    suite: &ScanBenchSuite,
+    shard: Shard,
+    config: &MeasureConfig,
+    outputs: &mut ScanOutputs,
+    observe: impl FnMut(CaseProgress<'_, ScanCase>),
+) -> replay_core::Result<RunTally> {
+    replay_core::suite::run_shard(
+        suite,
+        shard,
+        &(),
+        config,
+        &MonotonicClock::new(),
+        outputs,
+        observe,
+    )
 }

@@ -1,0 +1,46 @@
+//! Scale-out: one process runs one slice of a command's work list (`--shard I/N`, or `auto`
+//! from a Slurm array or a Kubernetes Indexed Job) and leaves a self-describing partial
+//! result beside its normal outputs; `replay merge` puts the slices back together into the
+//! files one process would have written.
+//!
+//! [`spec`] (which slice, from flags or the environment), [`work_list`] (the ordered item ids
+//! and their hash), [`manifest`] (`shard.json`, the partial result's description, written
+//! last so a shard that dies leaves none), [`args`] (the one clap group every grid command
+//! flattens), [`plan`] (checking a set of parts and ordering their items), [`isolated`]
+//! (merging `replay isolated`'s results), [`rows`] (merging a suite's row CSV).
+
+pub mod args;
+pub mod calibration;
+pub mod isolated;
+pub mod manifest;
+pub mod plan;
+pub mod rows;
+pub mod spec;
+pub mod work_list;
+
+pub use args::{ShardArgs, ShardRun};
+pub use manifest::{ShardManifest, MANIFEST_FILE};
+pub use plan::MergePlan;
+pub use spec::{Shard, ShardSpec};
+pub use work_list::WorkList;
+
+use std::path::PathBuf;
+
+/// What can be wrong with a shard or a set of parts; every one is the user's to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("--shard: {0}")]
+    BadSpec(String),
+    /// A part folder that cannot be read as one.
+    #[error("{path}: {message}")]
+    BadPart { path: PathBuf, message: String },
+    /// Parts of different commands, work lists, settings or devices.
+    #[error("cannot merge these parts: {0}")]
+    Mismatch(String),
+    /// The same shard given twice.
+    #[error("duplicated shards: {0}")]
+    Duplicated(String),
+    /// Shards that are not among the parts (or did not finish), and how to run them.
+    #[error("{0}")]
+    Missing(String),
+}

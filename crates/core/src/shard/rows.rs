@@ -1,0 +1,127 @@
+//! Merging a suite's row file (`CsvRows`): each shard's CSV holds one row per item it
+//! covered, in the order it covered them; the merged rows are every item's row in the work
+//! list's order. A suite's merger then hands them to its own writers.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{MergePlan, ShardError};
+use crate::export::rows::Row;
+
+/// Every part's `file` (a CSV under `columns`), its rows put in work-list order.
+pub fn ordered_rows(
+    plan: &MergePlan,
+    file: &str,
+    columns: &[&'static str],
+) -> Result<Vec<Row>, ShardError> {
+    let mut parts = Vec::with_capacity(plan.parts.len());
+    for part in &plan.parts {
+        let path = part.dir.join(file);
+        let rows = read_rows(&path, columns)?;
+        if rows.len() != part.manifest.covered.len() {
+            return Err(ShardError::BadPart {
+                path,
+                message: format!(
+                    "holds {} rows, but its shard.json lists {} items",
+                    rows.len(),
+                    part.manifest.covered.len()
+                ),
+            });
+        }
+        parts.push(rows);
+    }
+    Ok(plan
+        .order()
+        .into_iter()
+        .map(|(part, slot)| parts[part][slot].clone())
+        .collect())
+}
+
+/// A CSV written by `CsvRows` under `columns`, read back into rows: numbers as numbers,
+/// empty cells as missing, the rest as text, so the suite's writers see what they wrote.
+pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, ShardError> {
+    let bad = |message: String| ShardError::BadPart {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(format!("cannot read its header: {e}")))?
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    if header != columns {
+        return Err(bad(format!(
+            "its header is {}, this replay writes {}",
+            header.join(","),
+            columns.join(",")
+        )));
+    }
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| bad(format!("cannot read a row: {e}")))?;
+        let row = columns
+            .iter()
+            .zip(record.iter())
+            .filter(|(_, text)| !text.is_empty())
+            .fold(Row::new(), |row, (column, text)| {
+                row.with(column, cell(text))
+            });
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// A cell's value as the row had it: an integer, a float, a boolean, else text.
+fn cell(text: &str) -> Value {
+    if let Ok(i) = text.parse::<i64>() {
+        return Value::from(i);
+    }
+    if let Ok(x) = text.parse::<f64>() {
+        if x.is_finite() && text.chars().any(|c| c.is_ascii_digit()) {
+            return Value::from(x);
+        }
+    }
+    match text {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => Value::String(text.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::rows::{to_csv_bytes, CsvRows};
+
+    #[test]
+    fn rows_read_back_write_the_same_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.csv");
+        let columns = ["T", "backend", "time_ms", "ok", "error_msg"];
+        let written = [
+            Row::new()
+                .with("T", 128)
+                .with("backend", "cpu")
+                .with("time_ms", 1.5)
+                .with("ok", true),
+            Row::new()
+                .with("T", 256)
+                .with("backend", "torch")
+                .with("time_ms", 2.0)
+                .with("error_msg", "out of memory, \"CUDA\""),
+        ];
+        let mut csv = CsvRows::open(&path, &columns).unwrap();
+        for row in &written {
+            csv.append(row).unwrap();
+        }
+        let read = read_rows(&path, &columns).unwrap();
+        assert_eq!(read, written);
+        assert_eq!(to_csv_bytes(&columns, &read), std::fs::read(&path).unwrap());
+        let err = read_rows(&path, &["T"]).unwrap_err().to_string();
+        assert!(err.contains("header"), "{err}");
+    }
+}
