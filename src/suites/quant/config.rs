@@ -189,11 +189,11 @@ fn benchmark_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<()>, D::Erro
     match mode.as_str() {
         "inference" => Ok(Some(())),
         "training" => Err(de::Error::custom(
-            "benchmark_mode \"training\" is not supported yet by replay bench quant \
+            "benchmark_mode: \"training\" is not supported yet by replay bench quant \
              (only \"inference\")",
         )),
         other => Err(de::Error::custom(format!(
-            "unknown benchmark_mode \"{other}\" (accepted: inference)"
+            "benchmark_mode: unknown value \"{other}\" (accepted: inference)"
         ))),
     }
 }
@@ -202,7 +202,7 @@ fn high_precision<'de, D: Deserializer<'de>>(d: D) -> Result<Option<HighPrecisio
     let text = String::deserialize(d)?;
     HighPrecision::parse(&text).map(Some).ok_or_else(|| {
         de::Error::custom(format!(
-            "unknown high_precision_dtype \"{text}\" (accepted: torch.bfloat16, torch.float16, \
+            "high_precision_dtype: unknown value \"{text}\" (accepted: torch.bfloat16, torch.float16, \
              torch.float32)"
         ))
     })
@@ -213,7 +213,7 @@ fn checked_mode<E: de::Error>(mode: &str) -> Result<String, E> {
         Ok(mode.to_owned())
     } else {
         Err(E::custom(format!(
-            "unknown torch.compile mode \"{mode}\" (accepted: false, {})",
+            "compile: unknown torch.compile mode \"{mode}\" (accepted: false, {})",
             COMPILE_MODES.join(", ")
         )))
     }
@@ -262,7 +262,7 @@ fn device<'de, D: Deserializer<'de>>(d: D) -> Result<Option<QuantDevice>, D::Err
     };
     parsed.map(Some).ok_or_else(|| {
         de::Error::custom(format!(
-            "device \"{text}\" is not one replay runs on (accepted: cpu, cuda, cuda:N; \
+            "device: \"{text}\" is not one replay runs on (accepted: cpu, cuda, cuda:N; \
              the seed's mps and xpu are not supported)"
         ))
     })
@@ -270,7 +270,9 @@ fn device<'de, D: Deserializer<'de>>(d: D) -> Result<Option<QuantDevice>, D::Err
 
 fn model_type<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ModelType>, D::Error> {
     let text = String::deserialize(d)?;
-    text.parse::<ModelType>().map(Some).map_err(de::Error::custom)
+    text.parse::<ModelType>()
+        .map(Some)
+        .map_err(|e| de::Error::custom(format!("model_type: {e}")))
 }
 
 fn generator_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -279,7 +281,7 @@ fn generator_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
         Ok(text)
     } else {
         Err(de::Error::custom(format!(
-            "unknown matrix_shapes name \"{text}\" (accepted: {})",
+            "name: unknown matrix_shapes name \"{text}\" (accepted: {})",
             GENERATOR_NAMES.join(", ")
         )))
     }
@@ -313,7 +315,7 @@ pub fn parse(text: &str, path: &Path) -> Result<(QuantConfig, ConfigWarnings), Q
     let raw: RawConfig = serde_ignored::deserialize(deserializer, |key| {
         warnings.unknown_keys.push(key.to_string());
     })
-    .map_err(|e| fail(e.to_string()))?;
+    .map_err(|e| fail(precise_location(text, &e.to_string())))?;
     let _ = raw.benchmark_mode;
 
     let mut model_params = Vec::with_capacity(raw.model_params.0.len());
@@ -374,6 +376,41 @@ pub fn parse(text: &str, path: &Path) -> Result<(QuantConfig, ConfigWarnings), Q
         },
         warnings,
     ))
+}
+
+/// The keys whose values are checked by name: serde_yaml reports such an error at the start of
+/// the enclosing mapping, so the line of the key itself is looked up in the text.
+const NAMED_VALUE_KEYS: [&str; 7] = [
+    "benchmark_mode",
+    "high_precision_dtype",
+    "compile",
+    "torch_compile_mode",
+    "device",
+    "model_type",
+    "name",
+];
+
+/// `message` with its "at line L column C" replaced by the line of the key and bad value it
+/// names (`key: ... "value"`), when exactly that line can be found.
+fn precise_location(text: &str, message: &str) -> String {
+    let Some(at) = message.rfind(" at line ") else {
+        return message.to_owned();
+    };
+    let found = NAMED_VALUE_KEYS.iter().find_map(|key| {
+        let start = message.find(&format!("{key}: "))?;
+        let rest = &message[start..];
+        let open = rest.find('"')? + 1;
+        let close = open + rest[open..].find('"')?;
+        let value = &rest[open..close];
+        text.lines().position(|line| {
+            let line = line.split('#').next().unwrap_or("");
+            line.contains(&format!("{key}:")) && line.contains(value)
+        })
+    });
+    match found {
+        Some(index) => format!("{} at line {}", &message[..at], index + 1),
+        None => message.to_owned(),
+    }
 }
 
 fn generator(s: &RawShapes, at: &str) -> Result<ShapeGenerator, String> {
