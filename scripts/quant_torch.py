@@ -25,6 +25,8 @@ F8 = torch.float8_e4m3fn
 F8_MAX = 448.0
 MIN_SCALE = 1e-12
 HEADS, SEQ, MLP = 8, 16, 4
+# As INT8_PACKED_MAX_ROWS in src/suites/quant/quantized_linear.rs.
+INT8_PACKED_MAX_ROWS = 64
 ACTS = {
     "sigmoid": torch.sigmoid,
     "relu": torch.relu,
@@ -93,7 +95,7 @@ class QLinear(torch.nn.Module):
         if r == "baseline":
             y = torch.nn.functional.linear(x, self.w)
         elif r == "int8wo":
-            if self.cuda:
+            if self.cuda or x.shape[0] > INT8_PACKED_MAX_ROWS:
                 y = (x @ self.q.to(self.dtype).t()) * self.scale_hp
             else:
                 y = torch.ops.aten._weight_int8pack_mm(x, self.q, self.scale_hp)
