@@ -108,7 +108,7 @@ class QLinear(torch.nn.Module):
             else:
                 y = torch.ops.aten._weight_int4pack_mm_for_cpu(x, self.packed, self.g, self.sz)
         elif r == "float8wo":
-            y = torch.nn.functional.linear(x, self.q.to(self.dtype) * self.scale.to(self.dtype))
+            y = torch.nn.functional.linear(x, (self.q.float() * self.scale).to(self.dtype))
         elif r == "float8dq-row":
             xq, xs = float8(x, True)
             if self.cuda:

@@ -101,10 +101,11 @@ pub fn run(args: QuantArgs) -> anyhow::Result<()> {
         csv_path.display()
     ));
     for (entry, why) in suite.device_problems() {
-        console.line(&format!(
+        // Said even with --quiet: these rows have no numbers, and why must not be missed.
+        println!(
             "model_params[{entry}] ({}): {why}; its rows are skipped",
             suite.config().model_params[entry].device
-        ));
+        );
     }
     if let Some(first) = cases.first() {
         console.current(&first.describe());

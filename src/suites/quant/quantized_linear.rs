@@ -249,7 +249,12 @@ impl QuantizedLinear {
                 }
             }
             (Weight::Float8Row { q, scale }, Recipe::Float8WeightOnly) => {
-                let w = q.f_to_kind(self.dtype)?.f_mul(&scale.f_to_kind(self.dtype)?)?;
+                // Dequantized in float32, then cast (as torchao does): elementwise bfloat16
+                // arithmetic on the CPU is slower than float32's.
+                let w = q
+                    .f_to_kind(Kind::Float)?
+                    .f_mul(scale)?
+                    .f_to_kind(self.dtype)?;
                 x.f_linear::<Tensor>(&w, None)
             }
             (Weight::Float8Row { q, scale }, _) => {
