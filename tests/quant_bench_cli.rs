@@ -162,3 +162,60 @@ fn config_errors_exit_2_naming_the_key_line_and_file() {
         .code(2)
         .stderr(predicate::str::contains("missing.yml"));
 }
+
+/// `enable_profiler` writes a Kineto trace per row that `replay classify` reads, and
+/// `compile` times the same model under torch.compile beside the eager times (or says why
+/// not). Both go through the project's Python (`scripts/quant_torch.py`).
+#[test]
+fn the_profiler_trace_is_read_by_classify_and_compile_reports_its_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("profile.yml");
+    let out = dir.path().join("out");
+    std::fs::write(
+        &config,
+        format!(
+            "quantization_config_recipe_names: []\n\
+             output_dir: {}\n\
+             model_params:\n\
+             \x20 matrix_shapes: [{{name: custom, shapes: [[32, 128, 64]]}}]\n\
+             \x20 high_precision_dtype: torch.float32\n\
+             \x20 compile: default\n\
+             \x20 enable_profiler: true\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .args(["--runs", "3", "--quiet"])
+        .assert()
+        .success();
+    let (header, rows) = results(&out);
+    let col = |name: &str| header.split(',').position(|c| c == name).unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(&row[col("status")], "ok", "{row:?}");
+    assert_eq!(&row[col("torch_compile_mode")], "default");
+    assert!(row[col("name")].ends_with("_compile"), "{row:?}");
+    let compile_status = &row[col("compile_status")];
+    if compile_status == "ok" {
+        let compiled: f64 = row[col("quantized_compiled_inference_time_in_ms")].parse().unwrap();
+        assert!(compiled > 0.0, "{row:?}");
+    } else {
+        // A machine where inductor cannot build says so in the row, never a number.
+        assert!(compile_status.starts_with("unavailable: "), "{row:?}");
+        assert!(row[col("quantized_compiled_inference_time_in_ms")].is_empty());
+    }
+    let trace = std::path::PathBuf::from(&row[col("profiler_json_path")]);
+    assert!(trace.is_file(), "{row:?}");
+    let signatures = dir.path().join("signatures.json");
+    replay()
+        .args(["classify", "--trace"])
+        .arg(&trace)
+        .arg("--out")
+        .arg(&signatures)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("GEMM"));
+}
