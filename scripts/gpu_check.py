@@ -24,12 +24,14 @@ Stages (each fits one command of the GPU machine, well inside 9 minutes):
             scripts/bench_accuracy.py (bloom-560m, bloom-tiny) on the CPU at --cpu-threads
 
 Every stage merges its figures into OUT/summary.json and archives its files into
-OUT/<stage>.tar.gz (quant: summary only), so OUT never holds more than 8 files. One failed command never ends a
-stage: it is recorded with its exit status and the tail of its output. --quick shrinks every
-stage to seconds (bloom-tiny only, small budgets): `make test` runs `--device cpu --quick`.
+OUT/<stage>.tar.gz (quant: summary only), so OUT never holds more than 8 files. One failed
+command never ends a stage: it is recorded with its exit status and the tail of its output.
+--quick shrinks every stage to seconds (bloom-tiny only, small budgets): `make test` runs
+`--device cpu --quick`.
 A stage that needs CUDA on a machine without it is recorded as skipped, with the reason.
 """
 import argparse
+import csv
 import json
 import os
 import platform
