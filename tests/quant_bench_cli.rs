@@ -65,9 +65,10 @@ fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
         .assert()
         .success()
         .stderr(predicate::str::contains("unknown key").and(predicate::str::contains("tint")))
-        .stdout(predicate::str::contains("Benchmark Results:").and(predicate::str::contains(
-            "Results saved to",
-        )));
+        .stdout(
+            predicate::str::contains("Benchmark Results:")
+                .and(predicate::str::contains("Results saved to")),
+        );
     let (header, rows) = results(&out);
     assert_eq!(header, HEADER);
     // baseline + 7 recipes + (baseline, int8dq, float8dq-tensor, float8dq-row) x semi-sparse,
@@ -83,13 +84,22 @@ fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
             let base: f64 = r[col("baseline_inference_time_in_ms")].parse().unwrap();
             let q: f64 = r[col("quantized_inference_time_in_ms")].parse().unwrap();
             assert!(base > 0.0 && q > 0.0, "{r:?}");
-            assert!(r[col("timing")].starts_with("seed: mean of 3 calls"), "{r:?}");
-            assert!(r[col("memory_stats")].contains("peak_allocated_bytes"), "{r:?}");
+            assert!(
+                r[col("timing")].starts_with("seed: mean of 3 calls"),
+                "{r:?}"
+            );
+            assert!(
+                r[col("memory_stats")].contains("peak_allocated_bytes"),
+                "{r:?}"
+            );
             assert!(std::path::Path::new(&r[col("memory_profile_path")]).is_file());
             if quant != "baseline" {
                 let sqnr: f64 = r[col("sqnr_db")].parse().unwrap();
                 assert!(sqnr > 15.0, "{quant}: {sqnr} dB");
-                assert!(r[col("error_msg")].contains("dequantize-then-matmul"), "{r:?}");
+                assert!(
+                    r[col("error_msg")].contains("dequantize-then-matmul"),
+                    "{r:?}"
+                );
             }
         } else {
             assert_eq!(status, "not_implemented", "{r:?}");
@@ -200,7 +210,9 @@ fn the_profiler_trace_is_read_by_classify_and_compile_reports_its_times() {
     assert!(row[col("name")].ends_with("_compile"), "{row:?}");
     let compile_status = &row[col("compile_status")];
     if compile_status == "ok" {
-        let compiled: f64 = row[col("quantized_compiled_inference_time_in_ms")].parse().unwrap();
+        let compiled: f64 = row[col("quantized_compiled_inference_time_in_ms")]
+            .parse()
+            .unwrap();
         assert!(compiled > 0.0, "{row:?}");
     } else {
         // A machine where inductor cannot build says so in the row, never a number.

@@ -57,7 +57,11 @@ fn quantization_floor_db(recipe: Recipe) -> f64 {
 #[test]
 fn every_recipe_matches_its_dequantize_then_matmul_reference() {
     let _guard = tch::no_grad_guard();
-    for (dtype, rows) in [(Kind::Float, 24), (Kind::BFloat16, 24), (Kind::BFloat16, 96)] {
+    for (dtype, rows) in [
+        (Kind::Float, 24),
+        (Kind::BFloat16, 24),
+        (Kind::BFloat16, 96),
+    ] {
         let (w, x) = inputs_with_rows(dtype, rows);
         let exact = x
             .to_kind(Kind::Double)
@@ -119,7 +123,10 @@ fn every_model_type_runs_under_every_recipe_with_its_output_shape() {
         tch::manual_seed(1);
         let weights = ModelWeights::random(model_type, 128, 64, Kind::Float, Device::Cpu).unwrap();
         let x = ModelWeights::random_input(model_type, 8, 128, Kind::Float, Device::Cpu).unwrap();
-        let base = Model::new(&weights, Recipe::Baseline).unwrap().forward(&x).unwrap();
+        let base = Model::new(&weights, Recipe::Baseline)
+            .unwrap()
+            .forward(&x)
+            .unwrap();
         assert_eq!(base.size(), out, "{model_type}");
         for recipe in RECIPES {
             let y = Model::new(&weights, recipe).unwrap().forward(&x).unwrap();

@@ -122,17 +122,27 @@ pub fn run(args: QuantArgs) -> anyhow::Result<()> {
             let row = suite.last_row();
             let outcome = match p.status {
                 CaseStatus::Ok => {
-                    let number = |c: &str| row.as_ref().and_then(|r| r.get(c)).and_then(|v| v.as_f64());
-                    let ms = |c: &str| number(c).map(|v| format!("{v:.3} ms")).unwrap_or("-".into());
+                    let number =
+                        |c: &str| row.as_ref().and_then(|r| r.get(c)).and_then(|v| v.as_f64());
+                    let ms = |c: &str| {
+                        number(c)
+                            .map(|v| format!("{v:.3} ms"))
+                            .unwrap_or("-".into())
+                    };
                     let sqnr = match row.as_ref().and_then(|r| r.get("sqnr_db")) {
                         Some(serde_json::Value::Null) | None => String::new(),
-                        Some(v) => format!(", SQNR {} dB", v.as_str().map(str::to_owned).unwrap_or(v.to_string())),
+                        Some(v) => format!(
+                            ", SQNR {} dB",
+                            v.as_str().map(str::to_owned).unwrap_or(v.to_string())
+                        ),
                     };
                     format!(
                         "ok: baseline {}, quantized {}, speedup {}x{sqnr}",
                         ms("baseline_inference_time_in_ms"),
                         ms("quantized_inference_time_in_ms"),
-                        number("speedup").map(|v| format!("{v:.2}")).unwrap_or("-".into()),
+                        number("speedup")
+                            .map(|v| format!("{v:.2}"))
+                            .unwrap_or("-".into()),
                     )
                 }
                 status => format!(

@@ -515,7 +515,10 @@ model_params:
         assert_eq!(c.model_params.len(), 1);
         let p = &c.model_params[0];
         assert_eq!(p.shapes.len(), 3);
-        assert_eq!((p.shapes[2].m, p.shapes[2].k, p.shapes[2].n), (4096, 4096, 1024));
+        assert_eq!(
+            (p.shapes[2].m, p.shapes[2].k, p.shapes[2].n),
+            (4096, 4096, 1024)
+        );
         assert_eq!(p.high_precision_dtype, HighPrecision::BFloat16);
         assert_eq!(p.compile_mode.as_deref(), Some("max-autotune"));
         assert_eq!(p.device, QuantDevice::Cpu);
@@ -572,18 +575,17 @@ model_params:
     #[test]
     fn unknown_names_and_training_are_clear_errors() {
         let e = parse_err("model_params:\n  matrix_shapes: [{name: cube}]\n");
-        assert!(e.contains("unknown matrix_shapes name \"cube\"") && e.contains("line 2"), "{e}");
-        let e = parse_err(
-            "model_params:\n  matrix_shapes: [{name: llama}]\n  model_type: mlp\n",
+        assert!(
+            e.contains("unknown matrix_shapes name \"cube\"") && e.contains("line 2"),
+            "{e}"
         );
+        let e = parse_err("model_params:\n  matrix_shapes: [{name: llama}]\n  model_type: mlp\n");
         assert!(e.contains("model_type") && e.contains("line 3"), "{e}");
         let e = parse_err(
             "model_params:\n  matrix_shapes: [{name: llama}]\n  high_precision_dtype: torch.int3\n",
         );
         assert!(e.contains("torch.int3"), "{e}");
-        let e = parse_err(
-            "model_params:\n  matrix_shapes: [{name: llama}]\n  device: mps\n",
-        );
+        let e = parse_err("model_params:\n  matrix_shapes: [{name: llama}]\n  device: mps\n");
         assert!(e.contains("mps"), "{e}");
         let e = parse_err(
             "benchmark_mode: training\nmodel_params:\n  matrix_shapes: [{name: llama}]\n",
@@ -593,9 +595,7 @@ model_params:
         assert!(e.contains("needs `shapes"), "{e}");
         let e = parse_err("quantization_config_recipe_names: [int8wo]\n");
         assert!(e.contains("model_params"), "{e}");
-        let e = parse_err(
-            "model_params:\n  matrix_shapes: [{name: llama}]\n  compile: turbo\n",
-        );
+        let e = parse_err("model_params:\n  matrix_shapes: [{name: llama}]\n  compile: turbo\n");
         assert!(e.contains("turbo"), "{e}");
     }
 }

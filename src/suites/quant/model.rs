@@ -131,12 +131,7 @@ impl ModelWeights {
                         "transformer_block: hidden size k = {k} is not a multiple of {HEADS} heads"
                     )));
                 }
-                vec![
-                    (3 * k, k),
-                    (k, k),
-                    (MLP_RATIO * k, k),
-                    (k, MLP_RATIO * k),
-                ]
+                vec![(3 * k, k), (k, k), (MLP_RATIO * k, k), (k, MLP_RATIO * k)]
             }
         };
         let linears = shapes

@@ -26,7 +26,10 @@ pub fn results_file_name(now: i64) -> String {
 }
 
 /// Opens the run's CSV in `dir` (created if missing), named for the current time.
-pub fn open_results(dir: &Path, columns: &[&'static str]) -> replay_core::Result<(CsvRows, PathBuf)> {
+pub fn open_results(
+    dir: &Path,
+    columns: &[&'static str],
+) -> replay_core::Result<(CsvRows, PathBuf)> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -97,7 +100,14 @@ pub fn table(rows: &[Row]) -> String {
     let widths: Vec<usize> = headers
         .iter()
         .enumerate()
-        .map(|(i, h)| cells.iter().map(|c| c[i].len()).chain([h.len()]).max().unwrap_or(0))
+        .map(|(i, h)| {
+            cells
+                .iter()
+                .map(|c| c[i].len())
+                .chain([h.len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let line = |values: Vec<String>| {
         values
@@ -111,7 +121,13 @@ pub fn table(rows: &[Row]) -> String {
     };
     let mut out = line(headers.iter().map(|h| h.to_string()).collect());
     out.push('\n');
-    out.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-|-"));
+    out.push_str(
+        &widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("-|-"),
+    );
     for c in cells {
         out.push('\n');
         out.push_str(&line(c));
@@ -126,7 +142,10 @@ mod tests {
     #[test]
     fn the_file_is_named_as_the_seed_names_it() {
         let name = results_file_name(1_764_000_000);
-        assert!(name.starts_with("results_") && name.ends_with(".csv"), "{name}");
+        assert!(
+            name.starts_with("results_") && name.ends_with(".csv"),
+            "{name}"
+        );
         // results_DDMMYYYY_HHMMSS.csv
         assert_eq!(name.len(), "results_25112025_160000.csv".len(), "{name}");
         assert!(name[8..16].chars().all(|c| c.is_ascii_digit()));

@@ -67,13 +67,17 @@ fn run(request: &HelperRequest<'_>, extra: &[String]) -> Result<Reply, QuantErro
         &request.runs.to_string(),
     ]);
     command.args(extra);
-    let output = command.output().map_err(|e| {
-        QuantError::Python(format!("cannot start {}: {e}", script.display()))
-    })?;
+    let output = command
+        .output()
+        .map_err(|e| QuantError::Python(format!("cannot start {}: {e}", script.display())))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         // The last line is the exception; the whole traceback is noise in a CSV cell.
-        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
         return Err(QuantError::Python(format!(
             "{} failed ({}): {last}",
             script.display(),
@@ -81,15 +85,22 @@ fn run(request: &HelperRequest<'_>, extra: &[String]) -> Result<Reply, QuantErro
         )));
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).ok_or_else(|| {
-        QuantError::Python(format!("{} printed no JSON result", script.display()))
-    })?;
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .ok_or_else(|| {
+            QuantError::Python(format!("{} printed no JSON result", script.display()))
+        })?;
     serde_json::from_str(line)
         .map_err(|e| QuantError::Python(format!("unreadable reply {line:?}: {e}")))
 }
 
 /// Times the baseline and the quantized model under `torch.compile(mode=mode)`.
-pub fn compiled_times(request: &HelperRequest<'_>, mode: &str) -> Result<CompiledTimes, QuantError> {
+pub fn compiled_times(
+    request: &HelperRequest<'_>,
+    mode: &str,
+) -> Result<CompiledTimes, QuantError> {
     run(request, &["--compile-mode".into(), mode.into()])?
         .compiled
         .ok_or_else(|| QuantError::Python("the helper returned no compiled times".into()))

@@ -116,7 +116,11 @@ impl QuantizedLinear {
         let size = weight.size();
         let (n, k) = match size.as_slice() {
             [n, k] => (*n, *k),
-            other => return Err(unsupported(format!("a Linear weight is 2-D, not {other:?}"))),
+            other => {
+                return Err(unsupported(format!(
+                    "a Linear weight is 2-D, not {other:?}"
+                )))
+            }
         };
         let dtype = weight.kind();
         let device = weight.device();
@@ -220,7 +224,8 @@ impl QuantizedLinear {
             (Weight::Int8 { q, scale_hp, .. }, Recipe::Int8WeightOnly) => {
                 if cuda || x.size()[0] > INT8_PACKED_MAX_ROWS {
                     // torchao's int8wo: matmul with the weight cast up, then the scale.
-                    x.f_matmul(&q.f_to_kind(self.dtype)?.f_tr()?)?.f_mul(scale_hp)
+                    x.f_matmul(&q.f_to_kind(self.dtype)?.f_tr()?)?
+                        .f_mul(scale_hp)
                 } else {
                     x.f_internal_weight_int8pack_mm(q, scale_hp)
                 }
@@ -338,7 +343,8 @@ impl QuantizedLinear {
         let x = match self.recipe {
             Recipe::Int8Dynamic | Recipe::Float8DynamicTensor | Recipe::Float8DynamicRow => {
                 let (q, s) = quantize_activation(self.recipe, x)?;
-                q.f_to_kind(Kind::Double)?.f_mul(&s.f_to_kind(Kind::Double)?)?
+                q.f_to_kind(Kind::Double)?
+                    .f_mul(&s.f_to_kind(Kind::Double)?)?
             }
             _ => x.f_to_kind(Kind::Double)?,
         };

@@ -48,7 +48,9 @@ impl Recipe {
                 ));
             }
             return match rest.parse::<i64>() {
-                Ok(g) if INT4_GROUP_SIZES.contains(&g) => Ok(Recipe::Int4WeightOnly { group_size: g }),
+                Ok(g) if INT4_GROUP_SIZES.contains(&g) => {
+                    Ok(Recipe::Int4WeightOnly { group_size: g })
+                }
                 Ok(g) => Err(format!(
                     "{name}: group size {g} is not one of the seed's 32, 64, 128, 256"
                 )),
@@ -117,13 +119,25 @@ mod tests {
 
     #[test]
     fn names_parse_and_what_is_not_implemented_says_why() {
-        assert_eq!(Recipe::parse("int4wo-128"), Ok(Recipe::Int4WeightOnly { group_size: 128 }));
+        assert_eq!(
+            Recipe::parse("int4wo-128"),
+            Ok(Recipe::Int4WeightOnly { group_size: 128 })
+        );
         assert_eq!(Recipe::parse("float8dq-row"), Ok(Recipe::Float8DynamicRow));
-        for r in ["baseline", "int8wo", "int8dq", "int4wo-32", "float8wo", "float8dq-tensor"] {
+        for r in [
+            "baseline",
+            "int8wo",
+            "int8dq",
+            "int4wo-32",
+            "float8wo",
+            "float8dq-tensor",
+        ] {
             assert_eq!(Recipe::parse(r).unwrap().to_string(), r);
         }
         assert!(Recipe::parse("int4wo-128-hqq").unwrap_err().contains("HQQ"));
-        assert!(Recipe::parse("int4wo-100").unwrap_err().contains("group size 100"));
+        assert!(Recipe::parse("int4wo-100")
+            .unwrap_err()
+            .contains("group size 100"));
         assert!(Recipe::parse("fp6").unwrap_err().contains("not one of"));
     }
 

@@ -87,7 +87,10 @@ pub fn row(
         .with("m", case.shape.m)
         .with("k", case.shape.k)
         .with("n", case.shape.n)
-        .with("high_precision_dtype", params.high_precision_dtype.torch_name())
+        .with(
+            "high_precision_dtype",
+            params.high_precision_dtype.torch_name(),
+        )
         .with("torch_compile_mode", params.compile_mode.clone())
         .with("device", params.device.to_string())
         .with("model_type", params.model_type.to_string())
@@ -119,7 +122,9 @@ pub fn row(
         .with("sqnr_db", sqnr_cell(notes.sqnr_db))
         .with("timing", timing.to_owned());
     match outcome {
-        CaseOutcome::Measured(_) => row.with("status", "ok").with("error_msg", notes.message.clone()),
+        CaseOutcome::Measured(_) => row
+            .with("status", "ok")
+            .with("error_msg", notes.message.clone()),
         CaseOutcome::Failed(e) => row
             .with("status", e.status.as_str())
             .with("error_msg", e.message.clone()),

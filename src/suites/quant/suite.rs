@@ -84,13 +84,16 @@ pub struct QuantSettings {
     pub output_dir: PathBuf,
 }
 
+/// A shape of a `model_params` entry: (entry, shape name, [m, k, n]).
+type BaselineKey = (usize, String, [i64; 3]);
+
 pub struct QuantSuite {
     config: QuantConfig,
     settings: QuantSettings,
     /// Each entry's device, or why it cannot be used (CUDA missing).
     devices: Vec<Result<Device, String>>,
     /// Baseline eager times (ms) by (entry, shape), so each shape's baseline is timed once.
-    baselines: RefCell<HashMap<(usize, String, [i64; 3]), f64>>,
+    baselines: RefCell<HashMap<BaselineKey, f64>>,
     notes: RefCell<CaseNotes>,
     rows: RefCell<Option<Row>>,
 }
@@ -98,9 +101,11 @@ pub struct QuantSuite {
 fn open_device(device: QuantDevice) -> Result<Device, String> {
     match device {
         QuantDevice::Cpu => Ok(Device::Cpu),
-        QuantDevice::Cuda(index) => crate::device::Device::open(crate::device::DeviceSpec::Cuda(index))
-            .map(|d| d.torch_device())
-            .map_err(|e| e.to_string()),
+        QuantDevice::Cuda(index) => {
+            crate::device::Device::open(crate::device::DeviceSpec::Cuda(index))
+                .map(|d| d.torch_device())
+                .map_err(|e| e.to_string())
+        }
     }
 }
 
@@ -126,7 +131,11 @@ impl QuantSuite {
             .iter()
             .map(|p| open_device(p.device))
             .collect();
-        if config.model_params.iter().any(|p| p.enable_memory_profiler && p.device == QuantDevice::Cpu) {
+        if config
+            .model_params
+            .iter()
+            .any(|p| p.enable_memory_profiler && p.device == QuantDevice::Cpu)
+        {
             // Installed before any model exists, so the peaks count the weights as well.
             if let Err(e) = crate::torch::cpu_memory_counter::install() {
                 eprintln!("warning: the CPU memory counter is unavailable: {e}");
@@ -163,7 +172,10 @@ impl QuantSuite {
     fn helper_request<'a>(&self, p: &'a ModelParams, case: &QuantCase) -> HelperRequest<'a> {
         let (warmup, runs) = match self.settings.timing {
             TimingMode::Seed { warmup, runs } => (warmup, runs),
-            TimingMode::Replay { .. } => (super::timing::SEED_CALLS, super::timing::SEED_CALLS as usize),
+            TimingMode::Replay { .. } => (
+                super::timing::SEED_CALLS,
+                super::timing::SEED_CALLS as usize,
+            ),
         };
         HelperRequest {
             model_type: p.model_type.to_string(),
@@ -191,13 +203,24 @@ impl QuantSuite {
             case.sparsity.as_deref().unwrap_or("None")
         );
         stem.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect()
     }
 
     /// Checks each quantized Linear of `model` against its float64 dequantize-then-matmul
     /// reference on a seeded probe input.
-    fn check_layers(&self, model: &Model, device: Device, dtype: tch::Kind) -> Result<String, CaseError> {
+    fn check_layers(
+        &self,
+        model: &Model,
+        device: Device,
+        dtype: tch::Kind,
+    ) -> Result<String, CaseError> {
         let mut worst = f64::INFINITY;
         for layer in model.linears() {
             let k = layer.in_features();
@@ -205,7 +228,7 @@ impl QuantSuite {
             let out = layer.forward(&probe).map_err(torch_error)?;
             let reference = layer.reference(&probe).map_err(quant_error)?;
             let sqnr = sqnr_db(&reference, &out).map_err(torch_error)?;
-            if !(sqnr >= CHECK_MIN_SQNR_DB) {
+            if sqnr.is_nan() || sqnr < CHECK_MIN_SQNR_DB {
                 return Err(CaseError::new(
                     CaseStatus::Error,
                     format!(
@@ -219,7 +242,11 @@ impl QuantSuite {
         }
         Ok(format!(
             "checked against the dequantize-then-matmul reference: {} dB at worst",
-            if worst.is_finite() { format!("{worst:.1}") } else { "inf".into() }
+            if worst.is_finite() {
+                format!("{worst:.1}")
+            } else {
+                "inf".into()
+            }
         ))
     }
 
@@ -298,7 +325,10 @@ impl Suite for QuantSuite {
     }
 
     fn cases(&self) -> Vec<QuantCase> {
-        let pairs = recipe_pairs(&self.config.quantization_recipes, &self.config.sparsity_recipes);
+        let pairs = recipe_pairs(
+            &self.config.quantization_recipes,
+            &self.config.sparsity_recipes,
+        );
         let mut cases = Vec::new();
         for (param, p) in self.config.model_params.iter().enumerate() {
             for (quantization, sparsity) in &pairs {
@@ -342,7 +372,12 @@ impl Suite for QuantSuite {
         let device = match self.devices.get(case.param) {
             Some(Ok(d)) => *d,
             Some(Err(why)) => return Err(CaseError::new(CaseStatus::Skipped, why.clone())),
-            None => return Err(CaseError::new(CaseStatus::Error, "no such model_params entry")),
+            None => {
+                return Err(CaseError::new(
+                    CaseStatus::Error,
+                    "no such model_params entry",
+                ))
+            }
         };
         let dtype = p.high_precision_dtype.kind();
         let _guard = tch::no_grad_guard();
@@ -379,7 +414,8 @@ impl Suite for QuantSuite {
             .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
         let measured = time(&mut work)?;
         drop(work);
-        self.notes.borrow_mut().quantized_ms = Some(self.settings.timing.time_ms(&measured.summary));
+        self.notes.borrow_mut().quantized_ms =
+            Some(self.settings.timing.time_ms(&measured.summary));
 
         // Extras: each failure is said in the row; none costs the row its times.
         let mut problems = Vec::new();
