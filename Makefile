@@ -70,6 +70,16 @@ bench-scan: build
 bench-scan-anchors: build
 	scripts/bench_scan_vs_anchors.sh
 
+# torchao's quantization microbenchmarks: the CPU example config (every recipe replay implements)
+# into results/quant/cpu_example/, then the same Linears against torchao's quantize_ in a
+# throw-away venv (output agreement and time ratio: results/bench_quant_torchao.{json,md}).
+.PHONY: bench-quant bench-quant-torchao
+bench-quant: build
+	./target/release/replay bench quant --config configs/quant/cpu_example.yml
+
+bench-quant-torchao: build
+	scripts/bench_quant_vs_torchao.sh
+
 # replay calibrate's memory bandwidth (its own copy and triad) against likwid-bench, round by
 # round on the same working sets (installs Debian's likwid when missing).
 .PHONY: bench-bandwidth-likwid

@@ -16,16 +16,22 @@ Stages (each fits one command of the GPU machine, well inside 9 minutes):
             ones are timed unchecked: checking them all on the host would not fit the stage)
   calibrate replay calibrate on the device: peaks, matmul GFLOPS (fp32, bf16), memory bandwidth
             through libtorch and replay's own copy/triad kernels, every fusion pattern
+  quant     replay bench quant: every recipe (int8wo, int8dq, int4wo-128, float8wo,
+            float8dq-tensor/row; on CUDA the CUDA kernels) on bfloat16 Linears, each checked
+            against its dequantize-then-matmul reference; one not-implemented recipe whose row
+            must say so; rows into summary.json only (no archive); full run on a GPU adds llama
   cpu       scripts/bench_isolated.py (run-to-run noise of isolated) and
             scripts/bench_accuracy.py (bloom-560m, bloom-tiny) on the CPU at --cpu-threads
 
 Every stage merges its figures into OUT/summary.json and archives its files into
-OUT/<stage>.tar.gz, so OUT never holds more than 8 files. One failed command never ends a
-stage: it is recorded with its exit status and the tail of its output. --quick shrinks every
-stage to seconds (bloom-tiny only, small budgets): `make test` runs `--device cpu --quick`.
+OUT/<stage>.tar.gz (quant: summary only), so OUT never holds more than 8 files. One failed
+command never ends a stage: it is recorded with its exit status and the tail of its output.
+--quick shrinks every stage to seconds (bloom-tiny only, small budgets): `make test` runs
+`--device cpu --quick`.
 A stage that needs CUDA on a machine without it is recorded as skipped, with the reason.
 """
 import argparse
+import csv
 import json
 import os
 import platform
@@ -38,7 +44,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STAGES = ("selftest", "truth", "compare", "scan", "calibrate", "cpu")
+STAGES = ("selftest", "truth", "compare", "scan", "calibrate", "quant", "cpu")
+# Stages whose whole result is in summary.json: no archive of their own, so the output folder
+# stays within MAX_OUT_FILES.
+SUMMARY_ONLY_STAGES = ("quant",)
 SIGNATURE_FILES = ("h100_bert_small_infer", "h100_vit_infer")
 # The output folder's budget on the GPU machine: 8 files come back.
 MAX_OUT_FILES = 8
@@ -409,9 +418,76 @@ def stage_calibrate(ctx):
     }
 
 
+QUANT_RECIPES = ["baseline", "int8wo", "int8dq", "int4wo-128", "int4wo-128-hqq", "float8wo",
+                 "float8dq-tensor", "float8dq-row"]
+
+
+def quant_config(device, quick, out):
+    """The quant stage's YAML: every recipe replay implements (and one it does not, whose row
+    must say not_implemented) on a decode-sized and a prefill-sized bfloat16 Linear; the full run
+    adds the seed's LLaMa-2 70B shapes on a GPU."""
+    shapes = [[32, 1024, 1024], [256, 1024, 1024]] if quick else [[32, 4096, 4096], [4096, 4096, 4096]]
+    generators = [{"name": "custom", "shapes": shapes}]
+    if not quick and device.startswith("cuda"):
+        generators.append({"name": "llama"})
+    return {
+        "benchmark_mode": "inference",
+        "quantization_config_recipe_names": QUANT_RECIPES,
+        "output_dir": out,
+        "model_params": [{
+            "matrix_shapes": generators,
+            "high_precision_dtype": "torch.bfloat16",
+            "compile": "false",
+            "device": device,
+            "model_type": "linear",
+            "enable_profiler": False,
+            "enable_memory_profiler": True,
+        }],
+    }
+
+
+def quant_summary(csv_path):
+    """Each row of a `replay bench quant` CSV: status, times, speedup, SQNR, message."""
+    rows = []
+    if not os.path.exists(csv_path):
+        return rows
+    with open(csv_path, newline="") as f:
+        for r in csv.DictReader(f):
+            rows.append({k: r.get(k) for k in (
+                "quantization", "m", "k", "n", "status", "baseline_inference_time_in_ms",
+                "quantized_inference_time_in_ms", "speedup", "sqnr_db", "memory_stats", "error_msg")})
+    return rows
+
+
+def stage_quant(ctx):
+    """replay bench quant on the device: every recipe as libtorch ops (on a GPU the CUDA kernels:
+    _weight_int4pack_mm, _int_mm, _scaled_mm with row scales), each checked against its
+    dequantize-then-matmul reference before it is timed; a row with status error is a failure.
+    Its rows go into summary.json (no archive)."""
+    log, replay, work = ctx["log"], ctx["replay"], ctx["work"]
+    out = os.path.join(work, "quant")
+    config = os.path.join(work, "quant.yml")
+    # JSON is YAML: no YAML writer needed on the GPU machine.
+    write_json_atomic(config, quant_config(ctx["device"], ctx["quick"], out))
+    r = run(log, [replay, "bench", "quant", "--config", config, "--quiet",
+                  "--runs", "5" if ctx["quick"] else "100"], timeout=570)
+    found = sorted(f for f in os.listdir(out) if f.startswith("results_")) if os.path.isdir(out) else []
+    rows = quant_summary(os.path.join(out, found[-1])) if found else []
+    entry = {"command": record(r), "rows": rows,
+             "statuses": {s: sum(1 for x in rows if x["status"] == s) for s in {x["status"] for x in rows}}}
+    wrong = [f"{x['quantization']} ({x['m']}, {x['k']}, {x['n']}): {x['error_msg']}"
+             for x in rows if x["status"] == "error"]
+    if wrong:
+        entry["error"] = f"{len(wrong)} row(s) with status error: " + "; ".join(wrong)[:2000]
+    elif not rows:
+        entry["error"] = "replay bench quant wrote no rows"
+    return entry
+
+
 STAGE_FUNCTIONS = {"selftest": stage_selftest, "truth": stage_truth, "compare": stage_compare,
-                   "scan": stage_scan, "calibrate": stage_calibrate, "cpu": stage_cpu}
-CUDA_STAGES = ("selftest", "truth", "compare", "scan", "calibrate")
+                   "scan": stage_scan, "calibrate": stage_calibrate, "quant": stage_quant,
+                   "cpu": stage_cpu}
+CUDA_STAGES = ("selftest", "truth", "compare", "scan", "calibrate", "quant")
 
 
 def archive(work, out, stage):
@@ -500,7 +576,8 @@ def main(argv=None):
             except Exception as e:  # noqa: BLE001 - one broken stage must not end the others
                 entry["error"] = f"{type(e).__name__}: {e}"
                 log.line(f"stage {stage}: {entry['error']}")
-            entry["archive"] = archive(work, args.out, stage)
+            if stage not in SUMMARY_ONLY_STAGES:
+                entry["archive"] = archive(work, args.out, stage)
             shutil.rmtree(work, ignore_errors=True)
         entry["wall_s"] = round(time.monotonic() - started, 1)
         failed_commands = count_failed(entry)

@@ -79,11 +79,15 @@ def quick_summary():
 def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
     p, s = quick_summary()
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "calibrate", "cpu"}, s["stages"].keys()
+    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "calibrate", "quant", "cpu"}, \
+        s["stages"].keys()
     for name, stage in s["stages"].items():
         assert stage["failed_commands"] == 0, (name, stage)
         assert "skipped" not in stage, (name, stage)
-        assert stage["archive"] == f"{name}.tar.gz"
+        if name == "quant":
+            assert "archive" not in stage, stage
+        else:
+            assert stage["archive"] == f"{name}.tar.gz"
     files = os.listdir(QUICK_OUT)
     assert len(files) <= 8, files
     assert sorted(files) == sorted(["summary.json", "gpu_check.log", "selftest.tar.gz", "truth.tar.gz",
@@ -144,6 +148,52 @@ def scan_stage_times_cpu_and_torch_with_every_case_checked():
             # 2 T x 2 K x 2 C, every one checked against the float64 reference and timed.
             assert entry["status"] == {"ok": 8}, (backend, phase, entry)
             assert entry["median_time_ms"] > 0, entry
+
+
+@test
+def quant_stage_checks_every_recipe_and_reports_what_is_not_implemented():
+    _, s = quick_summary()
+    quant = s["stages"]["quant"]
+    assert quant["command"]["rc"] == 0, quant["command"]
+    rows = quant["rows"]
+    # 8 recipe names x 2 shapes, in the runner's order.
+    assert len(rows) == 16, rows
+    assert quant["statuses"] == {"ok": 14, "not_implemented": 2}, quant["statuses"]
+    for r in rows:
+        if r["quantization"] == "int4wo-128-hqq":
+            assert r["status"] == "not_implemented" and "HQQ" in r["error_msg"], r
+            continue
+        assert r["status"] == "ok", r
+        assert float(r["quantized_inference_time_in_ms"]) > 0, r
+        assert "peak_allocated_bytes" in r["memory_stats"], r
+        if r["quantization"] != "baseline":
+            assert float(r["sqnr_db"]) > 15, r
+            assert "dequantize-then-matmul" in r["error_msg"], r
+
+
+@test
+def quant_stage_on_cuda_says_plainly_that_cuda_is_unavailable():
+    out = os.path.join(TMP, "quant-cuda")
+    p = check("--stage", "quant", "--device", "cuda", "--quick", "--out", out)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    with open(os.path.join(out, "summary.json")) as f:
+        quant = json.load(f)["stages"]["quant"]
+    assert quant["skipped"].startswith("needs CUDA:") and "libcuda" in quant["skipped"], quant
+    # The binary itself, asked for cuda here, skips each row with the reason (never a CPU number).
+    config = os.path.join(TMP, "quant-cuda.yml")
+    with open(config, "w") as f:
+        json.dump({"quantization_config_recipe_names": ["int4wo-128"], "output_dir": out,
+                   "model_params": {"matrix_shapes": [{"name": "custom", "shapes": [[32, 256, 256]]}],
+                                    "device": "cuda"}}, f)
+    bench = subprocess.run([os.path.join(BUNDLE, "bin/replay"), "bench", "quant", "--config", config,
+                            "--quiet"], capture_output=True, text=True, cwd=ROOT)
+    assert bench.returncode == 0, bench.stderr
+    assert "CUDA is unavailable" in bench.stdout, bench.stdout
+    [csv_name] = [f for f in os.listdir(out) if f.startswith("results_")]
+    with open(os.path.join(out, csv_name)) as f:
+        lines = f.read().splitlines()
+    assert len(lines) == 3 and all(",skipped," in line and "CUDA is unavailable" in line
+                                   for line in lines[1:]), lines
 
 
 @test
@@ -209,7 +259,7 @@ def a_missing_bundle_is_named_with_the_command_that_makes_it():
 def help_lists_the_stages_without_a_bundle():
     p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
     assert p.returncode == 0
-    for stage in ("selftest", "truth", "compare", "scan", "calibrate", "cpu", "--quick"):
+    for stage in ("selftest", "truth", "compare", "scan", "calibrate", "quant", "cpu", "--quick"):
         assert stage in p.stdout, stage
 
 

@@ -419,6 +419,36 @@ def error_paths_exit_2():
     assert rc == 2 and "cannot load" in se, (rc, se)
 
 
+@test
+def quant_torch_recipes_match_dequantize_then_matmul_and_profile():
+    """scripts/quant_torch.py (replay bench quant's Python side): each recipe's output against
+    the float64 product with its dequantized weight, a Kineto trace, and a usage error."""
+    import quant_torch
+    torch.manual_seed(3)
+    w = torch.randn(64, 256) * 0.05
+    x = torch.randn(80, 256)
+    exact = x.double() @ w.double().t()
+    for recipe, floor in (("baseline", 100), ("int8wo", 35), ("int8dq", 30), ("int4wo-64", 15),
+                          ("float8wo", 25), ("float8dq-tensor", 22), ("float8dq-row", 22)):
+        with torch.no_grad():
+            y = quant_torch.QLinear(recipe, w)(x)
+        noise = (exact - y.double()).norm()
+        sqnr = 20 * math.log10(exact.norm() / noise) if noise > 0 else math.inf
+        assert y.shape == (80, 64) and sqnr > floor, (recipe, sqnr)
+    trace = os.path.join(TMP, "quant", "profile.json")
+    rc, out, err = cli(quant_torch.main, "--model-type", "ln_linear_relu", "--m", 8, "--k", 64,
+                       "--n", 32, "--recipe", "int8dq", "--dtype", "torch.float32",
+                       "--profile", trace)
+    assert rc == 0, err
+    assert json.loads(out.strip().splitlines()[-1])["profile"] == trace
+    with open(trace) as f:
+        names = {e.get("name") for e in json.load(f)["traceEvents"]}
+    assert "aten::_int_mm" in names, sorted(n for n in names if n and n.startswith("aten::"))
+    rc, _, err = cli(quant_torch.main, "--model-type", "linear", "--m", 8, "--k", 48, "--n", 8,
+                     "--recipe", "int4wo-32")
+    assert rc == 2 and "not a multiple" in err, (rc, err)
+
+
 def main():
     passed = failed = 0
     for fn in TESTS:

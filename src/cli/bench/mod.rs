@@ -1,5 +1,6 @@
 //! `replay bench SUITE`: the benchmark suites (issue 15's semiring scan first).
 
+pub mod quant;
 pub mod scan;
 pub mod scan_analyze;
 
@@ -15,11 +16,17 @@ pub struct BenchArgs {
 pub enum BenchSuite {
     /// Semiring scan of a semi-Markov CRF (Log, Max, Entropy; forward and backward) over
     /// the seed's T × K × C grid on the cpu, torch and cuda backends
-    Scan(scan::ScanArgs),
+    // Boxed: its many flags make it far larger than the other variants.
+    Scan(Box<scan::ScanArgs>),
+    /// torchao's quantization microbenchmarks from its YAML config: shapes x model types x
+    /// recipes (int8wo, int8dq, int4wo-<g>, float8wo, float8dq-tensor/row) as libtorch ops,
+    /// baseline and quantized times, speedup and SQNR per row
+    Quant(quant::QuantArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.suite {
-        BenchSuite::Scan(args) => scan::run(args),
+        BenchSuite::Scan(args) => scan::run(*args),
+        BenchSuite::Quant(args) => quant::run(args),
     }
 }

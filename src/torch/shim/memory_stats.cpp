@@ -1,5 +1,7 @@
 // Memory counters: a counting CPU allocator and the CUDA caching allocator's peaks. See
 // memory_stats.h.
+#include <mutex>
+#include <unordered_map>
 #include "memory_stats.h"
 
 #include <c10/core/Allocator.h>
@@ -40,10 +42,12 @@ int guarded(char** error, F&& f) {
 }
 
 // Wraps the allocator that was current before it (libtorch's default CPU allocator) and counts
-// the bytes of what it hands out. Each DataPtr it returns carries, as its context, the inner
-// DataPtr and the size: freeing it subtracts the size and then lets the inner DataPtr free the
-// memory with its own deleter. Storage allocated before the install keeps its own deleter, so
-// it is freed as before and never counted (neither up nor down).
+// the bytes of what it hands out. Each DataPtr it returns carries its own data pointer as its
+// context, as c10's raw_allocate requires (oneDNN's bfloat16 matmuls and the packed int8/int4
+// kernels allocate through it); a table from that pointer to the inner DataPtr and the size
+// lets the deleter subtract the size and then let the inner DataPtr free the memory with its
+// own deleter. Storage allocated before the install keeps its own deleter, so it is freed as
+// before and never counted (neither up nor down).
 class CountingCpuAllocator final : public c10::Allocator {
  public:
   explicit CountingCpuAllocator(c10::Allocator* inner) : inner_(inner) {}
@@ -52,10 +56,19 @@ class CountingCpuAllocator final : public c10::Allocator {
     c10::DataPtr inner = inner_->allocate(n);
     void* data = inner.get();
     c10::Device device = inner.device();
-    auto* context = new Allocation{std::move(inner), n, this};
+    if (data == nullptr) {
+      // A zero-byte allocation: nothing to count, nothing to look up when it is freed.
+      return inner;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      allocations_[data] = Allocation{std::move(inner), n};
+    }
     add(n);
-    return c10::DataPtr(data, context, &CountingCpuAllocator::release, device);
+    return c10::DataPtr(data, data, &CountingCpuAllocator::release, device);
   }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &CountingCpuAllocator::release; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
@@ -68,14 +81,22 @@ class CountingCpuAllocator final : public c10::Allocator {
  private:
   struct Allocation {
     c10::DataPtr inner;
-    size_t bytes;
-    CountingCpuAllocator* owner;
+    size_t bytes = 0;
   };
 
-  static void release(void* context) {
-    auto* allocation = static_cast<Allocation*>(context);
-    allocation->owner->live_.fetch_sub(static_cast<int64_t>(allocation->bytes));
-    delete allocation;  // the inner DataPtr frees the memory with the inner deleter
+  static void release(void* data);
+
+  void forget(void* data) {
+    Allocation allocation;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto found = allocations_.find(data);
+      if (found == allocations_.end()) return;
+      allocation = std::move(found->second);
+      allocations_.erase(found);
+    }
+    live_.fetch_sub(static_cast<int64_t>(allocation.bytes));
+    // `allocation.inner` frees the memory with the inner deleter as it goes out of scope.
   }
 
   void add(size_t n) {
@@ -86,12 +107,21 @@ class CountingCpuAllocator final : public c10::Allocator {
   }
 
   c10::Allocator* inner_;
+  std::mutex mutex_;
+  std::unordered_map<void*, Allocation> allocations_;
   std::atomic<int64_t> live_{0};
   std::atomic<int64_t> peak_{0};
 };
 
 // Never destroyed: storage allocated through it may outlive every static destructor.
 std::atomic<CountingCpuAllocator*> g_counter{nullptr};
+// The one counting allocator, for its deleter (set before it hands anything out, unlike
+// g_counter, which is set only once the install is known to have taken).
+std::atomic<CountingCpuAllocator*> g_allocator{nullptr};
+
+void CountingCpuAllocator::release(void* data) {
+  if (auto* allocator = g_allocator.load()) allocator->forget(data);
+}
 std::once_flag g_install_once;
 std::string g_install_error;
 
@@ -108,6 +138,7 @@ int replay_cpu_counter_install(char** error) {
     int rc = guarded(nullptr, [] {
       c10::Allocator* inner = c10::GetCPUAllocator();
       auto* counter = new CountingCpuAllocator(inner);
+      g_allocator.store(counter);
       c10::SetCPUAllocator(counter, kCounterPriority);
       if (c10::GetCPUAllocator() != counter) {
         g_install_error =

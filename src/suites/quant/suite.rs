@@ -1,0 +1,480 @@
+//! The quantization microbenchmarks as a [`Suite`] of the core's runner: every
+//! (model_params entry, recipe pair, shape) in a fixed order; each case builds its model
+//! from seeded weights, checks every quantized Linear against its dequantize-then-matmul
+//! reference, measures the output's SQNR against the high-precision model, and times the
+//! baseline (once per shape) and the quantized model through the measurement core.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use replay_core::export::rows::Row;
+use replay_core::measure::{Measurement, Target};
+use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
+use tch::{Device, Tensor};
+
+use super::config::{ModelParams, QuantConfig, QuantDevice};
+use super::error::QuantError;
+use super::model::{Model, ModelWeights};
+use super::python_helper::{self, CompiledTimes, HelperRequest};
+use super::recipe::{recipe_pairs, Recipe};
+use super::rows::{self, COLUMNS};
+use super::shapes::NamedShape;
+use super::sqnr::sqnr_db;
+use super::timing::TimingMode;
+use crate::torch::work_target::TorchWork;
+
+/// libtorch's generator is seeded with this before each case's weights and input, so every
+/// recipe of a shape quantizes the same weights and sees the same input.
+pub const SEED: i64 = 0;
+/// Rows of the probe input each quantized Linear is checked on.
+const CHECK_ROWS: i64 = 32;
+/// A kernel whose output is further than this from its own dequantize-then-matmul reference
+/// is wrong (packing or scale bugs land near 0 dB; bfloat16 rounding alone stays above 40).
+pub const CHECK_MIN_SQNR_DB: f64 = 30.0;
+
+/// One row of the grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantCase {
+    /// Index into the config's `model_params`.
+    pub param: usize,
+    pub quantization: String,
+    pub sparsity: Option<String>,
+    pub shape: NamedShape,
+}
+
+impl QuantCase {
+    pub fn describe(&self) -> String {
+        format!(
+            "{}{} {} ({}, {}, {})",
+            self.quantization,
+            self.sparsity
+                .as_ref()
+                .map(|s| format!("+{s}"))
+                .unwrap_or_default(),
+            self.shape.name,
+            self.shape.m,
+            self.shape.k,
+            self.shape.n
+        )
+    }
+}
+
+/// What a case leaves for its row besides the quantized measurement.
+#[derive(Debug, Clone, Default)]
+pub struct CaseNotes {
+    pub baseline_ms: Option<f64>,
+    pub quantized_ms: Option<f64>,
+    pub sqnr_db: Option<f64>,
+    pub compiled: Option<CompiledTimes>,
+    pub compile_status: Option<String>,
+    pub profile_path: Option<String>,
+    pub memory_profile_path: Option<String>,
+    pub memory_stats: Option<String>,
+    /// What the reference check did, or a note for an `ok` row.
+    pub message: Option<String>,
+}
+
+/// How the suite runs besides the config.
+#[derive(Debug, Clone)]
+pub struct QuantSettings {
+    pub timing: TimingMode,
+    pub threads: usize,
+    /// The folder rows, traces and memory files go to.
+    pub output_dir: PathBuf,
+}
+
+/// A shape of a `model_params` entry: (entry, shape name, [m, k, n]).
+type BaselineKey = (usize, String, [i64; 3]);
+
+pub struct QuantSuite {
+    config: QuantConfig,
+    settings: QuantSettings,
+    /// Each entry's device, or why it cannot be used (CUDA missing).
+    devices: Vec<Result<Device, String>>,
+    /// Baseline eager times (ms) by (entry, shape), so each shape's baseline is timed once.
+    baselines: RefCell<HashMap<BaselineKey, f64>>,
+    notes: RefCell<CaseNotes>,
+    rows: RefCell<Option<Row>>,
+}
+
+fn open_device(device: QuantDevice) -> Result<Device, String> {
+    match device {
+        QuantDevice::Cpu => Ok(Device::Cpu),
+        QuantDevice::Cuda(index) => {
+            crate::device::Device::open(crate::device::DeviceSpec::Cuda(index))
+                .map(|d| d.torch_device())
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+fn torch_error(e: tch::TchError) -> CaseError {
+    quant_error(QuantError::Torch(e))
+}
+
+/// A suite error as the row's status.
+pub fn quant_error(e: QuantError) -> CaseError {
+    let message = e.to_string();
+    let status = match e {
+        QuantError::NotImplemented(_) => CaseStatus::NotImplemented,
+        _ if message.to_lowercase().contains("out of memory") => CaseStatus::Oom,
+        _ => CaseStatus::Error,
+    };
+    CaseError::new(status, message)
+}
+
+impl QuantSuite {
+    pub fn new(config: QuantConfig, settings: QuantSettings) -> QuantSuite {
+        let devices = config
+            .model_params
+            .iter()
+            .map(|p| open_device(p.device))
+            .collect();
+        if config
+            .model_params
+            .iter()
+            .any(|p| p.enable_memory_profiler && p.device == QuantDevice::Cpu)
+        {
+            // Installed before any model exists, so the peaks count the weights as well.
+            if let Err(e) = crate::torch::cpu_memory_counter::install() {
+                eprintln!("warning: the CPU memory counter is unavailable: {e}");
+            }
+        }
+        QuantSuite {
+            config,
+            settings,
+            devices,
+            baselines: RefCell::new(HashMap::new()),
+            notes: RefCell::new(CaseNotes::default()),
+            rows: RefCell::new(None),
+        }
+    }
+
+    pub fn config(&self) -> &QuantConfig {
+        &self.config
+    }
+
+    /// Whether each entry's device opened (for the console).
+    pub fn device_problems(&self) -> Vec<(usize, String)> {
+        self.devices
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| d.as_ref().err().map(|e| (i, e.clone())))
+            .collect()
+    }
+
+    /// The row of the case that just ended.
+    pub fn last_row(&self) -> Option<Row> {
+        self.rows.borrow().clone()
+    }
+
+    fn helper_request<'a>(&self, p: &'a ModelParams, case: &QuantCase) -> HelperRequest<'a> {
+        let (warmup, runs) = match self.settings.timing {
+            TimingMode::Seed { warmup, runs } => (warmup, runs),
+            TimingMode::Replay { .. } => (
+                super::timing::SEED_CALLS,
+                super::timing::SEED_CALLS as usize,
+            ),
+        };
+        HelperRequest {
+            model_type: p.model_type.to_string(),
+            m: case.shape.m,
+            k: case.shape.k,
+            n: case.shape.n,
+            dtype: p.high_precision_dtype.torch_name(),
+            device: p.device.to_string(),
+            recipe: case.quantization.clone(),
+            threads: self.settings.threads,
+            warmup,
+            runs,
+        }
+    }
+
+    /// File-name stem of a case's files, as the seed names them.
+    fn file_stem(&self, p: &ModelParams, case: &QuantCase) -> String {
+        let stem = format!(
+            "{}_{}_{}_{}_quant_{}_sparsity_{}",
+            rows::row_name(p, case),
+            case.shape.m,
+            case.shape.k,
+            case.shape.n,
+            case.quantization,
+            case.sparsity.as_deref().unwrap_or("None")
+        );
+        stem.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    }
+
+    /// Checks each quantized Linear of `model` against its float64 dequantize-then-matmul
+    /// reference on a seeded probe input.
+    fn check_layers(
+        &self,
+        model: &Model,
+        device: Device,
+        dtype: tch::Kind,
+    ) -> Result<String, CaseError> {
+        let mut worst = f64::INFINITY;
+        for layer in model.linears() {
+            let k = layer.in_features();
+            let probe = Tensor::f_randn([CHECK_ROWS, k], (dtype, device)).map_err(torch_error)?;
+            let out = layer.forward(&probe).map_err(torch_error)?;
+            let reference = layer.reference(&probe).map_err(quant_error)?;
+            let sqnr = sqnr_db(&reference, &out).map_err(torch_error)?;
+            if sqnr.is_nan() || sqnr < CHECK_MIN_SQNR_DB {
+                return Err(CaseError::new(
+                    CaseStatus::Error,
+                    format!(
+                        "wrong result: the {} kernel is {sqnr:.1} dB from its dequantize-then-matmul \
+                         reference (at least {CHECK_MIN_SQNR_DB} dB expected)",
+                        layer.recipe()
+                    ),
+                ));
+            }
+            worst = worst.min(sqnr);
+        }
+        Ok(format!(
+            "checked against the dequantize-then-matmul reference: {} dB at worst",
+            if worst.is_finite() {
+                format!("{worst:.1}")
+            } else {
+                "inf".into()
+            }
+        ))
+    }
+
+    fn time_model(
+        &self,
+        model: &Model,
+        input: &Tensor,
+        device: Device,
+        time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+    ) -> Result<f64, CaseError> {
+        let mut work = TorchWork::new(device, || model.forward(input).map(drop))
+            .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
+        let measured = time(&mut work)?;
+        Ok(self.settings.timing.time_ms(&measured.summary))
+    }
+
+    fn memory_profile(
+        &self,
+        p: &ModelParams,
+        case: &QuantCase,
+        model: &Model,
+        input: &Tensor,
+        device: Device,
+    ) -> Result<(String, String), QuantError> {
+        let _guard = tch::no_grad_guard();
+        let stats = match device {
+            Device::Cuda(index) => {
+                let shim = |e: crate::torch::ShimError| QuantError::Unsupported(e.to_string());
+                crate::torch::cuda_memory_stats::reset_peak(index).map_err(shim)?;
+                drop(model.forward(input)?);
+                tch::Cuda::synchronize(index as i64);
+                let (allocated, reserved) =
+                    crate::torch::cuda_memory_stats::peak(index).map_err(shim)?;
+                serde_json::json!({
+                    "device": "cuda",
+                    "peak_allocated_bytes": allocated,
+                    "peak_reserved_bytes": reserved,
+                    "snapshot": "not recorded (the caching allocator's snapshot needs torch.cuda.memory._record_memory_history, which tch does not expose)",
+                })
+            }
+            _ => {
+                if !crate::torch::cpu_memory_counter::is_installed() {
+                    return Err(QuantError::Unsupported(
+                        "the CPU memory counter could not be installed".into(),
+                    ));
+                }
+                let live_before = crate::torch::cpu_memory_counter::live_bytes();
+                crate::torch::cpu_memory_counter::reset_peak();
+                drop(model.forward(input)?);
+                let peak = crate::torch::cpu_memory_counter::peak_bytes();
+                serde_json::json!({
+                    "device": "cpu",
+                    "peak_allocated_bytes": peak,
+                    "live_before_call_bytes": live_before,
+                    "peak_during_call_bytes": peak.saturating_sub(live_before),
+                })
+            }
+        };
+        let dir = self.settings.output_dir.join("memory_profiler");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| QuantError::Python(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join(format!("{}_memory_profile.json", self.file_stem(p, case)));
+        let text = serde_json::to_string_pretty(&stats).unwrap_or_default();
+        std::fs::write(&path, &text)
+            .map_err(|e| QuantError::Python(format!("cannot write {}: {e}", path.display())))?;
+        Ok((path.display().to_string(), stats.to_string()))
+    }
+}
+
+impl Suite for QuantSuite {
+    type Case = QuantCase;
+    type Device = ();
+
+    fn columns(&self) -> Vec<&'static str> {
+        COLUMNS.to_vec()
+    }
+
+    fn cases(&self) -> Vec<QuantCase> {
+        let pairs = recipe_pairs(
+            &self.config.quantization_recipes,
+            &self.config.sparsity_recipes,
+        );
+        let mut cases = Vec::new();
+        for (param, p) in self.config.model_params.iter().enumerate() {
+            for (quantization, sparsity) in &pairs {
+                for shape in &p.shapes {
+                    cases.push(QuantCase {
+                        param,
+                        quantization: quantization.clone(),
+                        sparsity: sparsity.clone(),
+                        shape: shape.clone(),
+                    });
+                }
+            }
+        }
+        cases
+    }
+
+    fn skip(&self, case: &QuantCase, _done: &[(QuantCase, CaseStatus)]) -> Option<String> {
+        // Every case passes here first: its notes start empty.
+        *self.notes.borrow_mut() = CaseNotes::default();
+        match self.devices.get(case.param) {
+            Some(Err(why)) => Some(why.clone()),
+            _ => None,
+        }
+    }
+
+    fn measure_case(
+        &self,
+        case: &QuantCase,
+        _device: &(),
+        time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+    ) -> Result<Measurement, CaseError> {
+        let p = &self.config.model_params[case.param];
+        if let Some(s) = &case.sparsity {
+            return Err(CaseError::new(
+                CaseStatus::NotImplemented,
+                format!("sparsity {s}: replay implements no sparsity recipe"),
+            ));
+        }
+        let recipe = Recipe::parse(&case.quantization)
+            .map_err(|why| CaseError::new(CaseStatus::NotImplemented, why))?;
+        let device = match self.devices.get(case.param) {
+            Some(Ok(d)) => *d,
+            Some(Err(why)) => return Err(CaseError::new(CaseStatus::Skipped, why.clone())),
+            None => {
+                return Err(CaseError::new(
+                    CaseStatus::Error,
+                    "no such model_params entry",
+                ))
+            }
+        };
+        let dtype = p.high_precision_dtype.kind();
+        let _guard = tch::no_grad_guard();
+        tch::manual_seed(SEED);
+        let (m, k, n) = (case.shape.m, case.shape.k, case.shape.n);
+        let weights =
+            ModelWeights::random(p.model_type, k, n, dtype, device).map_err(quant_error)?;
+        let input =
+            ModelWeights::random_input(p.model_type, m, k, dtype, device).map_err(quant_error)?;
+        let baseline = Model::new(&weights, Recipe::Baseline).map_err(quant_error)?;
+        let quantized = Model::new(&weights, recipe).map_err(quant_error)?;
+
+        if !recipe.is_baseline() {
+            let note = self.check_layers(&quantized, device, dtype)?;
+            let reference = baseline.forward(&input).map_err(torch_error)?;
+            let output = quantized.forward(&input).map_err(torch_error)?;
+            let mut notes = self.notes.borrow_mut();
+            notes.sqnr_db = Some(sqnr_db(&reference, &output).map_err(torch_error)?);
+            notes.message = Some(note);
+        }
+
+        let key = (case.param, case.shape.name.clone(), [m, k, n]);
+        let cached = self.baselines.borrow().get(&key).copied();
+        let baseline_ms = match cached {
+            Some(ms) => ms,
+            None => {
+                let ms = self.time_model(&baseline, &input, device, time)?;
+                self.baselines.borrow_mut().insert(key, ms);
+                ms
+            }
+        };
+        self.notes.borrow_mut().baseline_ms = Some(baseline_ms);
+        let mut work = TorchWork::new(device, || quantized.forward(&input).map(drop))
+            .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
+        let measured = time(&mut work)?;
+        drop(work);
+        self.notes.borrow_mut().quantized_ms =
+            Some(self.settings.timing.time_ms(&measured.summary));
+
+        // Extras: each failure is said in the row; none costs the row its times.
+        let mut problems = Vec::new();
+        if p.enable_memory_profiler {
+            match self.memory_profile(p, case, &quantized, &input, device) {
+                Ok((path, stats)) => {
+                    let mut notes = self.notes.borrow_mut();
+                    notes.memory_profile_path = Some(path);
+                    notes.memory_stats = Some(stats);
+                }
+                Err(e) => problems.push(format!("memory profiler: {e}")),
+            }
+        }
+        let request = self.helper_request(p, case);
+        if p.enable_profiler {
+            let path = self
+                .settings
+                .output_dir
+                .join("profiler")
+                .join(format!("{}_profile.json", self.file_stem(p, case)));
+            match python_helper::profile(&request, &path) {
+                Ok(written) => self.notes.borrow_mut().profile_path = Some(written),
+                Err(e) => problems.push(format!("profiler: {e}")),
+            }
+        }
+        if let Some(mode) = &p.compile_mode {
+            match python_helper::compiled_times(&request, mode) {
+                Ok(times) => {
+                    let mut notes = self.notes.borrow_mut();
+                    notes.compiled = Some(times);
+                    notes.compile_status = Some("ok".into());
+                }
+                Err(e) => {
+                    self.notes.borrow_mut().compile_status = Some(format!("unavailable: {e}"))
+                }
+            }
+        }
+        if !problems.is_empty() {
+            let mut notes = self.notes.borrow_mut();
+            let joined = problems.join("; ");
+            notes.message = Some(match notes.message.take() {
+                Some(m) => format!("{m}; {joined}"),
+                None => joined,
+            });
+        }
+        Ok(measured)
+    }
+
+    fn row(&self, case: &QuantCase, outcome: &CaseOutcome) -> Row {
+        let p = &self.config.model_params[case.param];
+        let row = rows::row(
+            p,
+            case,
+            &self.settings.output_dir.display().to_string(),
+            &self.settings.timing.describe(self.settings.threads),
+            outcome,
+            &self.notes.borrow(),
+        );
+        *self.rows.borrow_mut() = Some(row.clone());
+        row
+    }
+}
