@@ -492,3 +492,100 @@ fn shards_that_cannot_be_resolved_and_merges_into_a_part_exit_2() {
     );
     assert_eq!(std::fs::read(part.join("isolated.json")).unwrap(), before);
 }
+
+/// A tiny `replay bench quant` config writing to `out` (two shapes, three recipes, one not
+/// implemented).
+fn quant_config(dir: &Path, out: &Path) -> PathBuf {
+    let config = dir.join(format!(
+        "{}.yml",
+        out.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(
+        &config,
+        format!(
+            "benchmark_mode: inference\n\
+             quantization_config_recipe_names: [baseline, int8wo, int8dq, int4wo-64-hqq]\n\
+             output_dir: {}\n\
+             model_params:\n\
+             \x20 - matrix_shapes: [{{name: custom, shapes: [[16, 64, 32], [8, 32, 64]]}}]\n\
+             \x20   high_precision_dtype: torch.float32\n\
+             \x20   device: cpu\n\
+             \x20   model_type: linear\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+fn quant(dir: &Path, out: &Path, extra: &[&str]) {
+    let run = replay()
+        .args(["bench", "quant", "--config"])
+        .arg(quant_config(dir, out))
+        .args(["--runs", "2", "--quiet"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+}
+
+/// The cells that name a quant row and its status (the times differ from run to run).
+fn quant_rows(dir: &Path) -> Vec<String> {
+    let csv = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("results_") && name.ends_with(".csv")
+        })
+        .unwrap_or_else(|| panic!("no results_*.csv in {}", dir.display()));
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let keys = ["quantization", "m", "k", "n", "model_type", "status"].map(column);
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            keys.iter().map(|&i| &r[i]).collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn quant_shards_merge_into_the_whole_runs_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    quant(dir.path(), &whole, &[]);
+    let parts: Vec<PathBuf> = (1..=3)
+        .map(|i| {
+            let part = dir.path().join(format!("part{i}"));
+            quant(dir.path(), &part, &["--shard", &format!("{i}/3")]);
+            assert!(part.join("shard.json").is_file());
+            part
+        })
+        .collect();
+    let merged = dir.path().join("merged");
+    let out = merge(&parts, &merged);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = quant_rows(&whole);
+    assert_eq!(expected.len(), 8, "{expected:?}");
+    assert_eq!(quant_rows(&merged), expected);
+    assert_eq!(
+        expected
+            .iter()
+            .filter(|r| r.ends_with(" not_implemented"))
+            .count(),
+        2,
+        "{expected:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("8 rows, 6 ok"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Missing the last shard: named, with the command that runs it.
+    let out = merge(&parts[..2], &dir.path().join("incomplete"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--shard 3/3"), "{}", stderr(&out));
+}

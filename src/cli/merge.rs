@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use replay_core::cli::merge::{core_mergers, run_with, CommandMerger, MergeArgs};
 use replay_core::shard::MergePlan;
 
+use crate::suites::quant;
 use crate::suites::scan::analyze;
 use crate::suites::scan::bench::{self, rows::COLUMNS, ScanOutputs};
 use replay_core::suite::RowSink as _;
@@ -60,10 +61,47 @@ impl CommandMerger for ScanMerger {
     }
 }
 
+/// `replay bench quant`: one `results_<DDMMYYYY_HHMMSS>.csv` (named for the merge's time,
+/// as a run names its own) and the seed's table.
+pub struct QuantMerger;
+
+impl CommandMerger for QuantMerger {
+    fn command(&self) -> &'static str {
+        quant::COMMAND
+    }
+
+    fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
+        // Each shard named its CSV for the time it ran: the name is in its shard.json.
+        let rows = replay_core::shard::rows::ordered_rows_from(
+            plan,
+            |part| {
+                part.dir
+                    .join(part.manifest.files.first().map_or("", String::as_str))
+            },
+            &quant::rows::COLUMNS,
+        )
+        .map_err(crate::Error::from)?;
+        let (mut csv, path) = quant::output::open_results(out, &quant::rows::COLUMNS)?;
+        for row in &rows {
+            csv.push(row)?;
+        }
+        let ok = rows
+            .iter()
+            .filter(|r| r.get("status").and_then(|s| s.as_str()) == Some("ok"))
+            .count();
+        Ok(vec![
+            format!("{} rows, {ok} ok", rows.len()),
+            quant::output::table(&rows),
+            format!("wrote {}", path.display()),
+        ])
+    }
+}
+
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     let core = core_mergers();
     let mut mergers: Vec<&dyn CommandMerger> = core.iter().map(|m| m.as_ref()).collect();
     mergers.push(&ScanMerger);
+    mergers.push(&QuantMerger);
     if run_with(&args, &mergers)? {
         return Ok(());
     }

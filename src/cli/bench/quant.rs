@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use replay_core::measure::MonotonicClock;
+use replay_core::shard::Shard;
 use replay_core::suite::{CaseStatus, Suite};
 
 use crate::cli::progress::Progress;
 use crate::suites::quant::config;
 use crate::suites::quant::output::{open_results, table};
 use crate::suites::quant::timing::{TimingMode, SEED_CALLS};
-use crate::suites::quant::{QuantSettings, QuantSuite};
+use crate::suites::quant::{QuantSettings, QuantSuite, COMMAND};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TimingChoice {
@@ -53,9 +54,14 @@ pub struct QuantArgs {
     /// No progress bar or per-case lines (the table is still printed)
     #[arg(long, short)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub shard: replay_core::shard::ShardArgs,
 }
 
 pub fn run(args: QuantArgs) -> anyhow::Result<()> {
+    let shard_run = args.shard.resolve().map_err(crate::Error::from)?;
+    let shard = shard_run.as_ref().map_or(Shard::WHOLE, |s| s.shard);
     let (config, warnings) = config::load(&args.config)?;
     for key in &warnings.unknown_keys {
         eprintln!(
@@ -89,13 +95,28 @@ pub fn run(args: QuantArgs) -> anyhow::Result<()> {
         threads: args.threads as usize,
         output_dir: output_dir.clone(),
     };
+    // What every shard of one run shares, besides the work list (which holds the config's
+    // shapes, model types, recipes and devices).
+    let shard_settings = serde_json::json!({
+        "timing": timing.describe(args.threads as usize),
+        "threads": args.threads,
+    });
     let suite = QuantSuite::new(config, settings);
+    if let Some(shard_run) = &shard_run {
+        // A stale shard.json must not vouch for this run's rows if it dies.
+        shard_run.begin(&output_dir)?;
+    }
     let (mut csv, csv_path) = open_results(&output_dir, &suite.columns())?;
-    let cases = suite.cases();
+    let grid_total = suite.cases().len();
+    let cases = shard.slice(&suite.cases());
     let console = Progress::new(args.quiet, cases.len());
     console.line(&format!(
-        "==> bench quant: {} cases from {}, {}, writing {}",
+        "==> bench quant: {} cases{} from {}, {}, writing {}",
         cases.len(),
+        shard_run
+            .as_ref()
+            .map(|s| format!(" (shard {} of the grid's {grid_total})", s.shard))
+            .unwrap_or_default(),
         args.config.display(),
         timing.describe(args.threads as usize),
         csv_path.display()
@@ -112,8 +133,9 @@ pub fn run(args: QuantArgs) -> anyhow::Result<()> {
     }
     let started = Instant::now();
     let mut rows = Vec::new();
-    let tally = replay_core::suite::run(
+    let tally = replay_core::suite::run_shard(
         &suite,
+        shard,
         &(),
         &timing.measure_config(),
         &MonotonicClock::new(),
@@ -179,5 +201,42 @@ pub fn run(args: QuantArgs) -> anyhow::Result<()> {
         tally.oom
     );
     println!("Results saved to {}", csv_path.display());
+    if let Some(shard_run) = &shard_run {
+        // Written last: a shard that dies before here leaves no shard.json.
+        let work_list = replay_core::suite::work_list(&suite, COMMAND);
+        let file = csv_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let manifest = shard_run.finish(replay_core::shard::args::Finished {
+            command: COMMAND,
+            device: config_devices(&suite),
+            work_list: &work_list,
+            settings: shard_settings,
+            output_dir: &output_dir,
+            files: vec![file],
+        })?;
+        println!(
+            "shard {} ({}): {} of {} cases, {}",
+            manifest.shard,
+            manifest.shard_from,
+            manifest.covered.len(),
+            manifest.work_items,
+            output_dir.join(replay_core::shard::MANIFEST_FILE).display()
+        );
+    }
     Ok(())
+}
+
+/// The devices of the config's `model_params` entries, in order, once each ("cpu",
+/// "cpu,cuda"): what every shard of a run must have run on.
+fn config_devices(suite: &QuantSuite) -> String {
+    let mut devices: Vec<String> = Vec::new();
+    for entry in &suite.config().model_params {
+        let device = entry.device.to_string();
+        if !devices.contains(&device) {
+            devices.push(device);
+        }
+    }
+    devices.join(",")
 }

@@ -22,6 +22,9 @@ pub mod sqnr;
 pub mod suite;
 pub mod timing;
 
+/// The command name a sharded run's shard.json carries, and `replay merge` dispatches on.
+pub const COMMAND: &str = "bench quant";
+
 pub use config::QuantConfig;
 pub use error::QuantError;
 pub use suite::{QuantCase, QuantSettings, QuantSuite};

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::plan::Part;
 use super::{MergePlan, ShardError};
 use crate::export::rows::Row;
 
@@ -15,9 +16,19 @@ pub fn ordered_rows(
     file: &str,
     columns: &[&'static str],
 ) -> Result<Vec<Row>, ShardError> {
+    ordered_rows_from(plan, |part| part.dir.join(file), columns)
+}
+
+/// [`ordered_rows`] for a suite whose row file is named per run (`results_<time>.csv`):
+/// `file_of` says where a part's is (from its shard.json's `files`).
+pub fn ordered_rows_from(
+    plan: &MergePlan,
+    file_of: impl Fn(&Part) -> std::path::PathBuf,
+    columns: &[&'static str],
+) -> Result<Vec<Row>, ShardError> {
     let mut parts = Vec::with_capacity(plan.parts.len());
     for part in &plan.parts {
-        let path = part.dir.join(file);
+        let path = file_of(part);
         let rows = read_rows(&path, columns)?;
         if rows.len() != part.manifest.covered.len() {
             return Err(ShardError::BadPart {
