@@ -9,19 +9,19 @@
 //! timed stages), [`bench`] (all of it as a core `Suite`), [`rows`] (the seed's CSV row and
 //! console block), [`offload`] (the break-even answer).
 
-//pub mod bench;
-//pub mod cuda_sinkhorn;
+pub mod bench;
+pub mod cuda_sinkhorn;
 pub mod element;
 pub mod error;
 pub mod fused_apply;
 pub mod fused_linear;
 pub mod fused_sinkhorn;
 pub mod fused_stages;
-//pub mod offload;
+pub mod offload;
 pub mod parallel;
-//pub mod rows;
+pub mod rows;
 pub mod shape;
-//pub mod stages;
+pub mod stages;
 pub mod torch_stages;
 
 pub use error::MhcError;
