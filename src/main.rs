@@ -21,6 +21,8 @@ fn main() -> ExitCode {
                     .is_some_and(|e| e.is_usage_error())
                 || e.downcast_ref::<replay::suites::calibrate::CalibrateError>()
                     .is_some_and(|e| e.is_usage_error())
+                || e.downcast_ref::<replay::suites::mhc::MhcError>()
+                    .is_some_and(|e| e.is_usage_error())
         }),
     }
 }

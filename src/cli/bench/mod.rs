@@ -1,5 +1,6 @@
 //! `replay bench SUITE`: the benchmark suites (issue 15's semiring scan first).
 
+pub mod mhc;
 pub mod scan;
 pub mod scan_analyze;
 
@@ -16,10 +17,15 @@ pub enum BenchSuite {
     /// Semiring scan of a semi-Markov CRF (Log, Max, Entropy; forward and backward) over
     /// the seed's T × K × C grid on the cpu, torch and cuda backends
     Scan(scan::ScanArgs),
+    /// mHC hyper-connection residual mixing stage by stage (RMSNorm+Linear, Sinkhorn-Knopp,
+    /// n×n application, D2H/H2D copies) and whether offloading it to the CPU pays; torch's
+    /// ops against replay's fused kernels
+    Mhc(mhc::MhcArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.suite {
         BenchSuite::Scan(args) => scan::run(args),
+        BenchSuite::Mhc(args) => mhc::run(args),
     }
 }
