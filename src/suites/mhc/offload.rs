@@ -120,6 +120,15 @@ pub struct OffloadAnswer {
     pub break_even: Option<usize>,
 }
 
+/// Three significant digits: the estimates span microseconds to seconds.
+fn significant(ms: f64) -> String {
+    if ms <= 0.0 || !ms.is_finite() {
+        return format!("{ms}");
+    }
+    let digits = (2 - ms.log10().floor() as i32).max(0) as usize;
+    format!("{ms:.digits$}")
+}
+
 fn fmt_ms(v: Option<(f64, Impl)>) -> String {
     v.map(|(ms, imp)| format!("{ms:.2} ({})", imp.name()))
         .unwrap_or_else(|| "—".into())
@@ -170,7 +179,7 @@ pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Re
         match profile {
             Ok(p) => {
                 md.push_str(&format!(
-                    "No GPU on this machine: the CPU's stages 1–3 are measured; the GPU's are a roofline estimate from `{}` ({}, {} bandwidth {:.0} GB/s, peak {:.0} GFLOP/s for this dtype), fused data movement (one read of each input, one write of each output).\n\n",
+                    "No GPU on this machine: the CPU's stages 1–3 are measured; the GPU's are a roofline estimate from `{}` ({}, {} bandwidth {:.0} GB/s, peak {:.0} GFLOP/s for this dtype), fused data movement (one read of each input, one write of each output), no launch overhead.\n\n",
                     p.path.display(), p.name, p.bandwidth_source, p.bandwidth_gbps, p.peak_gflops
                 ));
                 let copies_missing = p.copies_ms(&results.first().map(|r| r.shape).unwrap_or_else(|| dummy_shape())).is_none();
@@ -196,9 +205,10 @@ pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Re
                         None => r.failure.clone().unwrap_or_else(|| "—".into()),
                     };
                     md.push_str(&format!(
-                        "| {} | {} | {offloaded} | {est:.3} | {ratio} |\n",
+                        "| {} | {} | {offloaded} | {} | {ratio} |\n",
                         r.shape.batch,
-                        fmt_ms(r.cpu_compute_ms)
+                        fmt_ms(r.cpu_compute_ms),
+                        significant(est)
                     ));
                     if let Some((c, _)) = r.cpu_compute_ms {
                         cpu_series.push((r.shape.batch as f64, c));
