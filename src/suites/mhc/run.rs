@@ -104,7 +104,7 @@ pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
     }
     let offload = matches!(options.placement, Placement::Offload { .. });
     for shape in &options.shapes {
-        check_fits(shape.host_bytes_needed(true, offload), host_memory_available(), shape)?;
+        check_fits(shape.host_bytes_needed(offload), host_memory_available(), shape)?;
     }
     Ok(())
 }
