@@ -79,11 +79,14 @@ def quick_summary():
 def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
     p, s = quick_summary()
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "calibrate", "cpu"}, s["stages"].keys()
+    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "mhc", "calibrate", "cpu"}, s["stages"].keys()
     for name, stage in s["stages"].items():
         assert stage["failed_commands"] == 0, (name, stage)
         assert "skipped" not in stage, (name, stage)
-        assert stage["archive"] == f"{name}.tar.gz"
+        if name == "mhc":
+            assert "archive" not in stage, stage  # its figures are all in summary.json
+        else:
+            assert stage["archive"] == f"{name}.tar.gz"
     files = os.listdir(QUICK_OUT)
     assert len(files) <= 8, files
     assert sorted(files) == sorted(["summary.json", "gpu_check.log", "selftest.tar.gz", "truth.tar.gz",
@@ -144,6 +147,21 @@ def scan_stage_times_cpu_and_torch_with_every_case_checked():
             # 2 T x 2 K x 2 C, every one checked against the float64 reference and timed.
             assert entry["status"] == {"ok": 8}, (backend, phase, entry)
             assert entry["median_time_ms"] > 0, entry
+
+
+@test
+def mhc_stage_runs_every_stage_with_copies_not_applicable_on_the_cpu():
+    _, s = quick_summary()
+    mhc = s["stages"]["mhc"]
+    assert [c["rc"] for c in mhc["commands"]] == [0], mhc["commands"]
+    rows = mhc["rows"]
+    assert len(rows) == 12, rows  # torch and fused, six stages each
+    for row in rows:
+        if "Copy" in row["Case"]:
+            assert row["Status"] == "not_applicable" and row["Time(ms)"] == "", row
+        else:
+            assert row["Status"] == "ok" and float(row["Time(ms)"]) > 0, row
+    assert any(r["Impl"] == "fused" and r["Note"].startswith("checked") for r in rows), rows
 
 
 @test
@@ -209,7 +227,7 @@ def a_missing_bundle_is_named_with_the_command_that_makes_it():
 def help_lists_the_stages_without_a_bundle():
     p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
     assert p.returncode == 0
-    for stage in ("selftest", "truth", "compare", "scan", "calibrate", "cpu", "--quick"):
+    for stage in ("selftest", "truth", "compare", "scan", "mhc", "calibrate", "cpu", "--quick"):
         assert stage in p.stdout, stage
 
 
