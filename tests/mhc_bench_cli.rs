@@ -29,7 +29,16 @@ fn rows(csv: &Path) -> Vec<Vec<String>> {
 
 fn quick(dir: &Path) -> std::process::Output {
     replay()
-        .args(["bench", "mhc", "--quick", "--warmup", "1", "--iters", "2", "--output-dir"])
+        .args([
+            "bench",
+            "mhc",
+            "--quick",
+            "--warmup",
+            "1",
+            "--iters",
+            "2",
+            "--output-dir",
+        ])
         .arg(dir)
         .output()
         .unwrap()
@@ -40,7 +49,11 @@ fn quick_runs_every_stage_and_appends_under_one_header() {
     let dir = tempfile::tempdir().unwrap();
     let out = quick(dir.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for line in [
         "------------------ Benchmark Results (torch) ----------------",
         "------------------ Benchmark Results (fused) ----------------",
@@ -53,7 +66,11 @@ fn quick_runs_every_stage_and_appends_under_one_header() {
     }
     let csv = dir.path().join("benchmark_results.csv");
     let first = rows(&csv);
-    assert!(first[0].join(",").starts_with(SEED_COLUMNS), "{:?}", first[0]);
+    assert!(
+        first[0].join(",").starts_with(SEED_COLUMNS),
+        "{:?}",
+        first[0]
+    );
     assert_eq!(first.len(), 1 + 12, "two implementations × six stages");
     let col = |name: &str| first[0].iter().position(|c| c == name).unwrap();
     for row in &first[1..] {
@@ -94,13 +111,24 @@ fn quick_runs_every_stage_and_appends_under_one_header() {
 fn a_configuration_larger_than_memory_is_refused_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
     let out = replay()
-        .args(["bench", "mhc", "--bs", "100000", "--dtype", "float32", "--output-dir"])
+        .args([
+            "bench",
+            "mhc",
+            "--bs",
+            "100000",
+            "--dtype",
+            "float32",
+            "--output-dir",
+        ])
         .arg(dir.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("GiB of host memory") && stderr.contains("--quick"), "{stderr}");
+    assert!(
+        stderr.contains("GiB of host memory") && stderr.contains("--quick"),
+        "{stderr}"
+    );
     assert!(!dir.path().join("benchmark_results.csv").exists());
 }
 
@@ -111,7 +139,11 @@ fn bad_flags_exit_2_naming_what_is_wrong() {
         (vec!["--impl", "sgl"], "unknown implementation"),
         (vec!["--n-streams", "17", "--quick"], "1 to 16 streams"),
     ] {
-        let out = replay().args(["bench", "mhc"]).args(&args).output().unwrap();
+        let out = replay()
+            .args(["bench", "mhc"])
+            .args(&args)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(says), "{args:?}: {stderr}");
@@ -140,23 +172,45 @@ fn a_sweep_answers_against_the_gpu_profile_and_names_what_is_missing() {
     let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h100_sxm_datasheet.json");
     let out = replay()
         .args([
-            "bench", "mhc", "--sweep-bs", "--seq", "8", "--dim", "64", "--warmup", "0", "--iters",
-            "1", "--impl", "fused", "--gpu-profile",
+            "bench",
+            "mhc",
+            "--sweep-bs",
+            "--seq",
+            "8",
+            "--dim",
+            "64",
+            "--warmup",
+            "0",
+            "--iters",
+            "1",
+            "--impl",
+            "fused",
+            "--gpu-profile",
         ])
         .arg(&profile)
         .arg("--output-dir")
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let csv = rows(&dir.path().join("benchmark_results.csv"));
     assert_eq!(csv.len(), 1 + 6 * 6, "six batch sizes × six stages");
     let md = std::fs::read_to_string(dir.path().join("offload_answer.md")).unwrap();
     for bs in ["| 1 |", "| 2 |", "| 4 |", "| 8 |", "| 16 |", "| 32 |"] {
         assert!(md.contains(bs), "{md}");
     }
-    assert!(md.contains("host_to_device_gbps") && md.contains("missing: copy bandwidth"), "{md}");
+    assert!(
+        md.contains("host_to_device_gbps") && md.contains("missing: copy bandwidth"),
+        "{md}"
+    );
     assert!(md.contains("NVIDIA H100"), "{md}");
     let svg = std::fs::read_to_string(dir.path().join("offload_answer.svg")).unwrap();
-    assert!(svg.contains("<svg") && svg.contains("batch size"), "{svg:.200}");
+    assert!(
+        svg.contains("<svg") && svg.contains("batch size"),
+        "{svg:.200}"
+    );
 }

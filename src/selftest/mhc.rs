@@ -74,10 +74,12 @@ fn cuda_sinkhorn(gpu: usize, dtype: MhcDtype) -> Result<String, String> {
         tch::Cuda::synchronize(gpu as i64);
         let vs_torch = relative_difference(&out, &m)?;
         let flat = |t: &tch::Tensor| -> Result<Vec<f64>, MhcError> {
-            Ok(Vec::<f64>::try_from(
-                &t.f_reshape([-1])?
-                    .f_to_device_(TorchDevice::Cpu, Kind::Double, false, false)?,
-            )?)
+            Ok(Vec::<f64>::try_from(&t.f_reshape([-1])?.f_to_device_(
+                TorchDevice::Cpu,
+                Kind::Double,
+                false,
+                false,
+            )?)?)
         };
         let want = sinkhorn_reference(&flat(&h)?, 4, 20);
         let got = flat(&out)?;
@@ -113,13 +115,31 @@ fn offload_simulation(gpu: usize) -> Result<String, String> {
         threads: 2,
     });
     let mut rows: Vec<Row> = Vec::new();
-    let config = Timing::Fixed { warmup: 1, iters: 3 }.config();
-    replay_core::suite::run(&suite, &(), &config, &MonotonicClock::new(), &mut rows, |_| {})
-        .map_err(|e| e.to_string())?;
+    let config = Timing::Fixed {
+        warmup: 1,
+        iters: 3,
+    }
+    .config();
+    replay_core::suite::run(
+        &suite,
+        &(),
+        &config,
+        &MonotonicClock::new(),
+        &mut rows,
+        |_| {},
+    )
+    .map_err(|e| e.to_string())?;
     let bad: Vec<String> = rows
         .iter()
         .filter(|r| r.get("Status").and_then(|v| v.as_str()) != Some("ok"))
-        .map(|r| format!("{:?} {:?}: {:?}", r.get("Impl"), r.get("Case"), r.get("Note")))
+        .map(|r| {
+            format!(
+                "{:?} {:?}: {:?}",
+                r.get("Impl"),
+                r.get("Case"),
+                r.get("Note")
+            )
+        })
         .collect();
     if !bad.is_empty() {
         return Err(bad.join("; "));

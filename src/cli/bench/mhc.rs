@@ -139,7 +139,11 @@ pub fn run(a: MhcArgs) -> anyhow::Result<()> {
     } else {
         (a.bs, a.seq, a.dim)
     };
-    let batches: Vec<usize> = if a.sweep_bs { SWEEP_BS.to_vec() } else { vec![bs] };
+    let batches: Vec<usize> = if a.sweep_bs {
+        SWEEP_BS.to_vec()
+    } else {
+        vec![bs]
+    };
     let shapes = batches
         .iter()
         .map(|&b| MhcShape::new(b, seq, dim, a.n_streams, a.dtype))
@@ -177,7 +181,8 @@ pub fn run(a: MhcArgs) -> anyhow::Result<()> {
     }
     let outcome = run_mhc(&options, &mut |text| println!("{text}"))?;
     if a.profiler {
-        let trace = crate::suites::mhc::profile::write_trace(&options, &a.output_dir.join("trace"))?;
+        let trace =
+            crate::suites::mhc::profile::write_trace(&options, &a.output_dir.join("trace"))?;
         println!("profiler trace: {}", trace.display());
     }
     println!("results appended to {}", outcome.csv.display());
@@ -185,7 +190,10 @@ pub fn run(a: MhcArgs) -> anyhow::Result<()> {
         println!("offload answer: {} and {}", md.display(), svg.display());
     }
     if outcome.failed_rows > 0 {
-        println!("{} row(s) failed; see their Status and Note", outcome.failed_rows);
+        println!(
+            "{} row(s) failed; see their Status and Note",
+            outcome.failed_rows
+        );
     }
     Ok(())
 }

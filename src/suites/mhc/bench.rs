@@ -137,7 +137,8 @@ impl MhcSuite {
             Placement::Offload { gpu } => {
                 let on_gpu = make_x_streams(&shape, Device::Cuda(gpu))?;
                 let pinned = |_: ()| -> Result<Tensor, MhcError> {
-                    Ok(Tensor::f_empty(dims, (kind, Device::Cpu))?.f_pin_memory(Device::Cuda(gpu))?)
+                    Ok(Tensor::f_empty(dims, (kind, Device::Cpu))?
+                        .f_pin_memory(Device::Cuda(gpu))?)
                 };
                 let mut x = pinned(())?;
                 x.f_copy_(&on_gpu)?;
@@ -234,7 +235,12 @@ impl MhcSuite {
     }
 
     /// A fused output against torch's on the same input.
-    fn check_against_torch(&self, what: &str, fused: &Tensor, torch: &Tensor) -> Result<String, MhcError> {
+    fn check_against_torch(
+        &self,
+        what: &str,
+        fused: &Tensor,
+        torch: &Tensor,
+    ) -> Result<String, MhcError> {
         let diff = relative_difference(fused, torch)?;
         let tolerance = self.settings.shape.dtype.tolerance();
         if diff > tolerance {
@@ -242,7 +248,9 @@ impl MhcSuite {
                 "wrong result: fused {what} differs from torch's by {diff:.3e} of its largest value (tolerance {tolerance:.0e})"
             )));
         }
-        Ok(format!("checked vs torch: max diff {diff:.1e} of the largest value"))
+        Ok(format!(
+            "checked vs torch: max diff {diff:.1e} of the largest value"
+        ))
     }
 
     fn time_case(
@@ -288,8 +296,8 @@ impl MhcSuite {
                 let (Some(src), Placement::Offload { gpu }) = (x_gpu.as_ref(), placement) else {
                     return Err(not_applicable(placement, case.stage));
                 };
-                let mut work = TorchWork::new(Device::Cuda(gpu), || x.f_copy_(src))
-                    .map_err(measure_error)?;
+                let mut work =
+                    TorchWork::new(Device::Cuda(gpu), || x.f_copy_(src)).map_err(measure_error)?;
                 note = format!("into pinned host memory; {}", work.timer());
                 time(&mut work)
             }
@@ -306,7 +314,9 @@ impl MhcSuite {
             }
             (Impl::Torch, Stage::Linear) => {
                 let mut work = TorchWork::new(device, || {
-                    torch::linear(weights, x, &shape).map(drop).map_err(tch_error)
+                    torch::linear(weights, x, &shape)
+                        .map(drop)
+                        .map_err(tch_error)
                 })
                 .map_err(measure_error)?;
                 time(&mut work)
@@ -320,10 +330,9 @@ impl MhcSuite {
                 time(&mut work)
             }
             (Impl::Torch, Stage::Apply) => {
-                let mut work = TorchWork::new(device, || {
-                    torch::apply(mix, x).map(drop).map_err(tch_error)
-                })
-                .map_err(measure_error)?;
+                let mut work =
+                    TorchWork::new(device, || torch::apply(mix, x).map(drop).map_err(tch_error))
+                        .map_err(measure_error)?;
                 time(&mut work)
             }
             (Impl::Torch, Stage::Total) => {
@@ -354,13 +363,18 @@ impl MhcSuite {
             (Impl::Fused, stage) => {
                 if let Placement::Gpu { gpu } = placement {
                     let Some((kernel, out)) = cuda_sinkhorn.as_mut() else {
-                        return Err(CaseError::new(CaseStatus::Error, "the CUDA Sinkhorn was not loaded"));
+                        return Err(CaseError::new(
+                            CaseStatus::Error,
+                            "the CUDA Sinkhorn was not loaded",
+                        ));
                     };
                     match stage {
                         Stage::Sinkhorn => {
                             kernel.run(logits, out, &shape).map_err(case_error)?;
                             note = self.check_sinkhorn(logits, out).map_err(case_error)?;
-                            let vs = self.check_against_torch("Sinkhorn", out, mix).map_err(case_error)?;
+                            let vs = self
+                                .check_against_torch("Sinkhorn", out, mix)
+                                .map_err(case_error)?;
                             note = format!("{note}; {vs}; cuda/mhc_sinkhorn.cu");
                             let mut work = TorchWork::new(Device::Cuda(gpu), || {
                                 kernel.run(logits, out, &shape).map_err(tch_error)
@@ -382,13 +396,23 @@ impl MhcSuite {
                     }
                 } else {
                     let Some(f) = fused.as_mut() else {
-                        return Err(CaseError::new(CaseStatus::Error, "the fused kernels were not prepared"));
+                        return Err(CaseError::new(
+                            CaseStatus::Error,
+                            "the fused kernels were not prepared",
+                        ));
                     };
-                    let FusedBuffers { stages, logits: f_logits, mix: f_mix, out: f_out } = f;
+                    let FusedBuffers {
+                        stages,
+                        logits: f_logits,
+                        mix: f_mix,
+                        out: f_out,
+                    } = f;
                     match stage {
                         Stage::Linear => {
                             stages.linear(x, f_logits).map_err(case_error)?;
-                            note = self.check_linear(weights, x, f_logits).map_err(case_error)?;
+                            note = self
+                                .check_linear(weights, x, f_logits)
+                                .map_err(case_error)?;
                             let mut work = TorchWork::new(Device::Cpu, || {
                                 stages.linear(x, f_logits).map_err(tch_error)
                             })
@@ -397,8 +421,11 @@ impl MhcSuite {
                         }
                         Stage::Sinkhorn => {
                             stages.sinkhorn(logits, f_mix).map_err(case_error)?;
-                            let reference = self.check_sinkhorn(logits, f_mix).map_err(case_error)?;
-                            let vs = self.check_against_torch("Sinkhorn", f_mix, mix).map_err(case_error)?;
+                            let reference =
+                                self.check_sinkhorn(logits, f_mix).map_err(case_error)?;
+                            let vs = self
+                                .check_against_torch("Sinkhorn", f_mix, mix)
+                                .map_err(case_error)?;
                             note = format!("{reference}; {vs}");
                             let mut work = TorchWork::new(Device::Cpu, || {
                                 stages.sinkhorn(logits, f_mix).map_err(tch_error)
@@ -446,11 +473,19 @@ impl MhcSuite {
 
     /// Stage 1 fused against torch's RMSNorm+Linear on the first and last
     /// APPLY_CHECK_TOKENS positions of the sequence (torch's whole stage 1 may not fit).
-    fn check_linear(&self, weights: &MhcWeights, x: &Tensor, fused: &Tensor) -> Result<String, MhcError> {
+    fn check_linear(
+        &self,
+        weights: &MhcWeights,
+        x: &Tensor,
+        fused: &Tensor,
+    ) -> Result<String, MhcError> {
         let shape = self.settings.shape;
         let seq = shape.seq as i64;
         let k = seq.min(APPLY_CHECK_TOKENS);
-        let part_shape = MhcShape { seq: k as usize, ..shape };
+        let part_shape = MhcShape {
+            seq: k as usize,
+            ..shape
+        };
         let mut worst = 0.0f64;
         for start in [0, seq - k] {
             let xs = x.f_narrow(1, start, k)?.f_contiguous()?;
@@ -548,7 +583,10 @@ impl Suite for MhcSuite {
         match slot.as_mut() {
             Some(Ok(p)) => self.time_case(case, p, time),
             Some(Err(e)) => Err(e.clone()),
-            None => Err(CaseError::new(CaseStatus::Error, "inputs were not prepared")),
+            None => Err(CaseError::new(
+                CaseStatus::Error,
+                "inputs were not prepared",
+            )),
         }
     }
 

@@ -77,7 +77,10 @@ impl CudaSinkhorn {
     pub fn run(&self, logits: &Tensor, out: &mut Tensor, shape: &MhcShape) -> Result<(), MhcError> {
         let gpu = self.device.info.index;
         for (what, t) in [("logits", logits), ("output", &*out)] {
-            if t.device() != Device::Cuda(gpu) || t.kind() != self.dtype.kind() || !t.is_contiguous() {
+            if t.device() != Device::Cuda(gpu)
+                || t.kind() != self.dtype.kind()
+                || !t.is_contiguous()
+            {
                 return Err(MhcError::InvalidInput(format!(
                     "CUDA Sinkhorn {what}: want a contiguous {} tensor on cuda:{gpu}, got {:?} on {:?}",
                     self.dtype.name(),
@@ -141,7 +144,10 @@ mod tests {
         // The seed's default: 16·4096 = 65 536 matrices → 256 blocks of 256.
         assert_eq!(
             launch_shape(65_536, 4).unwrap(),
-            LaunchShape { blocks: 256, threads: 256 }
+            LaunchShape {
+                blocks: 256,
+                threads: 256
+            }
         );
         assert_eq!(launch_shape(65_537, 4).unwrap().blocks, 257);
         assert_eq!(launch_shape(1, 4).unwrap().blocks, 1);
@@ -168,7 +174,9 @@ mod tests {
         if crate::device::cuda::inventory().is_ok_and(|i| !i.devices.is_empty()) {
             return; // selftest and scripts/gpu_check.sh run it on a GPU.
         }
-        let err = CudaSinkhorn::new(0, MhcDtype::Bfloat16).err().expect("no GPU here");
+        let err = CudaSinkhorn::new(0, MhcDtype::Bfloat16)
+            .err()
+            .expect("no GPU here");
         assert!(err.is_usage_error(), "{err}");
     }
 }

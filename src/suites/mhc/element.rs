@@ -116,7 +116,10 @@ mod tests {
         let strided = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0])
             .view([2, 2])
             .transpose(0, 1);
-        assert!(host_slice::<f32>(&strided, "x").unwrap_err().to_string().contains("contiguous"));
+        assert!(host_slice::<f32>(&strided, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("contiguous"));
     }
 
     #[test]

@@ -25,7 +25,13 @@ pub fn apply<T: Element>(
     threads: usize,
 ) -> Result<(), MhcError> {
     let (nn, nd) = (n * n, n * dim);
-    if n == 0 || n > MAX_STREAMS || dim == 0 || x.len() % nd != 0 || out.len() != x.len() || mix.len() != x.len() / nd * nn {
+    if n == 0
+        || n > MAX_STREAMS
+        || dim == 0
+        || x.len() % nd != 0
+        || out.len() != x.len()
+        || mix.len() != x.len() / nd * nn
+    {
         return Err(MhcError::InvalidInput(format!(
             "fused apply: {} mixing values, {} inputs and {} outputs are not tokens of {n}×{n} and {n}×{dim}",
             mix.len(),
@@ -48,7 +54,8 @@ type Task<T> = fn(&[T], &[T], &mut [T], usize, usize);
 fn fastest_task<T: Element>() -> Task<T> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("fma")
         {
             return task_avx512::<T>;
         }
@@ -121,18 +128,27 @@ mod tests {
     fn each_token_gets_its_own_matrix_times_its_rows() {
         // 37 tokens (tasks of 16 and a partial one), n = 3, dim = 1100 (two chunks and a bit).
         let (tokens, n, dim) = (37, 3, 1100);
-        let x: Vec<f32> = (0..tokens * n * dim).map(|i| ((i * 31 % 97) as f32 - 48.0) / 16.0).collect();
-        let mix: Vec<f32> = (0..tokens * n * n).map(|i| ((i * 7 % 11) as f32) / 10.0).collect();
+        let x: Vec<f32> = (0..tokens * n * dim)
+            .map(|i| ((i * 31 % 97) as f32 - 48.0) / 16.0)
+            .collect();
+        let mix: Vec<f32> = (0..tokens * n * n)
+            .map(|i| ((i * 7 % 11) as f32) / 10.0)
+            .collect();
         let mut out = vec![0.0f32; x.len()];
         apply(&mix, &x, &mut out, n, dim, 2).unwrap();
         for t in [0, 15, 16, 36] {
             for i in 0..n {
                 for c in [0, 511, 512, 1099] {
                     let want: f64 = (0..n)
-                        .map(|j| mix[t * n * n + i * n + j] as f64 * x[t * n * dim + j * dim + c] as f64)
+                        .map(|j| {
+                            mix[t * n * n + i * n + j] as f64 * x[t * n * dim + j * dim + c] as f64
+                        })
                         .sum();
                     let got = out[t * n * dim + i * dim + c] as f64;
-                    assert!((got - want).abs() < 1e-5 * want.abs().max(1.0), "t={t} i={i} c={c}");
+                    assert!(
+                        (got - want).abs() < 1e-5 * want.abs().max(1.0),
+                        "t={t} i={i} c={c}"
+                    );
                 }
             }
         }

@@ -93,7 +93,8 @@ type Task<T> = fn(&[T], &FoldedLinear, &mut [T]);
 fn fastest_task<T: Element>() -> Task<T> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("fma")
         {
             return task_avx512::<T>;
         }
@@ -169,7 +170,10 @@ fn task_portable<T: Element>(x: &[T], linear: &FoldedLinear, out: &mut [T]) {
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; LANES];
     let split = a.len() / LANES * LANES;
-    for (a, b) in a[..split].chunks_exact(LANES).zip(b[..split].chunks_exact(LANES)) {
+    for (a, b) in a[..split]
+        .chunks_exact(LANES)
+        .zip(b[..split].chunks_exact(LANES))
+    {
         for l in 0..LANES {
             acc[l] += a[l] * b[l];
         }
@@ -196,8 +200,7 @@ fn dot4(w: &[f32], xs: &[[f32; CHUNK]; TOKENS], len: usize) -> [f32; TOKENS] {
     }
     let mut sums = [0.0f32; TOKENS];
     for t in 0..TOKENS {
-        sums[t] = acc[t].iter().sum::<f32>()
-            + (split..len).map(|c| w[c] * xs[t][c]).sum::<f32>();
+        sums[t] = acc[t].iter().sum::<f32>() + (split..len).map(|c| w[c] * xs[t][c]).sum::<f32>();
     }
     sums
 }
@@ -213,9 +216,17 @@ mod tests {
         for row in x.chunks(width) {
             let ms: f64 = row.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / width as f64;
             let r = 1.0 / (ms + eps).sqrt();
-            let y: Vec<f64> = row.iter().zip(g).map(|(&v, &g)| v as f64 * r * g as f64).collect();
+            let y: Vec<f64> = row
+                .iter()
+                .zip(g)
+                .map(|(&v, &g)| v as f64 * r * g as f64)
+                .collect();
             for (k, b) in bias.iter().enumerate() {
-                let dot: f64 = y.iter().zip(&w[k * width..]).map(|(y, &w)| y * w as f64).sum();
+                let dot: f64 = y
+                    .iter()
+                    .zip(&w[k * width..])
+                    .map(|(y, &w)| y * w as f64)
+                    .sum();
                 out.push(alpha * dot + *b as f64);
             }
         }
@@ -227,8 +238,12 @@ mod tests {
         // width 2·1500 = 3000: two full chunks, a partial one, and a lane tail; 7 tokens: a
         // block of four and one of three.
         let (tokens, width, outputs) = (7, 3000, 4);
-        let x: Vec<f32> = (0..tokens * width).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
-        let w: Vec<f32> = (0..outputs * width).map(|i| ((i * 13 % 29) as f32 - 14.0) / 300.0).collect();
+        let x: Vec<f32> = (0..tokens * width)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+            .collect();
+        let w: Vec<f32> = (0..outputs * width)
+            .map(|i| ((i * 13 % 29) as f32 - 14.0) / 300.0)
+            .collect();
         let g: Vec<f32> = (0..width).map(|i| 0.5 + (i % 3) as f32 * 0.25).collect();
         let bias = [0.1f32, -0.2, 0.0, 0.3];
         let linear = FoldedLinear::new(&w, &g, &bias, 0.01, 1e-5).unwrap();

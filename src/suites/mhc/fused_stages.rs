@@ -45,7 +45,10 @@ impl FusedStages {
 
     /// An output tensor of `dims` in the dtype on the host, for the stages to write into.
     pub fn empty(&self, dims: &[i64]) -> Result<Tensor, MhcError> {
-        Ok(Tensor::f_empty(dims, (self.shape.dtype.kind(), Device::Cpu))?)
+        Ok(Tensor::f_empty(
+            dims,
+            (self.shape.dtype.kind(), Device::Cpu),
+        )?)
     }
 
     /// Stage 1 into `out` (B, T, n²).
@@ -77,7 +80,12 @@ impl FusedStages {
     }
 
     /// Stage 3 into `out` (B, T, n, D).
-    pub fn apply(&self, mix: &Tensor, x_streams: &Tensor, out: &mut Tensor) -> Result<(), MhcError> {
+    pub fn apply(
+        &self,
+        mix: &Tensor,
+        x_streams: &Tensor,
+        out: &mut Tensor,
+    ) -> Result<(), MhcError> {
         fn run<T: Element>(
             s: &FusedStages,
             mix: &Tensor,
@@ -132,13 +140,20 @@ mod tests {
             let d2 = relative_difference(&m_fused, &m).unwrap();
             assert!(d2 <= dtype.tolerance(), "{dtype:?} sinkhorn {d2}");
             let sums = |dim: i64| {
-                (m_fused.to_kind(Kind::Float).sum_dim_intlist([dim].as_slice(), false, Kind::Float) - 1.0)
+                (m_fused
+                    .to_kind(Kind::Float)
+                    .sum_dim_intlist([dim].as_slice(), false, Kind::Float)
+                    - 1.0)
                     .abs()
                     .max()
                     .double_value(&[])
             };
             // The dtype's rounding of each of n entries moves a sum by at most n·ulp/2.
-            let marginal = if dtype == MhcDtype::Bfloat16 { 8e-3 } else { 1e-3 };
+            let marginal = if dtype == MhcDtype::Bfloat16 {
+                8e-3
+            } else {
+                1e-3
+            };
             assert!(sums(-1) < marginal && sums(-2) < marginal, "{dtype:?}");
 
             let out = torch_stages::apply(&m, &x).unwrap();

@@ -54,8 +54,7 @@ impl GpuProfile {
     pub fn load(path: &Path, dtype_name: &str) -> Result<GpuProfile, MhcError> {
         let bad = |what: String| MhcError::InvalidInput(format!("{}: {what}", path.display()));
         let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-        let json: Value =
-            serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        let json: Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
         let number = |key: &str| json.get(key).and_then(Value::as_f64).filter(|v| *v > 0.0);
         let (bandwidth_gbps, bandwidth_source) = match number("measured_bandwidth_gbps") {
             Some(v) => (v, "measured"),
@@ -95,12 +94,20 @@ impl GpuProfile {
 
     /// Stages 1, 2, 3 on this GPU by roofline, in ms.
     pub fn stage_estimates_ms(&self, shape: &MhcShape) -> [f64; 3] {
-        let (tokens, width, nn) = (shape.tokens() as f64, shape.width() as f64, shape.mix() as f64);
+        let (tokens, width, nn) = (
+            shape.tokens() as f64,
+            shape.width() as f64,
+            shape.mix() as f64,
+        );
         let streams = shape.stream_bytes() as f64;
         let mix = shape.mix_bytes() as f64;
         let weight = width * nn * shape.dtype.bytes() as f64;
-        let linear = self.roofline_ms(streams + weight + mix, 2.0 * tokens * width * nn + 4.0 * tokens * width);
-        let sinkhorn = self.roofline_ms(2.0 * mix, tokens * nn * (2.0 + 4.0 * SINKHORN_ITERS as f64));
+        let linear = self.roofline_ms(
+            streams + weight + mix,
+            2.0 * tokens * width * nn + 4.0 * tokens * width,
+        );
+        let sinkhorn =
+            self.roofline_ms(2.0 * mix, tokens * nn * (2.0 + 4.0 * SINKHORN_ITERS as f64));
         let n = shape.streams as f64;
         let apply = self.roofline_ms(2.0 * streams + mix, 2.0 * tokens * n * n * shape.dim as f64);
         [linear, sinkhorn, apply]
@@ -144,7 +151,10 @@ pub fn break_even(points: &[(usize, f64, f64)]) -> Option<usize> {
 
 /// Builds the answer from measured results, with `profile` for the GPU side when no GPU
 /// total was measured.
-pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Result<OffloadAnswer, MhcError> {
+pub fn answer(
+    results: &[BatchResult],
+    profile: Result<&GpuProfile, &str>,
+) -> Result<OffloadAnswer, MhcError> {
     let measured_gpu = results.iter().any(|r| r.gpu_total_ms.is_some());
     let mut md = String::from("# mHC offload: CPU-offloaded total vs GPU total per batch size\n\n");
     let mut offloaded_series = Vec::new();
@@ -182,7 +192,14 @@ pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Re
                     "No GPU on this machine: the CPU's stages 1–3 are measured; the GPU's are a roofline estimate from `{}` ({}, {} bandwidth {:.0} GB/s, peak {:.0} GFLOP/s for this dtype), fused data movement (one read of each input, one write of each output), no launch overhead.\n\n",
                     p.path.display(), p.name, p.bandwidth_source, p.bandwidth_gbps, p.peak_gflops
                 ));
-                let copies_missing = p.copies_ms(&results.first().map(|r| r.shape).unwrap_or_else(|| dummy_shape())).is_none();
+                let copies_missing = p
+                    .copies_ms(
+                        &results
+                            .first()
+                            .map(|r| r.shape)
+                            .unwrap_or_else(|| dummy_shape()),
+                    )
+                    .is_none();
                 if copies_missing {
                     md.push_str(&format!(
                         "Missing: the profile has no host↔device copy bandwidth (keys {} and {}), so the CPU-offloaded total (D2H + stages 1–3 + H2D) cannot be estimated; the table compares the CPU's stages 1–3 alone, a lower bound of the offloaded total.\n\n",
@@ -219,7 +236,10 @@ pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Re
                     Some((c, _)) => c > p.stage_estimates_ms(&r.shape).iter().sum(),
                     None => true,
                 });
-                if pairs.is_empty() && always_slower && results.iter().any(|r| r.cpu_compute_ms.is_some()) {
+                if pairs.is_empty()
+                    && always_slower
+                    && results.iter().any(|r| r.cpu_compute_ms.is_some())
+                {
                     md.push_str("\nAnswer: offloading does not pay at any measured batch size: the CPU's stages 1–3 alone already take longer than the GPU's estimated stages 1–3, before any copy.\n");
                 }
             }
@@ -228,7 +248,11 @@ pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Re
                     "No GPU on this machine and no GPU profile: {why}. Only the CPU side is measured.\n\n| BatchSize | CPU stages 1–3 (ms, measured) |\n|---:|---:|\n"
                 ));
                 for r in results {
-                    md.push_str(&format!("| {} | {} |\n", r.shape.batch, fmt_ms(r.cpu_compute_ms)));
+                    md.push_str(&format!(
+                        "| {} | {} |\n",
+                        r.shape.batch,
+                        fmt_ms(r.cpu_compute_ms)
+                    ));
                     if let Some((c, _)) = r.cpu_compute_ms {
                         cpu_series.push((r.shape.batch as f64, c));
                     }
@@ -239,10 +263,16 @@ pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Re
     let even = break_even(&pairs);
     if !pairs.is_empty() {
         md.push_str(&match even {
-            Some(b) => format!("\nBreak-even: offloading is at least as fast as the GPU from batch size {b}.\n"),
+            Some(b) => format!(
+                "\nBreak-even: offloading is at least as fast as the GPU from batch size {b}.\n"
+            ),
             None => format!(
                 "\nBreak-even: none in batch sizes {}: the GPU is faster at every one.\n",
-                pairs.iter().map(|p| p.0.to_string()).collect::<Vec<_>>().join(", ")
+                pairs
+                    .iter()
+                    .map(|p| p.0.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         });
     }
@@ -250,10 +280,20 @@ pub fn answer(results: &[BatchResult], profile: Result<&GpuProfile, &str>) -> Re
     for (name, points) in [
         ("CPU-offloaded total", offloaded_series),
         ("CPU stages 1-3 (measured)", cpu_series),
-        (if measured_gpu { "GPU total (measured)" } else { "GPU stages 1-3 (roofline estimate)" }, gpu_series),
+        (
+            if measured_gpu {
+                "GPU total (measured)"
+            } else {
+                "GPU stages 1-3 (roofline estimate)"
+            },
+            gpu_series,
+        ),
     ] {
         if !points.is_empty() {
-            series.push(Series { name: name.into(), points });
+            series.push(Series {
+                name: name.into(),
+                points,
+            });
         }
     }
     let svg = line_chart(&LineChart {
@@ -310,8 +350,14 @@ mod tests {
         assert_eq!(p.bandwidth_source, "theoretical");
         let [linear, _, apply] = p.stage_estimates_ms(&shape(16));
         // x_streams is 3 758 096 384 bytes: stage 1 reads it once, stage 3 reads and writes it.
-        assert!((linear - 3_758_096_384.0 / 3.35e12 * 1e3).abs() < 0.01, "{linear}");
-        assert!((apply - 2.0 * 3_758_096_384.0 / 3.35e12 * 1e3).abs() < 0.02, "{apply}");
+        assert!(
+            (linear - 3_758_096_384.0 / 3.35e12 * 1e3).abs() < 0.01,
+            "{linear}"
+        );
+        assert!(
+            (apply - 2.0 * 3_758_096_384.0 / 3.35e12 * 1e3).abs() < 0.02,
+            "{apply}"
+        );
         assert_eq!(p.copies_ms(&shape(16)), None);
     }
 
@@ -347,7 +393,10 @@ mod tests {
 
     #[test]
     fn break_even_is_the_first_batch_size_where_offloading_is_not_slower() {
-        assert_eq!(break_even(&[(1, 5.0, 2.0), (2, 4.0, 4.0), (4, 1.0, 8.0)]), Some(2));
+        assert_eq!(
+            break_even(&[(1, 5.0, 2.0), (2, 4.0, 4.0), (4, 1.0, 8.0)]),
+            Some(2)
+        );
         assert_eq!(break_even(&[(1, 5.0, 2.0)]), None);
     }
 
@@ -355,7 +404,9 @@ mod tests {
     fn a_profile_without_bandwidth_is_refused_naming_the_key() {
         let f = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(f.path(), r#"{"theoretical_peak_gflops": 1.0}"#).unwrap();
-        let err = GpuProfile::load(f.path(), "float32").unwrap_err().to_string();
+        let err = GpuProfile::load(f.path(), "float32")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("theoretical_bandwidth_gbps"), "{err}");
     }
 }

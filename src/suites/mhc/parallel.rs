@@ -5,12 +5,13 @@ use crate::suites::worker_pool::worker_pool;
 
 /// Worker threads of the fused kernels: `requested`, or every CPU this process may use.
 pub fn thread_count(requested: Option<usize>) -> usize {
-    requested.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    })
-    .max(1)
+    requested
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1)
 }
 
 /// Runs `work` inside the pool of `threads` workers (so its rayon iterators use them).

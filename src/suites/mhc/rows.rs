@@ -143,7 +143,10 @@ pub fn console_block(imp: Impl, rows: &[(Stage, Row)]) -> String {
             None => {
                 let status = row.get("Status").and_then(|v| v.as_str()).unwrap_or("?");
                 let note = row.get("Note").and_then(|v| v.as_str()).unwrap_or("");
-                format!("{label}: {status} ({note})")
+                match note.strip_prefix("not applicable: ") {
+                    Some(why) => format!("{label}: n/a ({why})"),
+                    None => format!("{label}: {status} ({note})"),
+                }
             }
         };
         text.push_str(&line);
@@ -188,14 +191,23 @@ mod tests {
             stage: Stage::D2hCopy,
         };
         // 3.5 GiB in 175 ms: 20 GiB/s.
-        let r = row(&shape, Placement::Offload { gpu: 0 }, &case, &measured(175_000.0), "");
+        let r = row(
+            &shape,
+            Placement::Offload { gpu: 0 },
+            &case,
+            &measured(175_000.0),
+            "",
+        );
         assert_eq!(r.get("Size(MB)").unwrap().as_f64(), Some(3584.0));
         assert_eq!(r.get("BW(GB/s)").unwrap().as_f64(), Some(20.0));
         assert_eq!(r.get("Time(ms)").unwrap().as_f64(), Some(175.0));
         assert_eq!(r.get("SGL_Available").unwrap(), "False");
         assert_eq!(r.get("Case").unwrap(), "D2H Copy (GPU->CPU)");
         let block = console_block(Impl::Torch, &[(Stage::D2hCopy, r)]);
-        assert!(block.contains("0. D2H Copy (GPU->CPU)             : 175.00 ms | BW: 20.00 GB/s"), "{block}");
+        assert!(
+            block.contains("0. D2H Copy (GPU->CPU)             : 175.00 ms | BW: 20.00 GB/s"),
+            "{block}"
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use replay_core::suite::{self, RowSink};
 
 use super::bench::{MhcSettings, MhcSuite};
 use super::offload::{answer, BatchResult, GpuProfile};
-use super::rows::{console_block, RESULTS_CSV, COLUMNS};
+use super::rows::{console_block, COLUMNS, RESULTS_CSV};
 use super::shape::{check_fits, host_memory_available, MhcShape};
 use super::stages::{Impl, Placement, Stage};
 use super::MhcError;
@@ -104,7 +104,11 @@ pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
     }
     let offload = matches!(options.placement, Placement::Offload { .. });
     for shape in &options.shapes {
-        check_fits(shape.host_bytes_needed(offload), host_memory_available(), shape)?;
+        check_fits(
+            shape.host_bytes_needed(offload),
+            host_memory_available(),
+            shape,
+        )?;
     }
     Ok(())
 }
@@ -112,7 +116,8 @@ pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
 pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome, MhcError> {
     check_single_fits(options)?;
     let csv_path = options.output_dir.join(RESULTS_CSV);
-    let mut csv = CsvRows::open(&csv_path, &COLUMNS).map_err(|e| MhcError::InvalidInput(e.to_string()))?;
+    let mut csv =
+        CsvRows::open(&csv_path, &COLUMNS).map_err(|e| MhcError::InvalidInput(e.to_string()))?;
     let mut placements = vec![options.placement];
     if let Some(gpu) = options.also_gpu {
         placements.push(Placement::Gpu { gpu });
@@ -131,7 +136,11 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
     let mut failed_rows = 0;
     for &placement in &placements {
         for (shape, result) in options.shapes.iter().zip(results.iter_mut()) {
-            say(&format!("Benchmarking on {} ({})...", placement.device_name(), shape.describe()));
+            say(&format!(
+                "Benchmarking on {} ({})...",
+                placement.device_name(),
+                shape.describe()
+            ));
             if let Placement::Offload { gpu } = placement {
                 say(&format!(
                     "Offload simulation enabled: inputs on cuda:{gpu}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
@@ -145,19 +154,32 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
                 impls: options.impls.clone(),
                 threads: options.threads,
             });
-            let mut tee = Tee { csv: &mut csv, rows: Vec::new() };
+            let mut tee = Tee {
+                csv: &mut csv,
+                rows: Vec::new(),
+            };
             let cases = replay_core::suite::Suite::cases(&suite);
-            suite::run(&suite, &(), &options.timing.config(), &MonotonicClock::new(), &mut tee, |p| {
-                say(&format!(
-                    "  [{}/{}] {} {}: {} ({:.1} s)",
-                    p.index + 1,
-                    p.total,
-                    p.case.imp.name(),
-                    p.case.stage.label(),
-                    p.status.as_str(),
-                    p.elapsed.as_secs_f64()
-                ));
-            })
+            suite::run(
+                &suite,
+                &(),
+                &options.timing.config(),
+                &MonotonicClock::new(),
+                &mut tee,
+                |p| {
+                    say(&format!(
+                        "  [{}/{}] {} {}: {} ({:.1} s)",
+                        p.index + 1,
+                        p.total,
+                        p.case.imp.name(),
+                        p.case.stage.label(),
+                        match placement.not_applicable(p.case.stage) {
+                            Some(_) => "not applicable",
+                            None => p.status.as_str(),
+                        },
+                        p.elapsed.as_secs_f64()
+                    ));
+                },
+            )
             .map_err(|e| MhcError::Io {
                 context: format!("cannot write {}", csv_path.display()),
                 source: std::io::Error::other(e.to_string()),
@@ -177,24 +199,40 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
                 .iter()
                 .filter(|r| !matches!(status(r), "ok" | "not_applicable" | "not_implemented"))
                 .count();
-            record(result, placement, &cases.iter().map(|c| (c.imp, c.stage)).zip(rows).collect::<Vec<_>>());
+            record(
+                result,
+                placement,
+                &cases
+                    .iter()
+                    .map(|c| (c.imp, c.stage))
+                    .zip(rows)
+                    .collect::<Vec<_>>(),
+            );
         }
     }
     let mut answer_files = None;
     if options.sweep {
         let profile = match &options.gpu_profile {
-            Some(path) if path.exists() => Some(GpuProfile::load(path, options.shapes[0].dtype.name())),
+            Some(path) if path.exists() => {
+                Some(GpuProfile::load(path, options.shapes[0].dtype.name()))
+            }
             _ => None,
         };
         let profile_ref = match &profile {
             Some(Ok(p)) => Ok(p),
             Some(Err(e)) => Err(e.to_string()),
             None => Err(match &options.gpu_profile {
-                Some(p) => format!("{} does not exist (write one with `replay calibrate`)", p.display()),
+                Some(p) => format!(
+                    "{} does not exist (write one with `replay calibrate`)",
+                    p.display()
+                ),
                 None => "no --gpu-profile given".to_string(),
             }),
         };
-        let built = answer(&results, profile_ref.as_ref().map_err(|s| s.as_str()).copied())?;
+        let built = answer(
+            &results,
+            profile_ref.as_ref().map_err(|s| s.as_str()).copied(),
+        )?;
         let md = options.output_dir.join("offload_answer.md");
         let svg = options.output_dir.join("offload_answer.svg");
         write(&md, &built.markdown)?;
@@ -246,7 +284,11 @@ fn record(result: &mut BatchResult, placement: Placement, rows: &[((Impl, Stage)
         for imp in [Impl::Torch, Impl::Fused] {
             let parts: Option<Vec<f64>> = [Stage::Linear, Stage::Sinkhorn, Stage::Apply]
                 .iter()
-                .map(|s| rows.iter().find(|((i, st), _)| *i == imp && st == s).and_then(|(_, r)| time_ms(r)))
+                .map(|s| {
+                    rows.iter()
+                        .find(|((i, st), _)| *i == imp && st == s)
+                        .and_then(|(_, r)| time_ms(r))
+                })
                 .collect();
             if let Some(parts) = parts {
                 faster(&mut result.cpu_compute_ms, parts.iter().sum(), imp);

@@ -244,7 +244,10 @@ mod tests {
         let err = check_fits(s.host_bytes_needed(false), Some(8 << 30), &s).unwrap_err();
         assert!(err.is_usage_error());
         let text = err.to_string();
-        assert!(text.contains("GiB of host memory") && text.contains("8.0 GiB"), "{text}");
+        assert!(
+            text.contains("GiB of host memory") && text.contains("8.0 GiB"),
+            "{text}"
+        );
         assert!(check_fits(1 << 20, Some(8 << 30), &s).is_ok());
         assert!(check_fits(u64::MAX, None, &s).is_ok());
     }

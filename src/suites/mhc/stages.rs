@@ -70,7 +70,9 @@ impl std::str::FromStr for Impl {
         match text.trim().to_ascii_lowercase().as_str() {
             "torch" => Ok(Impl::Torch),
             "fused" => Ok(Impl::Fused),
-            _ => Err(format!("unknown implementation '{text}' (accepted: torch, fused)")),
+            _ => Err(format!(
+                "unknown implementation '{text}' (accepted: torch, fused)"
+            )),
         }
     }
 }
@@ -93,10 +95,9 @@ impl Placement {
     /// Why `stage` has no time in this placement, or `None` when it runs.
     pub fn not_applicable(self, stage: Stage) -> Option<&'static str> {
         match (self, stage.is_copy()) {
-            (Placement::CpuOnly, true) => Some(
-                "not applicable: no CUDA GPU on this machine, so there is nothing to copy \
-                 (the offload simulation needs one)",
-            ),
+            (Placement::CpuOnly, true) => {
+                Some("not applicable: no CUDA GPU on this machine to copy from or to")
+            }
             (Placement::Gpu { .. }, true) => {
                 Some("not applicable: --device cuda keeps everything on the GPU (no copies)")
             }

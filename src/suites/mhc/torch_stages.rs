@@ -56,15 +56,18 @@ pub fn make_x_streams(shape: &MhcShape, device: Device) -> Result<Tensor, MhcErr
     );
     tch::manual_seed(SEED + 1);
     let x = Tensor::f_randn([b, t, d], (shape.dtype.kind(), device))?;
-    Ok(x.f_unsqueeze(-2)?.f_expand([b, t, n, d], false)?.f_contiguous()?)
+    Ok(x.f_unsqueeze(-2)?
+        .f_expand([b, t, n, d], false)?
+        .f_contiguous()?)
 }
 
 /// Stage 1, "H_res Gen (Linear)": `alpha · phi_res(RMSNorm(x_streams.view(B, T, n·D))) + b_res`.
 pub fn linear(w: &MhcWeights, x_streams: &Tensor, shape: &MhcShape) -> Result<Tensor, MhcError> {
     let (b, t, width) = (shape.batch as i64, shape.seq as i64, shape.width() as i64);
-    let normed = x_streams
-        .f_view([b, t, width])?
-        .f_rms_norm([width], Some(&w.norm_weight), RMS_EPS)?;
+    let normed =
+        x_streams
+            .f_view([b, t, width])?
+            .f_rms_norm([width], Some(&w.norm_weight), RMS_EPS)?;
     Ok(normed
         .f_linear::<&Tensor>(&w.phi_res, None)?
         .f_mul_scalar(ALPHA)?
@@ -79,8 +82,14 @@ pub fn sinkhorn(logits: &Tensor, shape: &MhcShape) -> Result<Tensor, MhcError> {
     let mut x = x.f_sub(&x.f_amax([-1, -2], true)?)?.f_exp()?;
     let eps = SINKHORN_EPS as f64;
     for _ in 0..SINKHORN_ITERS {
-        x = x.f_div(&x.f_sum_dim_intlist([-2i64].as_slice(), true, Kind::Float)?.f_add_scalar(eps)?)?;
-        x = x.f_div(&x.f_sum_dim_intlist([-1i64].as_slice(), true, Kind::Float)?.f_add_scalar(eps)?)?;
+        x = x.f_div(
+            &x.f_sum_dim_intlist([-2i64].as_slice(), true, Kind::Float)?
+                .f_add_scalar(eps)?,
+        )?;
+        x = x.f_div(
+            &x.f_sum_dim_intlist([-1i64].as_slice(), true, Kind::Float)?
+                .f_add_scalar(eps)?,
+        )?;
     }
     Ok(x.f_to_kind(shape.dtype.kind())?)
 }
@@ -106,14 +115,21 @@ mod tests {
         let x = make_x_streams(&shape, Device::Cpu).unwrap();
         assert_eq!(x.size(), [2, 3, 4, 8]);
         // Every stream starts as the same copy of x.
-        let d = (x.select(2, 0) - x.select(2, 3)).abs().max().double_value(&[]);
+        let d = (x.select(2, 0) - x.select(2, 3))
+            .abs()
+            .max()
+            .double_value(&[]);
         assert_eq!(d, 0.0);
         let h = linear(&w, &x, &shape).unwrap();
         assert_eq!(h.size(), [2, 3, 16]);
         let m = sinkhorn(&h, &shape).unwrap();
         assert_eq!(m.size(), [2, 3, 4, 4]);
-        let rows = (m.sum_dim_intlist([-1i64].as_slice(), false, Kind::Float) - 1.0).abs().max();
-        let cols = (m.sum_dim_intlist([-2i64].as_slice(), false, Kind::Float) - 1.0).abs().max();
+        let rows = (m.sum_dim_intlist([-1i64].as_slice(), false, Kind::Float) - 1.0)
+            .abs()
+            .max();
+        let cols = (m.sum_dim_intlist([-2i64].as_slice(), false, Kind::Float) - 1.0)
+            .abs()
+            .max();
         assert!(rows.double_value(&[]) < 1e-3 && cols.double_value(&[]) < 1e-3);
         let out = apply(&m, &x).unwrap();
         assert_eq!(out.size(), [2, 3, 4, 8]);
