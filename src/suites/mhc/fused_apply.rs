@@ -28,7 +28,7 @@ pub fn apply<T: Element>(
     if n == 0
         || n > MAX_STREAMS
         || dim == 0
-        || x.len() % nd != 0
+        || !x.len().is_multiple_of(nd)
         || out.len() != x.len()
         || mix.len() != x.len() / nd * nn
     {

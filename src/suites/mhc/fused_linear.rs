@@ -72,7 +72,7 @@ pub fn rmsnorm_linear<T: Element>(
     threads: usize,
 ) -> Result<(), MhcError> {
     let (width, outputs) = (linear.width, linear.outputs);
-    if x.len() % width != 0 || out.len() != x.len() / width * outputs {
+    if !x.len().is_multiple_of(width) || out.len() != x.len() / width * outputs {
         return Err(MhcError::InvalidInput(format!(
             "fused linear: {} inputs and {} outputs are not tokens of {width} → {outputs}",
             x.len(),

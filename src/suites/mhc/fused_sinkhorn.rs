@@ -31,7 +31,7 @@ pub fn sinkhorn<T: Element>(
     threads: usize,
 ) -> Result<(), super::MhcError> {
     let nn = n * n;
-    if n == 0 || n > MAX_STREAMS || logits.len() % nn != 0 || out.len() != logits.len() {
+    if n == 0 || n > MAX_STREAMS || !logits.len().is_multiple_of(nn) || out.len() != logits.len() {
         return Err(super::MhcError::InvalidInput(format!(
             "sinkhorn: {} logits and {} outputs are not whole {n}×{n} matrices (n ≤ {MAX_STREAMS})",
             logits.len(),

@@ -193,12 +193,7 @@ pub fn answer(
                     p.path.display(), p.name, p.bandwidth_source, p.bandwidth_gbps, p.peak_gflops
                 ));
                 let copies_missing = p
-                    .copies_ms(
-                        &results
-                            .first()
-                            .map(|r| r.shape)
-                            .unwrap_or_else(|| dummy_shape()),
-                    )
+                    .copies_ms(&results.first().map(|r| r.shape).unwrap_or_else(dummy_shape))
                     .is_none();
                 if copies_missing {
                     md.push_str(&format!(
