@@ -214,3 +214,52 @@ fn a_sweep_answers_against_the_gpu_profile_and_names_what_is_missing() {
         "{svg:.200}"
     );
 }
+
+#[test]
+fn profiler_writes_a_trace_that_classify_and_predict_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = replay()
+        .args([
+            "bench",
+            "mhc",
+            "--quick",
+            "--impl",
+            "fused",
+            "--warmup",
+            "0",
+            "--iters",
+            "1",
+            "--profiler",
+            "--output-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let trace = dir.path().join("trace/mhc_trace.json");
+    let classified = replay()
+        .args(["classify", "--trace"])
+        .arg(&trace)
+        .arg("--out")
+        .arg(dir.path().join("signatures.json"))
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&classified.stdout);
+    assert!(classified.status.success(), "{table}");
+    // The Linear is the pipeline's one GEMM; the Sinkhorn and einsum are top-level ops.
+    assert!(
+        table.contains("GEMM") && table.contains("top-level ops"),
+        "{table}"
+    );
+    let predicted = replay()
+        .args(["predict", "--trace"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(predicted.status.success());
+    assert!(String::from_utf8_lossy(&predicted.stdout).contains("predicted step time"));
+}
