@@ -234,7 +234,7 @@ mod tests {
         assert_eq!(s.width(), 28672);
         assert_eq!(s.mix(), 16);
         // x_streams, two results and x: 11.4 GiB; torch's RMSNorm needs 21 GiB more.
-        assert!((gib(s.host_bytes_needed(false)) - 11.375).abs() < 0.01);
+        assert!((gib(s.host_bytes_needed(false)) - 11.4).abs() < 0.05);
         assert!((gib(s.torch_linear_extra_bytes()) - 21.0).abs() < 1e-9);
     }
 
