@@ -303,3 +303,69 @@ fn write(path: &Path, text: &str) -> Result<(), MhcError> {
         source,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::mhc::MhcDtype;
+
+    fn row(status: &str, ms: Option<f64>) -> Row {
+        let r = Row::new().with("Status", status).with("Note", "why");
+        match ms {
+            Some(ms) => r.with("Time(ms)", ms),
+            None => r,
+        }
+    }
+
+    fn empty(batch: usize) -> BatchResult {
+        BatchResult {
+            shape: MhcShape::new(batch, 8, 16, 4, MhcDtype::Float32).unwrap(),
+            cpu_compute_ms: None,
+            cpu_offloaded_ms: None,
+            gpu_total_ms: None,
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn the_fastest_total_of_each_placement_is_kept() {
+        let rows = vec![
+            ((Impl::Torch, Stage::Linear), row("ok", Some(5.0))),
+            ((Impl::Torch, Stage::Sinkhorn), row("ok", Some(2.0))),
+            ((Impl::Torch, Stage::Apply), row("ok", Some(3.0))),
+            ((Impl::Torch, Stage::Total), row("ok", Some(12.0))),
+            ((Impl::Fused, Stage::Linear), row("ok", Some(1.0))),
+            ((Impl::Fused, Stage::Sinkhorn), row("ok", Some(0.1))),
+            ((Impl::Fused, Stage::Apply), row("ok", Some(0.9))),
+            ((Impl::Fused, Stage::Total), row("ok", Some(6.0))),
+        ];
+        let mut r = empty(4);
+        record(&mut r, Placement::Offload { gpu: 0 }, &rows);
+        assert_eq!(r.cpu_offloaded_ms, Some((6.0, Impl::Fused)));
+        assert_eq!(r.cpu_compute_ms, Some((2.0, Impl::Fused)));
+        let mut g = empty(4);
+        record(&mut g, Placement::Gpu { gpu: 0 }, &rows);
+        assert_eq!(g.gpu_total_ms, Some((6.0, Impl::Fused)));
+        assert_eq!(g.cpu_compute_ms, None);
+    }
+
+    #[test]
+    fn a_failed_total_is_remembered_as_the_reason() {
+        let rows = vec![((Impl::Torch, Stage::Total), row("oom", None))];
+        let mut r = empty(32);
+        record(&mut r, Placement::CpuOnly, &rows);
+        assert_eq!(r.cpu_compute_ms, None);
+        assert_eq!(r.failure.as_deref(), Some("oom: why"));
+    }
+
+    #[test]
+    fn the_seeds_loop_is_exactly_warmup_and_iters() {
+        let c = Timing::Fixed {
+            warmup: 3,
+            iters: 10,
+        }
+        .config();
+        assert_eq!(c.warmup.min_calls, 3);
+        assert_eq!(c.max_calls_per_sample, 1);
+    }
+}
