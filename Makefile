@@ -65,6 +65,15 @@ bench-scan: build
 	./target/release/replay bench scan --device cpu --output-dir results/scan
 	./target/release/replay bench scan analyze --input results/scan/benchmark_full.csv --output-dir results/scan/plots
 
+# The mHC suite at the seed's default size (B=16, T=4096, D=7168, n=4, bfloat16; needs ~11.4 GiB
+# of host memory, torch's stage 1 another 21 GiB, refused as an oom row where it would not fit),
+# the batch-size sweep at T=1024 with the offload answer, and the goals as JSON.
+.PHONY: bench-mhc
+bench-mhc: build
+	./target/release/replay bench mhc --warmup 1 --iters 3 --output-dir results/mhc
+	./target/release/replay bench mhc --sweep-bs --seq 1024 --warmup 1 --iters 3 --output-dir results/mhc/sweep
+	.venv/bin/python scripts/bench_mhc_goals.py results/mhc/benchmark_results.csv results/mhc/sweep/benchmark_results.csv --out results/bench_mhc.json
+
 # replay's scan (cpu, torch backends) against torch-struct and flash-semicrf on the CPU, in a
 # throw-away venv; T=, K=, C= choose a smaller grid (results/bench_scan_anchors.json and .md).
 bench-scan-anchors: build

@@ -14,6 +14,11 @@ Stages (each fits one command of the GPU machine, well inside 9 minutes):
             semiring, forward and both (quick: a 2x2x2 grid, Log and Max), every case up to 2^20
             edge values checked against the float64 reference before it is timed (the larger
             ones are timed unchecked: checking them all on the host would not fit the stage)
+  mhc       replay bench mhc: on a GPU the offload simulation (--device cpu with the GPU present:
+            inputs on the GPU, pinned D2H/H2D timed by CUDA events, stages 1-3 on the host) and
+            --device cuda (torch and the fused CUDA Sinkhorn), swept over batch sizes with the
+            measured break-even (full: T=1024; quick: --quick); on the CPU the --quick run.
+            Its CSV rows and offload answer go into summary.json (no archive: OUT keeps 8 files)
   calibrate replay calibrate on the device: peaks, matmul GFLOPS (fp32, bf16), memory bandwidth
             through libtorch and replay's own copy/triad kernels, every fusion pattern
   quant     replay bench quant: every recipe (int8wo, int8dq, int4wo-128, float8wo,
@@ -44,10 +49,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STAGES = ("selftest", "truth", "compare", "scan", "calibrate", "quant", "cpu")
+STAGES = ("selftest", "truth", "compare", "scan", "mhc", "calibrate", "quant", "cpu")
 # Stages whose whole result is in summary.json: no archive of their own, so the output folder
 # stays within MAX_OUT_FILES.
-SUMMARY_ONLY_STAGES = ("quant",)
+SUMMARY_ONLY_STAGES = ("mhc", "quant")
 SIGNATURE_FILES = ("h100_bert_small_infer", "h100_vit_infer")
 # The output folder's budget on the GPU machine: 8 files come back.
 MAX_OUT_FILES = 8
@@ -392,6 +397,44 @@ def stage_scan(ctx):
             "cases": scan_summary(os.path.join(out, "benchmark_full.csv"))}
 
 
+def mhc_rows(csv_path):
+    """benchmark_results.csv of replay bench mhc as a list of dicts (empty when missing)."""
+    import csv
+    if not os.path.exists(csv_path):
+        return []
+    with open(csv_path, newline="") as f:
+        return [{k: row[k] for k in ("Device", "BatchSize", "Dtype", "Impl", "Case", "Status", "Time(ms)",
+                                     "BW(GB/s)", "Time_min(ms)", "Time_max(ms)", "Note")}
+                for row in csv.DictReader(f)]
+
+
+def stage_mhc(ctx):
+    """replay bench mhc: on a GPU the offload simulation and the all-GPU run side by side over
+    batch sizes (the measured break-even), on the CPU the quick run; every fused stage is
+    checked against torch's before it is timed (a wrong result is an error row)."""
+    log, replay, work = ctx["log"], ctx["replay"], ctx["work"]
+    on_gpu = ctx["device"].startswith("cuda")
+    size = ["--quick"] if ctx["quick"] else ["--seq", "1024"]
+    timing = ["--warmup", "1", "--iters", "3"]
+    out = os.path.join(work, "mhc")
+    commands = []
+    if on_gpu:
+        # --device cpu with the GPU present: the seed's offload simulation, swept, and the
+        # same batch sizes with --device cuda (run by the sweep itself).
+        commands.append(run(log, [replay, "bench", "mhc", "--device", "cpu", "--sweep-bs", *size, *timing,
+                                  "--output-dir", out], timeout=420))
+        # The seed's default size on the GPU alone: torch against the fused CUDA Sinkhorn.
+        commands.append(run(log, [replay, "bench", "mhc", "--device", ctx["device"], *timing,
+                                  "--output-dir", out], timeout=150))
+    else:
+        commands.append(run(log, [replay, "bench", "mhc", "--device", "cpu", *size, *timing,
+                                  "--output-dir", out], timeout=300))
+    answer = os.path.join(out, "offload_answer.md")
+    return {"commands": [record(c) for c in commands],
+            "rows": mhc_rows(os.path.join(out, "benchmark_results.csv")),
+            "offload_answer": open(answer).read() if os.path.exists(answer) else None}
+
+
 def stage_calibrate(ctx):
     """replay calibrate on the device: its peaks and how they were found, matmul GFLOPS (fp32
     and bf16), memory bandwidth through libtorch and replay's own copy and triad kernels, every
@@ -485,9 +528,9 @@ def stage_quant(ctx):
 
 
 STAGE_FUNCTIONS = {"selftest": stage_selftest, "truth": stage_truth, "compare": stage_compare,
-                   "scan": stage_scan, "calibrate": stage_calibrate, "quant": stage_quant,
-                   "cpu": stage_cpu}
-CUDA_STAGES = ("selftest", "truth", "compare", "scan", "calibrate", "quant")
+                   "scan": stage_scan, "mhc": stage_mhc, "calibrate": stage_calibrate,
+                   "quant": stage_quant, "cpu": stage_cpu}
+CUDA_STAGES = ("selftest", "truth", "compare", "scan", "mhc", "calibrate", "quant")
 
 
 def archive(work, out, stage):

@@ -79,13 +79,13 @@ def quick_summary():
 def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
     p, s = quick_summary()
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "calibrate", "quant", "cpu"}, \
-        s["stages"].keys()
+    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "mhc", "calibrate", "quant",
+                                "cpu"}, s["stages"].keys()
     for name, stage in s["stages"].items():
         assert stage["failed_commands"] == 0, (name, stage)
         assert "skipped" not in stage, (name, stage)
-        if name == "quant":
-            assert "archive" not in stage, stage
+        if name in ("mhc", "quant"):
+            assert "archive" not in stage, stage  # their figures are all in summary.json
         else:
             assert stage["archive"] == f"{name}.tar.gz"
     files = os.listdir(QUICK_OUT)
@@ -197,6 +197,21 @@ def quant_stage_on_cuda_says_plainly_that_cuda_is_unavailable():
 
 
 @test
+def mhc_stage_runs_every_stage_with_copies_not_applicable_on_the_cpu():
+    _, s = quick_summary()
+    mhc = s["stages"]["mhc"]
+    assert [c["rc"] for c in mhc["commands"]] == [0], mhc["commands"]
+    rows = mhc["rows"]
+    assert len(rows) == 12, rows  # torch and fused, six stages each
+    for row in rows:
+        if "Copy" in row["Case"]:
+            assert row["Status"] == "not_applicable" and row["Time(ms)"] == "", row
+        else:
+            assert row["Status"] == "ok" and float(row["Time(ms)"]) > 0, row
+    assert any(r["Impl"] == "fused" and r["Note"].startswith("checked") for r in rows), rows
+
+
+@test
 def calibrate_stage_records_peaks_gflops_and_bandwidth():
     _, s = quick_summary()
     cal = s["stages"]["calibrate"]
@@ -260,6 +275,10 @@ def help_lists_the_stages_without_a_bundle():
     p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
     assert p.returncode == 0
     for stage in ("selftest", "truth", "compare", "scan", "calibrate", "quant", "cpu", "--quick"):
+
+
+@test
+    for stage in ("selftest", "truth", "compare", "scan", "mhc", "calibrate", "cpu", "--quick"):
         assert stage in p.stdout, stage
 
 

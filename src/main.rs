@@ -23,6 +23,8 @@ fn main() -> ExitCode {
                     .is_some_and(|e| e.is_usage_error())
                 || e.downcast_ref::<replay::suites::quant::QuantError>()
                     .is_some_and(|e| e.is_usage_error())
+                || e.downcast_ref::<replay::suites::mhc::MhcError>()
+                    .is_some_and(|e| e.is_usage_error())
         }),
     }
 }

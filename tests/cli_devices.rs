@@ -130,7 +130,10 @@ fn selftest_on_cpu_passes_every_tier() {
         .stdout(predicate::str::contains(
             "cpu scan kernel, Entropy forward and backward",
         ))
-        .stdout(predicate::str::contains("10 passed, 0 failed"));
+        .stdout(predicate::str::contains(
+            "mhc fused CPU stages vs torch, bfloat16",
+        ))
+        .stdout(predicate::str::contains("13 passed, 0 failed"));
 }
 
 #[test]

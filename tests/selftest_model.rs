@@ -35,8 +35,9 @@ fn selftest_with_a_model_checks_the_whole_model_on_cpu() {
         )
     });
     let checks = json["checks"].as_array().unwrap();
-    // Four tiers, three scan checks and three calibration checks, then the model stage.
-    assert_eq!(checks.len(), 10 + MODEL_CHECKS.len(), "{json:#}");
+    // Four tiers, three scan checks, three calibration checks and three mhc checks, then the
+    // model stage.
+    assert_eq!(checks.len(), 13 + MODEL_CHECKS.len(), "{json:#}");
     for c in checks {
         assert_eq!(c["passed"], true, "{c}");
     }

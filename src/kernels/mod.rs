@@ -44,6 +44,11 @@ pub const REGISTERED: &[(&str, &[&str])] = &[
             "scan_backward_entropy",
         ],
     ),
+    // The mHC suite's fused Sinkhorn (`suites::mhc::cuda_sinkhorn`).
+    (
+        "mhc_sinkhorn",
+        &["mhc_sinkhorn_f32", "mhc_sinkhorn_bf16", "mhc_sinkhorn_f16"],
+    ),
     // `replay calibrate`'s own bandwidth kernels (`suites::calibrate::memory::cuda_kernels`).
     ("stream_bandwidth", &["stream_copy", "stream_triad"]),
 ];

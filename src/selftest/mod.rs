@@ -9,6 +9,7 @@
 
 mod calibrate;
 pub mod counterparts;
+mod mhc;
 mod model;
 mod scan;
 mod tiers;
@@ -74,6 +75,7 @@ pub fn run(device: &Device) -> Vec<Check> {
             let mut checks = tiers::cpu_checks();
             checks.extend(scan::scan_checks(&CpuBackend::default()));
             checks.extend(calibrate::calibrate_checks(device));
+            checks.extend(mhc::mhc_checks(None));
             checks
         }
         Device::Cuda(dev) => {
@@ -83,6 +85,7 @@ pub fn run(device: &Device) -> Vec<Check> {
                 Err(e) => checks.push(check(0, "cuda scan kernel", Err(e.to_string()))),
             }
             checks.extend(calibrate::calibrate_checks(device));
+            checks.extend(mhc::mhc_checks(Some(dev.info.index)));
             checks
         }
     }

@@ -1,5 +1,6 @@
 //! `replay bench SUITE`: the benchmark suites (issue 15's semiring scan first).
 
+pub mod mhc;
 pub mod quant;
 pub mod scan;
 pub mod scan_analyze;
@@ -22,11 +23,16 @@ pub enum BenchSuite {
     /// recipes (int8wo, int8dq, int4wo-<g>, float8wo, float8dq-tensor/row) as libtorch ops,
     /// baseline and quantized times, speedup and SQNR per row
     Quant(quant::QuantArgs),
+    /// mHC hyper-connection residual mixing stage by stage (RMSNorm+Linear, Sinkhorn-Knopp,
+    /// n×n application, D2H/H2D copies) and whether offloading it to the CPU pays; torch's
+    /// ops against replay's fused kernels
+    Mhc(mhc::MhcArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.suite {
         BenchSuite::Scan(args) => scan::run(*args),
         BenchSuite::Quant(args) => quant::run(args),
+        BenchSuite::Mhc(args) => mhc::run(args),
     }
 }

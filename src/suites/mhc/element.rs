@@ -1,0 +1,136 @@
+//! The element types the fused CPU kernels read and write (float32, bfloat16, float16), and
+//! borrowing a contiguous host tensor of that type as a slice without copying it.
+
+use half::slice::HalfFloatSliceExt;
+use half::{bf16, f16};
+use tch::{Kind, Tensor};
+
+use super::MhcError;
+
+/// A storage type of the fused kernels: they compute in float32 and convert at the edges.
+pub trait Element: Copy + Send + Sync + 'static {
+    const KIND: Kind;
+    fn to_f32_slice(src: &[Self], dst: &mut [f32]);
+    fn from_f32_slice(src: &[f32], dst: &mut [Self]);
+}
+
+impl Element for f32 {
+    const KIND: Kind = Kind::Float;
+    #[inline(always)]
+    fn to_f32_slice(src: &[f32], dst: &mut [f32]) {
+        dst.copy_from_slice(src);
+    }
+    #[inline(always)]
+    fn from_f32_slice(src: &[f32], dst: &mut [f32]) {
+        dst.copy_from_slice(src);
+    }
+}
+
+impl Element for bf16 {
+    const KIND: Kind = Kind::BFloat16;
+    #[inline(always)]
+    fn to_f32_slice(src: &[bf16], dst: &mut [f32]) {
+        // A bfloat16 is the top half of a float32: a shift, which vectorises.
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = f32::from_bits((s.to_bits() as u32) << 16);
+        }
+    }
+    #[inline(always)]
+    fn from_f32_slice(src: &[f32], dst: &mut [bf16]) {
+        dst.convert_from_f32_slice(src);
+    }
+}
+
+impl Element for f16 {
+    const KIND: Kind = Kind::Half;
+    #[inline(always)]
+    fn to_f32_slice(src: &[f16], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst);
+    }
+    #[inline(always)]
+    fn from_f32_slice(src: &[f32], dst: &mut [f16]) {
+        dst.convert_from_f32_slice(src);
+    }
+}
+
+fn check_host_tensor<T: Element>(t: &Tensor, what: &str) -> Result<(), MhcError> {
+    if t.device() != tch::Device::Cpu {
+        return Err(MhcError::InvalidInput(format!(
+            "{what} is on {:?}; the fused CPU kernels read host memory",
+            t.device()
+        )));
+    }
+    if t.kind() != T::KIND {
+        return Err(MhcError::InvalidInput(format!(
+            "{what} is {:?}, the kernel was instantiated for {:?}",
+            t.kind(),
+            T::KIND
+        )));
+    }
+    if !t.is_contiguous() {
+        return Err(MhcError::InvalidInput(format!("{what} is not contiguous")));
+    }
+    Ok(())
+}
+
+/// `t`'s elements as a slice: a contiguous host tensor of kind `T::KIND`, checked.
+pub fn host_slice<'t, T: Element>(t: &'t Tensor, what: &str) -> Result<&'t [T], MhcError> {
+    check_host_tensor::<T>(t, what)?;
+    let len = t.numel();
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: a contiguous CPU tensor of this element type holds `numel` elements from its
+    // data pointer on; the borrow of `t` keeps the storage alive.
+    Ok(unsafe { std::slice::from_raw_parts(t.data_ptr() as *const T, len) })
+}
+
+/// `t`'s elements as a mutable slice (the `&mut` borrow is the only way to reach it here).
+pub fn host_slice_mut<'t, T: Element>(
+    t: &'t mut Tensor,
+    what: &str,
+) -> Result<&'t mut [T], MhcError> {
+    check_host_tensor::<T>(t, what)?;
+    let len = t.numel();
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    // SAFETY: as above; the tensor is borrowed mutably for the slice's life. A tensor that
+    // shares its storage with another (a view) would alias: the suite only passes tensors it
+    // allocated itself as outputs.
+    Ok(unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut T, len) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensors_are_read_as_slices_of_their_own_type_only() {
+        let t = Tensor::from_slice(&[1.0f32, 2.5, -3.0]).to_kind(Kind::BFloat16);
+        let s = host_slice::<bf16>(&t, "t").unwrap();
+        let mut f = [0.0f32; 3];
+        bf16::to_f32_slice(s, &mut f);
+        assert_eq!(f, [1.0, 2.5, -3.0]);
+        assert!(host_slice::<f32>(&t, "t").is_err());
+        let strided = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0])
+            .view([2, 2])
+            .transpose(0, 1);
+        assert!(host_slice::<f32>(&strided, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("contiguous"));
+    }
+
+    #[test]
+    fn half_types_round_trip_through_float32() {
+        let src = [0.1f32, -2.0, 65504.0, 1e-3];
+        let mut h = [f16::ZERO; 4];
+        f16::from_f32_slice(&src, &mut h);
+        let mut back = [0.0f32; 4];
+        f16::to_f32_slice(&h, &mut back);
+        for (a, b) in src.iter().zip(back) {
+            assert!((a - b).abs() <= a.abs() * 1e-3, "{a} {b}");
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! `replay bench mhc`: the mHC (manifold-constrained hyper-connections, arXiv 2512.24880)
+//! residual-mixing pipeline stage by stage, and what offloading it from the GPU to the CPU
+//! costs (the seed `mHC_benchmark.py`, rebuilt on replay's measurement core).
+//!
+//! One concept per file: [`shape`] (sizes, dtypes, the memory check), [`torch_stages`] (the
+//! seed's composition of libtorch ops), [`element`], [`parallel`] and the fused CPU kernels
+//! [`fused_linear`], [`fused_sinkhorn`], [`fused_apply`] (with [`fused_stages`] running them
+//! on tensors), [`cuda_sinkhorn`] (the CUDA kernel's launch), [`stages`] (the seed's six
+//! timed stages), [`bench`] (all of it as a core `Suite`), [`rows`] (the seed's CSV row and
+//! console block), [`offload`] (the break-even answer).
+
+pub mod bench;
+pub mod cuda_sinkhorn;
+pub mod element;
+pub mod error;
+pub mod fused_apply;
+pub mod fused_linear;
+pub mod fused_sinkhorn;
+pub mod fused_stages;
+pub mod offload;
+pub mod parallel;
+pub mod profile;
+pub mod rows;
+pub mod run;
+pub mod shape;
+pub mod stages;
+pub mod torch_stages;
+
+pub use error::MhcError;
+pub use shape::{MhcDtype, MhcShape};

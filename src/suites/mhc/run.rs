@@ -1,0 +1,371 @@
+//! One `replay bench mhc` run: each configuration (one batch size, or the sweep's six) on
+//! its placement(s), rows appended to `benchmark_results.csv` as they finish, the seed's
+//! console block per implementation, and with `--sweep-bs` the offload answer. Reports
+//! through `say`, never `println!`, so the command line decides where text goes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use replay_core::export::rows::{CsvRows, Row};
+use replay_core::measure::{
+    HardCap, MeasureConfig, MinSamples, MonotonicClock, StopCriteria, TimeBudget, Warmup,
+};
+use replay_core::suite::{self, RowSink};
+
+use super::bench::{MhcSettings, MhcSuite};
+use super::offload::{answer, BatchResult, GpuProfile};
+use super::rows::{console_block, COLUMNS, RESULTS_CSV};
+use super::shape::{check_fits, host_memory_available, MhcShape};
+use super::stages::{Impl, Placement, Stage};
+use super::MhcError;
+
+/// How stages are timed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Timing {
+    /// The seed's loop: `warmup` untimed calls, then `iters` one-call samples.
+    Fixed { warmup: u64, iters: usize },
+    /// replay's stopping rule: at least `iters` samples, then until the median is within
+    /// 0.5 % or `budget` is spent.
+    UntilStable { iters: usize, budget: Duration },
+}
+
+impl Timing {
+    pub fn config(self) -> MeasureConfig {
+        match self {
+            Timing::Fixed { warmup, iters } => MeasureConfig::fixed_runs(warmup, iters),
+            Timing::UntilStable { iters, budget } => MeasureConfig {
+                warmup: Warmup {
+                    min_calls: 1,
+                    min_time: Duration::ZERO,
+                    max_time: budget / 4,
+                },
+                max_calls_per_sample: 1,
+                stopping: Arc::new(StopCriteria {
+                    min_samples: MinSamples(iters.max(1)),
+                    budget: TimeBudget(budget),
+                    cap: HardCap {
+                        max_time: Duration::MAX,
+                        ..HardCap::default()
+                    },
+                    ..StopCriteria::default()
+                }),
+                ..MeasureConfig::default()
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// One shape per batch size (the sweep's six, or one).
+    pub shapes: Vec<MhcShape>,
+    pub sweep: bool,
+    /// Where stages 1–3 run first: `--device cpu` (offload simulation when a GPU is
+    /// present) or `--device cuda:N`.
+    pub placement: Placement,
+    /// A GPU to measure too in a sweep (both devices present): the offload answer's GPU side.
+    pub also_gpu: Option<usize>,
+    pub impls: Vec<Impl>,
+    pub threads: usize,
+    pub timing: Timing,
+    pub output_dir: PathBuf,
+    /// The GPU profile of the answer on a machine without a GPU.
+    pub gpu_profile: Option<PathBuf>,
+}
+
+/// Rows to the CSV file and to the run's own list (for the console block and the answer).
+struct Tee<'a> {
+    csv: &'a mut CsvRows,
+    rows: Vec<Row>,
+}
+
+impl RowSink for Tee<'_> {
+    fn push(&mut self, row: &Row) -> replay_core::Result<()> {
+        self.csv.push(row)?;
+        self.rows.push(row.clone());
+        Ok(())
+    }
+}
+
+/// What the run wrote.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub csv: PathBuf,
+    pub answer: Option<(PathBuf, PathBuf)>,
+    pub failed_rows: usize,
+}
+
+/// Refuses, before anything is allocated, a single configuration that would not fit in host
+/// memory (a sweep instead records the sizes that do not fit as rows and goes on).
+pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
+    if options.sweep || matches!(options.placement, Placement::Gpu { .. }) {
+        return Ok(());
+    }
+    let offload = matches!(options.placement, Placement::Offload { .. });
+    for shape in &options.shapes {
+        check_fits(
+            shape.host_bytes_needed(offload),
+            host_memory_available(),
+            shape,
+        )?;
+    }
+    Ok(())
+}
+
+pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome, MhcError> {
+    check_single_fits(options)?;
+    let csv_path = options.output_dir.join(RESULTS_CSV);
+    let mut csv =
+        CsvRows::open(&csv_path, &COLUMNS).map_err(|e| MhcError::InvalidInput(e.to_string()))?;
+    let mut placements = vec![options.placement];
+    if let Some(gpu) = options.also_gpu {
+        placements.push(Placement::Gpu { gpu });
+    }
+    let mut results: Vec<BatchResult> = options
+        .shapes
+        .iter()
+        .map(|&shape| BatchResult {
+            shape,
+            cpu_compute_ms: None,
+            cpu_offloaded_ms: None,
+            gpu_total_ms: None,
+            failure: None,
+        })
+        .collect();
+    let mut failed_rows = 0;
+    for &placement in &placements {
+        for (shape, result) in options.shapes.iter().zip(results.iter_mut()) {
+            say(&format!(
+                "Benchmarking on {} ({})...",
+                placement.device_name(),
+                shape.describe()
+            ));
+            if let Placement::Offload { gpu } = placement {
+                say(&format!(
+                    "Offload simulation enabled: inputs on cuda:{gpu}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
+                    shape.batch, shape.seq, shape.streams, shape.dim,
+                    shape.stream_bytes() as f64 / (1u64 << 20) as f64
+                ));
+            }
+            let suite = MhcSuite::new(MhcSettings {
+                shape: *shape,
+                placement,
+                impls: options.impls.clone(),
+                threads: options.threads,
+            });
+            let mut tee = Tee {
+                csv: &mut csv,
+                rows: Vec::new(),
+            };
+            let cases = replay_core::suite::Suite::cases(&suite);
+            suite::run(
+                &suite,
+                &(),
+                &options.timing.config(),
+                &MonotonicClock::new(),
+                &mut tee,
+                |p| {
+                    say(&format!(
+                        "  [{}/{}] {} {}: {} ({:.1} s)",
+                        p.index + 1,
+                        p.total,
+                        p.case.imp.name(),
+                        p.case.stage.label(),
+                        match placement.not_applicable(p.case.stage) {
+                            Some(_) => "not applicable",
+                            None => p.status.as_str(),
+                        },
+                        p.elapsed.as_secs_f64()
+                    ));
+                },
+            )
+            .map_err(|e| MhcError::Io {
+                context: format!("cannot write {}", csv_path.display()),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            drop(suite);
+            let rows = tee.rows;
+            for imp in &options.impls {
+                let mine: Vec<(Stage, Row)> = cases
+                    .iter()
+                    .zip(&rows)
+                    .filter(|(c, _)| c.imp == *imp)
+                    .map(|(c, r)| (c.stage, r.clone()))
+                    .collect();
+                say(&console_block(*imp, &mine));
+            }
+            failed_rows += rows
+                .iter()
+                .filter(|r| !matches!(status(r), "ok" | "not_applicable" | "not_implemented"))
+                .count();
+            record(
+                result,
+                placement,
+                &cases
+                    .iter()
+                    .map(|c| (c.imp, c.stage))
+                    .zip(rows)
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+    let mut answer_files = None;
+    if options.sweep {
+        let profile = match &options.gpu_profile {
+            Some(path) if path.exists() => {
+                Some(GpuProfile::load(path, options.shapes[0].dtype.name()))
+            }
+            _ => None,
+        };
+        let profile_ref = match &profile {
+            Some(Ok(p)) => Ok(p),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err(match &options.gpu_profile {
+                Some(p) => format!(
+                    "{} does not exist (write one with `replay calibrate`)",
+                    p.display()
+                ),
+                None => "no --gpu-profile given".to_string(),
+            }),
+        };
+        let built = answer(
+            &results,
+            profile_ref.as_ref().map_err(|s| s.as_str()).copied(),
+        )?;
+        let md = options.output_dir.join("offload_answer.md");
+        let svg = options.output_dir.join("offload_answer.svg");
+        write(&md, &built.markdown)?;
+        write(&svg, &built.svg)?;
+        say(&built.markdown);
+        answer_files = Some((md, svg));
+    }
+    Ok(RunOutcome {
+        csv: csv_path,
+        answer: answer_files,
+        failed_rows,
+    })
+}
+
+fn status(row: &Row) -> &str {
+    row.get("Status").and_then(|v| v.as_str()).unwrap_or("")
+}
+
+fn time_ms(row: &Row) -> Option<f64> {
+    row.get("Time(ms)").and_then(|v| v.as_f64())
+}
+
+/// Keeps the fastest implementation's totals of one configuration on one placement.
+fn record(result: &mut BatchResult, placement: Placement, rows: &[((Impl, Stage), Row)]) {
+    let faster = |slot: &mut Option<(f64, Impl)>, ms: f64, imp: Impl| {
+        if slot.is_none_or(|(best, _)| ms < best) {
+            *slot = Some((ms, imp));
+        }
+    };
+    for ((imp, stage), row) in rows {
+        if *stage != Stage::Total {
+            continue;
+        }
+        let Some(ms) = time_ms(row) else {
+            if result.failure.is_none() && !matches!(status(row), "not_implemented") {
+                let note = row.get("Note").and_then(|v| v.as_str()).unwrap_or("");
+                result.failure = Some(format!("{}: {note}", status(row)));
+            }
+            continue;
+        };
+        match placement {
+            Placement::CpuOnly => faster(&mut result.cpu_compute_ms, ms, *imp),
+            Placement::Offload { .. } => faster(&mut result.cpu_offloaded_ms, ms, *imp),
+            Placement::Gpu { .. } => faster(&mut result.gpu_total_ms, ms, *imp),
+        }
+    }
+    if let Placement::Offload { .. } = placement {
+        // Stages 1–3 of the offload run, for the table's compute column.
+        for imp in [Impl::Torch, Impl::Fused] {
+            let parts: Option<Vec<f64>> = [Stage::Linear, Stage::Sinkhorn, Stage::Apply]
+                .iter()
+                .map(|s| {
+                    rows.iter()
+                        .find(|((i, st), _)| *i == imp && st == s)
+                        .and_then(|(_, r)| time_ms(r))
+                })
+                .collect();
+            if let Some(parts) = parts {
+                faster(&mut result.cpu_compute_ms, parts.iter().sum(), imp);
+            }
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), MhcError> {
+    std::fs::write(path, text).map_err(|source| MhcError::Io {
+        context: format!("cannot write {}", path.display()),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::mhc::MhcDtype;
+
+    fn row(status: &str, ms: Option<f64>) -> Row {
+        let r = Row::new().with("Status", status).with("Note", "why");
+        match ms {
+            Some(ms) => r.with("Time(ms)", ms),
+            None => r,
+        }
+    }
+
+    fn empty(batch: usize) -> BatchResult {
+        BatchResult {
+            shape: MhcShape::new(batch, 8, 16, 4, MhcDtype::Float32).unwrap(),
+            cpu_compute_ms: None,
+            cpu_offloaded_ms: None,
+            gpu_total_ms: None,
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn the_fastest_total_of_each_placement_is_kept() {
+        let rows = vec![
+            ((Impl::Torch, Stage::Linear), row("ok", Some(5.0))),
+            ((Impl::Torch, Stage::Sinkhorn), row("ok", Some(2.0))),
+            ((Impl::Torch, Stage::Apply), row("ok", Some(3.0))),
+            ((Impl::Torch, Stage::Total), row("ok", Some(12.0))),
+            ((Impl::Fused, Stage::Linear), row("ok", Some(1.0))),
+            ((Impl::Fused, Stage::Sinkhorn), row("ok", Some(0.1))),
+            ((Impl::Fused, Stage::Apply), row("ok", Some(0.9))),
+            ((Impl::Fused, Stage::Total), row("ok", Some(6.0))),
+        ];
+        let mut r = empty(4);
+        record(&mut r, Placement::Offload { gpu: 0 }, &rows);
+        assert_eq!(r.cpu_offloaded_ms, Some((6.0, Impl::Fused)));
+        assert_eq!(r.cpu_compute_ms, Some((2.0, Impl::Fused)));
+        let mut g = empty(4);
+        record(&mut g, Placement::Gpu { gpu: 0 }, &rows);
+        assert_eq!(g.gpu_total_ms, Some((6.0, Impl::Fused)));
+        assert_eq!(g.cpu_compute_ms, None);
+    }
+
+    #[test]
+    fn a_failed_total_is_remembered_as_the_reason() {
+        let rows = vec![((Impl::Torch, Stage::Total), row("oom", None))];
+        let mut r = empty(32);
+        record(&mut r, Placement::CpuOnly, &rows);
+        assert_eq!(r.cpu_compute_ms, None);
+        assert_eq!(r.failure.as_deref(), Some("oom: why"));
+    }
+
+    #[test]
+    fn the_seeds_loop_is_exactly_warmup_and_iters() {
+        let c = Timing::Fixed {
+            warmup: 3,
+            iters: 10,
+        }
+        .config();
+        assert_eq!(c.warmup.min_calls, 3);
+        assert_eq!(c.max_calls_per_sample, 1);
+    }
+}
