@@ -589,3 +589,63 @@ fn quant_shards_merge_into_the_whole_runs_rows() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--shard 3/3"), "{}", stderr(&out));
 }
+
+/// `replay bench mhc --sweep-bs` at a tiny size into `out`, plus `extra`.
+fn mhc(out: &Path, extra: &[&str]) {
+    let run = replay()
+        .args(["bench", "mhc", "--sweep-bs", "--seq", "16", "--dim", "64"])
+        .args(["--warmup", "1", "--iters", "2", "--gpu-profile"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h100_sxm_datasheet.json"))
+        .arg("--output-dir")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+}
+
+/// The cells that name an mhc row and its status (Device .. Case, Impl, Status).
+fn mhc_rows(dir: &Path) -> Vec<String> {
+    let mut reader = csv::Reader::from_path(dir.join("benchmark_results.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let keys = ["Device", "BatchSize", "SeqLen", "Dim", "Dtype", "Case", "Impl", "Status"]
+        .map(column);
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            keys.iter().map(|&i| &r[i]).collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn mhc_shards_merge_into_the_whole_runs_rows_and_offload_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    mhc(&whole, &[]);
+    let parts: Vec<PathBuf> = (1..=2)
+        .map(|i| {
+            let part = dir.path().join(format!("part{i}"));
+            mhc(&part, &["--shard", &format!("{i}/2")]);
+            part
+        })
+        .collect();
+    // A shard appends: rows of an earlier run in its folder are not its own.
+    mhc(&parts[1], &["--shard", "2/2"]);
+    let merged = dir.path().join("merged");
+    let out = merge(&parts, &merged);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = mhc_rows(&whole);
+    // Six batch sizes x (torch, fused) x six stages.
+    assert_eq!(expected.len(), 72, "{expected:?}");
+    assert_eq!(mhc_rows(&merged), expected);
+    assert!(!whole.join("shard.json").exists());
+    assert!(!parts[0].join("offload_answer.md").exists(), "a shard writes no answer");
+    let answer = std::fs::read_to_string(merged.join("offload_answer.md")).unwrap();
+    let whole_answer = std::fs::read_to_string(whole.join("offload_answer.md")).unwrap();
+    let batches = |text: &str| text.lines().filter(|l| l.starts_with("| ")).count();
+    assert_eq!(batches(&answer), batches(&whole_answer), "{answer}");
+    assert!(merged.join("offload_answer.svg").is_file());
+}

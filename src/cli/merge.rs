@@ -97,11 +97,25 @@ impl CommandMerger for QuantMerger {
     }
 }
 
+/// `replay bench mhc`: one `benchmark_results.csv` and, for a sweep, the offload answer.
+pub struct MhcMerger;
+
+impl CommandMerger for MhcMerger {
+    fn command(&self) -> &'static str {
+        crate::suites::mhc::run::COMMAND
+    }
+
+    fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
+        Ok(crate::suites::mhc::merge::merge(plan, out)?)
+    }
+}
+
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     let core = core_mergers();
     let mut mergers: Vec<&dyn CommandMerger> = core.iter().map(|m| m.as_ref()).collect();
     mergers.push(&ScanMerger);
     mergers.push(&QuantMerger);
+    mergers.push(&MhcMerger);
     if run_with(&args, &mergers)? {
         return Ok(());
     }

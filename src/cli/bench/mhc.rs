@@ -9,12 +9,16 @@ use clap::Args;
 use crate::device::DeviceSpec;
 use crate::pipeline::options::DEFAULT_DEVICE;
 use crate::suites::mhc::parallel::thread_count;
-use crate::suites::mhc::run::{run as run_mhc, RunOptions, Timing};
+use crate::suites::mhc::rows::RESULTS_CSV;
+use crate::suites::mhc::run::{
+    configurations, run as run_mhc, shard_settings, work_list, RunOptions, Timing, COMMAND,
+};
 use crate::suites::mhc::shape::{
     DEFAULT_BS, DEFAULT_DIM, DEFAULT_SEQ, DEFAULT_STREAMS, QUICK, SWEEP_BS,
 };
 use crate::suites::mhc::stages::{Impl, Placement};
 use crate::suites::mhc::{MhcDtype, MhcError, MhcShape};
+use replay_core::shard::Shard;
 
 #[derive(Debug, Args)]
 pub struct MhcArgs {
@@ -87,6 +91,9 @@ pub struct MhcArgs {
     /// `replay classify` and `replay predict` read (trace/mhc_trace.json under --output-dir)
     #[arg(long)]
     pub profiler: bool,
+
+    #[command(flatten)]
+    pub shard: replay_core::shard::ShardArgs,
 }
 
 fn parse_positive(text: &str) -> Result<usize, String> {
@@ -134,6 +141,8 @@ fn placement(spec: DeviceSpec) -> anyhow::Result<(Placement, Option<usize>)> {
 }
 
 pub fn run(a: MhcArgs) -> anyhow::Result<()> {
+    let shard_run = a.shard.resolve().map_err(crate::Error::from)?;
+    let shard = shard_run.as_ref().map_or(Shard::WHOLE, |s| s.shard);
     let (bs, seq, dim) = if a.quick {
         (QUICK.0, QUICK.1, QUICK.2)
     } else {
@@ -173,7 +182,17 @@ pub fn run(a: MhcArgs) -> anyhow::Result<()> {
         timing,
         output_dir: a.output_dir.clone(),
         gpu_profile: Some(a.gpu_profile.clone()),
+        shard,
     };
+    if let Some(shard_run) = &shard_run {
+        // A stale shard.json must not vouch for this run's rows if it dies.
+        shard_run.begin(&a.output_dir)?;
+        println!(
+            "shard {} of {} configurations",
+            shard_run.shard,
+            configurations(&options).len()
+        );
+    }
     if placement == Placement::CpuOnly {
         println!(
             "No CUDA GPU on this machine: stages 1-3 run on the CPU; 0 (D2H) and 4 (H2D) are not applicable and reported as such."
@@ -193,6 +212,27 @@ pub fn run(a: MhcArgs) -> anyhow::Result<()> {
         println!(
             "{} row(s) failed; see their Status and Note",
             outcome.failed_rows
+        );
+    }
+    if let Some(shard_run) = &shard_run {
+        // Written last: a shard that dies before here leaves no shard.json.
+        let manifest = shard_run.finish(replay_core::shard::args::Finished {
+            command: COMMAND,
+            device: placement.key(),
+            work_list: &work_list(&options),
+            settings: shard_settings(&options),
+            output_dir: &a.output_dir,
+            files: vec![RESULTS_CSV.to_string()],
+        })?;
+        println!(
+            "shard {} ({}): {} of {} configurations, {}",
+            manifest.shard,
+            manifest.shard_from,
+            manifest.covered.len(),
+            manifest.work_items,
+            a.output_dir
+                .join(replay_core::shard::MANIFEST_FILE)
+                .display()
         );
     }
     Ok(())

@@ -17,6 +17,7 @@ pub mod fused_apply;
 pub mod fused_linear;
 pub mod fused_sinkhorn;
 pub mod fused_stages;
+pub mod merge;
 pub mod offload;
 pub mod parallel;
 pub mod profile;

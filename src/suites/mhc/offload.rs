@@ -31,6 +31,19 @@ pub struct BatchResult {
     pub failure: Option<String>,
 }
 
+impl BatchResult {
+    /// No numbers yet for `shape`.
+    pub fn new(shape: MhcShape) -> BatchResult {
+        BatchResult {
+            shape,
+            cpu_compute_ms: None,
+            cpu_offloaded_ms: None,
+            gpu_total_ms: None,
+            failure: None,
+        }
+    }
+}
+
 /// A GPU described by a calibration profile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuProfile {

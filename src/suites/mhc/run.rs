@@ -11,12 +11,13 @@ use replay_core::export::rows::{CsvRows, Row};
 use replay_core::measure::{
     HardCap, MeasureConfig, MinSamples, MonotonicClock, StopCriteria, TimeBudget, Warmup,
 };
+use replay_core::shard::{Shard, WorkList};
 use replay_core::suite::{self, RowSink};
 
 use super::bench::{MhcSettings, MhcSuite};
 use super::offload::{answer, BatchResult, GpuProfile};
 use super::rows::{console_block, COLUMNS, RESULTS_CSV};
-use super::shape::{check_fits, host_memory_available, MhcShape};
+use super::shape::{check_fits, host_memory_available, MhcDtype, MhcShape};
 use super::stages::{Impl, Placement, Stage};
 use super::MhcError;
 
@@ -72,6 +73,128 @@ pub struct RunOptions {
     pub output_dir: PathBuf,
     /// The GPU profile of the answer on a machine without a GPU.
     pub gpu_profile: Option<PathBuf>,
+    /// The configurations this run takes (`--shard I/N`; whole by default). A shard writes
+    /// no offload answer: `replay merge` writes it from every shard's rows.
+    pub shard: Shard,
+}
+
+/// The command name a sharded run's shard.json carries, and `replay merge` dispatches on.
+pub const COMMAND: &str = "bench mhc";
+
+/// The run's configurations in the order it runs them: each batch size on the first
+/// placement, then (a sweep with both devices) each on the GPU. The unit `--shard` deals
+/// out: a configuration's stages share inputs of gigabytes, made once.
+pub fn configurations(options: &RunOptions) -> Vec<(Placement, usize)> {
+    let mut placements = vec![options.placement];
+    if let Some(gpu) = options.also_gpu {
+        placements.push(Placement::Gpu { gpu });
+    }
+    placements
+        .into_iter()
+        .flat_map(|p| (0..options.shapes.len()).map(move |shape| (p, shape)))
+        .collect()
+}
+
+/// The run's work list: one id per configuration.
+pub fn work_list(options: &RunOptions) -> WorkList {
+    WorkList::new(
+        COMMAND,
+        configurations(options)
+            .into_iter()
+            .map(|(p, shape)| format!("{} {}", p.key(), options.shapes[shape].describe()))
+            .collect(),
+    )
+}
+
+/// What every shard of one run must share, and what `replay merge` rebuilds the run's
+/// options from (the work list holds the configurations themselves).
+pub fn shard_settings(options: &RunOptions) -> serde_json::Value {
+    let first = options.shapes.first();
+    serde_json::json!({
+        "batches": options.shapes.iter().map(|s| s.batch).collect::<Vec<_>>(),
+        "seq": first.map(|s| s.seq),
+        "dim": first.map(|s| s.dim),
+        "n_streams": first.map(|s| s.streams),
+        "dtype": first.map(|s| s.dtype.name()),
+        "sweep": options.sweep,
+        "placement": options.placement.key(),
+        "also_gpu": options.also_gpu,
+        "impls": options.impls.iter().map(|i| i.name()).collect::<Vec<_>>(),
+        "threads": options.threads,
+        "timing": format!("{:?}", options.timing),
+        "gpu_profile": options.gpu_profile,
+    })
+}
+
+/// The options of the run whose [`shard_settings`] these are, writing to `output_dir`; an
+/// error says which setting is unreadable.
+pub fn options_from_settings(
+    settings: &serde_json::Value,
+    output_dir: &Path,
+) -> Result<RunOptions, MhcError> {
+    let bad = |what: &str| MhcError::InvalidInput(format!("shard.json settings: {what}"));
+    let number = |key: &str| {
+        settings[key]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| bad(&format!("`{key}` is not a count")))
+    };
+    let dtype: MhcDtype = settings["dtype"]
+        .as_str()
+        .ok_or_else(|| bad("`dtype` is missing"))?
+        .parse()
+        .map_err(|e: String| bad(&e))?;
+    let (seq, dim, streams) = (number("seq")?, number("dim")?, number("n_streams")?);
+    let shapes = settings["batches"]
+        .as_array()
+        .ok_or_else(|| bad("`batches` is not a list"))?
+        .iter()
+        .map(|b| {
+            let batch = b
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| bad("a batch size is not a count"))?;
+            MhcShape::new(batch, seq, dim, streams, dtype)
+        })
+        .collect::<Result<Vec<_>, MhcError>>()?;
+    let placement = settings["placement"]
+        .as_str()
+        .and_then(Placement::from_key)
+        .ok_or_else(|| bad("`placement` is not cpu, offload:cuda:N or cuda:N"))?;
+    let impls = settings["impls"]
+        .as_array()
+        .ok_or_else(|| bad("`impls` is not a list"))?
+        .iter()
+        .map(|i| {
+            i.as_str()
+                .ok_or_else(|| bad("an implementation is not a name"))?
+                .parse::<Impl>()
+                .map_err(|e| bad(&e))
+        })
+        .collect::<Result<Vec<_>, MhcError>>()?;
+    Ok(RunOptions {
+        shapes,
+        sweep: settings["sweep"].as_bool().unwrap_or(false),
+        placement,
+        also_gpu: settings["also_gpu"]
+            .as_u64()
+            .and_then(|g| usize::try_from(g).ok()),
+        impls,
+        threads: number("threads")?,
+        // Not used by a merge: nothing is timed again.
+        timing: Timing::Fixed {
+            warmup: 0,
+            iters: 1,
+        },
+        output_dir: output_dir.to_path_buf(),
+        gpu_profile: settings["gpu_profile"].as_str().map(PathBuf::from),
+        shard: Shard::WHOLE,
+    })
+}
+
+/// How many rows one configuration writes (six stages per implementation).
+pub fn rows_per_configuration(options: &RunOptions) -> usize {
+    options.impls.len() * Stage::ALL.len()
 }
 
 /// Rows to the CSV file and to the run's own list (for the console block and the answer).
@@ -118,24 +241,18 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
     let csv_path = options.output_dir.join(RESULTS_CSV);
     let mut csv =
         CsvRows::open(&csv_path, &COLUMNS).map_err(|e| MhcError::InvalidInput(e.to_string()))?;
-    let mut placements = vec![options.placement];
-    if let Some(gpu) = options.also_gpu {
-        placements.push(Placement::Gpu { gpu });
-    }
     let mut results: Vec<BatchResult> = options
         .shapes
         .iter()
-        .map(|&shape| BatchResult {
-            shape,
-            cpu_compute_ms: None,
-            cpu_offloaded_ms: None,
-            gpu_total_ms: None,
-            failure: None,
-        })
+        .map(|&shape| BatchResult::new(shape))
         .collect();
     let mut failed_rows = 0;
-    for &placement in &placements {
-        for (shape, result) in options.shapes.iter().zip(results.iter_mut()) {
+    for (position, (placement, index)) in configurations(options).into_iter().enumerate() {
+        if !options.shard.owns(position) {
+            continue;
+        }
+        let (shape, result) = (&options.shapes[index], &mut results[index]);
+        {
             say(&format!(
                 "Benchmarking on {} ({})...",
                 placement.device_name(),
@@ -210,41 +327,71 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
             );
         }
     }
-    let mut answer_files = None;
-    if options.sweep {
-        let profile = match &options.gpu_profile {
-            Some(path) if path.exists() => {
-                Some(GpuProfile::load(path, options.shapes[0].dtype.name()))
-            }
-            _ => None,
-        };
-        let profile_ref = match &profile {
-            Some(Ok(p)) => Ok(p),
-            Some(Err(e)) => Err(e.to_string()),
-            None => Err(match &options.gpu_profile {
-                Some(p) => format!(
-                    "{} does not exist (write one with `replay calibrate`)",
-                    p.display()
-                ),
-                None => "no --gpu-profile given".to_string(),
-            }),
-        };
-        let built = answer(
-            &results,
-            profile_ref.as_ref().map_err(|s| s.as_str()).copied(),
-        )?;
-        let md = options.output_dir.join("offload_answer.md");
-        let svg = options.output_dir.join("offload_answer.svg");
-        write(&md, &built.markdown)?;
-        write(&svg, &built.svg)?;
-        say(&built.markdown);
-        answer_files = Some((md, svg));
-    }
+    let answer_files = if options.sweep && options.shard == Shard::WHOLE {
+        Some(write_answer(options, &results, say)?)
+    } else {
+        None
+    };
     Ok(RunOutcome {
         csv: csv_path,
         answer: answer_files,
         failed_rows,
     })
+}
+
+/// The offload answer of a sweep (`offload_answer.md` and `.svg` in the output folder).
+pub fn write_answer(
+    options: &RunOptions,
+    results: &[BatchResult],
+    say: &mut dyn FnMut(&str),
+) -> Result<(PathBuf, PathBuf), MhcError> {
+    let profile = match &options.gpu_profile {
+        Some(path) if path.exists() => Some(GpuProfile::load(path, options.shapes[0].dtype.name())),
+        _ => None,
+    };
+    let profile_ref = match &profile {
+        Some(Ok(p)) => Ok(p),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err(match &options.gpu_profile {
+            Some(p) => format!(
+                "{} does not exist (write one with `replay calibrate`)",
+                p.display()
+            ),
+            None => "no --gpu-profile given".to_string(),
+        }),
+    };
+    let built = answer(
+        results,
+        profile_ref.as_ref().map_err(|s| s.as_str()).copied(),
+    )?;
+    let md = options.output_dir.join("offload_answer.md");
+    let svg = options.output_dir.join("offload_answer.svg");
+    write(&md, &built.markdown)?;
+    write(&svg, &built.svg)?;
+    say(&built.markdown);
+    Ok((md, svg))
+}
+
+/// Each batch size's numbers from the rows of every configuration (`groups`, in
+/// [`configurations`]' order, each in the suite's case order): what `replay merge` rebuilds
+/// the offload answer from.
+pub fn results_from_rows(options: &RunOptions, groups: &[Vec<Row>]) -> Vec<BatchResult> {
+    let mut results: Vec<BatchResult> = options
+        .shapes
+        .iter()
+        .map(|&shape| BatchResult::new(shape))
+        .collect();
+    let cases: Vec<(Impl, Stage)> = options
+        .impls
+        .iter()
+        .flat_map(|&imp| Stage::ALL.iter().map(move |&stage| (imp, stage)))
+        .collect();
+    for ((placement, index), rows) in configurations(options).into_iter().zip(groups) {
+        let pairs: Vec<((Impl, Stage), Row)> =
+            cases.iter().copied().zip(rows.iter().cloned()).collect();
+        record(&mut results[index], placement, &pairs);
+    }
+    results
 }
 
 fn status(row: &Row) -> &str {

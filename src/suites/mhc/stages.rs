@@ -116,6 +116,28 @@ impl Placement {
         }
     }
 
+    /// A name that says which placement this is (`cpu`, `offload:cuda:N`, `cuda:N`): what a
+    /// sharded run's work list and settings record, and [`Placement::from_key`] reads back.
+    pub fn key(self) -> String {
+        match self {
+            Placement::CpuOnly => "cpu".into(),
+            Placement::Offload { gpu } => format!("offload:cuda:{gpu}"),
+            Placement::Gpu { gpu } => format!("cuda:{gpu}"),
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Placement> {
+        if key == "cpu" {
+            return Some(Placement::CpuOnly);
+        }
+        if let Some(gpu) = key.strip_prefix("offload:cuda:") {
+            return gpu.parse().ok().map(|gpu| Placement::Offload { gpu });
+        }
+        key.strip_prefix("cuda:")
+            .and_then(|gpu| gpu.parse().ok())
+            .map(|gpu| Placement::Gpu { gpu })
+    }
+
     /// The seed's `Device` column.
     pub fn device_name(self) -> String {
         match self {
@@ -128,6 +150,19 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placement_keys_read_back() {
+        for p in [
+            Placement::CpuOnly,
+            Placement::Offload { gpu: 1 },
+            Placement::Gpu { gpu: 0 },
+        ] {
+            assert_eq!(Placement::from_key(&p.key()), Some(p));
+        }
+        assert_eq!(Placement::from_key("tpu"), None);
+        assert_eq!(Placement::from_key("cuda:x"), None);
+    }
 
     #[test]
     fn labels_are_the_seeds() {
