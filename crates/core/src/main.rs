@@ -5,6 +5,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc, not the system allocator: see the dependency's note in Cargo.toml.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     restore_default_sigpipe();
     let cli = replay_core::cli::Cli::parse();
