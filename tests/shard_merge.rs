@@ -609,8 +609,17 @@ fn mhc_rows(dir: &Path) -> Vec<String> {
     let mut reader = csv::Reader::from_path(dir.join("benchmark_results.csv")).unwrap();
     let header = reader.headers().unwrap().clone();
     let column = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let keys = ["Device", "BatchSize", "SeqLen", "Dim", "Dtype", "Case", "Impl", "Status"]
-        .map(column);
+    let keys = [
+        "Device",
+        "BatchSize",
+        "SeqLen",
+        "Dim",
+        "Dtype",
+        "Case",
+        "Impl",
+        "Status",
+    ]
+    .map(column);
     reader
         .records()
         .map(|r| {
@@ -642,7 +651,10 @@ fn mhc_shards_merge_into_the_whole_runs_rows_and_offload_answer() {
     assert_eq!(expected.len(), 72, "{expected:?}");
     assert_eq!(mhc_rows(&merged), expected);
     assert!(!whole.join("shard.json").exists());
-    assert!(!parts[0].join("offload_answer.md").exists(), "a shard writes no answer");
+    assert!(
+        !parts[0].join("offload_answer.md").exists(),
+        "a shard writes no answer"
+    );
     let answer = std::fs::read_to_string(merged.join("offload_answer.md")).unwrap();
     let whole_answer = std::fs::read_to_string(whole.join("offload_answer.md")).unwrap();
     let batches = |text: &str| text.lines().filter(|l| l.starts_with("| ")).count();
