@@ -192,14 +192,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
                 .unwrap_or_default()],
         })?;
         // Not on stdout with --json: that stays one JSON document.
-        eprintln!(
-            "shard {} ({}): {} of {} measurements, {}",
-            manifest.shard,
-            manifest.shard_from,
-            manifest.covered.len(),
-            manifest.work_items,
-            output_dir.join(replay_core::shard::MANIFEST_FILE).display()
-        );
+        eprintln!("{}", manifest.summary("measurements", &output_dir));
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ pub mod progress;
 mod scan;
 pub mod scripts;
 mod selftest;
+pub mod value_parsers;
 
 use clap::{Parser, Subcommand};
 

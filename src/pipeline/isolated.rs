@@ -82,15 +82,9 @@ fn finish_shard(
         })
         .map_err(crate::Error::from)?;
     Ok(format!(
-        "shard {} ({}): {} of {} replay units, {}\n",
-        manifest.shard,
-        manifest.shard_from,
-        manifest.covered.len(),
-        manifest.work_items,
-        files
-            .root()
-            .join(replay_core::shard::MANIFEST_FILE)
-            .display()
+        "{}
+",
+        manifest.summary("replay units", files.root())
     ))
 }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cli::value_parsers::{positive_count, positive_seconds};
 use clap::Args;
 
 use crate::device::DeviceSpec;
@@ -23,7 +24,7 @@ use replay_core::shard::Shard;
 #[derive(Debug, Args)]
 pub struct MhcArgs {
     /// Batch size B
-    #[arg(long, default_value_t = DEFAULT_BS, value_parser = parse_positive)]
+    #[arg(long, default_value_t = DEFAULT_BS, value_parser = positive_count)]
     pub bs: usize,
 
     /// Run batch sizes 1, 2, 4, 8, 16, 32 (overrides --bs) and answer at which one
@@ -32,15 +33,15 @@ pub struct MhcArgs {
     pub sweep_bs: bool,
 
     /// Sequence length T
-    #[arg(long, default_value_t = DEFAULT_SEQ, value_parser = parse_positive)]
+    #[arg(long, default_value_t = DEFAULT_SEQ, value_parser = positive_count)]
     pub seq: usize,
 
     /// Model dimension D
-    #[arg(long, default_value_t = DEFAULT_DIM, value_parser = parse_positive)]
+    #[arg(long, default_value_t = DEFAULT_DIM, value_parser = positive_count)]
     pub dim: usize,
 
     /// Hyper-connection streams n (H_res is n×n)
-    #[arg(long, default_value_t = DEFAULT_STREAMS, value_parser = parse_positive)]
+    #[arg(long, default_value_t = DEFAULT_STREAMS, value_parser = positive_count)]
     pub n_streams: usize,
 
     /// Data type: bfloat16, float32 or float16
@@ -57,12 +58,12 @@ pub struct MhcArgs {
     pub warmup: u64,
 
     /// Timed calls per stage (the median is reported, with min and max)
-    #[arg(long, default_value_t = 10, value_parser = parse_positive)]
+    #[arg(long, default_value_t = 10, value_parser = positive_count)]
     pub iters: usize,
 
     /// Instead of exactly --iters samples: replay's stopping rule (at least --iters, then
     /// until the median is within 0.5 % or this many seconds per stage are spent)
-    #[arg(long, value_name = "S", value_parser = parse_seconds)]
+    #[arg(long, value_name = "S", value_parser = positive_seconds)]
     pub until_stable: Option<f64>,
 
     /// Implementations, comma-separated: torch (the seed's libtorch ops), fused (replay's
@@ -71,7 +72,7 @@ pub struct MhcArgs {
     pub impls: Vec<Impl>,
 
     /// Worker threads of the fused CPU kernels (default: every CPU this process may use)
-    #[arg(long, value_parser = parse_positive)]
+    #[arg(long, value_parser = positive_count)]
     pub threads: Option<usize>,
 
     /// A size that runs in seconds: B=2, T=256, D=1024 (overrides --bs, --seq, --dim)
@@ -94,20 +95,6 @@ pub struct MhcArgs {
 
     #[command(flatten)]
     pub shard: replay_core::shard::ShardArgs,
-}
-
-fn parse_positive(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("'{text}' is not a whole number of at least 1")),
-    }
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x < 1e6 => Ok(x),
-        _ => Err(format!("'{text}' is not a positive number of seconds")),
-    }
 }
 
 fn parse_dtype(text: &str) -> Result<MhcDtype, String> {
@@ -224,16 +211,7 @@ pub fn run(a: MhcArgs) -> anyhow::Result<()> {
             output_dir: &a.output_dir,
             files: vec![RESULTS_CSV.to_string()],
         })?;
-        println!(
-            "shard {} ({}): {} of {} configurations, {}",
-            manifest.shard,
-            manifest.shard_from,
-            manifest.covered.len(),
-            manifest.work_items,
-            a.output_dir
-                .join(replay_core::shard::MANIFEST_FILE)
-                .display()
-        );
+        println!("{}", manifest.summary("configurations", &a.output_dir));
     }
     Ok(())
 }

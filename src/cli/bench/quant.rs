@@ -216,14 +216,7 @@ pub fn run(args: QuantArgs) -> anyhow::Result<()> {
             output_dir: &output_dir,
             files: vec![file],
         })?;
-        println!(
-            "shard {} ({}): {} of {} cases, {}",
-            manifest.shard,
-            manifest.shard_from,
-            manifest.covered.len(),
-            manifest.work_items,
-            output_dir.join(replay_core::shard::MANIFEST_FILE).display()
-        );
+        println!("{}", manifest.summary("cases", &output_dir));
     }
     Ok(())
 }

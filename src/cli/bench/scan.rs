@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::cli::value_parsers::{positive_count, positive_seconds};
 use anyhow::Context as _;
 use clap::Args;
 use replay_core::shard::Shard;
@@ -46,24 +47,24 @@ pub struct ScanRunArgs {
     pub device: DeviceSpec,
 
     /// Sequence lengths T, comma-separated
-    #[arg(long = "T", value_name = "LIST", value_delimiter = ',', default_value = "128,256,512,1024", value_parser = parse_positive)]
+    #[arg(long = "T", value_name = "LIST", value_delimiter = ',', default_value = "128,256,512,1024", value_parser = positive_count)]
     pub t: Vec<usize>,
 
     /// Maximum segment durations K (durations 1..K−1), comma-separated
-    #[arg(long = "K", value_name = "LIST", value_delimiter = ',', default_value = "4,8,12,16,20,24", value_parser = parse_positive)]
+    #[arg(long = "K", value_name = "LIST", value_delimiter = ',', default_value = "4,8,12,16,20,24", value_parser = positive_count)]
     pub k: Vec<usize>,
 
     /// Label counts C, comma-separated
-    #[arg(long = "C", value_name = "LIST", value_delimiter = ',', default_value = "3,6,9,12", value_parser = parse_positive)]
+    #[arg(long = "C", value_name = "LIST", value_delimiter = ',', default_value = "3,6,9,12", value_parser = positive_count)]
     pub c: Vec<usize>,
 
     /// Batch size B (sequences per scan)
-    #[arg(long = "B", value_name = "N", default_value_t = 4, value_parser = parse_positive)]
+    #[arg(long = "B", value_name = "N", default_value_t = 4, value_parser = positive_count)]
     pub b: usize,
 
     /// Timed samples per case, at least (after at least one warm-up call); more are taken
     /// while the median is noisy and --max-time-per-case is not spent
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = parse_positive)]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = positive_count)]
     pub repeats: usize,
 
     /// Phases, comma-separated: forward (the value only), backward (the backward alone,
@@ -91,12 +92,12 @@ pub struct ScanRunArgs {
 
     /// Worker threads of the cpu backend, and libtorch's intra-op threads for torch
     /// (default: every core for cpu, libtorch's own choice for torch)
-    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    #[arg(long, value_name = "N", value_parser = positive_count)]
     pub threads: Option<usize>,
 
     /// Time budget per case in seconds, warm-up included: sampling stops once --repeats
     /// samples are taken and either the median is within 0.5 % or this is spent
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_MAX_TIME_PER_CASE_S, value_parser = parse_seconds)]
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_MAX_TIME_PER_CASE_S, value_parser = positive_seconds)]
     pub max_time_per_case: f64,
 
     /// Check a case against the float64 reference only when its edge tensor (B·(T−1)·K·C²
@@ -116,24 +117,10 @@ pub struct ScanRunArgs {
 /// --repeats samples; the default grid then takes about 5 minutes on a 2-core machine.
 pub const DEFAULT_MAX_TIME_PER_CASE_S: f64 = 0.25;
 
-fn parse_positive(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("'{text}' is not a whole number of at least 1")),
-    }
-}
-
 fn parse_non_negative(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(format!("'{text}' is not a number of at least 0")),
-    }
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x < 1e6 => Ok(x),
-        _ => Err(format!("'{text}' is not a positive number of seconds")),
     }
 }
 
@@ -274,16 +261,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             .map(String::from)
             .to_vec(),
         })?;
-        println!(
-            "shard {} ({}): {} of {} cases, {}",
-            manifest.shard,
-            manifest.shard_from,
-            manifest.covered.len(),
-            manifest.work_items,
-            a.output_dir
-                .join(replay_core::shard::MANIFEST_FILE)
-                .display()
-        );
+        println!("{}", manifest.summary("cases", &a.output_dir));
     }
     Ok(())
 }

@@ -4,13 +4,10 @@
 //! through `say`, never `println!`, so the command line decides where text goes.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use replay_core::export::rows::{CsvRows, Row};
-use replay_core::measure::{
-    HardCap, MeasureConfig, MinSamples, MonotonicClock, StopCriteria, TimeBudget, Warmup,
-};
+use replay_core::measure::{MeasureConfig, MonotonicClock, Warmup};
 use replay_core::shard::{Shard, WorkList};
 use replay_core::suite::{self, RowSink};
 
@@ -35,24 +32,19 @@ impl Timing {
     pub fn config(self) -> MeasureConfig {
         match self {
             Timing::Fixed { warmup, iters } => MeasureConfig::fixed_runs(warmup, iters),
-            Timing::UntilStable { iters, budget } => MeasureConfig {
-                warmup: Warmup {
-                    min_calls: 1,
-                    min_time: Duration::ZERO,
-                    max_time: budget / 4,
-                },
-                max_calls_per_sample: 1,
-                stopping: Arc::new(StopCriteria {
-                    min_samples: MinSamples(iters.max(1)),
-                    budget: TimeBudget(budget),
-                    cap: HardCap {
-                        max_time: Duration::MAX,
-                        ..HardCap::default()
+            // One call per sample (a stage takes milliseconds to seconds) and no minimum
+            // warm-up time beyond the first call.
+            Timing::UntilStable { iters, budget } => {
+                let stable = MeasureConfig::until_stable(iters, budget);
+                MeasureConfig {
+                    warmup: Warmup {
+                        min_time: Duration::ZERO,
+                        ..stable.warmup
                     },
-                    ..StopCriteria::default()
-                }),
-                ..MeasureConfig::default()
-            },
+                    max_calls_per_sample: 1,
+                    ..stable
+                }
+            }
         }
     }
 }

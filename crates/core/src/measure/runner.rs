@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::stats::{self, Stats, Summary};
-use super::stopping::{Decision, MinSamples, RunState, StopCriteria, StopReason, StoppingRule};
+use super::stopping::{
+    Decision, HardCap, MinSamples, RunState, StopCriteria, StopReason, StoppingRule, TimeBudget,
+};
 use super::{Clock, MeasureError, Target};
 
 /// How long to warm up before sampling. Warm-up runs batches (growing them to calibrate the
@@ -93,6 +95,29 @@ impl MeasureConfig {
             min_sample_time: Duration::ZERO,
             max_calls_per_sample: 1,
             stopping: Arc::new(MinSamples(runs)),
+        }
+    }
+
+    /// Sampled until the median is stable or `budget` is spent, with at least `min_samples`
+    /// samples (the suites' grids: a budget per case, no hard cap on time beyond it); warm-up
+    /// of at least one call and 10 ms, at most a quarter of the budget.
+    pub fn until_stable(min_samples: usize, budget: Duration) -> Self {
+        MeasureConfig {
+            warmup: Warmup {
+                min_calls: 1,
+                min_time: Duration::from_millis(10),
+                max_time: budget / 4,
+            },
+            stopping: Arc::new(StopCriteria {
+                min_samples: MinSamples(min_samples.max(1)),
+                budget: TimeBudget(budget),
+                cap: HardCap {
+                    max_time: Duration::MAX,
+                    ..HardCap::default()
+                },
+                ..StopCriteria::default()
+            }),
+            ..MeasureConfig::default()
         }
     }
 

@@ -75,6 +75,19 @@ impl ShardManifest {
         Ok(Some(manifest))
     }
 
+    /// The line a finished shard prints: `shard 2/3 (--shard 2/3): 5 of 15 cases, DIR/shard.json`,
+    /// `items` naming what the command's work list holds.
+    pub fn summary(&self, items: &str, dir: &Path) -> String {
+        format!(
+            "shard {} ({}): {} of {} {items}, {}",
+            self.shard,
+            self.shard_from,
+            self.covered.len(),
+            self.work_items,
+            dir.join(MANIFEST_FILE).display()
+        )
+    }
+
     /// Writes `dir/shard.json` whole or not at all.
     pub fn write(&self, dir: &Path) -> crate::Result<()> {
         crate::export::write_atomic(

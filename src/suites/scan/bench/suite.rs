@@ -4,13 +4,10 @@
 //! inputs, which live only as long as the case).
 
 use std::cell::RefCell;
-use std::sync::Arc;
 use std::time::Duration;
 
 use replay_core::export::rows::Row;
-use replay_core::measure::{
-    HardCap, MeasureConfig, Measurement, MinSamples, StopCriteria, Target, TimeBudget, Warmup,
-};
+use replay_core::measure::{MeasureConfig, Measurement, Target};
 use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 
 use super::check::{check_output, CheckOutcome};
@@ -208,21 +205,5 @@ pub fn case_error(e: ScanError) -> CaseError {
 /// time cap below `repeats` samples: a slow case takes its `repeats` samples whatever they
 /// cost, as the seed's do.
 pub fn measure_config(repeats: usize, budget: Duration) -> MeasureConfig {
-    MeasureConfig {
-        warmup: Warmup {
-            min_calls: 1,
-            min_time: Duration::from_millis(10),
-            max_time: budget / 4,
-        },
-        stopping: Arc::new(StopCriteria {
-            min_samples: MinSamples(repeats.max(1)),
-            budget: TimeBudget(budget),
-            cap: HardCap {
-                max_time: Duration::MAX,
-                ..HardCap::default()
-            },
-            ..StopCriteria::default()
-        }),
-        ..MeasureConfig::default()
-    }
+    MeasureConfig::until_stable(repeats, budget)
 }
