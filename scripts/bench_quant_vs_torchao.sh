@@ -19,22 +19,12 @@ OUT=${OUT:-results/bench_quant_torchao.json}
 PYTHON=${PYTHON:-python3}
 REPLAY=${REPLAY_BIN:-$ROOT/target/release/replay}
 
-case "$TORCHAO_VENV" in
-  "$ROOT"|"$ROOT"/*)
-    echo "bench_quant_vs_torchao: TORCHAO_VENV must be outside the project ($TORCHAO_VENV)" >&2
-    exit 2 ;;
-esac
+source scripts/throwaway_venv.sh
 if [ ! -x "$REPLAY" ]; then
   echo "bench_quant_vs_torchao: $REPLAY is missing: run make build first" >&2
   exit 2
 fi
-if [ ! -x "$TORCHAO_VENV/bin/python" ]; then
-  echo "== creating $TORCHAO_VENV"
-  "$PYTHON" -m venv "$TORCHAO_VENV" || { echo "bench_quant_vs_torchao: cannot create a venv at $TORCHAO_VENV" >&2; exit 3; }
-fi
-project_site=$("$ROOT/.venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')
-venv_site=$("$TORCHAO_VENV/bin/python" -c 'import site; print(site.getsitepackages()[0])')
-echo "$project_site" >"$venv_site/replay_project_torch.pth"
+throwaway_venv bench_quant_vs_torchao TORCHAO_VENV "$TORCHAO_VENV"
 if ! "$TORCHAO_VENV/bin/python" -c "import torchao, sys; sys.exit(torchao.__version__ != '$TORCHAO_VERSION')" 2>/dev/null; then
   echo "== pip install torchao==$TORCHAO_VERSION into $TORCHAO_VENV"
   if ! "$TORCHAO_VENV/bin/pip" install --quiet "torchao==$TORCHAO_VERSION"; then

@@ -28,24 +28,13 @@ PYTHON=${PYTHON:-python3}
 REPLAY=${REPLAY_BIN:-$ROOT/target/release/replay}
 export REPLAY_REQUIRE_NVCC=${REPLAY_REQUIRE_NVCC:-1}
 
-case "$ANCHOR_VENV" in
-  "$ROOT"|"$ROOT"/*)
-    echo "bench_scan_vs_anchors: ANCHOR_VENV must be outside the project ($ANCHOR_VENV)" >&2
-    exit 2 ;;
-esac
+source scripts/throwaway_venv.sh
 if [ ! -x "$REPLAY" ]; then
   echo "bench_scan_vs_anchors: $REPLAY is missing: run make build first" >&2
   exit 2
 fi
+throwaway_venv bench_scan_vs_anchors ANCHOR_VENV "$ANCHOR_VENV"
 
-if [ ! -x "$ANCHOR_VENV/bin/python" ]; then
-  echo "== creating $ANCHOR_VENV"
-  "$PYTHON" -m venv "$ANCHOR_VENV" || { echo "bench_scan_vs_anchors: cannot create a venv at $ANCHOR_VENV" >&2; exit 3; }
-fi
-# The project's torch (and numpy) through a .pth: the anchors import the same torch build.
-project_site=$("$ROOT/.venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')
-anchor_site=$("$ANCHOR_VENV/bin/python" -c 'import site; print(site.getsitepackages()[0])')
-echo "$project_site" >"$anchor_site/replay_project_torch.pth"
 if ! "$ANCHOR_VENV/bin/python" -c 'import torch_struct, flash_semicrf' 2>/dev/null; then
   echo "== pip install torch-struct==0.5 flash-semicrf==0.2.0 into $ANCHOR_VENV"
   if ! "$ANCHOR_VENV/bin/pip" install --quiet torch-struct==0.5 flash-semicrf==0.2.0; then
