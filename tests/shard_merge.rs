@@ -76,6 +76,41 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Runs shards `1/count` .. `count/count` with `run(out, ["--shard", "i/count"])`, each into
+/// `dir/{prefix}{i}`, and returns their folders.
+fn run_shards(
+    dir: &Path,
+    prefix: &str,
+    count: usize,
+    run: impl Fn(&Path, &[&str]),
+) -> Vec<PathBuf> {
+    (1..=count)
+        .map(|i| {
+            let part = dir.join(format!("{prefix}{i}"));
+            run(&part, &["--shard", &format!("{i}/{count}")]);
+            part
+        })
+        .collect()
+}
+
+/// The `keys` cells of each row of the CSV at `path`, joined by spaces: what names a row and
+/// its status (times differ from run to run).
+fn csv_cells(path: &Path, keys: &[&str]) -> Vec<String> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let columns: Vec<usize> = keys
+        .iter()
+        .map(|k| header.iter().position(|h| h == *k).unwrap())
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            columns.iter().map(|&i| &r[i]).collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
 #[test]
 fn isolated_shards_merge_into_the_whole_runs_work_list_and_bad_sets_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -85,13 +120,7 @@ fn isolated_shards_merge_into_the_whole_runs_work_list_and_bad_sets_are_refused(
         !whole.join("shard.json").exists(),
         "no --shard, no manifest"
     );
-    let parts: Vec<PathBuf> = (1..=3)
-        .map(|i| {
-            let part = dir.path().join(format!("shard-{i}"));
-            isolated(&part, &["--shard", &format!("{i}/3")]);
-            part
-        })
-        .collect();
+    let parts = run_shards(dir.path(), "shard-", 3, isolated);
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(parts[1].join("shard.json")).unwrap()).unwrap();
     assert_eq!(manifest["command"], "isolated");
@@ -281,13 +310,7 @@ fn scan_shards_merge_into_the_whole_runs_rows_files_and_analysis() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole");
     scan(&whole, &[]);
-    let parts: Vec<PathBuf> = (1..=2)
-        .map(|i| {
-            let part = dir.path().join(format!("part{i}"));
-            scan(&part, &["--shard", &format!("{i}/2")]);
-            part
-        })
-        .collect();
+    let parts = run_shards(dir.path(), "part", 2, scan);
     let merged = dir.path().join("merged");
     let out = merge(&parts, &merged);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -539,17 +562,10 @@ fn quant_rows(dir: &Path) -> Vec<String> {
             name.starts_with("results_") && name.ends_with(".csv")
         })
         .unwrap_or_else(|| panic!("no results_*.csv in {}", dir.display()));
-    let mut reader = csv::Reader::from_path(&csv).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let keys = ["quantization", "m", "k", "n", "model_type", "status"].map(column);
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            keys.iter().map(|&i| &r[i]).collect::<Vec<_>>().join(" ")
-        })
-        .collect()
+    csv_cells(
+        &csv,
+        &["quantization", "m", "k", "n", "model_type", "status"],
+    )
 }
 
 #[test]
@@ -557,14 +573,10 @@ fn quant_shards_merge_into_the_whole_runs_rows() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole");
     quant(dir.path(), &whole, &[]);
-    let parts: Vec<PathBuf> = (1..=3)
-        .map(|i| {
-            let part = dir.path().join(format!("part{i}"));
-            quant(dir.path(), &part, &["--shard", &format!("{i}/3")]);
-            assert!(part.join("shard.json").is_file());
-            part
-        })
-        .collect();
+    let parts = run_shards(dir.path(), "part", 3, |out, shard| {
+        quant(dir.path(), out, shard)
+    });
+    assert!(parts.iter().all(|p| p.join("shard.json").is_file()));
     let merged = dir.path().join("merged");
     let out = merge(&parts, &merged);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -606,27 +618,19 @@ fn mhc(out: &Path, extra: &[&str]) {
 
 /// The cells that name an mhc row and its status (Device .. Case, Impl, Status).
 fn mhc_rows(dir: &Path) -> Vec<String> {
-    let mut reader = csv::Reader::from_path(dir.join("benchmark_results.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let keys = [
-        "Device",
-        "BatchSize",
-        "SeqLen",
-        "Dim",
-        "Dtype",
-        "Case",
-        "Impl",
-        "Status",
-    ]
-    .map(column);
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            keys.iter().map(|&i| &r[i]).collect::<Vec<_>>().join(" ")
-        })
-        .collect()
+    csv_cells(
+        &dir.join("benchmark_results.csv"),
+        &[
+            "Device",
+            "BatchSize",
+            "SeqLen",
+            "Dim",
+            "Dtype",
+            "Case",
+            "Impl",
+            "Status",
+        ],
+    )
 }
 
 #[test]
@@ -634,13 +638,7 @@ fn mhc_shards_merge_into_the_whole_runs_rows_and_offload_answer() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole");
     mhc(&whole, &[]);
-    let parts: Vec<PathBuf> = (1..=2)
-        .map(|i| {
-            let part = dir.path().join(format!("part{i}"));
-            mhc(&part, &["--shard", &format!("{i}/2")]);
-            part
-        })
-        .collect();
+    let parts = run_shards(dir.path(), "part", 2, mhc);
     // A shard appends: rows of an earlier run in its folder are not its own.
     mhc(&parts[1], &["--shard", "2/2"]);
     let merged = dir.path().join("merged");
