@@ -545,6 +545,15 @@ fn not_applicable(placement: Placement, stage: Stage) -> CaseError {
     )
 }
 
+/// The cases of one configuration in the order they run and their rows are written: every
+/// stage of the first implementation, then of the next (what `replay merge` reads rows back by).
+pub fn case_order(impls: &[Impl]) -> Vec<MhcCase> {
+    impls
+        .iter()
+        .flat_map(|&imp| Stage::ALL.iter().map(move |&stage| MhcCase { imp, stage }))
+        .collect()
+}
+
 impl Suite for MhcSuite {
     type Case = MhcCase;
     type Device = ();
@@ -554,11 +563,7 @@ impl Suite for MhcSuite {
     }
 
     fn cases(&self) -> Vec<MhcCase> {
-        self.settings
-            .impls
-            .iter()
-            .flat_map(|&imp| Stage::ALL.iter().map(move |&stage| MhcCase { imp, stage }))
-            .collect()
+        case_order(&self.settings.impls)
     }
 
     fn skip(&self, case: &MhcCase, _done: &[(MhcCase, CaseStatus)]) -> Option<String> {

@@ -11,7 +11,7 @@ use replay_core::measure::{MeasureConfig, MonotonicClock, Warmup};
 use replay_core::shard::{Shard, WorkList};
 use replay_core::suite::{self, RowSink};
 
-use super::bench::{MhcSettings, MhcSuite};
+use super::bench::{case_order, MhcSettings, MhcSuite};
 use super::offload::{answer, BatchResult, GpuProfile};
 use super::rows::{console_block, COLUMNS, RESULTS_CSV};
 use super::shape::{check_fits, host_memory_available, MhcDtype, MhcShape};
@@ -186,7 +186,7 @@ pub fn options_from_settings(
 
 /// How many rows one configuration writes (six stages per implementation).
 pub fn rows_per_configuration(options: &RunOptions) -> usize {
-    options.impls.len() * Stage::ALL.len()
+    case_order(&options.impls).len()
 }
 
 /// Rows to the CSV file and to the run's own list (for the console block and the answer).
@@ -244,80 +244,78 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
             continue;
         }
         let (shape, result) = (&options.shapes[index], &mut results[index]);
-        {
+        say(&format!(
+            "Benchmarking on {} ({})...",
+            placement.device_name(),
+            shape.describe()
+        ));
+        if let Placement::Offload { gpu } = placement {
             say(&format!(
-                "Benchmarking on {} ({})...",
-                placement.device_name(),
-                shape.describe()
+                "Offload simulation enabled: inputs on cuda:{gpu}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
+                shape.batch, shape.seq, shape.streams, shape.dim,
+                shape.stream_bytes() as f64 / (1u64 << 20) as f64
             ));
-            if let Placement::Offload { gpu } = placement {
-                say(&format!(
-                    "Offload simulation enabled: inputs on cuda:{gpu}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
-                    shape.batch, shape.seq, shape.streams, shape.dim,
-                    shape.stream_bytes() as f64 / (1u64 << 20) as f64
-                ));
-            }
-            let suite = MhcSuite::new(MhcSettings {
-                shape: *shape,
-                placement,
-                impls: options.impls.clone(),
-                threads: options.threads,
-            });
-            let mut tee = Tee {
-                csv: &mut csv,
-                rows: Vec::new(),
-            };
-            let cases = replay_core::suite::Suite::cases(&suite);
-            suite::run(
-                &suite,
-                &(),
-                &options.timing.config(),
-                &MonotonicClock::new(),
-                &mut tee,
-                |p| {
-                    say(&format!(
-                        "  [{}/{}] {} {}: {} ({:.1} s)",
-                        p.index + 1,
-                        p.total,
-                        p.case.imp.name(),
-                        p.case.stage.label(),
-                        match placement.not_applicable(p.case.stage) {
-                            Some(_) => "not applicable",
-                            None => p.status.as_str(),
-                        },
-                        p.elapsed.as_secs_f64()
-                    ));
-                },
-            )
-            .map_err(|e| MhcError::Io {
-                context: format!("cannot write {}", csv_path.display()),
-                source: std::io::Error::other(e.to_string()),
-            })?;
-            drop(suite);
-            let rows = tee.rows;
-            for imp in &options.impls {
-                let mine: Vec<(Stage, Row)> = cases
-                    .iter()
-                    .zip(&rows)
-                    .filter(|(c, _)| c.imp == *imp)
-                    .map(|(c, r)| (c.stage, r.clone()))
-                    .collect();
-                say(&console_block(*imp, &mine));
-            }
-            failed_rows += rows
-                .iter()
-                .filter(|r| !matches!(status(r), "ok" | "not_applicable" | "not_implemented"))
-                .count();
-            record(
-                result,
-                placement,
-                &cases
-                    .iter()
-                    .map(|c| (c.imp, c.stage))
-                    .zip(rows)
-                    .collect::<Vec<_>>(),
-            );
         }
+        let suite = MhcSuite::new(MhcSettings {
+            shape: *shape,
+            placement,
+            impls: options.impls.clone(),
+            threads: options.threads,
+        });
+        let mut tee = Tee {
+            csv: &mut csv,
+            rows: Vec::new(),
+        };
+        let cases = replay_core::suite::Suite::cases(&suite);
+        suite::run(
+            &suite,
+            &(),
+            &options.timing.config(),
+            &MonotonicClock::new(),
+            &mut tee,
+            |p| {
+                say(&format!(
+                    "  [{}/{}] {} {}: {} ({:.1} s)",
+                    p.index + 1,
+                    p.total,
+                    p.case.imp.name(),
+                    p.case.stage.label(),
+                    match placement.not_applicable(p.case.stage) {
+                        Some(_) => "not applicable",
+                        None => p.status.as_str(),
+                    },
+                    p.elapsed.as_secs_f64()
+                ));
+            },
+        )
+        .map_err(|e| MhcError::Io {
+            context: format!("cannot write {}", csv_path.display()),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        drop(suite);
+        let rows = tee.rows;
+        for imp in &options.impls {
+            let mine: Vec<(Stage, Row)> = cases
+                .iter()
+                .zip(&rows)
+                .filter(|(c, _)| c.imp == *imp)
+                .map(|(c, r)| (c.stage, r.clone()))
+                .collect();
+            say(&console_block(*imp, &mine));
+        }
+        failed_rows += rows
+            .iter()
+            .filter(|r| !matches!(status(r), "ok" | "not_applicable" | "not_implemented"))
+            .count();
+        record(
+            result,
+            placement,
+            &cases
+                .iter()
+                .map(|c| (c.imp, c.stage))
+                .zip(rows)
+                .collect::<Vec<_>>(),
+        );
     }
     let answer_files = if options.sweep && options.shard == Shard::WHOLE {
         Some(write_answer(options, &results, say)?)
@@ -373,10 +371,9 @@ pub fn results_from_rows(options: &RunOptions, groups: &[Vec<Row>]) -> Vec<Batch
         .iter()
         .map(|&shape| BatchResult::new(shape))
         .collect();
-    let cases: Vec<(Impl, Stage)> = options
-        .impls
-        .iter()
-        .flat_map(|&imp| Stage::ALL.iter().map(move |&stage| (imp, stage)))
+    let cases: Vec<(Impl, Stage)> = case_order(&options.impls)
+        .into_iter()
+        .map(|c| (c.imp, c.stage))
         .collect();
     for ((placement, index), rows) in configurations(options).into_iter().zip(groups) {
         let pairs: Vec<((Impl, Stage), Row)> =
