@@ -7,6 +7,8 @@
 #   torch_version            that torch version, checked by scripts/gpu_check.sh before anything runs
 #   traces/                  the H100 traces of ../shared/traces/kineto and their TraceLens reports
 #   scripts/                 the Python helpers, as built (the check reads them from here)
+#   models/bloom-tiny.pt     the selftest's model (small: carried; bloom-560m is 2.2 GB and is
+#                            exported there, in the background while the selftest runs)
 #   manifest.json            commit, build time, sizes
 # Usage: scripts/gpu_bundle.sh [BUNDLE_DIR]   (the binary must be built: `make gpu-bundle` does it)
 set -euo pipefail
@@ -34,6 +36,14 @@ for name in h100_bert_small_infer h100_vit_infer; do
   cp -r "$TRACES/$name.reference" "$BUNDLE.tmp/traces/"
 done
 cp scripts/*.py scripts/*.sh "$BUNDLE.tmp/scripts/"
+# Exported once and kept where scripts/gpu_check.py keeps its models.
+MODELS=${REPLAY_GPU_CHECK_MODELS:-target/gpu-check-models}
+if [ ! -s "$MODELS/bloom-tiny.pt" ]; then
+  mkdir -p "$MODELS"
+  "$BIN" export --model bloom-tiny --out "$MODELS/bloom-tiny.pt" >/dev/null
+fi
+mkdir -p "$BUNDLE.tmp/models"
+cp "$MODELS/bloom-tiny.pt" "$BUNDLE.tmp/models/"
 chmod -R u+w "$BUNDLE.tmp"
 
 .venv/bin/python - "$BUNDLE.tmp" <<'PY'

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# The prepared check of a lent GPU machine (and, with --device cpu, of this one):
+# The prepared check of a lent GPU machine (and, with --device cpu, of this one): every stage
+# in one command that ends before its deadline (`--help` lists the stages and their slices).
 #
-#   scripts/gpu_check.sh [--stage selftest|truth|compare|cpu|all] [--device cuda|cpu]
-#                        [--quick] [--out DIR] [--cpu-threads N]
+#   scripts/gpu_check.sh --all [--deadline 420] [--device cuda|cpu] [--quick] [--out DIR]
+#   scripts/gpu_check.sh --stage NAME [...]
 #
 # Run from the repository root with target/gpu-bundle/ present (`make gpu-bundle` here; carry
 # it to the GPU machine). This wrapper finds a Python whose torch is the one the bundled binary
 # was built against (refusing clearly otherwise), puts that torch's libraries on the library
-# path, and hands over to scripts/gpu_check.py, which runs the stages and merges their figures
+# path, and hands over to scripts/gpu_check.py, which runs the stages and writes their figures
 # into DIR/summary.json. `--help` lists the stages.
 set -euo pipefail
+# The deadline counts from here: the checks below (importing torch) are part of the command.
+export REPLAY_GPU_CHECK_T0=${REPLAY_GPU_CHECK_T0:-$(date +%s.%N)}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUNDLE=${REPLAY_GPU_BUNDLE:-$ROOT/target/gpu-bundle}
 

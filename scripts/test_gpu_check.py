@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,6 +46,7 @@ def bundle_holds_what_the_gpu_machine_needs_and_fits_its_budget():
     size = dir_size(BUNDLE)
     assert 0 < size < BUNDLE_LIMIT, f"{size} bytes (budget {BUNDLE_LIMIT})"
     for name in ("bin/replay", "bin/replay-torch", "torch_version", "manifest.json", "scripts/gpu_check.py",
+                 "scripts/gpu_check_stages.py", "scripts/gpu_check_runner.py", "models/bloom-tiny.pt",
                  "scripts/export_model.py", "scripts/bench_isolated.py", "scripts/bench_accuracy.py",
                  "traces/h100_bert_small_infer.json.gz", "traces/h100_vit_infer.json.gz",
                  "traces/h100_bert_small_infer.reference/GEMM.csv",
@@ -65,10 +67,17 @@ QUICK_OUT = os.path.join(TMP, "quick")
 QUICK = {}
 
 
+QUICK_DEADLINE = 300
+
+
 def quick_summary():
-    """The whole check on the CPU with --quick, run once for the tests that read it."""
+    """The whole check on the CPU with --quick (about 90 s of work on 2 quiet cores; the
+    deadline leaves room for a loaded machine and costs nothing unused), run once for the
+    tests that read it."""
     if not QUICK:
-        p = check("--device", "cpu", "--quick", "--out", QUICK_OUT)
+        started = time.monotonic()
+        p = check("--all", "--device", "cpu", "--quick", "--deadline", str(QUICK_DEADLINE), "--out", QUICK_OUT)
+        QUICK["wall_s"] = time.monotonic() - started
         QUICK["process"] = p
         with open(os.path.join(QUICK_OUT, "summary.json")) as f:
             QUICK["summary"] = json.load(f)
@@ -83,6 +92,7 @@ def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
                                 "cpu"}, s["stages"].keys()
     for name, stage in s["stages"].items():
         assert stage["failed_commands"] == 0, (name, stage)
+        assert stage["status"] == "ok", (name, stage)
         assert "skipped" not in stage, (name, stage)
         if name in ("mhc", "quant"):
             assert "archive" not in stage, stage  # their figures are all in summary.json
@@ -94,6 +104,71 @@ def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
                                     "compare.tar.gz", "scan.tar.gz", "calibrate.tar.gz", "cpu.tar.gz"]), files
     assert s["cuda_available"] is False and "libcuda" in s["cuda_unavailable_reason"]
     assert s["machine"]["bundle"]["torch_version"] == s["machine"]["torch"]
+
+
+@test
+def quick_all_run_keeps_its_deadline_and_plans_every_slice():
+    p, s = quick_summary()
+    # The whole command, the wrapper's torch check included, inside its deadline.
+    assert QUICK["wall_s"] < QUICK_DEADLINE, QUICK["wall_s"]
+    assert s["deadline_s"] == QUICK_DEADLINE and s["wall_s"] < QUICK_DEADLINE, s["wall_s"]
+    assert list(s["statuses"]) == ["selftest", "truth", "compare", "scan", "quant", "mhc", "calibrate", "cpu"]
+    assert set(s["statuses"].values()) == {"ok"}, s["statuses"]
+    # Each stage got a slice, and none ran past it by more than the watchdog's reaction time.
+    for name, stage in s["stages"].items():
+        assert 0 < s["slices_s"][name] <= QUICK_DEADLINE - 10, s["slices_s"]
+        assert stage["wall_s"] <= s["slices_s"][name] + 3, (name, stage["wall_s"], s["slices_s"][name])
+    assert s["machine"]["kind"] == "cpu" and s["results_name"].endswith("-cpu-summary.json"), s["machine"]
+
+
+def timed_check(*args, env=None):
+    started = time.monotonic()
+    p = check(*args, env=env)
+    return p, time.monotonic() - started
+
+
+@test
+def sixty_seconds_are_kept_with_a_slice_too_small_a_hung_call_and_a_hung_check():
+    out = os.path.join(TMP, "sixty")
+    # truth gets 3 s (two isolated runs of ~80 signatures do not fit); scan starts with a call
+    # that never returns (the test hook), as a hung CUDA call would; the last stage hangs in the
+    # check itself, where only the run's watchdog can end it.
+    p, wall = timed_check("--all", "--device", "cpu", "--quick", "--deadline", "60", "--slice", "truth=3",
+                          "--slice", "scan=5", "--out", out,
+                          env={"REPLAY_GPU_CHECK_HANG": "scan", "REPLAY_GPU_CHECK_HANG_PYTHON": "cpu"})
+    assert wall < 60, wall
+    assert p.returncode == 1, (p.returncode, p.stderr[-2000:])
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)  # valid JSON, last written by the watchdog
+    assert s["ended_by_watchdog"] is True and s["wall_s"] < 60, s.get("wall_s")
+    stages = s["stages"]
+    truth, scan = stages["truth"], stages["scan"]
+    assert truth["status"] == "cut" and "slice" in truth["cut"], truth
+    assert truth["wall_s"] <= 3 + 2, truth["wall_s"]
+    # What it finished before the cut is kept.
+    assert truth["traces"]["h100_bert_small_infer"]["signatures_in_file"] > 0, truth
+    assert scan["status"] == "cut" and "sleep 3600" in scan["cut"], scan
+    assert scan["wall_s"] <= 5 + 2, scan["wall_s"]
+    assert "watchdog: killed" in open(os.path.join(out, "gpu_check.log")).read()
+    assert stages["cpu"]["status"] == "cut" and "watchdog" in stages["cpu"]["cut"], stages["cpu"]
+    # Every stage between them ran in what was left: ok, or cut at its slice's end.
+    assert list(stages) == ["selftest", "truth", "compare", "scan", "quant", "mhc", "calibrate", "cpu"]
+    for name in ("selftest", "compare", "quant", "mhc", "calibrate"):
+        assert stages[name]["status"] in ("ok", "cut"), (name, stages[name])
+        assert stages[name]["wall_s"] <= s["slices_s"][name] + 3, (name, stages[name]["wall_s"])
+    assert len(os.listdir(out)) <= 8, os.listdir(out)
+    # No command of the run outlives it.
+    left = subprocess.run(["pgrep", "-f", "sleep 3600"], capture_output=True, text=True).stdout.split()
+    assert not left, left
+
+
+@test
+def bad_slices_and_deadlines_are_refused():
+    for args, words in ((["--slice", "nope=3"], "unknown stage"), (["--slice", "truth=x"], "not a number"),
+                        (["--slice", "truth=0"], "more than 0"), (["--deadline", "5"], "at least"),
+                        (["--stage", "truth,bogus"], "unknown stage")):
+        p = check("--device", "cpu", "--out", os.path.join(TMP, "bad"), *args)
+        assert p.returncode == 2 and words in p.stderr, (args, p.returncode, p.stderr)
 
 
 @test
@@ -142,12 +217,14 @@ def scan_stage_times_cpu_and_torch_with_every_case_checked():
     scan = s["stages"]["scan"]
     assert scan["backends"] == "cpu,torch", scan
     assert scan["command"]["rc"] == 0, scan["command"]
+    assert scan["grid"] == {"T": "32,64", "K": "4", "C": "3,6", "semirings": "Log,Max"}, scan["grid"]
     for backend in ("cpu", "torch"):
-        for phase in ("forward", "both"):
-            entry = scan["cases"][f"{backend}/Log/{phase}"]
-            # 2 T x 2 K x 2 C, every one checked against the float64 reference and timed.
-            assert entry["status"] == {"ok": 8}, (backend, phase, entry)
-            assert entry["median_time_ms"] > 0, entry
+        for semiring in ("Log", "Max"):
+            for phase in ("forward", "both"):
+                entry = scan["cases"][f"{backend}/{semiring}/{phase}"]
+                # 2 T x 1 K x 2 C, every one checked against the float64 reference and timed.
+                assert entry["status"] == {"ok": 4}, (backend, phase, entry)
+                assert entry["median_time_ms"] > 0, entry
 
 
 @test
@@ -275,7 +352,7 @@ def help_lists_the_stages_without_a_bundle():
     p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
     assert p.returncode == 0
     for stage in ("selftest", "truth", "compare", "scan", "mhc", "calibrate", "quant", "cpu",
-                  "--quick"):
+                  "--quick", "--all", "--deadline", "--slice", "cut", "watchdog"):
         assert stage in p.stdout, stage
 
 

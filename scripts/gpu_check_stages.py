@@ -1,0 +1,537 @@
+"""The stages of the prepared GPU check (scripts/gpu_check.py runs them in order).
+
+Each stage is `stage_NAME(ctx, entry)`: it fills `entry` as it goes, so that a stage stopped at
+the end of its slice (StageCut) keeps what it finished, and sizes its work to `ctx.slice_s`,
+the seconds it was given. Every command goes through `ctx.run`, which never outlasts the slice.
+"""
+import csv
+import os
+import shutil
+import statistics
+import tempfile
+import time
+
+from gpu_check_runner import StageCut, load_json, ok, record, write_json_atomic
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIGNATURE_FILES = ("h100_bert_small_infer", "h100_vit_infer")
+
+
+def bundle_dir():
+    return os.environ.get("REPLAY_GPU_BUNDLE") or os.path.join(ROOT, "target/gpu-bundle")
+
+
+def model_file(name, dtype):
+    return f"{name}{'' if dtype == 'float32' else '-' + dtype}.pt"
+
+
+def find_model(models_dir, name, dtype="float32"):
+    """An exported model already at hand: carried in the bundle, kept in --models-dir, or the
+    one `make run` exports into models/."""
+    for folder in (os.path.join(bundle_dir(), "models"), models_dir, os.path.join(ROOT, "models")):
+        path = os.path.join(folder, model_file(name, dtype))
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def test_hook_hang(stage):
+    """REPLAY_GPU_CHECK_HANG=STAGE[,STAGE]: the stage starts with a call that never returns,
+    as a hung CUDA call would (a test hook: the watchdog must kill it at the slice's end)."""
+    return stage in os.environ.get("REPLAY_GPU_CHECK_HANG", "").split(",")
+
+
+# ----------------------------------------------------------------------------------------------
+# selftest
+# ----------------------------------------------------------------------------------------------
+
+def checks_summary(result, save_to):
+    """The pass/fail list of a `replay selftest --json` run."""
+    import json
+    try:
+        parsed = json.loads(result["stdout"])
+    except ValueError:
+        parsed = None
+    if parsed is not None:
+        write_json_atomic(save_to, parsed)
+    checks = (parsed or {}).get("checks", [])
+    out = {
+        "command": record(result),
+        "passed": sum(1 for c in checks if c.get("passed")),
+        "failed": sum(1 for c in checks if not c.get("passed")),
+        "checks": [{k: c.get(k) for k in ("stage", "tier", "name", "passed", "detail")} for c in checks],
+    }
+    if not checks:
+        out["failed"] = 1  # no checks ran: the command itself failed
+    return out
+
+
+def stage_selftest(ctx, entry):
+    """replay devices; replay selftest (every tier, the scan, mHC and bandwidth kernels against
+    their references); replay selftest --model bloom-tiny (carried in the bundle)."""
+    entry["device"] = ctx.device
+    r = ctx.run([ctx.replay, "devices"], 60)
+    entry["devices"] = record(r)
+    with open(os.path.join(ctx.work, "devices.txt"), "w") as f:
+        f.write(r["stdout"])
+    r = ctx.run([ctx.replay, "selftest", "--device", ctx.device, "--json"], 300)
+    entry["tiers"] = checks_summary(r, os.path.join(ctx.work, "selftest.json"))
+    ctx.checkpoint()
+    model = ctx.model("bloom-tiny", "float32", entry)
+    if model is not None:
+        r = ctx.run([ctx.replay, "selftest", "--device", ctx.device, "--model", model, "--json"], 300)
+        entry["model"] = checks_summary(r, os.path.join(ctx.work, "selftest_model.json"))
+    entry["passed"] = all(s.get("failed", 1) == 0 for s in (entry["tiers"], entry.get("model", {})))
+
+
+# ----------------------------------------------------------------------------------------------
+# truth
+# ----------------------------------------------------------------------------------------------
+
+def signature_errors(isolated):
+    """Per signature: the isolated prediction against the trace's own mean per invocation."""
+    rows = []
+    for r in isolated.get("results", []):
+        predicted, trace_mean = r.get("predicted_us"), r.get("trace_mean_us")
+        if r.get("status") not in ("ok", "included") or predicted is None or not trace_mean:
+            continue
+        rows.append({
+            "id": r["id"], "name": r["name"], "tier": r.get("tier"), "count": r.get("count"),
+            "trace_mean_us": trace_mean, "isolated_us": predicted,
+            "error_percent": 100.0 * (predicted - trace_mean) / trace_mean,
+            "trace_total_us": r.get("trace_total_us"),
+        })
+    return rows
+
+
+def error_distribution(rows):
+    if not rows:
+        return {"signatures": 0}
+    errors = [abs(r["error_percent"]) for r in rows]
+    total = sum(r["trace_total_us"] or 0 for r in rows)
+    weighted = (sum(abs(r["error_percent"]) * (r["trace_total_us"] or 0) for r in rows) / total
+                if total else None)
+    worst = sorted(rows, key=lambda r: -abs(r["error_percent"]))[:5]
+    return {
+        "signatures": len(rows),
+        "median_abs_error_percent": statistics.median(errors),
+        "median_error_percent": statistics.median(r["error_percent"] for r in rows),
+        "share_within_10_percent": sum(e <= 10 for e in errors) / len(errors),
+        "time_weighted_abs_error_percent": weighted,
+        "worst": [{k: w[k] for k in ("name", "id", "tier", "error_percent", "trace_mean_us", "isolated_us")}
+                  for w in worst],
+    }
+
+
+def trace_path(name):
+    for folder in (os.path.join(bundle_dir(), "traces"), os.path.join(ROOT, "../shared/traces/kineto")):
+        path = os.path.join(folder, name + ".json.gz")
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def per_kernel_budget(seconds, signatures, floor=0.005, ceiling=0.5):
+    """--max-time-per-kernel that fits `signatures` replays into `seconds` (warm-ups, rounds
+    and the process's start take the rest: a third is kept for them)."""
+    return round(max(floor, min(ceiling, seconds * 0.66 / max(1, signatures))), 4)
+
+
+H200_NOTE = ("ran on an H200, the traces were recorded on an H100: same SM count and clocks, "
+             "1.4x the memory bandwidth, so memory-bound kernels (copies, element-wise, "
+             "reductions: tiers 1 and 3) should replay faster than the trace says and "
+             "compute-bound GEMMs (tier 2) about the same; the errors below are H200 against "
+             "H100, not replay's error on one GPU")
+
+
+def stage_truth(ctx, entry):
+    """replay isolated of both H100 signature files on the device; per signature its isolated
+    median against the trace's own mean per invocation, per tier, and each trace's step
+    predicted from the isolated durations (replay predict --isolated)."""
+    entry["device"] = ctx.device
+    entry["recorded_on"] = "NVIDIA H100 (both traces)"
+    entry["ran_on"] = ctx.gpu_name if ctx.device.startswith("cuda") else "cpu"
+    if ctx.device.startswith("cuda") and "H200" in (ctx.gpu_name or ""):
+        entry["h200"] = H200_NOTE
+    entry["traces"] = {}
+    for i, name in enumerate(SIGNATURE_FILES):
+        sigs = os.path.join(ROOT, "signatures", name + ".json")
+        n = len((load_json(sigs) or {}).get("signatures", [])) or 50
+        # Both files share what is left of the slice; a predict call (~1 s) follows each.
+        share = (ctx.stage_left() - 3.0 * (len(SIGNATURE_FILES) - i)) / (len(SIGNATURE_FILES) - i)
+        budget = ["--max-time-per-kernel", str(per_kernel_budget(share, n))]
+        if ctx.quick or share < 5.0 * n * 0.05:
+            budget += ["--rounds", "1"]
+        out = os.path.join(ctx.work, name)
+        t = entry["traces"].setdefault(name, {"signatures_in_file": n})
+        r = ctx.run([ctx.replay, "isolated", "--kernels", sigs, "--device", ctx.device, "--quiet",
+                     "--output-dir", out, *budget], 480)
+        t["isolated"] = record(r)
+        isolated = load_json(os.path.join(out, "isolated.json"))
+        if isolated is None:
+            continue
+        rows = signature_errors(isolated)
+        t["signature_error"] = error_distribution(rows)
+        t["by_tier"] = {str(k): error_distribution([r for r in rows if r["tier"] == k])
+                        for k in sorted({r["tier"] for r in rows}, key=str)}
+        t["not_replayed"] = [{"name": r["name"], "status": r["status"], "reason": r.get("reason")}
+                             for r in isolated["results"] if r["status"] not in ("ok", "included")]
+        ctx.checkpoint()
+        trace = trace_path(name)
+        if trace is None:
+            t["timeline"] = {"skipped": f"{name}.json.gz is neither in the bundle nor in ../shared"}
+            continue
+        p = ctx.run([ctx.replay, "predict", "--trace", trace, "--isolated",
+                     os.path.join(out, "isolated.json"), "--json"], 120)
+        try:
+            import json
+            pred = json.loads(p["stdout"])
+            t["timeline"] = {
+                "predicted_us": pred["predicted_us"], "measured_us": pred["measured_us"],
+                "error_percent": pred["error_percent"],
+                "self_check_error_percent": pred["self_check"]["error_percent"],
+                "kernel_sum_us": pred["self_check"]["kernel_sum_us"],
+            }
+            write_json_atomic(os.path.join(out, "predict.json"), pred)
+        except (ValueError, KeyError):
+            t["timeline"] = {"command": record(p)}
+
+
+# ----------------------------------------------------------------------------------------------
+# compare
+# ----------------------------------------------------------------------------------------------
+
+def compare_summary(report):
+    p = report.get("predictions", {})
+    out = {
+        "measured_us": report.get("full_model_inference_us"),
+        "sum_error_percent": (p.get("sum") or {}).get("error_percent"),
+        "timeline_error_percent": (p.get("timeline") or {}).get("error_percent"),
+        "best": p.get("best"),
+        "coverage": (report.get("coverage") or {}).get("replayed_share_of_trace_time"),
+    }
+    energy = report.get("energy")
+    if energy:
+        out["energy"] = {k: energy.get(k) for k in ("predicted_joules", "measured_joules", "error_percent", "method")}
+    return out
+
+
+def compare_cases(quick):
+    """(model, dtype, seq-len, signatures expected): the first always runs, the second only
+    when the first leaves time for it."""
+    if quick:
+        return [("bloom-tiny", "float32", 5, 20)]
+    return [("bloom-560m", "float32", 5, 40), ("bloom-560m", "bfloat16", 128, 40)]
+
+
+def stage_compare(ctx, entry):
+    """replay compare of bloom-560m at seq-len 5 in float32 (--energy nvml on a GPU), then at
+    seq-len 128 in bfloat16 if the slice has room for it (quick: bloom-tiny)."""
+    entry["device"] = ctx.device
+    entry["runs"] = {}
+    energy = ["--energy", "nvml"] if ctx.device.startswith("cuda") else []
+    if not energy:
+        entry["energy"] = "skipped: NVML measures a GPU; the CPU run has no energy probe here"
+    threads = ["--threads", str(ctx.cpu_threads)] if ctx.device == "cpu" else []
+    first_s = None
+    for i, (model_name, dtype, seq_len, signatures) in enumerate(compare_cases(ctx.quick)):
+        key = f"{model_name}-{dtype}-seq{seq_len}"
+        if first_s is not None and ctx.stage_left() < 1.5 * first_s:
+            entry["runs"][key] = {"skipped": f"{ctx.stage_left():.0f} s left in the slice; "
+                                             f"the first case took {first_s:.0f} s"}
+            continue
+        started = time.monotonic()
+        model = ctx.model(model_name, dtype, entry["runs"].setdefault(key, {}))
+        if model is None:
+            continue
+        left = ctx.stage_left()
+        # Isolated replay gets half of what is left, the capture and the full-model runs the rest.
+        timing = ["--max-time-per-kernel", str(per_kernel_budget(left * 0.5, signatures, ceiling=0.25))]
+        if ctx.quick:
+            timing += ["--warmup", "3", "--runs", "10", "--rounds", "1"]
+        elif ctx.device == "cpu":
+            timing += ["--warmup", "5", "--runs", "30", "--rounds", "3"]
+        else:
+            timing += ["--warmup", "10", "--runs", "100"]
+        out = os.path.join(ctx.work, key)
+        r = ctx.run([ctx.replay, "compare", "--model", model, "--device", ctx.device,
+                     "--seq-len", seq_len, "--quiet", "--output-dir", out, *timing, *energy, *threads], 540)
+        report = load_json(os.path.join(out, "comparison_report.json"))
+        run_entry = entry["runs"][key]
+        run_entry.update(compare_summary(report) if report else {})
+        run_entry["command"] = record(r)
+        ctx.checkpoint()
+        if i == 0:
+            first_s = time.monotonic() - started
+
+
+# ----------------------------------------------------------------------------------------------
+# scan
+# ----------------------------------------------------------------------------------------------
+
+def scan_summary(csv_path):
+    """Per backend and phase: cases by status, and the median time of the ok ones (ms)."""
+    out = {}
+    if not os.path.exists(csv_path):
+        return out
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            key = f"{row['backend']}/{row['semiring']}/{row['phase']}"
+            item = out.setdefault(key, {"status": {}, "times_ms": []})
+            item["status"][row["status"]] = item["status"].get(row["status"], 0) + 1
+            if row["status"] == "ok" and row["time_ms_median"]:
+                item["times_ms"].append(float(row["time_ms_median"]))
+    for item in out.values():
+        times = sorted(item.pop("times_ms"))
+        item["median_time_ms"] = times[len(times) // 2] if times else None
+    return out
+
+
+# The scan grids, smallest first: (T, K, C). The stage takes the largest whose cases fit its
+# slice; each case is checked against the float64 reference before it is timed. --quick takes
+# QUICK_SCAN_GRID.
+QUICK_SCAN_GRID = ("32,64", "4", "3,6")
+SCAN_GRIDS = [
+    ("64,128", "4,8", "3,6"),
+    ("128,256", "4,8,12", "3,6"),
+    ("128,256,512", "4,8,12,16", "3,6,9"),
+    ("128,256,512,1024", "4,8,12,16,20,24", "3,6,9,12"),
+]
+
+
+def scan_grid(seconds, semirings, case_s, on_gpu):
+    """The largest grid of SCAN_GRIDS whose cases (2 backends x 2 phases x semirings) fit in
+    `seconds` at `case_s` each; the CPU's torch baseline is slow on large cases (tens of ms a
+    call at T=128), so on the CPU only the two smallest are candidates."""
+    chosen = QUICK_SCAN_GRID
+    for grid in SCAN_GRIDS if on_gpu else SCAN_GRIDS[:2]:
+        configs = 1
+        for values in grid:
+            configs *= len(values.split(","))
+        if configs * 2 * 2 * semirings * case_s <= seconds:
+            chosen = grid
+    return chosen
+
+
+def stage_scan(ctx, entry):
+    """replay bench scan: replay's CUDA kernel against the libtorch baseline (cuda,torch) on a
+    GPU, the Rust kernel against libtorch (cpu,torch) on the CPU, forward and both, on the
+    largest grid that fits the slice, every case checked against float64 first."""
+    on_gpu = ctx.device.startswith("cuda")
+    backends = "cuda,torch" if on_gpu else "cpu,torch"
+    semirings = "Log,Max" if ctx.quick else "Log,Max,Entropy"
+    per_case = 0.05 if ctx.quick else 0.1
+    if ctx.quick:
+        t, k, c = QUICK_SCAN_GRID
+    else:
+        # A case: its warm-up, the check (forward and backward against float64) and the
+        # samples; the CPU's torch cases take their 5 samples whatever the budget.
+        case_s = per_case + (0.1 if on_gpu else 0.4)
+        t, k, c = scan_grid(ctx.stage_left() * 0.7, len(semirings.split(",")), case_s, on_gpu)
+    entry.update({"backends": backends, "grid": {"T": t, "K": k, "C": c, "semirings": semirings}})
+    out = os.path.join(ctx.work, "scan")
+    try:
+        r = ctx.run([ctx.replay, "bench", "scan", "--device", ctx.device, "--backends", backends,
+                     "--T", t, "--K", k, "--C", c, "--phases", "forward,both", "--semirings", semirings,
+                     "--check-limit", str(1 << 40), "--max-time-per-case", str(per_case),
+                     "--repeats", "3" if ctx.quick else "5",
+                     "--output-dir", out, "--quiet"], 570)
+        entry["command"] = record(r)
+    finally:
+        # The rows written before a cut are what the stage finished.
+        entry["cases"] = scan_summary(os.path.join(out, "benchmark_full.csv"))
+
+
+# ----------------------------------------------------------------------------------------------
+# quant
+# ----------------------------------------------------------------------------------------------
+
+QUANT_RECIPES = ["baseline", "int8wo", "int8dq", "int4wo-128", "int4wo-128-hqq", "float8wo",
+                 "float8dq-tensor", "float8dq-row"]
+
+
+def quant_config(device, quick, out, llama):
+    """The quant stage's YAML: every recipe replay implements (and one it does not, whose row
+    must say not_implemented) on a decode-sized and a prefill-sized bfloat16 Linear; the
+    seed's LLaMa-2 70B shapes on a GPU when the slice has room."""
+    shapes = [[32, 1024, 1024], [256, 1024, 1024]] if quick else [[32, 4096, 4096], [4096, 4096, 4096]]
+    generators = [{"name": "custom", "shapes": shapes}]
+    if llama:
+        generators.append({"name": "llama"})
+    return {
+        "benchmark_mode": "inference",
+        "quantization_config_recipe_names": QUANT_RECIPES,
+        "output_dir": out,
+        "model_params": [{
+            "matrix_shapes": generators,
+            "high_precision_dtype": "torch.bfloat16",
+            "compile": "false",
+            "device": device,
+            "model_type": "linear",
+            "enable_profiler": False,
+            "enable_memory_profiler": True,
+        }],
+    }
+
+
+def quant_summary(csv_path):
+    """Each row of a `replay bench quant` CSV: status, times, speedup, SQNR, message."""
+    rows = []
+    if not os.path.exists(csv_path):
+        return rows
+    with open(csv_path, newline="") as f:
+        for r in csv.DictReader(f):
+            rows.append({k: r.get(k) for k in (
+                "quantization", "m", "k", "n", "status", "baseline_inference_time_in_ms",
+                "quantized_inference_time_in_ms", "speedup", "sqnr_db", "memory_stats", "error_msg")})
+    return rows
+
+
+def stage_quant(ctx, entry):
+    """replay bench quant on the device: every recipe as libtorch ops (on a GPU the CUDA
+    kernels: _weight_int4pack_mm, _int_mm, _scaled_mm with row scales), each checked against
+    its dequantize-then-matmul reference before it is timed; a row with status error fails the
+    stage. Its rows go into summary.json (no archive)."""
+    out = os.path.join(ctx.work, "quant")
+    config = os.path.join(ctx.work, "quant.yml")
+    on_gpu = ctx.device.startswith("cuda")
+    llama = on_gpu and not ctx.quick and ctx.slice_s >= 60
+    # JSON is YAML: no YAML writer needed on the GPU machine.
+    write_json_atomic(config, quant_config(ctx.device, ctx.quick, out, llama))
+    runs = "5" if ctx.quick else ("100" if on_gpu else "10")
+    entry["llama_shapes"] = llama
+    try:
+        r = ctx.run([ctx.replay, "bench", "quant", "--config", config, "--quiet", "--runs", runs], 570)
+        entry["command"] = record(r)
+    finally:
+        found = sorted(f for f in os.listdir(out) if f.startswith("results_")) if os.path.isdir(out) else []
+        rows = quant_summary(os.path.join(out, found[-1])) if found else []
+        entry["rows"] = rows
+        entry["statuses"] = {s: sum(1 for x in rows if x["status"] == s) for s in {x["status"] for x in rows}}
+    wrong = [f"{x['quantization']} ({x['m']}, {x['k']}, {x['n']}): {x['error_msg']}"
+             for x in rows if x["status"] == "error"]
+    if wrong:
+        entry["error"] = f"{len(wrong)} row(s) with status error: " + "; ".join(wrong)[:2000]
+    elif not rows:
+        entry["error"] = "replay bench quant wrote no rows"
+
+
+# ----------------------------------------------------------------------------------------------
+# mhc
+# ----------------------------------------------------------------------------------------------
+
+def mhc_rows(csv_path):
+    """benchmark_results.csv of replay bench mhc as a list of dicts (empty when missing)."""
+    if not os.path.exists(csv_path):
+        return []
+    with open(csv_path, newline="") as f:
+        return [{k: row.get(k) for k in ("Device", "BatchSize", "Dtype", "Impl", "Case", "Status", "Time(ms)",
+                                         "BW(GB/s)", "Time_min(ms)", "Time_max(ms)", "Note")}
+                for row in csv.DictReader(f)]
+
+
+MHC_BATCH_SIZES = (1, 16)
+
+
+def stage_mhc(ctx, entry):
+    """replay bench mhc: on a GPU --device cuda (torch and the fused CUDA Sinkhorn) and the
+    offload simulation (--device cpu with the GPU present: pinned copies timed by CUDA events,
+    stages 1-3 on the host) at two batch sizes, T=1024; on the CPU the --quick size. Every
+    fused stage is checked against torch's before it is timed (a wrong result is an error row)."""
+    on_gpu = ctx.device.startswith("cuda")
+    size = ["--quick"] if ctx.quick or not on_gpu else ["--seq", "1024"]
+    timing = ["--warmup", "1", "--iters", "3"]
+    out = os.path.join(ctx.work, "mhc")
+    entry["commands"] = []
+    if on_gpu:
+        plan = [(device, bs) for bs in MHC_BATCH_SIZES for device in (ctx.device, "cpu")]
+    else:
+        plan = [("cpu", None)]
+    try:
+        for device, bs in plan:
+            batch = ["--bs", str(bs)] if bs else []
+            r = ctx.run([ctx.replay, "bench", "mhc", "--device", device, *size, *batch, *timing,
+                         "--output-dir", out], 300)
+            entry["commands"].append(record(r))
+            entry["rows"] = mhc_rows(os.path.join(out, "benchmark_results.csv"))
+            ctx.checkpoint()
+    finally:
+        entry["rows"] = mhc_rows(os.path.join(out, "benchmark_results.csv"))
+
+
+# ----------------------------------------------------------------------------------------------
+# calibrate
+# ----------------------------------------------------------------------------------------------
+
+def stage_calibrate(ctx, entry):
+    """replay calibrate --quick on the device: its peaks and how they were found, matmul GFLOPS,
+    memory bandwidth through libtorch and replay's own copy and triad kernels; bf16 and every
+    fusion pattern too when the slice has room (not with --quick)."""
+    out = os.path.join(ctx.work, "calibrate", "profile.json")
+    cmd = [ctx.replay, "calibrate", "--device", ctx.device, "--quick", "--output", out, "--quiet"]
+    if not ctx.quick and ctx.device.startswith("cuda") and ctx.slice_s >= 60:
+        cmd += ["--dtypes", "float32,bfloat16", "--fusion-patterns", "all"]
+    try:
+        r = ctx.run(cmd, 570)
+        entry["command"] = record(r)
+    finally:
+        profile = load_json(out) or {}
+        ops = profile.get("operation_profiles", {})
+        entry.update({
+            "peak_gflops": profile.get("theoretical_peak_gflops"),
+            "peak_gflops_by_dtype": profile.get("theoretical_peak_gflops_by_dtype"),
+            "peak_bandwidth_gbps": profile.get("theoretical_bandwidth_gbps"),
+            "peak_sources": [profile.get("theoretical_peak_source"), profile.get("theoretical_bandwidth_source")],
+            "gflops": {k: v.get("measured_gflops") for k, v in ops.items() if v.get("operation_type") == "matmul"},
+            "bandwidth_gbps": {k: v.get("achieved_bandwidth_gbps") for k, v in ops.items() if v.get("memory_bound")},
+            "fusion": {name: [(f.get("input_shape"), f.get("speedup_factor"), f.get("verdict")) for f in sizes]
+                       for name, sizes in profile.get("fusion_profiles", {}).items()},
+            "failures": profile.get("failures", {}),
+        })
+
+
+# ----------------------------------------------------------------------------------------------
+# cpu
+# ----------------------------------------------------------------------------------------------
+
+def stage_cpu(ctx, entry):
+    """On the CPU at --cpu-threads: scripts/bench_isolated.py (run-to-run noise of isolated) and
+    scripts/bench_accuracy.py (bloom-tiny; bloom-560m too when the slice has room), each sized
+    to what is left."""
+    import sys
+    py = sys.executable
+    threads = str(ctx.cpu_threads)
+    entry.update({"threads": ctx.cpu_threads, "cores": os.cpu_count()})
+    noise = os.path.join(ctx.work, "bench_isolated.json")
+    # Three isolated runs of ~80 signatures in half the slice.
+    budget = per_kernel_budget(ctx.stage_left() * 0.45 / 3, 80, floor=0.01)
+    args = ["--budget", str(budget)] + (["--rounds", "1"] if ctx.quick or budget < 0.1 else [])
+    r = ctx.run([py, os.path.join(ROOT, "scripts/bench_isolated.py"), "--replay", ctx.replay,
+                 "--threads", threads, "--out", noise, *args], 420)
+    entry["isolated_noise"] = {"command": record(r), "result": load_json(noise)}
+    ctx.checkpoint()
+    accuracy = os.path.join(ctx.work, "bench_accuracy.json")
+    big = (not ctx.quick and find_model(ctx.models_dir, "bloom-560m") is not None
+           and ctx.stage_left() > 150)
+    names = ["bloom-560m", "bloom-tiny"] if big else ["bloom-tiny"]
+    # bench_accuracy reads its models from one folder: links to wherever each one is.
+    links = tempfile.mkdtemp(prefix="gpu-check-models-")
+    for name in names:
+        path = ctx.model(name, "float32", entry)
+        if path is not None:
+            os.symlink(os.path.abspath(path), os.path.join(links, model_file(name, "float32")))
+    repeats = "1" if ctx.quick else "3"
+    extra = (["--runs", "50", "--max-time-per-kernel", "0.1"] if big
+             else ["--runs", "10", "--max-time-per-kernel", "0.02"])
+    try:
+        r = ctx.run([py, os.path.join(ROOT, "scripts/bench_accuracy.py"), "--replay", ctx.replay,
+                     "--models-dir", links, "--models", ",".join(names), "--repeats", repeats,
+                     "--seq-lens", "5", "--threads", threads, "--out", accuracy, *extra], 480)
+        entry["accuracy"] = {"command": record(r), "result": load_json(accuracy)}
+    finally:
+        shutil.rmtree(links, ignore_errors=True)
+
+
+STAGE_FUNCTIONS = {"selftest": stage_selftest, "truth": stage_truth, "compare": stage_compare,
+                   "scan": stage_scan, "quant": stage_quant, "mhc": stage_mhc,
+                   "calibrate": stage_calibrate, "cpu": stage_cpu}
