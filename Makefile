@@ -108,13 +108,18 @@ bench-accuracy: build
 
 # What a lent GPU machine needs beside the working tree (target/gpu-bundle/, < 48 MiB), and the
 # prepared check that runs there: scripts/gpu_check.sh (README "On a GPU").
-.PHONY: gpu-bundle gpu-check-cpu
+.PHONY: gpu-bundle gpu-check-cpu bench-gpu-rehearsal
 gpu-bundle: build
 	scripts/gpu_bundle.sh target/gpu-bundle
 
 # The same check on this machine's CPU, every stage in seconds (also run by `make test`).
 gpu-check-cpu: gpu-bundle
-	scripts/gpu_check.sh --device cpu --quick --out target/gpu-check-cpu
+	scripts/gpu_check.sh --all --device cpu --quick --deadline 300 --out target/gpu-check-cpu
+
+# The GPU run's full rehearsal on this CPU: `--all --device cpu --deadline 420` ends inside its
+# deadline with every stage ok (results/bench_gpu_rehearsal.json).
+bench-gpu-rehearsal: gpu-bundle
+	.venv/bin/python scripts/bench_gpu_rehearsal.py
 
 # A real Slurm cluster of one node on this machine (needs root; installs Debian's slurm-wlm and
 # munge when missing): scripts/slurm/replay-array.sbatch runs `isolated` over the two H100

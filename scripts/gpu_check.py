@@ -233,12 +233,13 @@ def parse_args(argv):
     ap.add_argument("--out", default=os.path.join(ROOT, "results/gpu_check"),
                     help="output folder: summary.json, gpu_check.log, one archive per stage")
     ap.add_argument("--cpu-threads", type=int, default=None,
-                    help="libtorch threads of the cpu stage (default: 8 on the full run, 2 with --quick)")
+                    help="libtorch threads of the cpu stage (default: half the cores, at most 8, at "
+                         "least 1; 2 with --quick)")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "target/gpu-check-models"),
                     help="exported models are kept here (never in --out, whose files travel back)")
     args = ap.parse_args(argv)
     if args.cpu_threads is None:
-        args.cpu_threads = 2 if args.quick else 8
+        args.cpu_threads = 2 if args.quick else max(1, min(8, (os.cpu_count() or 2) // 2))
     if args.cpu_threads < 1:
         ap.error("--cpu-threads must be at least 1")
     if not args.deadline > RESERVE_S + MIN_STAGE_S:
