@@ -34,8 +34,9 @@ summary). Each stage, when it starts, gets the seconds still left times its weig
 weights of the stages still to run, so time an early stage does not use goes to the later
 ones; a CUDA stage skipped on a machine without CUDA takes none. With the default 420 s and
 nothing left over: selftest 57 s, truth 57, compare 90, scan 41, quant 33, mhc 37,
-calibrate 29, cpu 66 (--quick has weights of its own, from what its small work takes on a
-2-core machine: 16 15 14 5 7 3 6 34). Each stage sizes its work to its slice (time budgets per kernel and per
+calibrate 29, cpu 66. --device cpu and --quick have weights of their own, from what their
+work takes on a 2-core machine (cpu: 15 10 28 9 8 2 4 24; quick: 16 15 14 5 7 3 6 34).
+Each stage sizes its work to its slice (time budgets per kernel and per
 case, the scan grid, whether a second case fits). --slice STAGE=S sets one stage's slice.
 
 The deadline is kept whatever happens: every command runs in its own process group and is
@@ -74,6 +75,10 @@ from gpu_check_stages import (ROOT, STAGE_FUNCTIONS, bundle_dir, find_model, mod
 STAGES = ("selftest", "truth", "compare", "scan", "quant", "mhc", "calibrate", "cpu")
 WEIGHTS = {"selftest": 14, "truth": 14, "compare": 22, "scan": 10, "quant": 8, "mhc": 9,
            "calibrate": 7, "cpu": 16}
+# --device cpu (the rehearsal here): what each stage needs on a 2-core CPU, where bloom-560m's
+# capture and compare take a minute and the mhc and calibrate stages seconds.
+CPU_WEIGHTS = {"selftest": 15, "truth": 10, "compare": 28, "scan": 9, "quant": 8, "mhc": 2,
+               "calibrate": 4, "cpu": 24}
 # --quick: each stage's share of what its quick work took on a 2-core machine (fixed costs,
 # the Python captures above all, dominate there).
 QUICK_WEIGHTS = {"selftest": 16, "truth": 15, "compare": 14, "scan": 5, "quant": 7, "mhc": 3,
@@ -356,7 +361,7 @@ def main(argv=None):
             summary.write()
             continue
         later = runnable[runnable.index(stage):]
-        weights = QUICK_WEIGHTS if args.quick else WEIGHTS
+        weights = QUICK_WEIGHTS if args.quick else (CPU_WEIGHTS if args.device == "cpu" else WEIGHTS)
         share = clock.left() * weights[stage] / sum(weights[x] for x in later)
         slice_s = min(args.slices.get(stage, share), clock.left())
         s["slices_s"][stage] = round(slice_s, 1)
