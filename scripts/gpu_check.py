@@ -159,20 +159,26 @@ def cuda_status(log, clock, replay):
     return False, reason or "replay devices lists no CUDA device", devices
 
 
-def machine():
+def machine(devices):
+    """The machine, named from `replay devices --json` (never by initialising CUDA in this
+    process: it would hold the GPU, and its memory, for the whole run)."""
     info = {"hostname": platform.node(), "cpu_cores": os.cpu_count(), "python": sys.version.split()[0]}
     try:
         import torch  # the wrapper checked that this is the torch of the bundle
         info["torch"] = torch.__version__
-        if torch.cuda.is_available():
-            info["gpu"] = torch.cuda.get_device_name(0)
-            props = torch.cuda.get_device_properties(0)
-            info["gpu_memory_gib"] = round(props.total_memory / 2**30, 1)
-            info["gpu_sms"] = props.multi_processor_count
     except Exception as e:  # noqa: BLE001 - the summary says what went wrong, the run goes on
         info["torch"] = f"not importable: {e}"
+    cuda = (devices or {}).get("cuda") if isinstance(devices, dict) else None
+    gpus = ((cuda or {}).get("Ok") or {}).get("devices") or [] if isinstance(cuda, dict) else []
+    if gpus:
+        gpu = gpus[0]
+        info["gpu"] = gpu.get("name")
+        info["gpu_memory_gib"] = round((gpu.get("total_memory_bytes") or 0) / 2**30, 1)
+        info["gpu_sms"] = gpu.get("multiprocessors")
+        info["gpu_count"] = len(gpus)
     gpu = info.get("gpu") or ""
-    info["kind"] = next((k for k in ("H200", "H100", "A100", "L40S") if k in gpu), None) or ("cpu" if not gpu else gpu)
+    info["kind"] = (next((k for k in ("H200", "H100", "A100", "L40S") if k in gpu), None) or gpu
+                    if gpu else "cpu")
     manifest = load_json(os.path.join(bundle_dir(), "manifest.json"))
     if manifest:
         info["bundle"] = {k: manifest.get(k) for k in ("commit", "built_at", "torch_version", "total_bytes")}
@@ -308,10 +314,8 @@ def main(argv=None):
     log = Log(os.path.join(args.out, "gpu_check.log"))
     summary = Summary(os.path.join(args.out, "summary.json"))
     s = summary.value
-    s["machine"] = machine()
     s["deadline_s"] = args.deadline
     s["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    s["results_name"] = f"{time.strftime('%Y-%m-%d')}-{str(s['machine']['kind']).lower()}-summary.json"
     s["replay"] = run(log, clock, [replay, "--version"], 30)["stdout"].strip()
     cuda_ok, cuda_reason, devices = cuda_status(log, clock, replay)
     s["cuda_available"] = cuda_ok
@@ -320,6 +324,8 @@ def main(argv=None):
         s["cuda_unavailable_reason"] = cuda_reason
     if devices is not None:
         s["devices"] = devices
+    s["machine"] = machine(devices)
+    s["results_name"] = f"{time.strftime('%Y-%m-%d')}-{str(s['machine']['kind']).lower().replace(' ', '-')}-summary.json"
     s["slices_s"] = {}
     summary.write()
 

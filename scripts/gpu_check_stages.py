@@ -144,15 +144,23 @@ H200_NOTE = ("ran on an H200, the traces were recorded on an H100: same SM count
              "H100, not replay's error on one GPU")
 
 
+def truth_machine(device, gpu_name):
+    """Where the truth stage ran against where its traces were recorded; on an H200, the note
+    that its errors are H200 against H100."""
+    on_gpu = device.startswith("cuda")
+    out = {"ran_on": (gpu_name or "unknown GPU") if on_gpu else "cpu"}
+    if on_gpu and "H200" in (gpu_name or ""):
+        out["h200"] = H200_NOTE
+    return out
+
+
 def stage_truth(ctx, entry):
     """replay isolated of both H100 signature files on the device; per signature its isolated
     median against the trace's own mean per invocation, per tier, and each trace's step
     predicted from the isolated durations (replay predict --isolated)."""
     entry["device"] = ctx.device
     entry["recorded_on"] = "NVIDIA H100 (both traces)"
-    entry["ran_on"] = ctx.gpu_name if ctx.device.startswith("cuda") else "cpu"
-    if ctx.device.startswith("cuda") and "H200" in (ctx.gpu_name or ""):
-        entry["h200"] = H200_NOTE
+    entry.update(truth_machine(ctx.device, ctx.gpu_name))
     entry["traces"] = {}
     for i, name in enumerate(SIGNATURE_FILES):
         sigs = os.path.join(ROOT, "signatures", name + ".json")

@@ -163,6 +163,22 @@ def sixty_seconds_are_kept_with_a_slice_too_small_a_hung_call_and_a_hung_check()
 
 
 @test
+def an_h200_is_named_and_its_truth_errors_are_said_to_be_against_an_h100():
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import gpu_check
+    import gpu_check_stages
+    h200 = {"cuda": {"Ok": {"devices": [{"name": "NVIDIA H200", "total_memory_bytes": 150754820096,
+                                          "multiprocessors": 132}]}}}
+    m = gpu_check.machine(h200)
+    assert (m["kind"], m["gpu"], m["gpu_sms"], m["gpu_memory_gib"]) == ("H200", "NVIDIA H200", 132, 140.4), m
+    t = gpu_check_stages.truth_machine("cuda", m["gpu"])
+    assert t["ran_on"] == "NVIDIA H200" and "H100" in t["h200"] and "1.4x" in t["h200"], t
+    h100 = gpu_check_stages.truth_machine("cuda", "NVIDIA H100 80GB HBM3")
+    assert "h200" not in h100 and gpu_check.machine({"cuda": {"Err": "no driver"}})["kind"] == "cpu"
+    assert gpu_check_stages.truth_machine("cpu", None) == {"ran_on": "cpu"}
+
+
+@test
 def bad_slices_and_deadlines_are_refused():
     for args, words in ((["--slice", "nope=3"], "unknown stage"), (["--slice", "truth=x"], "not a number"),
                         (["--slice", "truth=0"], "more than 0"), (["--deadline", "5"], "at least"),
