@@ -11,6 +11,7 @@
 //! [`replay_core`], re-exported here under the same names.
 
 pub mod cli;
+pub mod cpu;
 pub mod device;
 pub mod error;
 pub mod kernels;

@@ -10,7 +10,8 @@ use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
 use crate::model::full::{check_runs, ModelTimer};
 use crate::model::torchscript::TorchScriptModel;
-use crate::report::comparison::{aggregate, ComparisonReport, Context};
+use crate::report::aggregate::{aggregate, Context};
+use crate::report::comparison::ComparisonReport;
 use crate::report::{html, table};
 use crate::signature;
 use crate::trace;
@@ -183,7 +184,7 @@ pub fn run(
         }
         _ => None,
     };
-    report.energy = crate::report::comparison::energy_comparison(
+    report.energy = crate::report::energy_report::energy_comparison(
         &results,
         &full,
         timeline.as_ref().map(|t| t.predicted_us),

@@ -3,7 +3,7 @@
 //! and triad kernels — on a GPU `cuda/stream_bandwidth.cu`, checked against the host before it
 //! is timed) run and time on the device, with sane numbers.
 
-use super::{check, Check};
+use super::outcome::{check, Check};
 use crate::device::Device;
 use crate::suites::calibrate::fusion::{measure_fusion, FusionFamily};
 use crate::suites::calibrate::matmul::{self, MatmulDtype};

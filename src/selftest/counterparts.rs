@@ -182,7 +182,7 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     let got = out
         .ok_or("the matrix product returned nothing")?
         .to_device(TorchDevice::Cpu);
-    let error = super::max_relative_error(&got, &want)?;
+    let error = super::tensor_error::max_relative_error(&got, &want)?;
     judge_stream_timing(device, empty, host, error)
 }
 

@@ -5,7 +5,7 @@
 
 use tch::{Device as TorchDevice, Kind};
 
-use super::{check, Check};
+use super::outcome::{check, Check};
 use crate::suites::mhc::bench::{MhcSettings, MhcSuite};
 use crate::suites::mhc::cuda_sinkhorn::CudaSinkhorn;
 use crate::suites::mhc::fused_sinkhorn::{marginal_error, sinkhorn_reference};

@@ -11,60 +11,19 @@ mod calibrate;
 pub mod counterparts;
 mod mhc;
 mod model;
+mod outcome;
 mod scan;
+mod tensor_error;
 mod tiers;
-
-use serde::Serialize;
 
 use crate::device::Device;
 
 pub use model::{
     model_checks, model_tolerance, ModelReference, MODEL_OUTPUT_CHECK, MODEL_RUNS, MODEL_WARMUP,
 };
-pub(crate) use tiers::max_relative_error;
+pub(crate) use outcome::check;
+pub use outcome::{model_check, Check, Stage};
 pub use tiers::{test_gemm_params, K, M, N};
-
-/// The part of the selftest a check belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    /// One replay of a tier (or the device's own kernels, tier 0).
-    Replay,
-    /// The whole model (`--model`): tier 0.
-    Model,
-}
-
-/// One check's outcome.
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub stage: Stage,
-    pub tier: u8,
-    pub name: String,
-    pub passed: bool,
-    pub detail: String,
-}
-
-pub(crate) fn check(tier: u8, name: &str, result: Result<String, String>) -> Check {
-    let (passed, detail) = match result {
-        Ok(detail) => (true, detail),
-        Err(detail) => (false, detail),
-    };
-    Check {
-        stage: Stage::Replay,
-        tier,
-        name: name.into(),
-        passed,
-        detail,
-    }
-}
-
-/// A check of the whole-model stage (tier 0, stage `model`).
-pub fn model_check(name: &str, result: Result<String, String>) -> Check {
-    Check {
-        stage: Stage::Model,
-        ..check(0, name, result)
-    }
-}
 
 /// Every check for `device`.
 pub fn run(device: &Device) -> Vec<Check> {

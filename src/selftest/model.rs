@@ -9,7 +9,8 @@ use crate::device::Device;
 use crate::model::full::{time_model, FullModelTiming};
 use crate::model::torchscript::TorchScriptModel;
 
-use super::{max_relative_error, model_check, Check};
+use super::outcome::{model_check, Check};
+use super::tensor_error::max_relative_error;
 
 /// The model stage's check of the output on the device against the CPU.
 pub const MODEL_OUTPUT_CHECK: &str = "whole model output vs the CPU";

@@ -3,7 +3,7 @@
 //! backward, in every semiring, on the shapes where kernels go wrong: sequences shorter than
 //! T (down to one position), K larger than T, a single label, several warps' worth of terms.
 
-use super::{check, Check};
+use super::outcome::{check, Check};
 use crate::suites::scan::bench::check::check_output;
 use crate::suites::scan::{Phase, ScanBackend, ScanDims, ScanProblem, Semiring};
 

@@ -13,7 +13,8 @@ use crate::replay::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use crate::replay::tier2_gemm::TorchGemmTarget;
 use crate::torch::{OpArg, PreparedOp};
 
-use super::{check, Check};
+use super::outcome::{check, Check};
+use super::tensor_error::max_relative_error;
 
 /// A `linear`-shaped GEMM as the profiler records `aten::mm(x, weight.t())`: A by rows,
 /// B a transposed view, so the cuBLAS call is `T, N` with swapped operands.
@@ -32,20 +33,6 @@ pub fn test_gemm_params() -> Result<GemmParams, String> {
     )
     .ok_or("could not build the test op inputs")?;
     gemm_from_op("aten::mm", &inputs, GemmKernelRole::Main, None)
-}
-
-pub(crate) fn max_relative_error(got: &Tensor, want: &Tensor) -> Result<f64, String> {
-    let diff = (got.to_kind(Kind::Double) - want.to_kind(Kind::Double))
-        .abs()
-        .max()
-        .double_value(&[]);
-    let scale = want
-        .to_kind(Kind::Double)
-        .abs()
-        .max()
-        .double_value(&[])
-        .max(1e-12);
-    Ok(diff / scale)
 }
 
 fn f32_bytes(t: &Tensor) -> Result<Vec<u8>, String> {

@@ -4,4 +4,3 @@ pub mod calibrate;
 pub mod mhc;
 pub mod quant;
 pub mod scan;
-pub mod worker_pool;

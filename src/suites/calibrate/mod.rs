@@ -6,7 +6,8 @@
 //! warm-ups and trials on the measurement core), [`peaks`] (theoretical peaks and how they
 //! were found), [`matmul`] (square products through libtorch), [`memory`] (copy bandwidth
 //! through libtorch and replay's own copy and triad kernels), [`fusion`] (the fused-versus-
-//! unfused patterns), [`run`] (the work list, the profile rewritten after every item).
+//! unfused patterns), [`run`] (the work list, the profile rewritten after every item),
+//! [`summary`] (what the command prints when it ends).
 
 pub mod error;
 pub mod fusion;
@@ -15,6 +16,7 @@ pub mod memory;
 pub mod peaks;
 pub mod profile;
 pub mod run;
+pub mod summary;
 pub mod timing;
 
 pub use error::CalibrateError;

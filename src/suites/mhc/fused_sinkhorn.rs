@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::element::Element;
 use super::parallel::in_pool;
 use super::shape::SINKHORN_EPS;
-use crate::suites::scan::exp_approx::exp_approx;
+use crate::cpu::exp_approx::exp_approx;
 
 /// Matrices per SIMD group: one AVX-512 register (two AVX, four SSE) of float32.
 const LANES: usize = 16;

@@ -6,10 +6,14 @@
 //! seed's composition of libtorch ops), [`element`], [`parallel`] and the fused CPU kernels
 //! [`fused_linear`], [`fused_sinkhorn`], [`fused_apply`] (with [`fused_stages`] running them
 //! on tensors), [`cuda_sinkhorn`] (the CUDA kernel's launch), [`stages`] (the seed's six
-//! timed stages), [`bench`] (all of it as a core `Suite`), [`rows`] (the seed's CSV row and
-//! console block), [`offload`] (the break-even answer).
+//! timed stages), [`bench`] (all of it as a core `Suite`: its settings in `settings`, the
+//! inputs its cases share in `prepare`, what each case times in `case_work`, the checks
+//! before timing in `checks`), [`rows`] (the seed's CSV row and console block), [`offload`]
+//! (the break-even answer).
 
 pub mod bench;
+mod case_work;
+mod checks;
 pub mod cuda_sinkhorn;
 pub mod element;
 pub mod error;
@@ -20,9 +24,11 @@ pub mod fused_stages;
 pub mod merge;
 pub mod offload;
 pub mod parallel;
+mod prepare;
 pub mod profile;
 pub mod rows;
 pub mod run;
+mod settings;
 pub mod shape;
 pub mod stages;
 pub mod torch_stages;

@@ -1,7 +1,7 @@
 //! How the fused CPU kernels spread their work: the process's kept worker pool of the asked
 //! thread count (the one the scan kernel uses), or the calling thread where none can be had.
 
-use crate::suites::worker_pool::worker_pool;
+use crate::cpu::worker_pool::worker_pool;
 
 /// Worker threads of the fused kernels: `requested`, or every CPU this process may use.
 pub fn thread_count(requested: Option<usize>) -> usize {

@@ -9,6 +9,7 @@
 //! the profiler, which only Python has), [`suite`] (the grid as a core `Suite`), [`rows`] and
 //! [`output`] (the CSV and the printed table).
 
+pub mod case;
 pub mod config;
 pub mod error;
 pub mod model;
@@ -25,6 +26,7 @@ pub mod timing;
 /// The command name a sharded run's shard.json carries, and `replay merge` dispatches on.
 pub const COMMAND: &str = "bench quant";
 
+pub use case::QuantCase;
 pub use config::QuantConfig;
 pub use error::QuantError;
-pub use suite::{QuantCase, QuantSettings, QuantSuite};
+pub use suite::{QuantSettings, QuantSuite};

@@ -4,8 +4,8 @@
 use replay_core::export::rows::Row;
 use replay_core::suite::CaseOutcome;
 
+use super::case::{CaseNotes, QuantCase};
 use super::config::ModelParams;
-use super::suite::{CaseNotes, QuantCase};
 
 pub const COLUMNS: [&str; 29] = [
     "name",

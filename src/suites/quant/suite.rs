@@ -13,13 +13,13 @@ use replay_core::measure::{Measurement, Target};
 use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 use tch::{Device, Tensor};
 
+use super::case::{CaseNotes, QuantCase};
 use super::config::{ModelParams, QuantConfig, QuantDevice};
 use super::error::QuantError;
 use super::model::{Model, ModelWeights};
-use super::python_helper::{self, CompiledTimes, HelperRequest};
+use super::python_helper::{self, HelperRequest};
 use super::recipe::{recipe_pairs, Recipe};
 use super::rows::{self, COLUMNS};
-use super::shapes::NamedShape;
 use super::sqnr::sqnr_db;
 use super::timing::TimingMode;
 use crate::torch::work_target::TorchWork;
@@ -32,48 +32,6 @@ const CHECK_ROWS: i64 = 32;
 /// A kernel whose output is further than this from its own dequantize-then-matmul reference
 /// is wrong (packing or scale bugs land near 0 dB; bfloat16 rounding alone stays above 40).
 pub const CHECK_MIN_SQNR_DB: f64 = 30.0;
-
-/// One row of the grid.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QuantCase {
-    /// Index into the config's `model_params`.
-    pub param: usize,
-    pub quantization: String,
-    pub sparsity: Option<String>,
-    pub shape: NamedShape,
-}
-
-impl QuantCase {
-    pub fn describe(&self) -> String {
-        format!(
-            "{}{} {} ({}, {}, {})",
-            self.quantization,
-            self.sparsity
-                .as_ref()
-                .map(|s| format!("+{s}"))
-                .unwrap_or_default(),
-            self.shape.name,
-            self.shape.m,
-            self.shape.k,
-            self.shape.n
-        )
-    }
-}
-
-/// What a case leaves for its row besides the quantized measurement.
-#[derive(Debug, Clone, Default)]
-pub struct CaseNotes {
-    pub baseline_ms: Option<f64>,
-    pub quantized_ms: Option<f64>,
-    pub sqnr_db: Option<f64>,
-    pub compiled: Option<CompiledTimes>,
-    pub compile_status: Option<String>,
-    pub profile_path: Option<String>,
-    pub memory_profile_path: Option<String>,
-    pub memory_stats: Option<String>,
-    /// What the reference check did, or a note for an `ok` row.
-    pub message: Option<String>,
-}
 
 /// How the suite runs besides the config.
 #[derive(Debug, Clone)]

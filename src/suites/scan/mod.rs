@@ -16,7 +16,6 @@ pub mod cpu_backend;
 pub mod cuda_backend;
 pub mod enumeration;
 pub mod error;
-pub mod exp_approx;
 pub mod npy_io;
 pub mod problem;
 pub mod reference;

@@ -243,12 +243,18 @@ impl EnergyComparison {
         EnergyComparison {
             predicted_joules,
             measured_joules,
-            error_percent: super::timeline::error_percent(predicted_joules, measured_joules),
+            error_percent: error_percent(predicted_joules, measured_joules),
             probe: full_model.probe.clone(),
             method: full_model.method,
             resolution: full_model.resolution,
         }
     }
+}
+
+/// `(predicted - measured) / measured × 100`; `None` when the measurement is zero or not a
+/// number (nothing was measured). Every energy comparison's error.
+pub(crate) fn error_percent(predicted: f64, measured: f64) -> Option<f64> {
+    (measured != 0.0 && measured.is_finite()).then(|| (predicted - measured) / measured * 100.0)
 }
 
 #[cfg(test)]

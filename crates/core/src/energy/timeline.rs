@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::measure::error_percent;
 use super::{measure_energy, EnergyConfig, EnergyError, EnergyProbe, EnergySummary, Spread};
 
 /// One host-spin invocation while the gap power is measured: long enough that the loop's own
@@ -140,12 +141,6 @@ impl TimelineEnergy {
             gap_joules,
         }
     }
-}
-
-/// `(predicted - measured) / measured × 100`; `None` when the measurement is zero or not a
-/// number (nothing was measured). Every energy comparison's error.
-pub(crate) fn error_percent(predicted: f64, measured: f64) -> Option<f64> {
-    (measured != 0.0 && measured.is_finite()).then(|| (predicted - measured) / measured * 100.0)
 }
 
 #[cfg(test)]

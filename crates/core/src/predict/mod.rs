@@ -34,6 +34,7 @@ pub mod hardware;
 mod interruptions;
 mod model_call;
 mod prediction;
+mod profile_rates;
 mod replayed;
 pub mod roofline;
 mod simulate;

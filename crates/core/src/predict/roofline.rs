@@ -14,14 +14,13 @@
 //!   output the size of the largest input written — a lower bound on its traffic, so the
 //!   estimate is optimistic for ops that make several passes (softmax, layer norm).
 
-use serde::{Deserialize, Serialize};
-
 use crate::results::calibration::Profile;
+pub use crate::results::isolated::RooflineEstimate;
 use crate::results::isolated::{IsolatedResults, Status};
 use crate::signature::dtype::canonical_dtype;
 use crate::signature::schema::{MemcpyKind, Signature, SignatureFile};
 
-use super::hardware::{measured_gflops, peak_gflops, profile_dtype};
+use super::profile_rates::{measured_gflops, peak_gflops, profile_dtype};
 
 /// The arithmetic and memory traffic of one invocation.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,23 +29,6 @@ pub struct Work {
     pub bytes: f64,
     /// For GEMMs: the profile dtype and the size of the square product with the same FLOPs.
     pub gemm: Option<(&'static str, f64)>,
-}
-
-/// One signature's roofline estimate, as `isolated.json` records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RooflineEstimate {
-    /// The estimate of one invocation (µs): the larger of the two below.
-    pub us: f64,
-    pub flops: f64,
-    pub bytes: f64,
-    /// FLOPs / GFLOPS (µs); 0 for memory-only work.
-    pub compute_us: f64,
-    /// bytes / bandwidth (µs).
-    pub memory_us: f64,
-    /// `compute` or `memory`.
-    pub bound: String,
-    /// The rates used and where they came from, in words.
-    pub how: String,
 }
 
 /// Bytes per element of a canonical dtype name.

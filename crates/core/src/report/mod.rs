@@ -1,7 +1,9 @@
 //! What `replay compare` reports: the aggregation of measured and predicted times, the text
 //! summary and the HTML page.
 
+pub mod aggregate;
 pub mod comparison;
+pub mod energy_report;
 pub mod html;
 pub mod invariants;
 pub mod signature_label;

@@ -59,7 +59,24 @@ pub struct SignatureResult {
     /// The roofline estimate of one invocation on `--profile`'s device, when given and the
     /// signature's work is known (beside the measurement, or in place of a missing one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roofline: Option<crate::predict::roofline::RooflineEstimate>,
+    pub roofline: Option<RooflineEstimate>,
+}
+
+/// One signature's roofline estimate, as `isolated.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RooflineEstimate {
+    /// The estimate of one invocation (µs): the larger of the two below.
+    pub us: f64,
+    pub flops: f64,
+    pub bytes: f64,
+    /// FLOPs / GFLOPS (µs); 0 for memory-only work.
+    pub compute_us: f64,
+    /// bytes / bandwidth (µs).
+    pub memory_us: f64,
+    /// `compute` or `memory`.
+    pub bound: String,
+    /// The rates used and where they came from, in words.
+    pub how: String,
 }
 
 /// How the run was configured, recorded with the results.

@@ -6,6 +6,7 @@
 //!   ([`gemm`]);
 //! - Tier 3: everything else, replayed through libtorch from the recorded op and inputs.
 
+mod arguments;
 mod classify;
 pub mod dtype;
 pub mod gemm;

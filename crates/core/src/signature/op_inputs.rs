@@ -8,8 +8,6 @@
 //! ([`OpInputs::from_values`]); the replay's typed view ([`super::recorded`]) is built from
 //! an [`OpInputs`], never from the columns themselves.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::dtype::canonical_dtype;
@@ -116,40 +114,6 @@ impl OpInputs {
             raw_strides,
             concrete,
         })
-    }
-
-    /// The inputs that are `op_name`'s arguments. Ops called from TorchScript are sometimes
-    /// recorded with extra leading inputs (values the interpreter left on its stack:
-    /// `aten::linear` with `[[1,16,768], [1,16,768], [768,768], [768]]`), so arguments are
-    /// never taken by position alone: the inputs are matched against libtorch's schemas of
-    /// the op by the rule the replay uses ([`super::overload::choose`], with the GEMM ops'
-    /// schemas of [`super::gemm_schemas`]). Inputs that no overload accepts, and ops outside
-    /// the table, are kept as recorded.
-    pub fn arguments_of(&self, op_name: &str) -> Cow<'_, OpInputs> {
-        let skip = super::gemm_schemas::gemm_op_schemas(op_name)
-            .map(|schemas| (schemas, super::recorded::from_op_inputs(self)))
-            .and_then(|(schemas, typed)| super::overload::choose(op_name, schemas, &typed).ok())
-            .map_or(0, |choice| choice.skip);
-        if skip == 0 {
-            Cow::Borrowed(self)
-        } else {
-            Cow::Owned(self.without_leading(skip))
-        }
-    }
-
-    /// These inputs less the first `n`.
-    fn without_leading(&self, n: usize) -> OpInputs {
-        fn tail<T: Clone>(v: &[T], n: usize) -> Vec<T> {
-            v.get(n..).unwrap_or_default().to_vec()
-        }
-        OpInputs {
-            dims: tail(&self.dims, n),
-            raw_dims: tail(&self.raw_dims, n),
-            types: tail(&self.types, n),
-            strides: self.strides.as_deref().map(|s| tail(s, n)),
-            raw_strides: self.raw_strides.as_deref().map(|s| tail(s, n)),
-            concrete: self.concrete.as_deref().map(|c| tail(c, n)),
-        }
     }
 
     /// Argument `index` as a tensor, when it has recorded sizes.

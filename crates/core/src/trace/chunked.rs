@@ -19,8 +19,8 @@ use serde::de::{DeserializeSeed, Deserializer};
 use serde::Deserialize;
 
 use super::assemble::TraceAssembler;
+use super::document::{finish_metadata, parse_document, ParsePosition};
 use super::event_scanner::scan_event;
-use super::load::{finish_metadata, parse_document, ParsePosition};
 use super::raw::{RawEvent, RawEventSeed};
 
 /// Below this many bytes per chunk a thread costs more than it saves.

@@ -9,6 +9,7 @@ mod assemble;
 mod buffer;
 mod chunked;
 mod contents;
+mod document;
 mod error;
 pub mod event;
 mod event_scanner;

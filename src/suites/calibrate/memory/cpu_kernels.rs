@@ -21,8 +21,8 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
 use super::stream_kernel::{StreamKernel, TRIAD_SCALAR};
+use crate::cpu::worker_pool::{pinned_worker_pool, worker_pool};
 use crate::suites::calibrate::CalibrateError;
-use crate::suites::worker_pool::{pinned_worker_pool, worker_pool};
 
 /// Buffers and chunks start on page boundaries (4 KiB, 1,024 floats).
 const PAGE_BYTES: usize = 4096;
@@ -617,7 +617,7 @@ mod tests {
         assert_eq!(one.threads(), 1);
         assert!(!one.pinned(), "one thread runs on the caller's");
         // Pinned when there are CPUs enough, unpinned (never refused) when not.
-        let cpus = crate::suites::worker_pool::allowed_cpus().map_or(0, |c| c.len());
+        let cpus = crate::cpu::worker_pool::allowed_cpus().map_or(0, |c| c.len());
         let two = CpuStream::new(10, config(2, true)).unwrap();
         assert_eq!(two.pinned(), cfg!(target_os = "linux") && cpus >= 2);
         let many = CpuStream::new(10, config(cpus + 1, true)).unwrap();

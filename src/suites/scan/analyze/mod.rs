@@ -5,29 +5,17 @@
 mod page;
 pub mod plots;
 pub mod results;
+mod summary;
 pub mod tables;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use replay_core::export::rows::to_csv_bytes;
 use replay_core::export::{ensure_output_dir, write_atomic};
 
 use super::ScanError;
+pub use summary::AnalyzeSummary;
 use tables::Table;
-
-/// What was written, and the headline figures the command prints.
-#[derive(Debug, Clone)]
-pub struct AnalyzeSummary {
-    pub rows: usize,
-    pub files: Vec<PathBuf>,
-    /// Median positions per second of each backend over its rows, fastest first.
-    pub throughput: Vec<(String, f64)>,
-    /// Mean backward/forward ratio of each backend.
-    pub backward_forward: Vec<(String, f64)>,
-    /// Median time ratio of each other backend against the baseline.
-    pub against_baseline: Vec<(String, f64)>,
-    pub baseline: String,
-}
 
 fn io_error(path: &Path, e: impl std::fmt::Display) -> ScanError {
     ScanError::File {

@@ -8,8 +8,8 @@ use replay_core::plot::escape;
 use serde_json::Value;
 
 use super::plots::Plot;
+use super::summary::AnalyzeSummary;
 use super::tables::Table;
-use super::AnalyzeSummary;
 
 fn cell(value: Option<&Value>) -> String {
     match value {

@@ -12,8 +12,8 @@
 //!   `h̄_i = H̄ p_i`; `x̄_i` is the edge's gradient and flows, with `h̄_i`, to beta[m, c'].
 //!   The node's own (P, H) is its saved beta pair, so no ⊕ is recomputed.
 
-use super::super::exp_approx::exp_approx;
 use super::forward::Gather;
+use crate::cpu::exp_approx::exp_approx;
 use crate::suites::scan::ScanDims;
 
 /// The reverse pass's tables, reused across a thread's sequences: `len·C` floats each (small

@@ -3,7 +3,7 @@
 //! shape the compiler turns into SIMD on stable Rust without intrinsics (a single running
 //! float accumulator would not vectorise: float addition is not reassociated).
 
-use super::super::exp_approx::exp_approx;
+use crate::cpu::exp_approx::exp_approx;
 
 /// Width of the lane-wise reductions (two AVX or four SSE registers of float32).
 pub const LANES: usize = 8;

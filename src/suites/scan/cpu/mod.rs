@@ -26,7 +26,7 @@ use lanes::max_reduce;
 use rayon::prelude::*;
 
 use super::{ScanDims, ScanError, ScanProblem, Semiring};
-use crate::suites::worker_pool::worker_pool;
+use crate::cpu::worker_pool::worker_pool;
 
 /// The value of each sequence's scan and the gradient of their sum with respect to `edge`
 /// (same layout as `edge`).

@@ -22,19 +22,17 @@
 //! Each activity carries the measured delays of [`super::delays`].
 
 mod context;
+mod step;
 mod thread;
 mod waits;
 
 use crate::signature;
 use crate::trace::link;
-use crate::trace::{ExecutionId, Trace};
+use crate::trace::Trace;
 
 use super::error::PredictError;
 use super::skeleton::{Skeleton, StepSkeleton};
 use super::steps::{step_windows, StepWindow};
-
-pub(super) type ThreadKey = (ExecutionId, ExecutionId);
-pub(super) type StreamKey = (ExecutionId, ExecutionId);
 
 use context::TraceContext;
 

@@ -7,19 +7,8 @@ use super::super::calls::{is_device_wide_stream_id, CallKind};
 use super::super::delays::LaunchShape;
 use super::super::skeleton::{HostItem, LaunchRef, StepSkeleton, WaitKind};
 
-use super::context::*;
-use super::waits::*;
-use super::StreamKey;
-
-/// A wait whose activities depend on what was issued before it, from any thread: filled in
-/// once every thread is built.
-pub(super) struct WaitRequest {
-    pub(super) thread: usize,
-    pub(super) item: usize,
-    pub(super) call: usize,
-    /// `None`: every stream.
-    pub(super) stream: Option<usize>,
-}
+use super::context::{StreamKey, ThreadEvents, TraceContext};
+use super::waits::{residual, SyncedStream, WaitRequest};
 
 /// Builds one thread's items.
 pub(super) struct ThreadBuilder<'b, 't> {

@@ -5,7 +5,15 @@ use crate::trace::{Event, Nanos};
 
 use super::super::skeleton::{HostItem, StepSkeleton};
 
-use super::thread::*;
+/// A wait whose activities depend on what was issued before it, from any thread: filled in
+/// once every thread is built.
+pub(super) struct WaitRequest {
+    pub(super) thread: usize,
+    pub(super) item: usize,
+    pub(super) call: usize,
+    /// `None`: every stream.
+    pub(super) stream: Option<usize>,
+}
 
 pub(super) enum SyncedStream {
     Stream(usize),

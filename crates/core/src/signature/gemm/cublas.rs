@@ -7,7 +7,6 @@ use super::super::schema::{
 };
 use super::layout::*;
 use super::ops::Product;
-use super::GemmUnavailable;
 
 pub(super) fn resolve(
     product: Product,

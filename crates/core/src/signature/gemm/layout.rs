@@ -3,7 +3,9 @@
 //! folded (3-D `linear` inputs) operands.
 
 use super::super::op_inputs::TensorArgument;
-use super::GemmUnavailable;
+
+/// Why no GEMM parameters could be derived.
+pub type GemmUnavailable = String;
 
 /// How a row-major matrix operand is laid out in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,11 +20,11 @@ mod ops;
 
 use super::op_inputs::OpInputs;
 use super::schema::{BlasOp, GemmKernelRole, GemmParams, LayoutSource};
-pub use layout::{matrix_layout, MatrixLayout};
-use ops::*;
-
-/// Why no GEMM parameters could be derived.
-pub type GemmUnavailable = String;
+pub use layout::{matrix_layout, GemmUnavailable, MatrixLayout};
+use ops::{
+    accumulate_product, linear_product, matmul_product, plain_product, scaled_product,
+    vector_product, Product,
+};
 
 /// Ops whose recorded inputs determine a GEMM.
 pub const GEMM_OPS: [&str; 13] = [

@@ -4,7 +4,6 @@
 use super::super::dtype::{canonical_dtype, dtype_from_scalar_type};
 use super::super::op_inputs::{OpInputs, TensorArgument};
 use super::layout::*;
-use super::GemmUnavailable;
 
 /// The operands and scalars of one product, before layouts are resolved.
 pub(super) struct Product {

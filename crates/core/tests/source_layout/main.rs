@@ -1,0 +1,356 @@
+//! The source tree's shape (issue 28): no two files import each other, directly or round a
+//! longer loop; no suite imports another suite; no source file holds more than 600 lines of
+//! non-test code. Read from the sources themselves (the module trees from `mod`
+//! declarations, the imports from `use` declarations and paths); see `graph.rs` for the rules
+//! that turn them into file-to-file edges. Torch-free: it reads text and links nothing.
+
+mod graph;
+mod modules;
+mod tokens;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use graph::{cycles, describe_cycle, suite_of, Edges};
+use modules::{CrateRoot, Tree};
+
+const CORE_LIB: &str = "crates/core/src/lib.rs";
+const ROOT_LIB: &str = "src/lib.rs";
+
+/// Every crate whose sources are under `src/` and `crates/*/src`.
+const CRATES: &[CrateRoot] = &[
+    CrateRoot {
+        root: CORE_LIB,
+        externs: &[],
+    },
+    CrateRoot {
+        root: "crates/core/src/main.rs",
+        externs: &[("replay_core", CORE_LIB)],
+    },
+    CrateRoot {
+        root: ROOT_LIB,
+        externs: &[("replay_core", CORE_LIB)],
+    },
+    CrateRoot {
+        root: "src/main.rs",
+        externs: &[("replay_core", CORE_LIB), ("replay", ROOT_LIB)],
+    },
+];
+
+/// The most lines of non-test code one file may hold.
+const MAX_LINES: usize = 600;
+
+fn workspace() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// Every `.rs` file under `dir` (relative to the workspace, with `/`).
+fn rust_files(dir: &str, out: &mut BTreeMap<String, String>) {
+    let full = workspace().join(dir);
+    let Ok(entries) = std::fs::read_dir(&full) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = format!("{dir}/{name}");
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            rust_files(&path, out);
+        } else if name.ends_with(".rs") {
+            let text = std::fs::read_to_string(entry.path()).expect("readable source");
+            out.insert(path, text);
+        }
+    }
+}
+
+/// The sources of the crates: `src/` and every `crates/*/src`.
+fn sources() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    rust_files("src", &mut out);
+    let mut crates: Vec<String> = std::fs::read_dir(workspace().join("crates"))
+        .expect("crates/")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    crates.sort();
+    for krate in crates {
+        rust_files(&format!("crates/{krate}/src"), &mut out);
+    }
+    assert!(
+        out.contains_key(ROOT_LIB) && out.contains_key(CORE_LIB),
+        "the sources were not found under {}",
+        workspace().display()
+    );
+    out
+}
+
+fn read_tree(sources: &BTreeMap<String, String>) -> Tree {
+    let tree = Tree::read(sources, CRATES);
+    assert!(tree.problems.is_empty(), "{}", tree.problems.join("\n"));
+    tree
+}
+
+fn cycle_report(edges: &Edges) -> Vec<String> {
+    cycles(edges)
+        .iter()
+        .map(|c| format!("{}:{}", c.join(" <-> "), describe_cycle(edges, c)))
+        .collect()
+}
+
+fn suite_violations(edges: &Edges) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, targets) in edges {
+        for (to, why) in targets {
+            if let (Some(a), Some(b)) = (suite_of(from), suite_of(to)) {
+                if a != b {
+                    out.push(format!("suite {a} imports suite {b}: {why}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_file_imports_in_a_cycle() {
+    let sources = sources();
+    let edges = read_tree(&sources).edges();
+    // The reading works: the graph has the edges every layer has.
+    assert!(
+        edges.len() > 100,
+        "only {} files import anything",
+        edges.len()
+    );
+    let found = cycle_report(&edges);
+    assert!(
+        found.is_empty(),
+        "files that import each other (move what they share into the lower file or a file of \
+         its own):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn no_suite_imports_another_suite() {
+    let sources = sources();
+    let edges = read_tree(&sources).edges();
+    let found = suite_violations(&edges);
+    assert!(
+        found.is_empty(),
+        "suites share code through a module outside src/suites, never each other:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn every_source_file_is_in_a_module_tree() {
+    let sources = sources();
+    let tree = read_tree(&sources);
+    let read: std::collections::BTreeSet<&str> =
+        tree.modules.iter().map(|m| m.file.as_str()).collect();
+    let unread: Vec<&String> = sources
+        .keys()
+        .filter(|f| !read.contains(f.as_str()) && !tree.test_files.contains(*f))
+        .collect();
+    assert!(
+        unread.is_empty(),
+        "files that no crate declares (the graph would miss them): {unread:?}"
+    );
+}
+
+#[test]
+fn every_import_inside_the_workspace_is_understood() {
+    let sources = sources();
+    let unresolved = read_tree(&sources).unresolved();
+    assert!(
+        unresolved.is_empty(),
+        "paths into the workspace that the reader cannot follow (teach `modules.rs` or \
+         `graph.rs` the construct, or the graph misses these imports):\n{}",
+        unresolved.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_over_600_lines_of_non_test_code() {
+    let mut files = sources();
+    let mut crates: Vec<String> = std::fs::read_dir(workspace().join("crates"))
+        .expect("crates/")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    crates.sort();
+    for krate in crates {
+        rust_files(&format!("crates/{krate}/benches"), &mut files);
+    }
+    let tree = read_tree(&files);
+    let over: Vec<String> = files
+        .iter()
+        .filter(|(path, _)| !tree.test_files.contains(*path))
+        .map(|(path, text)| (path, tokens::non_test_lines(text)))
+        .filter(|(_, lines)| *lines > MAX_LINES)
+        .map(|(path, lines)| format!("{path}: {lines} lines"))
+        .collect();
+    assert!(
+        over.is_empty(),
+        "files over {MAX_LINES} lines of non-test code (split them by concept):\n{}",
+        over.join("\n")
+    );
+}
+
+// The checker itself, on small made-up trees.
+
+fn made_up(files: &[(&str, &str)]) -> Edges {
+    let sources: BTreeMap<String, String> = files
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+    let crates = [CrateRoot {
+        root: ROOT_LIB,
+        externs: &[],
+    }];
+    let tree = Tree::read(&sources, &crates);
+    assert!(tree.problems.is_empty(), "{:?}", tree.problems);
+    tree.edges()
+}
+
+#[test]
+fn the_checker_finds_a_cycle_and_names_its_uses() {
+    let edges = made_up(&[
+        ("src/lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+        ("src/a.rs", "use crate::b::B;\npub struct A(B);\n"),
+        ("src/b.rs", "pub struct B;\npub fn f() -> crate::c::C { todo!() }\n"),
+        (
+            "src/c.rs",
+            "// use crate::b::B; is a comment\npub struct C;\npub fn g() { let _ = super::a::A(crate::b::B); }\n",
+        ),
+    ]);
+    let found = cycle_report(&edges);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("src/a.rs <-> src/b.rs <-> src/c.rs"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[0].contains("src/a.rs:1 `use crate::b::B`"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[0].contains("src/b.rs:2 `crate::c::C`"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[0].contains("src/c.rs:3 `super::a::A`"),
+        "{}",
+        found[0]
+    );
+}
+
+#[test]
+fn a_hub_that_only_re_exports_is_no_cycle_but_one_that_holds_code_is() {
+    let hub = "mod inner;\nmod outer;\npub use inner::Inner;\npub use outer::Outer;\n";
+    let files = [
+        ("src/lib.rs", "pub mod hub;\n"),
+        ("src/hub/mod.rs", hub),
+        ("src/hub/inner.rs", "pub struct Inner;\n"),
+        (
+            "src/hub/outer.rs",
+            "use super::Inner;\npub struct Outer(Inner);\n",
+        ),
+    ];
+    let edges = made_up(&files);
+    assert!(cycle_report(&edges).is_empty(), "{edges:?}");
+    // The use through the hub leads to the file that defines the name.
+    assert!(edges["src/hub/outer.rs"].contains_key("src/hub/inner.rs"));
+
+    // A hub that defines what a submodule needs and uses the submodule is a real cycle.
+    let hub = "mod outer;\npub struct Shared;\npub fn run() { outer::go() }\n";
+    let edges = made_up(&[
+        ("src/lib.rs", "pub mod hub;\n"),
+        ("src/hub/mod.rs", hub),
+        (
+            "src/hub/outer.rs",
+            "use super::Shared;\npub fn go() { let _ = Shared; }\n",
+        ),
+    ]);
+    assert_eq!(cycle_report(&edges).len(), 1, "{edges:?}");
+}
+
+#[test]
+fn test_code_and_glob_imports_are_read_as_the_rules_say() {
+    let edges = made_up(&[
+        ("src/lib.rs", "pub mod a;\npub mod b;\n"),
+        (
+            "src/a.rs",
+            "use crate::b::*;\npub struct A;\npub fn f() -> Used { todo!() }\n",
+        ),
+        (
+            "src/b.rs",
+            "pub struct Used;\npub struct Unused;\n#[cfg(test)]\nmod tests {\n    use crate::a::A;\n}\n",
+        ),
+    ]);
+    assert!(
+        edges["src/a.rs"]["src/b.rs"].contains("(Used)"),
+        "{edges:?}"
+    );
+    assert!(
+        !edges.contains_key("src/b.rs"),
+        "test code is no edge: {edges:?}"
+    );
+}
+
+#[test]
+fn the_checker_finds_a_suite_importing_a_suite() {
+    let edges = made_up(&[
+        ("src/lib.rs", "pub mod suites;\npub mod math;\n"),
+        ("src/math.rs", "pub fn exp(x: f32) -> f32 { x }\n"),
+        ("src/suites/mod.rs", "pub mod mhc;\npub mod scan;\n"),
+        (
+            "src/suites/scan/mod.rs",
+            "pub fn exp_approx(x: f32) -> f32 { crate::math::exp(x) }\n",
+        ),
+        (
+            "src/suites/mhc/mod.rs",
+            "use crate::suites::scan::exp_approx;\npub fn f() -> f32 { exp_approx(1.0) }\n",
+        ),
+    ]);
+    let found = suite_violations(&edges);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("suite mhc imports suite scan"),
+        "{}",
+        found[0]
+    );
+}
+
+#[test]
+fn non_test_lines_leave_out_test_modules_wherever_they_are() {
+    let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { let _ = \"}\"; }\n}\nfn b() {}\n";
+    assert_eq!(tokens::non_test_lines(text), 2);
+}
+
+/// `cargo test --release -p replay-core --test source_layout -- --ignored --nocapture
+/// print_import_graph` prints every edge (with `IMPORTS_OF=path/prefix`, only those from or to
+/// matching files).
+#[test]
+#[ignore = "a tool: prints the import graph"]
+fn print_import_graph() {
+    let sources = sources();
+    let tree = read_tree(&sources);
+    let edges = tree.edges();
+    for path in tree.unresolved() {
+        println!("unresolved: {path}");
+    }
+    let filter = std::env::var("IMPORTS_OF").unwrap_or_default();
+    for (from, targets) in &edges {
+        for (to, why) in targets {
+            if from.starts_with(&filter) || to.starts_with(&filter) {
+                println!("{from} -> {to}  ({why})");
+            }
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Tier 2 on the CPU (or any device libtorch drives): the GEMM op itself through libtorch
+//! (`mm`, `addmm`, `bmm`, `baddbmm`) with the recorded layouts, the weight-like operand
+//! rotated through copies so that it comes from memory as in a forward pass.
+
+use std::time::Instant;
+
+use tch::{Device, Kind, Tensor};
+
+use crate::measure::{BatchTiming, MeasureError, Target};
+use crate::signature::schema::GemmParams;
+use crate::torch::dtype::kind_from_name;
+
+/// Why a GEMM cannot be set up through libtorch.
+#[derive(Debug, thiserror::Error)]
+pub enum TorchGemmError {
+    /// Not replayable here (a dtype libtorch has no GEMM for, FP8 on a device without it).
+    #[error("{0}")]
+    Unsupported(String),
+    /// libtorch refused the call with the recorded layouts.
+    #[error("libtorch rejected the GEMM: {0}")]
+    Rejected(#[source] tch::TchError),
+    /// Building an operand failed.
+    #[error(transparent)]
+    Torch(#[from] tch::TchError),
+}
+
+/// The row-major operand shapes and strides a [`GemmParams`] describes, for one batch entry
+/// `A[m, k]`, `B[k, n]`. `trans_*` means the operand is stored column-major.
+pub fn operand_layout(rows: u64, cols: u64, transposed: bool, ld: u64) -> ([i64; 2], [i64; 2]) {
+    let sizes = [rows as i64, cols as i64];
+    let strides = if transposed {
+        [1, ld.max(1) as i64]
+    } else {
+        [ld.max(1) as i64, 1]
+    };
+    (sizes, strides)
+}
+
+/// Elements of storage an operand with these sizes/strides spans.
+fn span(sizes: [i64; 2], strides: [i64; 2]) -> i64 {
+    if sizes.contains(&0) {
+        0
+    } else {
+        1 + (sizes[0] - 1) * strides[0] + (sizes[1] - 1) * strides[1]
+    }
+}
+
+/// Which operand of the row-major product `C = A @ B`.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    A,
+    B,
+}
+
+/// Builds a random operand `side` of `p` with exactly the recorded layout (batched when
+/// `batch > 1`).
+fn operand(
+    kind: Kind,
+    p: &GemmParams,
+    side: Side,
+    device: Device,
+) -> Result<Tensor, tch::TchError> {
+    let batch = p.batch;
+    let (rows, cols, transposed, ld, batch_stride) = match side {
+        Side::A => (p.m, p.k, p.trans_a, p.lda, p.stride_a),
+        Side::B => (p.k, p.n, p.trans_b, p.ldb, p.stride_b),
+    };
+    let (sizes, strides) = operand_layout(rows, cols, transposed, ld);
+    let one = span(sizes, strides);
+    let bstride = batch_stride.map(|s| s as i64).unwrap_or(one);
+    let total = if batch > 1 {
+        one + (batch as i64 - 1) * bstride
+    } else {
+        one
+    };
+    let base = Tensor::f_randn([total.max(0)], (Kind::Float, device))?.f_to_kind(kind)?;
+    if batch > 1 {
+        base.f_as_strided(
+            [batch as i64, sizes[0], sizes[1]],
+            [bstride, strides[0], strides[1]],
+            None::<i64>,
+        )
+    } else {
+        base.f_as_strided(sizes, strides, None::<i64>)
+    }
+}
+
+/// How many copies of a `bytes`-sized weight operand to use in turn so that, as in a forward
+/// pass, the weights come from memory rather than from the last-level cache: enough copies to
+/// cover twice the cache, at most 64 and at most 1 GiB in all.
+pub fn weight_copies(bytes: u64) -> usize {
+    let llc = crate::device::CpuInfo::detect()
+        .last_level_cache_bytes()
+        .unwrap_or(32 << 20);
+    if bytes == 0 {
+        return 1;
+    }
+    let wanted = (2 * llc).div_ceil(bytes).clamp(1, 64);
+    let affordable = ((1u64 << 30) / bytes).max(1);
+    wanted.min(affordable) as usize
+}
+
+/// A GEMM replayed through libtorch on the CPU (or any device libtorch drives).
+pub struct TorchGemmTarget {
+    a: Tensor,
+    b: Tensor,
+    /// Copies of the weight-like operand B, used in turn (see [`weight_copies`]).
+    b_pool: Vec<Tensor>,
+    next_b: usize,
+    bias: Option<Tensor>,
+    alpha: f64,
+    beta: f64,
+    batched: bool,
+    activation: Option<String>,
+    device: Device,
+}
+
+impl TorchGemmTarget {
+    pub fn new(p: &GemmParams, device: Device) -> Result<TorchGemmTarget, TorchGemmError> {
+        let unsupported = |dtype: &str| {
+            TorchGemmError::Unsupported(format!("dtype {dtype} has no libtorch GEMM"))
+        };
+        let kind_a = kind_from_name(&p.dtype_a).ok_or_else(|| unsupported(&p.dtype_a))?;
+        let kind_b = kind_from_name(&p.dtype_b).ok_or_else(|| unsupported(&p.dtype_b))?;
+        if matches!(kind_a, Kind::Float8e4m3fn | Kind::Float8e5m2) {
+            return Err(TorchGemmError::Unsupported("float8 GEMMs (_scaled_mm) need a GPU with FP8 tensor cores; not replayable on this device".into()));
+        }
+        let batched = p.batch > 1;
+        let a = operand(kind_a, p, Side::A, device)?;
+        let b = operand(kind_b, p, Side::B, device)?;
+        let bias = if p.bias {
+            let kind_out = kind_from_name(&p.dtype_out).unwrap_or(kind_a);
+            Some(Tensor::f_randn([p.n as i64], (Kind::Float, device))?.f_to_kind(kind_out)?)
+        } else {
+            None
+        };
+        let copies = if batched {
+            1
+        } else {
+            weight_copies(b.numel() as u64 * b.kind().elt_size_in_bytes() as u64)
+        };
+        let mut b_pool = vec![b.shallow_clone()];
+        for _ in 1..copies {
+            // Same recorded layout, its own storage.
+            b_pool.push(operand(kind_b, p, Side::B, device)?);
+        }
+        let mut target = TorchGemmTarget {
+            a,
+            b,
+            b_pool,
+            next_b: 0,
+            bias,
+            alpha: p.alpha,
+            beta: p.beta,
+            batched,
+            activation: p.activation.clone(),
+            device,
+        };
+        let _ = target.call().map_err(TorchGemmError::Rejected)?;
+        Ok(target)
+    }
+
+    /// The operands and the result of one call (`replay selftest`).
+    pub fn operands_and_result(&mut self) -> Result<(Tensor, Tensor, Tensor), tch::TchError> {
+        let _guard = tch::no_grad_guard();
+        let out = self.call_with(&self.b)?;
+        Ok((self.a.shallow_clone(), self.b.shallow_clone(), out))
+    }
+
+    /// One GEMM, as the launching op would call it.
+    fn call(&mut self) -> Result<Tensor, tch::TchError> {
+        let _guard = tch::no_grad_guard();
+        let b = self.b_pool[self.next_b % self.b_pool.len()].shallow_clone();
+        self.next_b = (self.next_b + 1) % self.b_pool.len();
+        self.call_with(&b)
+    }
+
+    fn call_with(&self, b: &Tensor) -> Result<Tensor, tch::TchError> {
+        match (&self.bias, self.batched) {
+            (None, false) if self.alpha == 1.0 => self.a.f_mm(b),
+            (None, true) if self.alpha == 1.0 => self.a.f_bmm(b),
+            (None, false) => self.a.f_mm(b)?.f_mul_scalar(self.alpha),
+            (None, true) => self.a.f_bmm(b)?.f_mul_scalar(self.alpha),
+            (Some(bias), false) => match self.activation.as_deref() {
+                Some(act) => bias.f_internal_addmm_activation(&self.a, b, act == "gelu"),
+                None => bias.f_addmm(&self.a, b).and_then(|c| {
+                    if self.alpha == 1.0 && self.beta == 1.0 {
+                        Ok(c)
+                    } else {
+                        // addmm's beta/alpha are not exposed by tch's f_addmm: compute them explicitly.
+                        bias.f_mul_scalar(self.beta)?
+                            .f_add(&self.a.f_mm(b)?.f_mul_scalar(self.alpha)?)
+                    }
+                }),
+            },
+            (Some(bias), true) => bias.f_baddbmm(&self.a, b, self.beta, self.alpha),
+        }
+    }
+}
+
+impl Target for TorchGemmTarget {
+    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+        let start = Instant::now();
+        for _ in 0..calls {
+            let out = self
+                .call()
+                .map_err(|e| MeasureError::target(e.to_string()))?;
+            let _ = std::hint::black_box(out);
+        }
+        if let Device::Cuda(i) = self.device {
+            tch::Cuda::synchronize(i as i64);
+        }
+        let elapsed = start.elapsed();
+        Ok(BatchTiming {
+            device: elapsed,
+            host: elapsed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_rotate_to_cover_twice_the_last_level_cache() {
+        let llc = crate::device::CpuInfo::detect()
+            .last_level_cache_bytes()
+            .unwrap_or(32 << 20);
+        let small = 1 << 20;
+        let copies = super::weight_copies(small) as u64;
+        assert!(
+            copies * small >= (2 * llc).min(64 * small),
+            "{copies} copies of 1 MiB"
+        );
+        assert_eq!(
+            super::weight_copies(1 << 30),
+            1,
+            "a weight larger than the cache is never copied"
+        );
+        assert_eq!(super::weight_copies(0), 1);
+    }
+
+    #[test]
+    fn row_major_operand_layouts() {
+        // A row-major [141, 512] activation: rows 512 apart.
+        assert_eq!(operand_layout(141, 512, false, 512), ([141, 512], [512, 1]));
+        // linear's weight^T: a [512, 512] view of a row-major weight, i.e. column-major, ld 512.
+        assert_eq!(operand_layout(512, 512, true, 512), ([512, 512], [1, 512]));
+    }
+}
