@@ -27,7 +27,8 @@ Stages, in the order of what we learn per minute, with their weights (slices bel
   calibrate  7  replay calibrate --quick on the device (bf16 and every fusion pattern too with a
                 slice of 60 s or more)
   cpu       16  scripts/bench_isolated.py (noise) and scripts/bench_accuracy.py on the CPU at
-                --cpu-threads (bloom-560m too when 150 s are left), with whatever is left
+                --cpu-threads: bloom-tiny, then bloom-560m when three repeats fit what is
+                left (as long as the compare stage's case took on this CPU, or a minute each)
 
 Slices: the stages share the deadline less a reserve (10 s, for the last archive and the
 summary). Each stage, when it starts, gets the seconds still left times its weight over the
@@ -108,6 +109,8 @@ class Context:
         self.gpu_name, self._checkpoint, self.exports = gpu_name, checkpoint, exports
         self.work = None
         self.slice_s = 0.0
+        # What one stage measured that a later one sizes its work by (compare_cpu_s).
+        self.notes = {}
 
     def run(self, cmd, timeout):
         return run(self.log, self.clock, cmd, timeout, checkpoint=lambda _r: self._checkpoint())

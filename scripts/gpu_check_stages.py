@@ -273,6 +273,8 @@ def stage_compare(ctx, entry):
         ctx.checkpoint()
         if i == 0:
             first_s = time.monotonic() - started
+            if ctx.device == "cpu" and report:
+                ctx.notes["compare_cpu_s"] = first_s
 
 
 # ----------------------------------------------------------------------------------------------
@@ -507,8 +509,8 @@ def stage_calibrate(ctx, entry):
 
 def stage_cpu(ctx, entry):
     """On the CPU at --cpu-threads: scripts/bench_isolated.py (run-to-run noise of isolated) and
-    scripts/bench_accuracy.py (bloom-tiny; bloom-560m too when the slice has room), each sized
-    to what is left."""
+    scripts/bench_accuracy.py (bloom-tiny; bloom-560m too when three repeats fit what is left),
+    each sized to what is left."""
     import sys
     py = sys.executable
     threads = str(ctx.cpu_threads)
@@ -522,24 +524,39 @@ def stage_cpu(ctx, entry):
                  "--threads", threads, "--out", noise, *args], 420)
     entry["isolated_noise"] = {"command": record(r), "result": load_json(noise)}
     ctx.checkpoint()
-    accuracy = os.path.join(ctx.work, "bench_accuracy.json")
-    big = (not ctx.quick and find_model(ctx.models_dir, "bloom-560m") is not None
-           and ctx.stage_left() > 150)
-    names = ["bloom-560m", "bloom-tiny"] if big else ["bloom-tiny"]
-    # bench_accuracy reads its models from one folder: links to wherever each one is.
+    # bloom-tiny first (seconds), then bloom-560m when three repeats of it fit what is left:
+    # one repeat costs what the compare stage's bloom-560m case took on this CPU, or an
+    # assumed minute when that ran on a GPU.
+    entry["accuracy"] = accuracy_run(ctx, entry, "bloom-tiny", ["--runs", "10", "--max-time-per-kernel", "0.02"])
+    ctx.checkpoint()
+    if ctx.quick:
+        return
+    estimate = ctx.notes.get("compare_cpu_s", 60.0) if ctx.device == "cpu" else 60.0
+    if find_model(ctx.models_dir, "bloom-560m") is None:
+        entry["accuracy_bloom_560m"] = {"skipped": "bloom-560m was not exported in this run"}
+    elif ctx.stage_left() < 3 * 1.25 * estimate + 5:
+        entry["accuracy_bloom_560m"] = {"skipped": f"{ctx.stage_left():.0f} s left; three repeats "
+                                                   f"need about {3 * 1.25 * estimate:.0f} s"}
+    else:
+        entry["accuracy_bloom_560m"] = accuracy_run(ctx, entry, "bloom-560m",
+                                                    ["--runs", "30", "--max-time-per-kernel", "0.1"])
+
+
+def accuracy_run(ctx, entry, name, timing):
+    """scripts/bench_accuracy.py on one model at seq-len 5, three repeats (one with --quick)."""
+    import sys
+    out = os.path.join(ctx.work, f"bench_accuracy_{name}.json")
+    # bench_accuracy reads its models from one folder: a link to wherever the model is.
     links = tempfile.mkdtemp(prefix="gpu-check-models-")
-    for name in names:
-        path = ctx.model(name, "float32", entry)
-        if path is not None:
-            os.symlink(os.path.abspath(path), os.path.join(links, model_file(name, "float32")))
-    repeats = "1" if ctx.quick else "3"
-    extra = (["--runs", "50", "--max-time-per-kernel", "0.1"] if big
-             else ["--runs", "10", "--max-time-per-kernel", "0.02"])
     try:
-        r = ctx.run([py, os.path.join(ROOT, "scripts/bench_accuracy.py"), "--replay", ctx.replay,
-                     "--models-dir", links, "--models", ",".join(names), "--repeats", repeats,
-                     "--seq-lens", "5", "--threads", threads, "--out", accuracy, *extra], 480)
-        entry["accuracy"] = {"command": record(r), "result": load_json(accuracy)}
+        path = ctx.model(name, "float32", entry)
+        if path is None:
+            return {"error": f"no {name} model"}
+        os.symlink(os.path.abspath(path), os.path.join(links, model_file(name, "float32")))
+        r = ctx.run([sys.executable, os.path.join(ROOT, "scripts/bench_accuracy.py"), "--replay", ctx.replay,
+                     "--models-dir", links, "--models", name, "--repeats", "1" if ctx.quick else "3",
+                     "--seq-lens", "5", "--threads", str(ctx.cpu_threads), "--out", out, *timing], 480)
+        return {"command": record(r), "result": load_json(out)}
     finally:
         shutil.rmtree(links, ignore_errors=True)
 
