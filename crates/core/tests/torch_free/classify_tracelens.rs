@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use replay::signature::{
+use replay_core::signature::{
     self, BlasOp, GemmKernelRole, LayoutSource, SignatureFile, Tier, WorkKind,
 };
-use replay::trace;
+use replay_core::trace;
 
 fn shared_traces() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kineto")
 }
 
 /// A minimal RFC 4180 reader: quoted fields may hold commas, newlines and `""`.

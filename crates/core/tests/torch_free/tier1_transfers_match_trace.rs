@@ -4,14 +4,14 @@
 //! PyTorch 1.9's `Memcpy`/`Memset`), their name (`Memcpy HtoD (Pageable -> Device)`) and
 //! `args.bytes` (on ROCm, the launch call's `size`).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
 use std::path::Path;
 
-use replay::signature::{self, Tier, WorkKind};
-use replay::trace;
+use replay_core::signature::{self, Tier, WorkKind};
+use replay_core::trace;
 use serde_json::Value;
 
 fn raw_events(path: &Path) -> Vec<Value> {

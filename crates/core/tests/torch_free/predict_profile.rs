@@ -1,6 +1,6 @@
 //! `replay predict --profile`: a real H100 trace re-timed onto the A100 datasheet profile.
 
-mod common;
+use crate::common;
 
 use common::replay;
 use predicates::prelude::*;
@@ -12,7 +12,7 @@ fn shared(name: &str) -> std::path::PathBuf {
 #[test]
 fn an_h100_trace_on_the_a100_datasheet_slows_its_kernels_by_the_peak_ratios() {
     let out = replay()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(common::repo_root())
         .args([
             "predict",
             "--json",
@@ -49,7 +49,7 @@ fn an_h100_trace_on_the_a100_datasheet_slows_its_kernels_by_the_peak_ratios() {
 #[test]
 fn a_trace_without_a_device_or_a_bad_profile_exits_2_naming_the_file() {
     replay()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(common::repo_root())
         .args([
             "predict",
             "--profile",

@@ -2,18 +2,18 @@
 //! back the trace's own step time), hand-built timelines checked against times worked out
 //! by hand, and `replay predict`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use common::{replay, shared_traces};
 use predicates::prelude::*;
-use replay::predict::{
+use replay_core::predict::{
     self, simulate, Activity, Durations, Prediction, Skeleton, StepSkeleton, StepSource, WaitKind,
 };
-use replay::signature;
-use replay::trace::{self, Trace};
+use replay_core::signature;
+use replay_core::trace::{self, Trace};
 
 const US: i64 = 1000;
 

@@ -1,14 +1,14 @@
 //! Every real trace classifies, and the signatures account for every GPU activity:
 //! counts add up exactly and times add up to the trace's total GPU time.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use replay::signature::{self, SignatureFile, Tier, Unit, WorkKind};
-use replay::trace::{self, Category, Trace};
+use replay_core::signature::{self, SignatureFile, Tier, Unit, WorkKind};
+use replay_core::trace::{self, Category, Trace};
 
 fn load_and_classify(path: &Path) -> (Trace, SignatureFile) {
     let trace = trace::load(path).unwrap_or_else(|e| panic!("{e}"));

@@ -13,11 +13,11 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};
 
-use replay::signature;
-use replay::trace::{self, TraceError};
+use replay_core::signature;
+use replay_core::trace::{self, TraceError};
 
 fn shared_traces() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kineto")
 }
 
 /// A file in a fresh directory under the system temp directory (tests run in parallel),

@@ -5,13 +5,13 @@
 //! item by item, its self-check, and what-ifs whose times are derived in the comments. The
 //! real traces that contain these patterns are checked at the end.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
 use common::shared_traces;
-use replay::predict::{self, simulate, ActivityKind, Durations, HostItem, Skeleton, WaitKind};
-use replay::trace::{self, Nanos, Trace};
+use replay_core::predict::{self, simulate, ActivityKind, Durations, HostItem, Skeleton, WaitKind};
+use replay_core::trace::{self, Nanos, Trace};
 
 const US: Nanos = 1000;
 

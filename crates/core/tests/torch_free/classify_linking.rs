@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-use replay::signature::{self, Label, SignatureFile, Tier, Unit, WorkKind};
-use replay::trace::link::{self, ExternalIdCheck, Links};
-use replay::trace::{self, Category, ExternalIdKey, Platform, Trace};
+use replay_core::signature::{self, Label, SignatureFile, Tier, Unit, WorkKind};
+use replay_core::trace::link::{self, ExternalIdCheck, Links};
+use replay_core::trace::{self, Category, ExternalIdKey, Platform, Trace};
 
 fn shared_traces() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kineto")
 }
 
 fn load(name: &str) -> (Trace, Links, SignatureFile) {
