@@ -1,6 +1,6 @@
 //! `replay classify` then `replay isolated` on real traces, through the real binary.
 
-mod common;
+use crate::common;
 
 use common::{classify_shared, replay, shared_traces};
 use predicates::prelude::*;

@@ -2,7 +2,7 @@
 //! backends, both semirings' forward and backward): every table and plot of the seed, each SVG
 //! a document, index.html showing each plot; and the bad inputs that exit 2 naming the file.
 
-mod common;
+use crate::common;
 
 use common::replay;
 

@@ -1,7 +1,7 @@
 //! The whole pipeline on bloom-tiny on the CPU, as a user runs it: export, compare (capture,
 //! classify, isolated, full, aggregate), and the seed tool's separate modes.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! `classify`, through the real binary: each exits 2 with a message naming the file and what is
 //! wrong, panics nowhere, tracebacks nowhere, and leaves what was already written as it was.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `replay bench scan` end to end on the cpu backend, through the real binary: the seed's
 //! files and columns, one row per case in the seed's order, and its skip rule.
 
-mod common;
+use crate::common;
 
 use common::replay;
 use predicates::prelude::*;

@@ -1,9 +1,11 @@
 //! The scan benchmark's runner through the backend interface, with backends made for the
 //! test (one that runs out of memory, one that is wrong), and its inputs against PyTorch's
-//! own seeded draws. libtorch's generator is global: the tests here take turns.
+//! own seeded draws. libtorch's generator is global: the tests here take turns with every test
+//! of this binary that draws (`common::torch_generator_turn`).
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use crate::common;
 
 use replay::suites::scan::bench::inputs::{SeededInputs, SEED};
 use replay::suites::scan::bench::{self, measure_config, BenchSettings, ScanBenchSuite, ScanGrid};
@@ -12,11 +14,9 @@ use replay::suites::scan::{
     ScanProblem, Semiring,
 };
 
-static GENERATOR: Mutex<()> = Mutex::new(());
-
 #[test]
 fn the_inputs_are_the_seeds_torch_randn_draws_one_case_after_another() {
-    let _turn = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::torch_generator_turn();
     let dims = |t| ScanDims {
         batch: 2,
         positions: t,
@@ -116,7 +116,7 @@ fn run_grid(
     ts: Vec<usize>,
     ks: Vec<usize>,
 ) -> Vec<Vec<String>> {
-    let _turn = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::torch_generator_turn();
     let dir = tempfile::tempdir().unwrap();
     let grid = ScanGrid {
         ts,

@@ -2,7 +2,7 @@
 //! the seed's CSV columns plus sqnr_db and status, a status row for what is not implemented,
 //! and the config errors (exit 2, naming the key, line and file).
 
-mod common;
+use crate::common;
 
 use common::replay;
 use predicates::prelude::*;

@@ -1,7 +1,7 @@
 //! `replay selftest --model`: the whole-model stage on bloom-tiny on the CPU, run for real
 //! (model output against the CPU, timing, a small compare pipeline), and its usage errors.
 
-mod common;
+use crate::common;
 
 use common::{exported_bloom_tiny, has_nvidia_driver, replay};
 use predicates::prelude::*;

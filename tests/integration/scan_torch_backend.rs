@@ -2,6 +2,8 @@
 //! float64 reference and enumeration: every semiring × phase, lengths shorter than T, K > T,
 //! C = 1, K = 1; Max's gradient on ties; and the benchmark's inputs equal to PyTorch's.
 
+use crate::common;
+
 use replay::suites::scan::backends::open_backend;
 use replay::suites::scan::enumeration;
 use replay::suites::scan::reference;
@@ -264,6 +266,7 @@ fn the_backend_is_registered_under_its_name() {
 /// 2.11 in `.venv` (`torch.manual_seed(42); torch.randn(4, 127, 4, 3, 3).flatten()[...]`).
 #[test]
 fn seeded_inputs_are_the_ones_pytorch_draws() {
+    let _turn = common::torch_generator_turn();
     tch::manual_seed(42);
     let edge = tch::Tensor::randn([4, 127, 4, 3, 3], (tch::Kind::Float, tch::Device::Cpu));
     let flat = Vec::<f32>::try_from(&edge.reshape([-1])).unwrap();
@@ -299,6 +302,7 @@ fn the_seed_gives_the_same_numbers_on_the_benchmark_input() {
         durations: 8,
         labels: 6,
     };
+    let _turn = common::torch_generator_turn();
     tch::manual_seed(42);
     let drawn = tch::Tensor::randn([4, 127, 8, 6, 6], (tch::Kind::Float, tch::Device::Cpu));
     let edge = Vec::<f32>::try_from(&drawn.reshape([-1])).unwrap();

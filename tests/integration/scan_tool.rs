@@ -2,7 +2,7 @@
 //! gradient against the float64 reference, the timing block, and every bad input ending with
 //! exit status 2 and a message that names the file.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

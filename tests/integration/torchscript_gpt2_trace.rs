@@ -4,7 +4,7 @@
 //! calls with extra leading inputs that are not the op's arguments; classification and replay
 //! must both read the arguments by the op's schema.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -3,7 +3,7 @@
 //! the fused stages checked against torch, the offload answer of a sweep against a GPU
 //! profile, and the refusals that exit 2.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -7,7 +7,7 @@ use replay::suites::scan::reference;
 use replay::suites::scan::semiring::{EntropyOps, LogOps};
 use replay::suites::scan::{ScanDims, ScanError, ScanProblem, Semiring};
 
-mod scan_support;
+use crate::scan_support;
 
 use scan_support::{assert_absolute, assert_gradient, assert_relative, cases, Case};
 

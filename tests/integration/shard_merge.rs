@@ -5,7 +5,7 @@
 //! command, work list or device, a duplicated shard, and a missing one, whose message gives
 //! the exact command that runs it; a shard killed mid-run leaves no shard.json.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

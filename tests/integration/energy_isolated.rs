@@ -2,14 +2,14 @@
 //! (`crates/core/tests/torch_free/energy_probes.rs`, which tests the probes themselves):
 //! `isolated` runs in `replay-torch`, which this package builds.
 
-mod common;
-
 use std::fs;
 use std::path::PathBuf;
 
+use crate::common;
+
 /// A meter that answers its first `AFTER` reads (1 J each, 0.1 ms update period), then
 /// fails as its `MODE` says (`die`: exit 3 with a message).
-const FAULTY_METER: &str = include_str!("../crates/core/tests/torch_free/faulty_meter.py");
+const FAULTY_METER: &str = include_str!("../../crates/core/tests/torch_free/faulty_meter.py");
 
 /// The repository root.
 fn root() -> PathBuf {

@@ -5,7 +5,7 @@
 //! merge into the single run's work list. (`make test-slurm` runs the Slurm template on a
 //! real one-node cluster.)
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

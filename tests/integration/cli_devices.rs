@@ -1,6 +1,6 @@
 //! `replay --help`, `replay devices` and `--device` handling, through the real binary.
 
-mod common;
+use crate::common;
 
 use common::{has_nvidia_driver, replay};
 use predicates::prelude::*;

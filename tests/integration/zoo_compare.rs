@@ -2,7 +2,7 @@
 //! small test size of each architecture, then a short `replay compare` on the CPU that must
 //! replay every signature (coverage 100 %) and record the inputs it fed.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

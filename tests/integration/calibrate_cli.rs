@@ -1,7 +1,7 @@
 //! `replay calibrate` as a user runs it: a real quick calibration of the CPU's matmul, and bad
 //! input refused with exit code 2.
 
-mod common;
+use crate::common;
 
 use common::replay;
 use predicates::prelude::*;

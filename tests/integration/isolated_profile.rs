@@ -1,7 +1,7 @@
 //! `replay isolated --profile`: a kernel that cannot be replayed (a Triton kernel of a real A100
 //! trace) is predicted by the profile's roofline instead, and says so.
 
-mod common;
+use crate::common;
 
 use common::{classify_shared, replay};
 

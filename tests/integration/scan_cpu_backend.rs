@@ -4,7 +4,7 @@
 //! the reference's largest |grad| (Log: the marginals, ≤ 1; Max: the 0/1 indicator, exactly;
 //! Entropy: [`reference::entropy_gradient`]).
 
-mod scan_support;
+use crate::scan_support;
 
 use replay::device::{Device, DeviceSpec};
 use replay::suites::scan::backends::open_backend;

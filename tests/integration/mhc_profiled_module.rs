@@ -3,6 +3,8 @@
 //! compute. Here it is exported, its parameters are taken into the Rust stages, and both
 //! run on the same input.
 
+use crate::common;
+
 use replay::suites::mhc::torch_stages::{self as torch, make_x_streams, MhcWeights};
 use replay::suites::mhc::{MhcDtype, MhcShape};
 use tch::{Device, Kind};
@@ -34,7 +36,10 @@ fn the_profiled_module_computes_what_the_torch_stages_compute() {
         b_res: params["b_res"].shallow_clone(),
     };
     let shape = MhcShape::new(2, 7, 48, 4, MhcDtype::Float32).unwrap();
-    let x = make_x_streams(&shape, Device::Cpu).unwrap();
+    let x = {
+        let _turn = common::torch_generator_turn();
+        make_x_streams(&shape, Device::Cpu).unwrap()
+    };
     let logits = torch::linear(&weights, &x, &shape).unwrap();
     let mix = torch::sinkhorn(&logits, &shape).unwrap();
     let ours = torch::apply(&mix, &x).unwrap();

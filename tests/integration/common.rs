@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 
 use assert_cmd::Command;
 
@@ -60,4 +61,12 @@ pub fn exported_bloom_tiny() -> (tempfile::TempDir, PathBuf) {
         .assert()
         .success();
     (dir, model)
+}
+
+/// libtorch's random generator is one per process, and every test of this binary shares the
+/// process: a test that seeds it or draws from it holds this turn meanwhile, so that no other
+/// test's seed or draws come between its own seed and its draws.
+pub fn torch_generator_turn() -> MutexGuard<'static, ()> {
+    static GENERATOR: Mutex<()> = Mutex::new(());
+    GENERATOR.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -3,6 +3,8 @@
 //! float8 through `_scaled_mm`) must compute what their dequantized weights say, and the
 //! quantization itself must stay near the high-precision output.
 
+use crate::common;
+
 use replay::suites::quant::model::{Model, ModelType, ModelWeights};
 use replay::suites::quant::quantized_linear::QuantizedLinear;
 use replay::suites::quant::recipe::Recipe;
@@ -25,6 +27,7 @@ fn inputs(dtype: Kind) -> (Tensor, Tensor) {
 
 /// Rows above 64 take int8wo's cast+GEMM path instead of the packed kernel.
 fn inputs_with_rows(dtype: Kind, rows: i64) -> (Tensor, Tensor) {
+    let _turn = common::torch_generator_turn();
     tch::manual_seed(7);
     let w = Tensor::randn([96, 256], (Kind::Float, Device::Cpu))
         .f_mul_scalar(0.05)
@@ -107,7 +110,10 @@ fn the_reference_catches_a_wrong_dequantization() {
 
 #[test]
 fn int4_needs_k_to_be_a_multiple_of_its_group() {
-    let w = Tensor::randn([8, 48], (Kind::Float, Device::Cpu));
+    let w = {
+        let _turn = common::torch_generator_turn();
+        Tensor::randn([8, 48], (Kind::Float, Device::Cpu))
+    };
     let e = QuantizedLinear::new(Recipe::Int4WeightOnly { group_size: 32 }, &w).unwrap_err();
     assert!(e.to_string().contains("not a multiple"), "{e}");
 }
@@ -120,6 +126,7 @@ fn every_model_type_runs_under_every_recipe_with_its_output_shape() {
         ("ln_linear_silu".parse().unwrap(), vec![8, 64]),
         (ModelType::TransformerBlock, vec![8, 16, 128]),
     ] {
+        let _turn = common::torch_generator_turn();
         tch::manual_seed(1);
         let weights = ModelWeights::random(model_type, 128, 64, Kind::Float, Device::Cpu).unwrap();
         let x = ModelWeights::random_input(model_type, 8, 128, Kind::Float, Device::Cpu).unwrap();

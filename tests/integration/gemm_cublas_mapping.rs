@@ -14,9 +14,9 @@
 //! The buffers handed to the reference are cut to the sizes replay's `CublasGemmTarget`
 //! allocates (`column_major_elements`), so a call reading past them fails here as well.
 
-mod cublas_reference;
+use crate::cublas_reference;
 
-mod common;
+use crate::common;
 
 use cublas_reference::{gemm, gemm_strided_batched, GemmCall, Transpose};
 use replay::replay::tier2_gemm::cuda::column_major_elements;
@@ -87,6 +87,7 @@ struct Strided {
 }
 
 fn strided(kind: Kind, sizes: &[i64], strides: &[i64]) -> Strided {
+    let _turn = common::torch_generator_turn();
     let storage = Tensor::randn([span(sizes, strides)], (Kind::Float, Device::Cpu)).to_kind(kind);
     let view = storage.as_strided(sizes, strides, 0);
     Strided { storage, view }
@@ -373,12 +374,17 @@ fn check_replay_layout(case: &str, p: &GemmParams) {
     let a = strided(kind_of_dtype(&p.dtype_a), &a_sizes, &a_strides);
     let b = strided(kind_of_dtype(&p.dtype_b), &b_sizes, &b_strides);
     let out_kind = kind_of_dtype(&p.dtype_out);
-    let bias = p
-        .bias
-        .then(|| Tensor::randn([p.n as i64], (Kind::Float, Device::Cpu)).to_kind(out_kind));
+    let bias = p.bias.then(|| {
+        let _turn = common::torch_generator_turn();
+        Tensor::randn([p.n as i64], (Kind::Float, Device::Cpu)).to_kind(out_kind)
+    });
 
-    let mut target = TorchGemmTarget::new(p, Device::Cpu)
-        .unwrap_or_else(|e| panic!("{case}: replay's CPU GEMM: {e}"));
+    // The target draws its operands from libtorch's generator.
+    let mut target = {
+        let _turn = common::torch_generator_turn();
+        TorchGemmTarget::new(p, Device::Cpu)
+    }
+    .unwrap_or_else(|e| panic!("{case}: replay's CPU GEMM: {e}"));
     let (replay_a, replay_b, _) = target
         .operands_and_result()
         .unwrap_or_else(|e| panic!("{case}: {e}"));
