@@ -3,6 +3,7 @@
 //! `T·K·C²` gradient. One test in its own binary, because the count is process-wide and
 //! concurrent tests would add to it.
 
+#[path = "integration/scan_support.rs"]
 mod scan_support;
 
 use replay::suites::scan::cpu::CpuScan;

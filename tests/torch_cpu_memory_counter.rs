@@ -1,7 +1,8 @@
 //! The counting CPU allocator of the shim: what it counts, that storage from before its install
 //! is freed by its own deleter, and that the torch backend's peaks are measured (the backward's
 //! above the forward's). The counter is process-wide, so everything runs in one test, in order:
-//! tests running beside it would move the counts.
+//! tests running beside it would move the counts (and it must find the counter not yet
+//! installed), so this is a test binary of its own.
 
 use replay::suites::scan::torch_backend::TorchBackend;
 use replay::suites::scan::{Phase, ScanBackend, ScanDims, ScanProblem, Semiring};

@@ -1,0 +1,18 @@
+//! The torch-free core's integration tests, one binary that links no libtorch: a module per
+//! subject (reading and classifying traces, the timeline model, energy probes, the `replay`
+//! executable's own commands). Tests of commands that `replay` hands to `replay-torch` live
+//! in the root package, which builds `replay-torch` (`tests/integration/`).
+
+mod common;
+
+mod classify_conservation;
+mod classify_linking;
+mod classify_malformed;
+mod classify_tracelens;
+mod cli_entry;
+mod energy_probes;
+mod predict_kineto_cases;
+mod predict_profile;
+mod predict_timeline;
+mod predict_what_if;
+mod tier1_transfers_match_trace;

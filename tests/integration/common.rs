@@ -1,0 +1,72 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use assert_cmd::Command;
+
+/// The built `replay` binary, with a clean environment for the things that change its output.
+pub fn replay() -> Command {
+    let mut cmd = Command::cargo_bin("replay").expect("the replay binary is built by cargo test");
+    cmd.env_remove("NVCC");
+    cmd
+}
+
+/// `../shared/traces/kineto`: real traces captured by others, beside the project root.
+pub fn shared_traces() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/kineto")
+}
+
+/// Every shared trace (`*.json.gz`), sorted by name; all ten must be there.
+pub fn all_shared_traces() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(shared_traces())
+        .expect("shared traces directory is readable")
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    paths.sort();
+    assert!(
+        paths.len() >= 10,
+        "expected the 10 shared traces, found {}",
+        paths.len()
+    );
+    paths
+}
+
+/// Classifies the shared trace `name` (`h100_bert_small_infer.json.gz`) into `out` with the
+/// built `replay`, as a user would before `isolated`.
+pub fn classify_shared(name: &str, out: &std::path::Path) {
+    replay()
+        .args(["classify", "--trace"])
+        .arg(shared_traces().join(name))
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// True when this machine has an NVIDIA driver; the no-GPU tests are skipped there.
+pub fn has_nvidia_driver() -> bool {
+    replay::device::cuda::driver_missing_reason().is_none()
+}
+
+/// A temporary folder holding `bloom-tiny.pt`, exported through `replay export`.
+pub fn exported_bloom_tiny() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("bloom-tiny.pt");
+    replay()
+        .args(["export", "--model", "bloom-tiny", "--out"])
+        .arg(&model)
+        .assert()
+        .success();
+    (dir, model)
+}
+
+/// libtorch's random generator is one per process, and every test of this binary shares the
+/// process: a test that seeds it or draws from it holds this turn meanwhile, so that no other
+/// test's seed or draws come between its own seed and its draws.
+pub fn torch_generator_turn() -> MutexGuard<'static, ()> {
+    static GENERATOR: Mutex<()> = Mutex::new(());
+    GENERATOR.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,35 @@
+//! The libtorch package's integration tests, one binary: a module per subject (the CLI's
+//! libtorch commands through the built `replay`, the replay tiers, models and suites in
+//! process). Every module shares this process: libtorch's random generator is taken in turns
+//! (`common::torch_generator_turn`). The two tests of the process-wide memory counters
+//! (`tests/scan_cpu_memory.rs`, `tests/torch_cpu_memory_counter.rs`) are binaries of their own,
+//! because any test running beside them would move the counts.
+
+mod common;
+mod cublas_reference;
+mod scan_support;
+
+mod calibrate_cli;
+mod cli_devices;
+mod cli_isolated;
+mod cli_malformed_inputs;
+mod cluster_templates;
+mod compare_pipeline;
+mod energy_isolated;
+mod gemm_cublas_mapping;
+mod isolated_profile;
+mod mhc_bench_cli;
+mod mhc_profiled_module;
+mod quant_bench_cli;
+mod quant_recipes;
+mod scan_analyze_cli;
+mod scan_bench;
+mod scan_bench_cli;
+mod scan_cpu_backend;
+mod scan_kernel;
+mod scan_tool;
+mod scan_torch_backend;
+mod selftest_model;
+mod shard_merge;
+mod torchscript_gpt2_trace;
+mod zoo_compare;

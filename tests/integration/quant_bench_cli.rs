@@ -1,0 +1,233 @@
+//! `replay bench quant` end to end through the real binary: the CPU example at a tiny size,
+//! the seed's CSV columns plus sqnr_db and status, a status row for what is not implemented,
+//! and the config errors (exit 2, naming the key, line and file).
+
+use crate::common;
+
+use common::replay;
+use predicates::prelude::*;
+
+const HEADER: &str = "name,quantization,sparsity,shape_name,m,k,n,high_precision_dtype,\
+torch_compile_mode,device,model_type,output_dir,enable_profiler,enable_memory_profiler,\
+baseline_inference_time_in_ms,quantized_inference_time_in_ms,speedup,\
+baseline_compiled_inference_time_in_ms,quantized_compiled_inference_time_in_ms,\
+compiled_speedup,compile_status,profiler_json_path,memory_profile_path,\
+memory_visualization_path,memory_stats,sqnr_db,timing,status,error_msg";
+
+fn results(dir: &std::path::Path) -> (String, Vec<csv::StringRecord>) {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            name.starts_with("results_") && name.ends_with(".csv")
+        })
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let header = text.lines().next().unwrap().to_string();
+    let rows = csv::Reader::from_path(&files[0])
+        .unwrap()
+        .records()
+        .map(Result::unwrap)
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tiny.yml");
+    let out = dir.path().join("out");
+    std::fs::write(
+        &config,
+        format!(
+            "benchmark_mode: inference\n\
+             quantization_config_recipe_names: [int8wo, int8dq, int4wo-32, int4wo-64-hqq, \
+             float8wo, float8dq-tensor, float8dq-row]\n\
+             sparsity_config_recipe_names: [semi-sparse]\n\
+             output_dir: {}\n\
+             model_params:\n\
+             \x20 - matrix_shapes: [{{name: custom, shapes: [[32, 128, 64], [16, 64, 128]]}}]\n\
+             \x20   high_precision_dtype: torch.bfloat16\n\
+             \x20   device: cpu\n\
+             \x20   model_type: linear\n\
+             \x20   enable_memory_profiler: true\n\
+             \x20   tint: red\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .args(["--runs", "3", "--quiet"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("unknown key").and(predicate::str::contains("tint")))
+        .stdout(
+            predicate::str::contains("Benchmark Results:")
+                .and(predicate::str::contains("Results saved to")),
+        );
+    let (header, rows) = results(&out);
+    assert_eq!(header, HEADER);
+    // baseline + 7 recipes + (baseline, int8dq, float8dq-tensor, float8dq-row) x semi-sparse,
+    // each on two shapes.
+    assert_eq!(rows.len(), 24);
+    let col = |name: &str| HEADER.split(',').position(|c| c == name).unwrap();
+    let mut statuses = std::collections::BTreeMap::new();
+    for r in &rows {
+        let quant = &r[col("quantization")];
+        let status = &r[col("status")];
+        *statuses.entry(status.to_string()).or_insert(0) += 1;
+        if status == "ok" {
+            let base: f64 = r[col("baseline_inference_time_in_ms")].parse().unwrap();
+            let q: f64 = r[col("quantized_inference_time_in_ms")].parse().unwrap();
+            assert!(base > 0.0 && q > 0.0, "{r:?}");
+            assert!(
+                r[col("timing")].starts_with("seed: mean of 3 calls"),
+                "{r:?}"
+            );
+            assert!(
+                r[col("memory_stats")].contains("peak_allocated_bytes"),
+                "{r:?}"
+            );
+            assert!(std::path::Path::new(&r[col("memory_profile_path")]).is_file());
+            if quant != "baseline" {
+                let sqnr: f64 = r[col("sqnr_db")].parse().unwrap();
+                assert!(sqnr > 15.0, "{quant}: {sqnr} dB");
+                assert!(
+                    r[col("error_msg")].contains("dequantize-then-matmul"),
+                    "{r:?}"
+                );
+            }
+        } else {
+            assert_eq!(status, "not_implemented", "{r:?}");
+            assert!(
+                quant == "int4wo-64-hqq" || !r[col("sparsity")].is_empty(),
+                "{r:?}"
+            );
+        }
+    }
+    assert_eq!(statuses.get("ok"), Some(&14), "{statuses:?}");
+    assert_eq!(statuses.get("not_implemented"), Some(&10), "{statuses:?}");
+    let hqq = rows
+        .iter()
+        .find(|r| &r[col("quantization")] == "int4wo-64-hqq")
+        .unwrap();
+    assert!(hqq[col("error_msg")].contains("HQQ"), "{hqq:?}");
+    assert_eq!(
+        &rows[0][col("name")],
+        "benchmark_baseline_linear_m32_k128_n64"
+    );
+}
+
+#[test]
+fn the_shipped_cpu_example_and_the_seeds_example_parse() {
+    // Their full runs are the README's benchmark; here, that they are valid configs: a
+    // config error would exit 2 before any case runs, so an unusable device path is enough.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in ["seed_example.yml", "cpu_example.yml", "llama.yml"] {
+        let path = root.join("configs/quant").join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let parsed = replay::suites::quant::config::parse(&text, &path);
+        assert!(parsed.is_ok(), "{name}: {parsed:?}");
+    }
+}
+
+#[test]
+fn config_errors_exit_2_naming_the_key_line_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bad.yml");
+    std::fs::write(
+        &config,
+        "model_params:\n  matrix_shapes: [{name: llama}]\n  enable_profiler: sometimes\n",
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("bad.yml")
+                .and(predicate::str::contains("enable_profiler"))
+                .and(predicate::str::contains("line 3")),
+        );
+    std::fs::write(
+        &config,
+        "benchmark_mode: training\nmodel_params:\n  matrix_shapes: [{name: llama}]\n",
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not supported yet"));
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(dir.path().join("missing.yml"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.yml"));
+}
+
+/// `enable_profiler` writes a Kineto trace per row that `replay classify` reads, and
+/// `compile` times the same model under torch.compile beside the eager times (or says why
+/// not). Both go through the project's Python (`scripts/quant_torch.py`).
+#[test]
+fn the_profiler_trace_is_read_by_classify_and_compile_reports_its_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("profile.yml");
+    let out = dir.path().join("out");
+    std::fs::write(
+        &config,
+        format!(
+            "quantization_config_recipe_names: []\n\
+             output_dir: {}\n\
+             model_params:\n\
+             \x20 matrix_shapes: [{{name: custom, shapes: [[32, 128, 64]]}}]\n\
+             \x20 high_precision_dtype: torch.float32\n\
+             \x20 compile: default\n\
+             \x20 enable_profiler: true\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .args(["--runs", "3", "--quiet"])
+        .assert()
+        .success();
+    let (header, rows) = results(&out);
+    let col = |name: &str| header.split(',').position(|c| c == name).unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(&row[col("status")], "ok", "{row:?}");
+    assert_eq!(&row[col("torch_compile_mode")], "default");
+    assert!(row[col("name")].ends_with("_compile"), "{row:?}");
+    let compile_status = &row[col("compile_status")];
+    if compile_status == "ok" {
+        let compiled: f64 = row[col("quantized_compiled_inference_time_in_ms")]
+            .parse()
+            .unwrap();
+        assert!(compiled > 0.0, "{row:?}");
+    } else {
+        // A machine where inductor cannot build says so in the row, never a number.
+        assert!(compile_status.starts_with("unavailable: "), "{row:?}");
+        assert!(row[col("quantized_compiled_inference_time_in_ms")].is_empty());
+    }
+    let trace = std::path::PathBuf::from(&row[col("profiler_json_path")]);
+    assert!(trace.is_file(), "{row:?}");
+    let signatures = dir.path().join("signatures.json");
+    replay()
+        .args(["classify", "--trace"])
+        .arg(&trace)
+        .arg("--out")
+        .arg(&signatures)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("GEMM"));
+}
