@@ -12,80 +12,21 @@ use replay::suites::scan::{
     Phase, ScanBackend, ScanDims, ScanError, ScanOutput, ScanProblem, Semiring,
 };
 
-/// splitmix64 and Box–Muller: a small seeded normal generator, independent of libtorch's.
-struct Normal(u64);
-
-impl Normal {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn sample(&mut self) -> f32 {
-        let (u, v) = (self.uniform(), self.uniform());
-        ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
-    }
-}
-
-struct Case {
-    dims: ScanDims,
-    lengths: Vec<usize>,
-    edge: Vec<f32>,
-}
-
-impl Case {
-    fn random(seed: u64, dims: [usize; 4], lengths: &[usize]) -> Case {
-        let [batch, positions, durations, labels] = dims;
-        let dims = ScanDims {
-            batch,
-            positions,
-            durations,
-            labels,
-        };
-        let mut rng = Normal(seed);
-        let edge = (0..dims.edge_len()).map(|_| rng.sample()).collect();
-        let lengths = if lengths.is_empty() {
-            vec![positions; batch]
-        } else {
-            lengths.to_vec()
-        };
-        Case {
-            dims,
-            lengths,
-            edge,
-        }
-    }
-
-    fn problem(&self) -> ScanProblem<'_> {
-        ScanProblem::new(self.dims, &self.edge, Some(&self.lengths)).unwrap()
-    }
-
-    fn label(&self) -> String {
-        let d = self.dims;
-        format!(
-            "B={} T={} K={} C={} lengths={:?}",
-            d.batch, d.positions, d.durations, d.labels, self.lengths
-        )
-    }
-}
+// The cases (a seeded normal generator independent of libtorch's) are the scan tests' shared ones.
+use crate::scan_support::Case;
 
 /// Shorter lengths than T (no sequence of the full length included), K > T, C = 1, K = 1,
 /// T = 1, and a configuration of the seed's grid.
 fn cases() -> Vec<Case> {
     vec![
-        Case::random(1, [1, 8, 4, 3], &[]),
-        Case::random(2, [3, 12, 5, 2], &[12, 7, 1]),
-        Case::random(3, [2, 5, 9, 3], &[5, 3]),
-        Case::random(4, [2, 10, 4, 1], &[10, 6]),
-        Case::random(5, [2, 7, 1, 2], &[7, 4]),
-        Case::random(6, [1, 1, 3, 2], &[]),
-        Case::random(7, [3, 9, 3, 2], &[6, 4, 2]),
-        Case::random(42, [4, 128, 12, 6], &[128, 101, 64, 3]),
+        Case::random(1, 1, 8, 4, 3, &[]),
+        Case::random(2, 3, 12, 5, 2, &[12, 7, 1]),
+        Case::random(3, 2, 5, 9, 3, &[5, 3]),
+        Case::random(4, 2, 10, 4, 1, &[10, 6]),
+        Case::random(5, 2, 7, 1, 2, &[7, 4]),
+        Case::random(6, 1, 1, 3, 2, &[]),
+        Case::random(7, 3, 9, 3, 2, &[6, 4, 2]),
+        Case::random(42, 4, 128, 12, 6, &[128, 101, 64, 3]),
     ]
 }
 
@@ -93,10 +34,10 @@ fn run(case: &Case, semiring: Semiring, phase: Phase) -> ScanOutput {
     let problem = case.problem();
     let mut prepared = TorchBackend::cpu()
         .prepare(&problem, semiring)
-        .unwrap_or_else(|e| panic!("{}: {e}", case.label()));
+        .unwrap_or_else(|e| panic!("{}: {e}", case.describe()));
     prepared
         .run_once(phase)
-        .unwrap_or_else(|e| panic!("{} {semiring} {}: {e}", case.label(), phase.name()))
+        .unwrap_or_else(|e| panic!("{} {semiring} {}: {e}", case.describe(), phase.name()))
 }
 
 fn assert_values_close(got: &[f32], want: &[f64], what: &str) {
@@ -135,7 +76,7 @@ fn every_semiring_and_phase_matches_the_reference() {
         for semiring in Semiring::ALL {
             let want = reference::forward(&problem, semiring);
             for phase in Phase::ALL {
-                let what = format!("{} {semiring} {}", case.label(), phase.name());
+                let what = format!("{} {semiring} {}", case.describe(), phase.name());
                 let out = run(&case, semiring, phase);
                 assert_values_close(&out.values, &want, &what);
                 match (phase, &out.grad) {
@@ -161,13 +102,13 @@ fn every_semiring_and_phase_matches_the_reference() {
 #[test]
 fn entropy_equals_the_entropy_of_the_enumerated_distribution() {
     for case in [
-        Case::random(11, [2, 5, 3, 2], &[5, 4]),
-        Case::random(12, [1, 6, 7, 1], &[]),
-        Case::random(13, [2, 4, 1, 3], &[4, 2]),
+        Case::random(11, 2, 5, 3, 2, &[5, 4]),
+        Case::random(12, 1, 6, 7, 1, &[]),
+        Case::random(13, 2, 4, 1, 3, &[4, 2]),
     ] {
         let want = enumeration::entropy(&case.problem());
         let out = run(&case, Semiring::Entropy, Phase::Forward);
-        assert_values_close(&out.values, &want, &case.label());
+        assert_values_close(&out.values, &want, &case.describe());
     }
 }
 
@@ -175,8 +116,8 @@ fn entropy_equals_the_entropy_of_the_enumerated_distribution() {
 #[test]
 fn entropy_gradient_matches_finite_differences_of_the_reference() {
     for case in [
-        Case::random(21, [2, 6, 3, 2], &[6, 4]),
-        Case::random(22, [1, 5, 7, 2], &[]),
+        Case::random(21, 2, 6, 3, 2, &[6, 4]),
+        Case::random(22, 1, 5, 7, 2, &[]),
     ] {
         let out = run(&case, Semiring::Entropy, Phase::Both);
         let grad = out.grad.expect("both returns a gradient");
@@ -196,7 +137,7 @@ fn entropy_gradient_matches_finite_differences_of_the_reference() {
             let step = f64::from(case.edge[i] + h) - f64::from(case.edge[i] - h);
             *w = (up - down) / step;
         }
-        assert_grad_close(&grad, &want, &case.label());
+        assert_grad_close(&grad, &want, &case.describe());
     }
 }
 
@@ -236,7 +177,7 @@ fn max_gradient_on_ties_is_the_first_segmentation() {
 
 #[test]
 fn timed_runs_report_time_for_every_phase() {
-    let case = Case::random(31, [2, 16, 4, 3], &[]);
+    let case = Case::random(31, 2, 16, 4, 3, &[]);
     let problem = case.problem();
     for semiring in Semiring::ALL {
         let mut prepared = TorchBackend::cpu().prepare(&problem, semiring).unwrap();
