@@ -28,6 +28,56 @@ pub enum Error {
     /// The model failed to load or run.
     #[error("model error: {0}")]
     Model(String),
+
+    /// A benchmark suite's own error, converted by the suite (`impl From<ItsError> for
+    /// crate::Error` in its `error.rs`), which says whether the user can fix it.
+    #[error(transparent)]
+    Suite(SuiteError),
+
+    /// An orchestrated step's error with the context it gathered (`writing isolated
+    /// results: ...`); whether the user can fix it is read from the errors inside.
+    #[error(transparent)]
+    Pipeline(#[from] anyhow::Error),
+}
+
+/// A suite's error as the library carries it: the suite's own error, shown as it is, and
+/// whether it is the user's to fix. The library never names a suite's error type, so a new
+/// suite converts its errors without editing this file or `main.rs`.
+#[derive(Debug)]
+pub struct SuiteError {
+    source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    usage: bool,
+}
+
+/// Shown as the suite's own error, with the suite error's causes after it.
+impl std::fmt::Display for SuiteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}
+
+impl std::error::Error for SuiteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.source()
+    }
+}
+
+impl Error {
+    /// A suite's error; `usage`: the user can fix it (exit status 2).
+    pub fn suite(error: impl std::error::Error + Send + Sync + 'static, usage: bool) -> Error {
+        Error::Suite(SuiteError {
+            source: Box::new(error),
+            usage,
+        })
+    }
+
+    /// The suite's own error, when this is one of type `E`.
+    pub fn suite_error<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            Error::Suite(e) => e.source.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
 }
 
 /// A `--shard` that cannot be resolved is the user's to fix, as the core says.
@@ -45,6 +95,12 @@ impl Error {
             self,
             Error::InvalidDevice { .. } | Error::CudaUnavailable(_) | Error::KernelUnavailable(..)
         ) || matches!(self, Error::Core(e) if e.is_usage_error())
+            || matches!(self, Error::Suite(e) if e.usage)
+            || matches!(self, Error::Pipeline(e) if e.chain().any(|c| {
+                c.downcast_ref::<Error>().is_some_and(Error::is_usage_error)
+                    || c.downcast_ref::<replay_core::Error>()
+                        .is_some_and(replay_core::Error::is_usage_error)
+            }))
     }
 
     pub fn cuda(call: &'static str, err: impl std::fmt::Display) -> Self {

@@ -17,14 +17,6 @@ fn main() -> ExitCode {
                 .is_some_and(|e| e.is_usage_error())
                 || e.downcast_ref::<replay_core::Error>()
                     .is_some_and(|e| e.is_usage_error())
-                || e.downcast_ref::<replay::suites::scan::ScanError>()
-                    .is_some_and(|e| e.is_usage_error())
-                || e.downcast_ref::<replay::suites::calibrate::CalibrateError>()
-                    .is_some_and(|e| e.is_usage_error())
-                || e.downcast_ref::<replay::suites::quant::QuantError>()
-                    .is_some_and(|e| e.is_usage_error())
-                || e.downcast_ref::<replay::suites::mhc::MhcError>()
-                    .is_some_and(|e| e.is_usage_error())
         }),
     }
 }

@@ -1,19 +1,21 @@
-//! `replay calibrate`: measures the device into a calibration profile (the seed's JSON).
+//! `replay calibrate`: maps the flags to the suite's command
+//! (`crate::suites::calibrate::command`), which measures the device into a calibration profile
+//! (the seed's JSON) under the suite driver.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use crate::device::Device;
+use crate::pipeline::drive;
+use crate::suites::calibrate::command::CalibrateCommand;
 use crate::suites::calibrate::fusion::FusionFamily;
 use crate::suites::calibrate::matmul::MatmulDtype;
-use crate::suites::calibrate::profile::Profile;
-use crate::suites::calibrate::run::{self, CalibrateObserver, CalibrateOptions, Operation};
-use crate::suites::calibrate::summary::render_summary;
+use crate::suites::calibrate::run::{CalibrateOptions, Operation};
 use crate::suites::calibrate::CalibrateError;
 
 use super::args::{DeviceArgs, ThreadsArgs};
-use super::progress::Progress;
+use super::console::ConsoleObserver;
 
 #[derive(Debug, Args, Clone)]
 pub struct CalibrateArgs {
@@ -113,7 +115,7 @@ fn check_peak(value: Option<f64>, flag: &str) -> Result<(), CalibrateError> {
     }
 }
 
-pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
+pub fn run(args: CalibrateArgs) -> Result<(), crate::Error> {
     check_peak(args.peak_gflops, "--peak-gflops")?;
     check_peak(args.peak_bandwidth, "--peak-bandwidth")?;
     if let Some(n) = args.threads.threads {
@@ -128,7 +130,6 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         Some(list) => FusionFamily::parse_list(list)?,
         None => Vec::new(),
     };
-    let shard_run = args.shard.resolve().map_err(crate::Error::from)?;
     let device = Device::open(args.device.device)?;
     let hardware = args.hardware.clone().unwrap_or_else(|| match &device {
         Device::Cpu(info) => info.model.clone(),
@@ -147,92 +148,19 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         dtypes: args.dtypes.clone(),
         fusion,
         threads: args.threads.threads.map(|n| n.max(1) as usize),
-        output: output.clone(),
-        shard: shard_run
-            .as_ref()
-            .map_or(replay_core::shard::Shard::WHOLE, |s| s.shard),
+        output,
+        shard: replay_core::shard::Shard::WHOLE,
     };
-    // The shard's manifest goes beside its profile.
-    let output_dir = output
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."))
-        .to_path_buf();
-    if let Some(shard_run) = &shard_run {
-        shard_run.begin(&output_dir)?;
-    }
-    let mut console = Console {
-        quiet: args.quiet,
-        progress: None,
+    let mut command = CalibrateCommand {
+        device,
+        options,
+        json: args.json,
     };
-    let profile = run::run(&device, &options, &mut console)?;
-    drop(console);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&profile)?);
-    } else {
-        print!("{}", render_summary(&profile));
-        println!("profile: {}", output.display());
-    }
-    if let Some(shard_run) = &shard_run {
-        // Written last: a shard that dies before here leaves no shard.json.
-        let manifest = shard_run.finish(replay_core::shard::args::Finished {
-            command: run::COMMAND,
-            device: device.describe(),
-            work_list: &run::work_list(&device, &options),
-            settings: serde_json::json!({
-                "hardware": options.hardware,
-                "peak_gflops": options.peak_gflops,
-                "peak_bandwidth_gbps": options.peak_bandwidth_gbps,
-                "quick": options.quick,
-                "threads": options.threads,
-            }),
-            output_dir: &output_dir,
-            files: vec![output
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()],
-        })?;
-        // Not on stdout with --json: that stays one JSON document.
-        eprintln!("{}", manifest.summary("measurements", &output_dir));
-    }
-    Ok(())
-}
-
-struct Console {
-    quiet: bool,
-    progress: Option<Progress>,
-}
-
-impl CalibrateObserver for Console {
-    fn started(&mut self, profile: &Profile, items: usize) {
-        let progress = Progress::new(self.quiet, items);
-        progress.line(&format!(
-            "==> calibrate: {items} measurements on {}",
-            profile.metadata.device
-        ));
-        self.progress = Some(progress);
-    }
-
-    fn item_started(&mut self, _index: usize, label: &str) {
-        if let Some(p) = &self.progress {
-            p.current(label);
-        }
-    }
-
-    fn item_finished(&mut self, index: usize, label: &str, failed: &[(String, String)]) {
-        if let Some(p) = &self.progress {
-            let verdict = if failed.is_empty() {
-                "ok".to_string()
-            } else {
-                format!("{} failed", failed.len())
-            };
-            p.line(&format!("[{}] {label}: {verdict}", index + 1));
-            for (key, why) in failed {
-                p.line(&format!("    {key}: {why}"));
-            }
-            p.advance(None);
-        }
-    }
+    drive(
+        &mut command,
+        &args.shard,
+        &mut ConsoleObserver::new(args.quiet),
+    )
 }
 
 #[cfg(test)]

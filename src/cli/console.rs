@@ -36,7 +36,7 @@ impl Observer for ConsoleObserver {
     }
 
     fn stage_finished(&mut self, stage: Stage) {
-        if stage == Stage::Isolated {
+        if matches!(stage, Stage::Isolated | Stage::Suite(_)) {
             if let Some(bar) = self.bar.take() {
                 bar.finish_and_clear();
             }
@@ -55,6 +55,8 @@ impl Observer for ConsoleObserver {
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
+            // One item can take minutes: keep the clock and the spinner moving.
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
             bar
         });
         bar.set_length(tick.steps as u64);
@@ -64,6 +66,12 @@ impl Observer for ConsoleObserver {
             bar.set_message(format!("round {}/{} {name}", tick.round + 1, tick.rounds));
         } else {
             bar.set_message(name);
+        }
+    }
+
+    fn item(&mut self, line: &str) {
+        if !self.quiet {
+            self.line(line);
         }
     }
 

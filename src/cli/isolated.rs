@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::pipeline::isolated::IsolatedCommand;
 use crate::pipeline::options::{
     DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_MIN_SAMPLES, DEFAULT_NOISE, DEFAULT_ROUNDS,
 };
@@ -77,15 +78,14 @@ impl From<IsolatedArgs> for IsolatedOptions {
             threads: args.threads.threads,
             energy: args.energy.into(),
             profile: args.profile,
-            shard: None,
+            shard: replay_core::shard::Shard::WHOLE,
         }
     }
 }
 
-pub fn run(args: IsolatedArgs) -> anyhow::Result<()> {
+pub fn run(args: IsolatedArgs) -> Result<(), crate::Error> {
     let mut console = ConsoleObserver::new(args.output.quiet);
-    let shard = args.shard.resolve().map_err(crate::Error::from)?;
-    let mut options: IsolatedOptions = args.into();
-    options.shard = shard;
-    crate::pipeline::isolated::run(&options, &mut console)
+    let shard = args.shard.clone();
+    let mut command = IsolatedCommand::new(args.into());
+    crate::pipeline::drive(&mut command, &shard, &mut console)
 }

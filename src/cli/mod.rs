@@ -13,7 +13,6 @@ pub mod energy_args;
 pub mod full;
 pub mod isolated;
 pub mod merge;
-pub mod progress;
 mod scan;
 pub mod scripts;
 mod selftest;
@@ -75,7 +74,7 @@ pub fn parse_device(text: &str) -> Result<DeviceSpec, String> {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices(args) => devices::run(args),
-        Command::Isolated(args) => isolated::run(args),
+        Command::Isolated(args) => Ok(isolated::run(args)?),
         Command::Selftest(args) => selftest::run(args),
         Command::Full(args) => full::run(args),
         Command::Export(args) => scripts::export(args),
@@ -83,7 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(args) => compare::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Scan(args) => scan::run(args),
-        Command::Calibrate(args) => calibrate::run(args),
+        Command::Calibrate(args) => Ok(calibrate::run(args)?),
         Command::Merge(args) => merge::run(args),
     }
 }

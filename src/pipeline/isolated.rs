@@ -17,56 +17,70 @@ use crate::signature;
 
 use super::observer::{Observer, Stage, Tick};
 use super::options::IsolatedOptions;
+use super::suite_command::{ShardRecord, SuiteCommand};
+use replay_core::shard::Shard;
 
-/// `replay isolated`: reads the signature file, replays it, and reports a summary.
-pub fn run(options: &IsolatedOptions, observer: &mut dyn Observer) -> anyhow::Result<()> {
-    let file = signature::read_file(&options.kernels).map_err(crate::Error::from)?;
-    let device = Device::open(options.device)?;
-    let mut probe = options.energy.open()?;
-    if let Some(shard) = &options.shard {
-        // A stale shard.json must not vouch for this run's rows if it dies.
-        shard
-            .begin(&options.output_dir)
-            .map_err(crate::Error::from)?;
-    }
-    let results = replay(
-        options,
-        &file,
-        &device,
-        probe.as_deref_mut(),
-        observer,
-        |_, _| ControlFlow::Continue(()),
-    )?;
-    let mut text = summary(&results, options);
-    if let Some(shard) = &options.shard {
-        text.push_str(&finish_shard(shard, options, &file, &results)?);
-    }
-    observer.result(&text);
-    Ok(())
+/// `replay isolated` as a suite command: reads the signature file, replays this shard's
+/// units, and reports a summary; a shard that replayed every unit of its slice leaves its
+/// shard.json (an interrupted one does not: `replay merge` then names it missing).
+pub struct IsolatedCommand {
+    pub options: IsolatedOptions,
+    /// The signature file and what its replay measured, once run.
+    done: Option<(signature::schema::SignatureFile, IsolatedResults)>,
 }
 
-/// A shard's run that replayed every unit of its slice leaves its shard.json (an
-/// interrupted one does not: `replay merge` then names it missing).
-fn finish_shard(
-    shard: &replay_core::shard::ShardRun,
-    options: &IsolatedOptions,
-    file: &signature::schema::SignatureFile,
-    results: &IsolatedResults,
-) -> anyhow::Result<String> {
-    if !results.complete {
-        return Ok(format!(
-            "shard {}: stopped before its last round, no {} written\n",
-            shard.shard,
-            replay_core::shard::MANIFEST_FILE
-        ));
+impl IsolatedCommand {
+    pub fn new(options: IsolatedOptions) -> IsolatedCommand {
+        IsolatedCommand {
+            options,
+            done: None,
+        }
     }
-    let work_list = isolated::work_list(file);
-    let files = OutputDir::new(&options.output_dir);
-    let manifest = shard
-        .finish(replay_core::shard::args::Finished {
-            command: replay_core::shard::isolated::COMMAND,
+}
+
+impl SuiteCommand for IsolatedCommand {
+    fn command(&self) -> &'static str {
+        replay_core::shard::isolated::COMMAND
+    }
+
+    fn unit(&self) -> &'static str {
+        "replay units"
+    }
+
+    fn output_dir(&self) -> std::path::PathBuf {
+        self.options.output_dir.clone()
+    }
+
+    fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
+        self.options.shard = shard;
+        let options = &self.options;
+        let file = signature::read_file(&options.kernels)?;
+        let device = Device::open(options.device)?;
+        let mut probe = options.energy.open()?;
+        let results = replay(
+            options,
+            &file,
+            &device,
+            probe.as_deref_mut(),
+            observer,
+            |_, _| ControlFlow::Continue(()),
+        )?;
+        observer.result(&summary(&results, options));
+        self.done = Some((file, results));
+        Ok(())
+    }
+
+    fn shard_record(&self) -> Result<Option<ShardRecord>, crate::Error> {
+        let Some((file, results)) = &self.done else {
+            return Ok(None);
+        };
+        if !results.complete {
+            return Ok(None);
+        }
+        let options = &self.options;
+        Ok(Some(ShardRecord {
             device: results.device.clone(),
-            work_list: &work_list,
+            work_list: isolated::work_list(file),
             // What makes two shards' numbers comparable: the same budget, rounds, cache
             // state and roofline profile.
             settings: serde_json::json!({
@@ -74,18 +88,12 @@ fn finish_shard(
                 "profile": options.profile.as_ref().map(|p| p.display().to_string()),
                 "energy": options.energy.probe,
             }),
-            output_dir: &options.output_dir,
             files: vec![
                 OutputFile::IsolatedJson.name().into(),
                 OutputFile::IsolatedCsv.name().into(),
             ],
-        })
-        .map_err(crate::Error::from)?;
-    Ok(format!(
-        "{}
-",
-        manifest.summary("replay units", files.root())
-    ))
+        }))
+    }
 }
 
 /// Replays `file` on `device`, writing results as they come; also used by `replay compare`,
@@ -190,10 +198,7 @@ pub fn replay(
             }
         },
         |round| after_round(round, &mut **observer.borrow_mut()),
-        options
-            .shard
-            .as_ref()
-            .map_or(replay_core::shard::Shard::WHOLE, |s| s.shard),
+        options.shard,
     );
     observer.into_inner().stage_finished(Stage::Isolated);
     if let Some(e) = write_error {

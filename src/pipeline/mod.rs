@@ -11,9 +11,11 @@ pub mod isolated;
 pub mod observer;
 pub mod options;
 pub mod selftest;
+pub mod suite_command;
 pub mod threads;
 
 pub use observer::{Observer, Stage, Tick};
 pub use options::{
     CaptureOptions, CompareOptions, EnergyOptions, FullOptions, IsolatedOptions, SelftestOptions,
 };
+pub use suite_command::{drive, CaseReporter, ShardRecord, SuiteCommand};

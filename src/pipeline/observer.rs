@@ -17,6 +17,9 @@ pub enum Stage {
     Full,
     /// Measuring the device's power between kernels, for energy along the timeline.
     Energy,
+    /// A suite command working through its cases (`bench scan`, `calibrate`, ...): its
+    /// name, as the user typed it.
+    Suite(&'static str),
 }
 
 impl fmt::Display for Stage {
@@ -27,6 +30,7 @@ impl fmt::Display for Stage {
             Stage::Isolated => "isolated",
             Stage::Full => "full",
             Stage::Energy => "energy",
+            Stage::Suite(name) => name,
         })
     }
 }
@@ -51,8 +55,11 @@ pub trait Observer {
     fn stage_started(&mut self, stage: Stage, detail: &str);
     /// The stage that began last is over.
     fn stage_finished(&mut self, _stage: Stage) {}
-    /// The isolated replay moved on.
+    /// The isolated replay or a suite moved on.
     fn progress(&mut self, _tick: Tick<'_>) {}
+    /// One item of a long run is done (a case of a suite's grid): a line for the person
+    /// watching, which `--quiet` leaves out.
+    fn item(&mut self, _line: &str) {}
     /// Something the run went on without (no Perfetto file without a trace, ...).
     fn warning(&mut self, message: &str);
     /// Text for the person watching that is not a stage: a helper script's own report.
@@ -76,6 +83,9 @@ impl Observer for ResultsAsInfo<'_> {
     fn progress(&mut self, tick: Tick<'_>) {
         self.0.progress(tick);
     }
+    fn item(&mut self, line: &str) {
+        self.0.item(line);
+    }
     fn warning(&mut self, message: &str) {
         self.0.warning(message);
     }
@@ -92,6 +102,7 @@ impl Observer for ResultsAsInfo<'_> {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Recorder {
     pub stages: Vec<(Stage, String)>,
+    pub items: Vec<String>,
     pub warnings: Vec<String>,
     pub info: String,
     pub results: String,
@@ -100,6 +111,9 @@ pub struct Recorder {
 impl Observer for Recorder {
     fn stage_started(&mut self, stage: Stage, detail: &str) {
         self.stages.push((stage, detail.to_string()));
+    }
+    fn item(&mut self, line: &str) {
+        self.items.push(line.to_string());
     }
     fn warning(&mut self, message: &str) {
         self.warnings.push(message.to_string());
@@ -142,10 +156,21 @@ mod tests {
             Stage::Isolated,
             Stage::Full,
             Stage::Energy,
+            Stage::Suite("bench scan"),
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
-        assert_eq!(names, ["capture", "classify", "isolated", "full", "energy"]);
+        assert_eq!(
+            names,
+            [
+                "capture",
+                "classify",
+                "isolated",
+                "full",
+                "energy",
+                "bench scan"
+            ]
+        );
     }
 }

@@ -133,8 +133,9 @@ pub struct IsolatedOptions {
     /// A calibration profile of this device: roofline estimates beside every measurement,
     /// and in place of the replays that cannot run.
     pub profile: Option<PathBuf>,
-    /// `--shard I/N`: replay only this shard's units and write shard.json at the end.
-    pub shard: Option<replay_core::shard::ShardRun>,
+    /// The units this run replays (`--shard I/N`, which the suite driver resolves; the
+    /// whole file by default).
+    pub shard: replay_core::shard::Shard,
 }
 
 impl Default for IsolatedOptions {
@@ -152,7 +153,7 @@ impl Default for IsolatedOptions {
             threads: None,
             energy: EnergyOptions::default(),
             profile: None,
-            shard: None,
+            shard: replay_core::shard::Shard::WHOLE,
         }
     }
 }

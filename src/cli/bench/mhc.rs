@@ -1,5 +1,5 @@
-//! `replay bench mhc`: parses the seed's flags (`mHC_benchmark.py`) and runs
-//! `crate::suites::mhc::run`, printing what it reports.
+//! `replay bench mhc`: maps the seed's flags (`mHC_benchmark.py`) to the suite's command
+//! (`crate::suites::mhc::command`), which the suite driver runs.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,17 +7,17 @@ use std::time::Duration;
 use crate::cli::value_parsers::{positive_count, positive_seconds};
 use clap::Args;
 
+use crate::cli::console::ConsoleObserver;
 use crate::device::DeviceSpec;
+use crate::pipeline::drive;
 use crate::pipeline::options::DEFAULT_DEVICE;
+use crate::suites::mhc::command::{placement, MhcCommand};
 use crate::suites::mhc::parallel::thread_count;
-use crate::suites::mhc::rows::RESULTS_CSV;
-use crate::suites::mhc::run::{
-    configurations, run as run_mhc, shard_settings, work_list, RunOptions, Timing, COMMAND,
-};
+use crate::suites::mhc::run::{RunOptions, Timing};
 use crate::suites::mhc::shape::{
     DEFAULT_BS, DEFAULT_DIM, DEFAULT_SEQ, DEFAULT_STREAMS, QUICK, SWEEP_BS,
 };
-use crate::suites::mhc::stages::{Impl, Placement};
+use crate::suites::mhc::stages::Impl;
 use crate::suites::mhc::{MhcDtype, MhcError, MhcShape};
 use replay_core::shard::Shard;
 
@@ -93,6 +93,10 @@ pub struct MhcArgs {
     #[arg(long)]
     pub profiler: bool,
 
+    /// No per-stage lines or progress bar (the seed's console blocks are still printed)
+    #[arg(long, short)]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub shard: replay_core::shard::ShardArgs,
 }
@@ -105,31 +109,7 @@ fn parse_impl(text: &str) -> Result<Impl, String> {
     text.parse()
 }
 
-/// Where `--device` puts the stages: `cpu` becomes the offload simulation when the driver
-/// reports a CUDA GPU (asked through `device::cuda`, which never touches cudarc without
-/// libcuda); `cuda:N` must open.
-fn placement(spec: DeviceSpec) -> anyhow::Result<(Placement, Option<usize>)> {
-    match spec {
-        DeviceSpec::Cpu => {
-            let gpu = crate::device::cuda::inventory()
-                .ok()
-                .filter(|inv| !inv.devices.is_empty())
-                .map(|_| 0);
-            Ok(match gpu {
-                Some(gpu) => (Placement::Offload { gpu }, Some(gpu)),
-                None => (Placement::CpuOnly, None),
-            })
-        }
-        DeviceSpec::Cuda(index) => {
-            crate::device::Device::open(spec)?;
-            Ok((Placement::Gpu { gpu: index }, None))
-        }
-    }
-}
-
-pub fn run(a: MhcArgs) -> anyhow::Result<()> {
-    let shard_run = a.shard.resolve().map_err(crate::Error::from)?;
-    let shard = shard_run.as_ref().map_or(Shard::WHOLE, |s| s.shard);
+pub fn run(a: MhcArgs) -> Result<(), crate::Error> {
     let (bs, seq, dim) = if a.quick {
         (QUICK.0, QUICK.1, QUICK.2)
     } else {
@@ -158,62 +138,23 @@ pub fn run(a: MhcArgs) -> anyhow::Result<()> {
             iters: a.iters,
         },
     };
-    let options = RunOptions {
-        shapes,
-        sweep: a.sweep_bs,
-        placement,
-        // A sweep on a machine with both devices measures the GPU side of the answer too.
-        also_gpu: gpu.filter(|_| a.sweep_bs),
-        impls: dedup(a.impls),
-        threads: thread_count(a.threads),
-        timing,
-        output_dir: a.output_dir.clone(),
-        gpu_profile: Some(a.gpu_profile.clone()),
-        shard,
+    let mut command = MhcCommand {
+        options: RunOptions {
+            shapes,
+            sweep: a.sweep_bs,
+            placement,
+            // A sweep on a machine with both devices measures the GPU side of the answer too.
+            also_gpu: gpu.filter(|_| a.sweep_bs),
+            impls: dedup(a.impls),
+            threads: thread_count(a.threads),
+            timing,
+            output_dir: a.output_dir,
+            gpu_profile: Some(a.gpu_profile),
+            shard: Shard::WHOLE,
+        },
+        profiler: a.profiler,
     };
-    if let Some(shard_run) = &shard_run {
-        // A stale shard.json must not vouch for this run's rows if it dies.
-        shard_run.begin(&a.output_dir)?;
-        println!(
-            "shard {} of {} configurations",
-            shard_run.shard,
-            configurations(&options).len()
-        );
-    }
-    if placement == Placement::CpuOnly {
-        println!(
-            "No CUDA GPU on this machine: stages 1-3 run on the CPU; 0 (D2H) and 4 (H2D) are not applicable and reported as such."
-        );
-    }
-    let outcome = run_mhc(&options, &mut |text| println!("{text}"))?;
-    if a.profiler {
-        let trace =
-            crate::suites::mhc::profile::write_trace(&options, &a.output_dir.join("trace"))?;
-        println!("profiler trace: {}", trace.display());
-    }
-    println!("results appended to {}", outcome.csv.display());
-    if let Some((md, svg)) = outcome.answer {
-        println!("offload answer: {} and {}", md.display(), svg.display());
-    }
-    if outcome.failed_rows > 0 {
-        println!(
-            "{} row(s) failed; see their Status and Note",
-            outcome.failed_rows
-        );
-    }
-    if let Some(shard_run) = &shard_run {
-        // Written last: a shard that dies before here leaves no shard.json.
-        let manifest = shard_run.finish(replay_core::shard::args::Finished {
-            command: COMMAND,
-            device: placement.key(),
-            work_list: &work_list(&options),
-            settings: shard_settings(&options),
-            output_dir: &a.output_dir,
-            files: vec![RESULTS_CSV.to_string()],
-        })?;
-        println!("{}", manifest.summary("configurations", &a.output_dir));
-    }
-    Ok(())
+    drive(&mut command, &a.shard, &mut ConsoleObserver::new(a.quiet))
 }
 
 fn dedup(impls: Vec<Impl>) -> Vec<Impl> {

@@ -30,9 +30,12 @@ pub enum BenchSuite {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    // Each suite's errors reach main as the library's error type, which knows which are the
+    // user's to fix.
     match args.suite {
-        BenchSuite::Scan(args) => scan::run(*args),
-        BenchSuite::Quant(args) => quant::run(args),
-        BenchSuite::Mhc(args) => mhc::run(args),
+        BenchSuite::Scan(args) => scan::run(*args)?,
+        BenchSuite::Quant(args) => quant::run(args)?,
+        BenchSuite::Mhc(args) => mhc::run(args)?,
     }
+    Ok(())
 }

@@ -1,25 +1,23 @@
-//! `replay bench scan`: parses the seed's flags, opens the backends and prints progress; the
-//! grid, the checks, the timing and the files are `crate::suites::scan::bench`'s.
+//! `replay bench scan`: parses the seed's flags and opens the backends; the grid, the checks,
+//! the timing and the files are `crate::suites::scan::bench`'s, run by the suite driver.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cli::value_parsers::{positive_count, positive_seconds};
-use anyhow::Context as _;
 use clap::Args;
-use replay_core::shard::Shard;
-use replay_core::suite::{CaseStatus, RunTally};
 
-use crate::cli::progress::Progress;
+use crate::cli::console::ConsoleObserver;
 use crate::device::{Device, DeviceSpec};
+use crate::pipeline::drive;
 use crate::pipeline::options::DEFAULT_DEVICE;
 use crate::suites::scan::backends::{open_backend_with_threads, BACKEND_NAMES};
 use crate::suites::scan::bench::check::DEFAULT_CHECK_LIMIT;
 use crate::suites::scan::bench::inputs::{SeededInputs, SEED};
 use crate::suites::scan::bench::{
-    self, measure_config, BenchSettings, ScanBenchSuite, ScanGrid, ScanOutputs,
+    measure_config, BenchSettings, ScanBenchSuite, ScanCommand, ScanGrid,
 };
-use crate::suites::scan::{Phase, Semiring};
+use crate::suites::scan::{Phase, ScanError, Semiring};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -147,13 +145,11 @@ fn parse_backend(text: &str) -> Result<String, String> {
     }
 }
 
-pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
     if let Some(ScanAction::Analyze(analyze)) = args.action {
         return super::scan_analyze::run(analyze);
     }
     let a = args.run;
-    let shard_run = a.shard.resolve().map_err(crate::Error::from)?;
-    let shard = shard_run.as_ref().map_or(Shard::WHOLE, |s| s.shard);
     let device = Device::open(a.device)?;
     if let Some(threads) = a.threads {
         tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
@@ -162,10 +158,14 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         .backends
         .iter()
         .map(|name| {
-            open_backend_with_threads(name, &device, a.threads)
-                .with_context(|| format!("cannot open the {name} backend on {}", device.describe()))
+            open_backend_with_threads(name, &device, a.threads).map_err(|e| {
+                ScanError::Backend(format!(
+                    "cannot open the {name} backend on {}: {e}",
+                    device.describe()
+                ))
+            })
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, ScanError>>()?;
     let grid = ScanGrid {
         ts: a.t,
         ks: a.k,
@@ -175,118 +175,22 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         semirings: a.semirings,
         phases: a.phases,
     };
-    // What every shard of one run shares, besides the grid (the work list).
-    let settings = serde_json::json!({
-        "repeats": a.repeats,
-        "max_time_per_case": a.max_time_per_case,
-        "max_memory_gb": a.max_memory_gb,
-        "check_limit": a.check_limit,
-        "threads": a.threads,
-    });
     let bench_settings = BenchSettings {
         max_memory_gb: a.max_memory_gb,
         check_limit: a.check_limit,
     };
-    let grid_total = grid.cases().len();
-    let total = shard.positions(grid_total).len();
-    let suite = ScanBenchSuite::new(grid, backends, bench_settings, SeededInputs::new(SEED))?;
-    if let Some(shard_run) = &shard_run {
-        // A stale shard.json must not vouch for this run's rows if it dies.
-        shard_run.begin(&a.output_dir)?;
-    }
-    let mut outputs = ScanOutputs::create(&a.output_dir)?;
-    let config = measure_config(a.repeats, Duration::from_secs_f64(a.max_time_per_case));
-
-    let console = Progress::new(a.quiet, total);
-    console.line(&format!(
-        "==> bench scan: {total} cases{} on {}, writing to {}",
-        shard_run
-            .as_ref()
-            .map(|s| format!(" (shard {} of the grid's {grid_total})", s.shard))
-            .unwrap_or_default(),
-        device.describe(),
-        outputs.dir().display()
-    ));
-    let cases = shard.slice(&replay_core::suite::Suite::cases(&suite));
-    if let Some(first) = cases.first() {
-        console.current(&first.describe());
-    }
-    let started = Instant::now();
-    let tally = bench::run_shard(&suite, shard, &config, &mut outputs, |p| {
-        let row = suite.last_row();
-        let outcome = match p.status {
-            CaseStatus::Ok => row
-                .as_ref()
-                .and_then(|r| r.get("time_ms_median"))
-                .map(|t| format!("ok {t} ms"))
-                .unwrap_or_else(|| "ok".into()),
-            status => {
-                let reason = row
-                    .as_ref()
-                    .and_then(|r| r.get("error_msg"))
-                    .and_then(|m| m.as_str())
-                    .unwrap_or_default()
-                    .to_string();
-                format!("{}: {reason}", status.as_str())
-            }
-        };
-        let check = suite
-            .last_check()
-            .map(|c| format!(" [{c}]"))
-            .unwrap_or_default();
-        console.line(&format!(
-            "[{}/{}] {}: {outcome}{check}",
-            p.index + 1,
-            p.total,
-            p.case.describe()
-        ));
-        console.advance(cases.get(p.index + 1).map(|c| c.describe()));
-    })?;
-    console.finish();
-    print_summary(&tally, started.elapsed(), &outputs);
-    if let Some(shard_run) = &shard_run {
-        // Written last: a shard that dies before here leaves no shard.json.
-        let work_list = replay_core::suite::work_list(&suite, bench::COMMAND);
-        let manifest = shard_run.finish(replay_core::shard::args::Finished {
-            command: bench::COMMAND,
-            device: device.describe(),
-            work_list: &work_list,
-            settings,
-            output_dir: &a.output_dir,
-            files: [
-                bench::outputs::FULL_CSV,
-                bench::outputs::HEATMAP_JSON,
-                bench::outputs::MEMORY_BREAKDOWN_CSV,
-            ]
-            .map(String::from)
-            .to_vec(),
-        })?;
-        println!("{}", manifest.summary("cases", &a.output_dir));
-    }
-    Ok(())
-}
-
-/// One line per status, then where the files are.
-fn print_summary(tally: &RunTally, elapsed: Duration, outputs: &ScanOutputs) {
-    let total = tally.ok + tally.oom + tally.error + tally.not_implemented + tally.skipped;
-    println!(
-        "bench scan: {total} cases in {:.1} s",
-        elapsed.as_secs_f64()
-    );
-    for (status, count) in [
-        (CaseStatus::Ok, tally.ok),
-        (CaseStatus::Oom, tally.oom),
-        (CaseStatus::Error, tally.error),
-        (CaseStatus::NotImplemented, tally.not_implemented),
-        (CaseStatus::Skipped, tally.skipped),
-    ] {
-        println!("  {:<16}{count}", status.as_str());
-    }
-    println!(
-        "results: {}/{{{}, {}, {}}}",
-        outputs.dir().display(),
-        bench::outputs::FULL_CSV,
-        bench::outputs::HEATMAP_JSON,
-        bench::outputs::MEMORY_BREAKDOWN_CSV
-    );
+    let mut command = ScanCommand {
+        suite: ScanBenchSuite::new(grid, backends, bench_settings, SeededInputs::new(SEED))?,
+        config: measure_config(a.repeats, Duration::from_secs_f64(a.max_time_per_case)),
+        device: device.describe(),
+        output_dir: a.output_dir,
+        settings: serde_json::json!({
+            "repeats": a.repeats,
+            "max_time_per_case": a.max_time_per_case,
+            "max_memory_gb": a.max_memory_gb,
+            "check_limit": a.check_limit,
+            "threads": a.threads,
+        }),
+    };
+    drive(&mut command, &a.shard, &mut ConsoleObserver::new(a.quiet))
 }

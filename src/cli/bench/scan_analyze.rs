@@ -28,7 +28,7 @@ pub struct AnalyzeArgs {
     pub baseline: String,
 }
 
-pub fn run(args: AnalyzeArgs) -> anyhow::Result<()> {
+pub fn run(args: AnalyzeArgs) -> Result<(), crate::Error> {
     let summary = analyze::run(&args.input, &args.output_dir, &args.baseline)?;
     println!(
         "analysed {} timed configurations of {}",

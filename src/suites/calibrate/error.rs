@@ -46,3 +46,11 @@ impl From<crate::measure::MeasureError> for CalibrateError {
         CalibrateError::Measure(e.to_string())
     }
 }
+
+/// Into the library's error, keeping whether the user can fix it (exit status 2).
+impl From<CalibrateError> for crate::Error {
+    fn from(error: CalibrateError) -> Self {
+        let usage = error.is_usage_error();
+        crate::Error::suite(error, usage)
+    }
+}

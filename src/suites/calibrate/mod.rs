@@ -9,6 +9,7 @@
 //! unfused patterns), [`run`] (the work list, the profile rewritten after every item),
 //! [`summary`] (what the command prints when it ends).
 
+pub mod command;
 pub mod error;
 pub mod fusion;
 pub mod matmul;

@@ -10,6 +10,7 @@ use super::peaks::{cpu_peaks, cuda_peaks, CpuIdentity, Peaks};
 use super::profile::{FusionProfile, Metadata, OperationProfile, Profile, SCHEMA_VERSION};
 use super::CalibrateError;
 use crate::device::Device;
+use crate::pipeline::{CaseReporter, Observer};
 use replay_core::shard::{Shard, WorkList};
 
 /// The command name a sharded calibration's manifest carries.
@@ -78,13 +79,6 @@ pub struct WorkItem<'a> {
     pub label: String,
     #[allow(clippy::type_complexity)]
     pub run: Box<dyn FnOnce() -> Vec<(String, Result<Measured, CalibrateError>)> + 'a>,
-}
-
-/// What a calibration tells whoever shows it.
-pub trait CalibrateObserver {
-    fn started(&mut self, _profile: &Profile, _items: usize) {}
-    fn item_started(&mut self, _index: usize, _label: &str) {}
-    fn item_finished(&mut self, _index: usize, _label: &str, _failed: &[(String, String)]) {}
 }
 
 /// The device's peaks, with the flags applied.
@@ -236,7 +230,7 @@ pub fn memory_sizes_mb(quick: bool) -> Vec<u64> {
 pub fn run(
     device: &Device,
     options: &CalibrateOptions,
-    observer: &mut dyn CalibrateObserver,
+    observer: &mut dyn Observer,
 ) -> Result<Profile, CalibrateError> {
     let peaks = peaks_of(device, options);
     let mut profile = empty_profile(device, options, &peaks);
@@ -248,9 +242,14 @@ pub fn run(
         .filter(|(position, _)| options.shard.owns(*position))
         .map(|(_, item)| item)
         .collect();
-    observer.started(&profile, items.len());
+    let header = format!(
+        "{} measurements on {}",
+        items.len(),
+        profile.metadata.device
+    );
+    let labels = items.iter().map(|item| item.label.clone()).collect();
+    let mut reporter = CaseReporter::start(observer, COMMAND, &header, labels);
     for (index, item) in items.into_iter().enumerate() {
-        observer.item_started(index, &item.label);
         let mut failed = Vec::new();
         for (key, result) in (item.run)() {
             match result {
@@ -273,7 +272,15 @@ pub fn run(
         }
         profile.summarise();
         write_profile(&options.output, &profile)?;
-        observer.item_finished(index, &item.label, &failed);
+        let verdict = if failed.is_empty() {
+            "ok".to_string()
+        } else {
+            format!("{} failed", failed.len())
+        };
+        reporter.finished(index, &verdict);
+        for (key, why) in &failed {
+            reporter.observer().item(&format!("    {key}: {why}"));
+        }
     }
     Ok(profile)
 }

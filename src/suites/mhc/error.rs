@@ -53,3 +53,11 @@ impl From<replay_core::measure::MeasureError> for MhcError {
         MhcError::Measure(e.to_string())
     }
 }
+
+/// Into the library's error, keeping whether the user can fix it (exit status 2).
+impl From<MhcError> for crate::Error {
+    fn from(error: MhcError) -> Self {
+        let usage = error.is_usage_error();
+        crate::Error::suite(error, usage)
+    }
+}

@@ -16,6 +16,20 @@ use super::run::{
 };
 use super::MhcError;
 
+/// `replay bench mhc`'s merger: one `benchmark_results.csv` and, for a sweep, the offload
+/// answer.
+pub struct MhcMerger;
+
+impl replay_core::cli::merge::CommandMerger for MhcMerger {
+    fn command(&self) -> &'static str {
+        super::run::COMMAND
+    }
+
+    fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
+        Ok(merge(plan, out).map_err(crate::Error::from)?)
+    }
+}
+
 /// Merges the shards of `plan` into `out`; the lines say what was written.
 pub fn merge(plan: &MergePlan, out: &Path) -> Result<Vec<String>, MhcError> {
     let options = options_from_settings(&plan.first().settings, out)?;
@@ -76,7 +90,7 @@ pub fn merge(plan: &MergePlan, out: &Path) -> Result<Vec<String>, MhcError> {
     ];
     if options.sweep {
         let results = results_from_rows(&options, &groups);
-        let (md, svg) = write_answer(&options, &results, &mut |_| {})?;
+        let (md, svg, _) = write_answer(&options, &results)?;
         lines.push(format!("wrote {} and {}", md.display(), svg.display()));
     }
     Ok(lines)

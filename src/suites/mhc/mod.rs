@@ -14,6 +14,7 @@
 pub mod bench;
 mod case_work;
 mod checks;
+pub mod command;
 pub mod cuda_sinkhorn;
 pub mod element;
 pub mod error;

@@ -1,7 +1,8 @@
 //! One `replay bench mhc` run: each configuration (one batch size, or the sweep's six) on
 //! its placement(s), rows appended to `benchmark_results.csv` as they finish, the seed's
-//! console block per implementation, and with `--sweep-bs` the offload answer. Reports
-//! through `say`, never `println!`, so the command line decides where text goes.
+//! console block per implementation, and with `--sweep-bs` the offload answer. Reports to
+//! the suite driver's observer, never `println!`: the seed's console text as results, one
+//! line per finished stage for the person watching.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +18,7 @@ use super::rows::{console_block, COLUMNS, RESULTS_CSV};
 use super::shape::{check_fits, host_memory_available, MhcDtype, MhcShape};
 use super::stages::{Impl, Placement, Stage};
 use super::MhcError;
+use crate::pipeline::{Observer, Tick};
 
 /// How stages are timed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -228,8 +230,11 @@ pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
     Ok(())
 }
 
-pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome, MhcError> {
+pub fn run(options: &RunOptions, observer: &mut dyn Observer) -> Result<RunOutcome, MhcError> {
     check_single_fits(options)?;
+    let steps = options.shard.positions(configurations(options).len()).len()
+        * rows_per_configuration(options);
+    let mut step = 0;
     let csv_path = options.output_dir.join(RESULTS_CSV);
     let mut csv =
         CsvRows::open(&csv_path, &COLUMNS).map_err(|e| MhcError::InvalidInput(e.to_string()))?;
@@ -244,13 +249,16 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
             continue;
         }
         let (shape, result) = (&options.shapes[index], &mut results[index]);
-        say(&format!(
-            "Benchmarking on {} ({})...",
-            placement.device_name(),
-            shape.describe()
-        ));
+        say(
+            observer,
+            &format!(
+                "Benchmarking on {} ({})...",
+                placement.device_name(),
+                shape.describe()
+            ),
+        );
         if let Placement::Offload { gpu } = placement {
-            say(&format!(
+            say(observer, &format!(
                 "Offload simulation enabled: inputs on cuda:{gpu}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
                 shape.batch, shape.seq, shape.streams, shape.dim,
                 shape.stream_bytes() as f64 / (1u64 << 20) as f64
@@ -274,7 +282,7 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
             &MonotonicClock::new(),
             &mut tee,
             |p| {
-                say(&format!(
+                observer.item(&format!(
                     "  [{}/{}] {} {}: {} ({:.1} s)",
                     p.index + 1,
                     p.total,
@@ -286,6 +294,14 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
                     },
                     p.elapsed.as_secs_f64()
                 ));
+                step += 1;
+                observer.progress(Tick {
+                    step,
+                    steps,
+                    round: 0,
+                    rounds: 1,
+                    name: &shape.describe(),
+                });
             },
         )
         .map_err(|e| MhcError::Io {
@@ -301,7 +317,7 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
                 .filter(|(c, _)| c.imp == *imp)
                 .map(|(c, r)| (c.stage, r.clone()))
                 .collect();
-            say(&console_block(*imp, &mine));
+            say(observer, &console_block(*imp, &mine));
         }
         failed_rows += rows
             .iter()
@@ -317,8 +333,11 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
                 .collect::<Vec<_>>(),
         );
     }
+    observer.stage_finished(crate::pipeline::Stage::Suite(COMMAND));
     let answer_files = if options.sweep && options.shard == Shard::WHOLE {
-        Some(write_answer(options, &results, say)?)
+        let (md, svg, markdown) = write_answer(options, &results)?;
+        say(observer, &markdown);
+        Some((md, svg))
     } else {
         None
     };
@@ -329,12 +348,17 @@ pub fn run(options: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<RunOutcome
     })
 }
 
-/// The offload answer of a sweep (`offload_answer.md` and `.svg` in the output folder).
+/// The seed's console text: a result line.
+fn say(observer: &mut dyn Observer, text: &str) {
+    observer.result(&format!("{text}\n"));
+}
+
+/// The offload answer of a sweep (`offload_answer.md` and `.svg` in the output folder): the
+/// two files and the answer's text.
 pub fn write_answer(
     options: &RunOptions,
     results: &[BatchResult],
-    say: &mut dyn FnMut(&str),
-) -> Result<(PathBuf, PathBuf), MhcError> {
+) -> Result<(PathBuf, PathBuf, String), MhcError> {
     let profile = match &options.gpu_profile {
         Some(path) if path.exists() => Some(GpuProfile::load(path, options.shapes[0].dtype.name())),
         _ => None,
@@ -358,8 +382,7 @@ pub fn write_answer(
     let svg = options.output_dir.join("offload_answer.svg");
     write(&md, &built.markdown)?;
     write(&svg, &built.svg)?;
-    say(&built.markdown);
-    Ok((md, svg))
+    Ok((md, svg, built.markdown))
 }
 
 /// Each batch size's numbers from the rows of every configuration (`groups`, in

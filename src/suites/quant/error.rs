@@ -35,3 +35,11 @@ impl QuantError {
         matches!(self, QuantError::Config { .. })
     }
 }
+
+/// Into the library's error, keeping whether the user can fix it (exit status 2).
+impl From<QuantError> for crate::Error {
+    fn from(error: QuantError) -> Self {
+        let usage = error.is_usage_error();
+        crate::Error::suite(error, usage)
+    }
+}

@@ -10,8 +10,10 @@
 //! [`output`] (the CSV and the printed table).
 
 pub mod case;
+pub mod command;
 pub mod config;
 pub mod error;
+pub mod merge;
 pub mod model;
 pub mod output;
 pub mod python_helper;
@@ -27,6 +29,7 @@ pub mod timing;
 pub const COMMAND: &str = "bench quant";
 
 pub use case::QuantCase;
+pub use command::QuantCommand;
 pub use config::QuantConfig;
 pub use error::QuantError;
 pub use suite::{QuantSettings, QuantSuite};

@@ -113,6 +113,10 @@ impl QuantSuite {
         &self.config
     }
 
+    pub fn settings(&self) -> &QuantSettings {
+        &self.settings
+    }
+
     /// Whether each entry's device opened (for the console).
     pub fn device_problems(&self) -> Vec<(usize, String)> {
         self.devices

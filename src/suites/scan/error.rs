@@ -43,3 +43,11 @@ impl ScanError {
         )
     }
 }
+
+/// Into the library's error, keeping whether the user can fix it (exit status 2).
+impl From<ScanError> for crate::Error {
+    fn from(error: ScanError) -> Self {
+        let usage = error.is_usage_error();
+        crate::Error::suite(error, usage)
+    }
+}

@@ -11,16 +11,20 @@
 //! [`Suite`]: replay_core::suite::Suite
 
 pub mod check;
+pub mod command;
 pub mod grid;
 pub mod inputs;
 pub mod memory_estimate;
+pub mod merge;
 pub mod outputs;
 pub mod rounding;
 pub mod rows;
 pub mod skip_rule;
 pub mod suite;
 
+pub use command::ScanCommand;
 pub use grid::{ScanCase, ScanGrid};
+pub use merge::ScanMerger;
 pub use outputs::ScanOutputs;
 pub use suite::{measure_config, BenchSettings, ScanBenchSuite};
 
@@ -39,20 +43,9 @@ pub fn run(
     outputs: &mut ScanOutputs,
     observe: impl FnMut(CaseProgress<'_, ScanCase>),
 ) -> replay_core::Result<RunTally> {
-    run_shard(suite, Shard::WHOLE, config, outputs, observe)
-}
-
-/// [`run`] on `shard`'s cases only (`--shard I/N`).
-pub fn run_shard(
-    suite: &ScanBenchSuite,
-    shard: Shard,
-    config: &MeasureConfig,
-    outputs: &mut ScanOutputs,
-    observe: impl FnMut(CaseProgress<'_, ScanCase>),
-) -> replay_core::Result<RunTally> {
     replay_core::suite::run_shard(
         suite,
-        shard,
+        Shard::WHOLE,
         &(),
         config,
         &MonotonicClock::new(),

@@ -1,0 +1,56 @@
+//! `replay merge` of `bench scan` shards: benchmark_full.csv, heatmap_data.json and
+//! memory_breakdown.csv, as a run writes them, then the analysis (`bench scan analyze`) into
+//! `plots/`.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use replay_core::cli::merge::CommandMerger;
+use replay_core::shard::MergePlan;
+use replay_core::suite::RowSink as _;
+
+use super::outputs::{FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV};
+use super::rows::COLUMNS;
+use super::{ScanOutputs, COMMAND};
+use crate::suites::scan::analyze;
+
+pub struct ScanMerger;
+
+/// Where the merged scan's analysis goes, inside `--out`.
+pub const SCAN_PLOTS_DIR: &str = "plots";
+
+impl CommandMerger for ScanMerger {
+    fn command(&self) -> &'static str {
+        COMMAND
+    }
+
+    fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
+        let rows = replay_core::shard::rows::ordered_rows(plan, FULL_CSV, &COLUMNS)
+            .map_err(crate::Error::from)?;
+        let mut outputs = ScanOutputs::create(out)?;
+        for row in &rows {
+            outputs.push(row)?;
+        }
+        let ok = rows
+            .iter()
+            .filter(|r| r.get("status").and_then(|s| s.as_str()) == Some("ok"))
+            .count();
+        let mut lines = vec![format!("{} cases, {ok} ok", rows.len())];
+        for file in [FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV] {
+            lines.push(format!("wrote {}", out.join(file).display()));
+        }
+        if ok == 0 {
+            lines.push("no ok case: no analysis".into());
+            return Ok(lines);
+        }
+        let plots = out.join(SCAN_PLOTS_DIR);
+        let summary = analyze::run(&out.join(FULL_CSV), &plots, "torch")
+            .context("analysing the merged benchmark_full.csv")?;
+        lines.push(format!(
+            "wrote {} tables and plots to {} (open index.html)",
+            summary.files.len(),
+            plots.display()
+        ));
+        Ok(lines)
+    }
+}
