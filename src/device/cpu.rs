@@ -36,6 +36,16 @@ pub struct CpuInfo {
     pub physical_cores: usize,
     pub isa_flags: Vec<String>,
     pub caches: Vec<CacheLevel>,
+    /// `vendor_id` (`AuthenticAMD`, `GenuineIntel`; empty on Arm): with `family`, what a
+    /// peak needs to know the vector units' width.
+    #[serde(skip)]
+    pub vendor: String,
+    /// `cpu family`.
+    #[serde(skip)]
+    pub family: Option<u32>,
+    /// `cpu MHz`: the nominal clock (inside a VM the only one the kernel is told).
+    #[serde(skip)]
+    pub nominal_mhz: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -80,6 +90,7 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
     let mut logical = 0usize;
     let mut cores = std::collections::BTreeSet::new();
     let mut physical_id = String::new();
+    let (mut vendor, mut family, mut mhz) = (None, None, None);
     for line in text.lines() {
         let Some((key, value)) = line.split_once(':') else {
             continue;
@@ -91,6 +102,9 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
                 model = Some(value.to_string())
             }
             "physical id" => physical_id = value.to_string(),
+            "vendor_id" if vendor.is_none() => vendor = Some(value.to_string()),
+            "cpu family" if family.is_none() => family = value.parse().ok(),
+            "cpu MHz" if mhz.is_none() => mhz = value.parse().ok(),
             "core id" => {
                 cores.insert((physical_id.clone(), value.to_string()));
             }
@@ -116,6 +130,9 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
         },
         isa_flags: flags,
         caches: Vec::new(),
+        vendor: vendor.unwrap_or_default(),
+        family,
+        nominal_mhz: mhz,
     }
 }
 

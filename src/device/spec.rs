@@ -47,9 +47,27 @@ impl fmt::Display for DeviceSpec {
     }
 }
 
+impl DeviceSpec {
+    /// The name as PyTorch users write it: `cpu`, `cuda` for device 0, `cuda:N` otherwise
+    /// (the seeds' configs and CSV columns spell it so).
+    pub fn short_name(&self) -> String {
+        match self {
+            DeviceSpec::Cuda(0) => "cuda".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_names_are_pytorchs() {
+        assert_eq!(DeviceSpec::Cpu.short_name(), "cpu");
+        assert_eq!(DeviceSpec::Cuda(0).short_name(), "cuda");
+        assert_eq!(DeviceSpec::Cuda(2).short_name(), "cuda:2");
+    }
 
     #[test]
     fn parses_the_accepted_forms() {

@@ -99,55 +99,46 @@ impl Peaks {
     }
 }
 
-/// What `/proc/cpuinfo` says that the peak needs beyond [`CpuInfo`].
+/// The clock a CPU peak is computed with, and where it came from. Vendor, family and the
+/// nominal clock are [`CpuInfo`]'s (the one reading of `/proc/cpuinfo`).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct CpuIdentity {
-    pub vendor: String,
-    pub family: Option<u32>,
-    /// The clock in MHz: cpufreq's maximum when the kernel exposes it, else `cpu MHz`.
+pub struct CpuClock {
+    /// In MHz: measured when this CPU can be, else cpufreq's maximum, else `cpu MHz`.
     pub mhz: Option<f64>,
     pub mhz_source: String,
 }
 
-impl CpuIdentity {
-    /// Vendor and family from `/proc/cpuinfo`; the clock measured when this CPU can be
-    /// measured ([`measured_clock_mhz`]), else cpufreq's maximum, else `cpu MHz`.
-    pub fn detect() -> CpuIdentity {
-        let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+impl CpuClock {
+    /// The clock of `cpu`: measured when this CPU can be measured ([`measured_clock_mhz`]),
+    /// else cpufreq's maximum, else the nominal `cpu MHz`.
+    pub fn detect(cpu: &CpuInfo) -> CpuClock {
         let max_khz =
             std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
                 .ok()
                 .and_then(|s| s.trim().parse::<f64>().ok());
-        let mut id = Self::parse(&text, max_khz);
+        let mut clock = Self::from_sources(cpu, max_khz);
         if let Some(mhz) = measured_clock_mhz() {
-            id.mhz_source = format!(
+            clock.mhz_source = format!(
                 "measured: a chain of dependent integer adds, one per cycle (the VM's nominal clock: {})",
-                id.mhz.map_or("unknown".to_string(), |m| format!("{:.3} GHz", m / 1e3))
+                clock.mhz.map_or("unknown".to_string(), |m| format!("{:.3} GHz", m / 1e3))
             );
-            id.mhz = Some(mhz);
+            clock.mhz = Some(mhz);
         }
-        id
+        clock
     }
 
-    pub fn parse(cpuinfo: &str, cpufreq_max_khz: Option<f64>) -> CpuIdentity {
-        let field = |name: &str| {
-            cpuinfo.lines().find_map(|line| {
-                let (key, value) = line.split_once(':')?;
-                (key.trim() == name).then(|| value.trim().to_string())
-            })
-        };
-        let (mhz, mhz_source) = match cpufreq_max_khz {
-            Some(khz) => (Some(khz / 1e3), "cpufreq's cpuinfo_max_freq".to_string()),
-            None => (
-                field("cpu MHz").and_then(|v| v.parse().ok()),
-                "/proc/cpuinfo's cpu MHz (no cpufreq in this VM: the nominal clock)".to_string(),
-            ),
-        };
-        CpuIdentity {
-            vendor: field("vendor_id").unwrap_or_default(),
-            family: field("cpu family").and_then(|v| v.parse().ok()),
-            mhz,
-            mhz_source,
+    /// cpufreq's maximum when the kernel exposes it, else `cpu`'s nominal clock.
+    pub fn from_sources(cpu: &CpuInfo, cpufreq_max_khz: Option<f64>) -> CpuClock {
+        match cpufreq_max_khz {
+            Some(khz) => CpuClock {
+                mhz: Some(khz / 1e3),
+                mhz_source: "cpufreq's cpuinfo_max_freq".to_string(),
+            },
+            None => CpuClock {
+                mhz: cpu.nominal_mhz,
+                mhz_source: "/proc/cpuinfo's cpu MHz (no cpufreq in this VM: the nominal clock)"
+                    .to_string(),
+            },
         }
     }
 }
@@ -190,11 +181,11 @@ pub fn measured_clock_mhz() -> Option<f64> {
 }
 
 /// fp32 FLOPs per cycle per core, and the rule that gave it.
-pub fn cpu_fp32_flops_per_cycle(cpu: &CpuInfo, id: &CpuIdentity) -> Option<(f64, String)> {
-    let amd = id.vendor == "AuthenticAMD";
-    let intel = id.vendor == "GenuineIntel";
+pub fn cpu_fp32_flops_per_cycle(cpu: &CpuInfo) -> Option<(f64, String)> {
+    let amd = cpu.vendor == "AuthenticAMD";
+    let intel = cpu.vendor == "GenuineIntel";
     if cpu.has_flag("avx512f") {
-        return match (amd, intel, id.family) {
+        return match (amd, intel, cpu.family) {
             (true, _, Some(f)) if f >= 0x1A => Some((64.0, "AVX-512 on Zen 5: 2 FMA units × 16 lanes × 2".into())),
             (true, _, Some(0x19)) => Some((32.0, "AVX-512 on Zen 4: 512-bit ops on 2 × 256-bit FMA units, 2 × 8 lanes × 2".into())),
             (_, true, _) => Some((64.0, "AVX-512 on Intel, assuming 2 FMA units × 16 lanes × 2 (1 unit on some Xeon Silver/Bronze)".into())),
@@ -220,10 +211,10 @@ pub fn cpu_fp32_flops_per_cycle(cpu: &CpuInfo, id: &CpuIdentity) -> Option<(f64,
 }
 
 /// The CPU's peaks.
-pub fn cpu_peaks(cpu: &CpuInfo, id: &CpuIdentity) -> Peaks {
+pub fn cpu_peaks(cpu: &CpuInfo, clock: &CpuClock) -> Peaks {
     let mut gflops = BTreeMap::new();
     let cores = cpu.logical_cores.max(1) as f64;
-    let fp32 = match (cpu_fp32_flops_per_cycle(cpu, id), id.mhz) {
+    let fp32 = match (cpu_fp32_flops_per_cycle(cpu), clock.mhz) {
         (Some((per_cycle, rule)), Some(mhz)) => {
             let value = cores * mhz / 1e3 * per_cycle;
             Peak::computed(
@@ -231,7 +222,7 @@ pub fn cpu_peaks(cpu: &CpuInfo, id: &CpuIdentity) -> Peaks {
                 format!(
                     "{cores} cores × {:.3} GHz ({}) × {per_cycle} FLOPs/cycle ({rule})",
                     mhz / 1e3,
-                    id.mhz_source
+                    clock.mhz_source
                 ),
             )
         }
@@ -326,13 +317,13 @@ pub fn cuda_peaks(info: &CudaDeviceInfo) -> Peaks {
 mod tests {
     use super::*;
 
-    fn cpu(flags: &[&str], cores: usize) -> CpuInfo {
+    /// The CPU `cpuinfo` describes, with these flags and cores.
+    fn cpu(cpuinfo: &str, flags: &[&str], cores: usize) -> CpuInfo {
         CpuInfo {
-            model: "test".into(),
             logical_cores: cores,
             physical_cores: cores,
             isa_flags: flags.iter().map(|s| s.to_string()).collect(),
-            caches: Vec::new(),
+            ..crate::device::cpu::parse_cpuinfo(cpuinfo)
         }
     }
 
@@ -341,9 +332,12 @@ mod tests {
 
     #[test]
     fn this_vms_zen5_peak_is_cores_clock_and_512_bit_fma() {
-        let id = CpuIdentity::parse(ZEN5, None);
-        assert_eq!((id.vendor.as_str(), id.family), ("AuthenticAMD", Some(26)));
-        let peaks = cpu_peaks(&cpu(&["avx2", "fma", "avx512f", "avx512_bf16"], 2), &id);
+        let zen5 = cpu(ZEN5, &["avx2", "fma", "avx512f", "avx512_bf16"], 2);
+        assert_eq!(
+            (zen5.vendor.as_str(), zen5.family),
+            ("AuthenticAMD", Some(26))
+        );
+        let peaks = cpu_peaks(&zen5, &CpuClock::from_sources(&zen5, None));
         let fp32 = peaks.fp32().value.unwrap();
         assert!((fp32 - 2.0 * 2.596096 * 64.0).abs() < 1e-9, "{fp32}");
         assert_eq!(peaks.gflops["bfloat16"].value, Some(2.0 * fp32));
@@ -354,28 +348,27 @@ mod tests {
 
     #[test]
     fn the_fma_width_follows_vendor_family_and_isa() {
-        let zen4 = CpuIdentity::parse(
-            "vendor_id : AuthenticAMD\ncpu family : 25\ncpu MHz : 3000\n",
-            None,
+        const ZEN4: &str = "vendor_id : AuthenticAMD\ncpu family : 25\ncpu MHz : 3000\n";
+        const INTEL: &str = "vendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\n";
+        let intel_clock = CpuClock::from_sources(&cpu(INTEL, &[], 1), Some(3_500_000.0));
+        assert_eq!(intel_clock.mhz, Some(3500.0));
+        assert_eq!(
+            CpuClock::from_sources(&cpu(INTEL, &[], 1), None).mhz,
+            Some(2000.0)
         );
-        let intel = CpuIdentity::parse(
-            "vendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\n",
-            Some(3_500_000.0),
-        );
-        assert_eq!(intel.mhz, Some(3500.0));
-        let rate = |flags: &[&str], id: &CpuIdentity| {
-            cpu_fp32_flops_per_cycle(&cpu(flags, 1), id).map(|r| r.0)
+        let rate = |cpuinfo: &str, flags: &[&str]| {
+            cpu_fp32_flops_per_cycle(&cpu(cpuinfo, flags, 1)).map(|r| r.0)
         };
-        assert_eq!(rate(&["avx512f"], &zen4), Some(32.0));
-        assert_eq!(rate(&["avx512f"], &intel), Some(64.0));
-        assert_eq!(rate(&["avx2", "fma"], &intel), Some(32.0));
-        assert_eq!(rate(&["avx"], &intel), Some(16.0));
-        assert_eq!(rate(&[], &intel), None);
+        assert_eq!(rate(ZEN4, &["avx512f"]), Some(32.0));
+        assert_eq!(rate(INTEL, &["avx512f"]), Some(64.0));
+        assert_eq!(rate(INTEL, &["avx2", "fma"]), Some(32.0));
+        assert_eq!(rate(INTEL, &["avx"]), Some(16.0));
+        assert_eq!(rate(INTEL, &[]), None);
         // No bf16 instructions: bf16 runs at the fp32 rate.
-        let p = cpu_peaks(&cpu(&["avx2", "fma"], 4), &intel);
+        let p = cpu_peaks(&cpu(INTEL, &["avx2", "fma"], 4), &intel_clock);
         assert_eq!(p.gflops["bfloat16"].value, p.fp32().value);
         assert_eq!(p.fp32().value, Some(4.0 * 3.5 * 32.0));
-        let none = cpu_peaks(&cpu(&[], 4), &intel);
+        let none = cpu_peaks(&cpu(INTEL, &[], 4), &intel_clock);
         assert_eq!(none.fp32().value, None);
     }
 
@@ -388,8 +381,9 @@ mod tests {
 
     #[test]
     fn flags_override_and_are_said_to() {
-        let id = CpuIdentity::parse(ZEN5, None);
-        let p = cpu_peaks(&cpu(&["avx512f"], 2), &id).with_flags(Some(1000.0), Some(50.0));
+        let zen5 = cpu(ZEN5, &["avx512f"], 2);
+        let p = cpu_peaks(&zen5, &CpuClock::from_sources(&zen5, None))
+            .with_flags(Some(1000.0), Some(50.0));
         assert_eq!(p.fp32().value, Some(1000.0));
         assert_eq!(p.fp32().source.kind, "flag");
         assert_eq!(p.bandwidth_gbps.value, Some(50.0));

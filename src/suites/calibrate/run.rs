@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::matmul::{self, MatmulDtype};
-use super::peaks::{cpu_peaks, cuda_peaks, CpuIdentity, Peaks};
+use super::peaks::{cpu_peaks, cuda_peaks, CpuClock, Peaks};
 use super::profile::{FusionProfile, Metadata, OperationProfile, Profile, SCHEMA_VERSION};
 use super::CalibrateError;
 use crate::device::Device;
@@ -90,7 +90,7 @@ pub fn peaks_of(device: &Device, options: &CalibrateOptions) -> Peaks {
             if let Some(n) = options.threads {
                 cores.logical_cores = n.min(info.logical_cores).max(1);
             }
-            cpu_peaks(&cores, &CpuIdentity::detect())
+            cpu_peaks(&cores, &CpuClock::detect(info))
         }
         Device::Cuda(dev) => cuda_peaks(&dev.info),
     };

@@ -35,7 +35,7 @@ impl QuantCommand {
     fn config_devices(&self) -> String {
         let mut devices: Vec<String> = Vec::new();
         for entry in &self.suite.config().model_params {
-            let device = entry.device.to_string();
+            let device = entry.device.short_name();
             if !devices.contains(&device) {
                 devices.push(device);
             }
@@ -123,7 +123,7 @@ impl SuiteCommand for QuantCommand {
             // Said even with --quiet: these rows have no numbers, and why must not be missed.
             reporter.observer().result(&format!(
                 "model_params[{entry}] ({}): {why}; its rows are skipped\n",
-                self.suite.config().model_params[entry].device
+                self.suite.config().model_params[entry].device.short_name()
             ));
         }
         let started = Instant::now();

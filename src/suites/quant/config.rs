@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::error::QuantError;
 use super::model::ModelType;
 use super::shapes::{default_powers, NamedShape, ShapeGenerator, GENERATOR_NAMES};
+use crate::device::DeviceSpec;
 
 /// The seed's default output folder.
 pub const DEFAULT_OUTPUT_DIR: &str = "benchmarks/microbenchmarks/results";
@@ -62,23 +63,6 @@ impl HighPrecision {
     }
 }
 
-/// Where a model_params entry runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuantDevice {
-    Cpu,
-    Cuda(usize),
-}
-
-impl fmt::Display for QuantDevice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            QuantDevice::Cpu => f.write_str("cpu"),
-            QuantDevice::Cuda(0) => f.write_str("cuda"),
-            QuantDevice::Cuda(i) => write!(f, "cuda:{i}"),
-        }
-    }
-}
-
 /// The torch.compile modes the seed passes through (`compile` / `torch_compile_mode`).
 pub const COMPILE_MODES: [&str; 4] = [
     "default",
@@ -96,7 +80,7 @@ pub struct ModelParams {
     pub high_precision_dtype: HighPrecision,
     /// `None`: eager only; else the torch.compile mode.
     pub compile_mode: Option<String>,
-    pub device: QuantDevice,
+    pub device: DeviceSpec,
     pub model_type: ModelType,
     pub enable_profiler: bool,
     pub enable_memory_profiler: bool,
@@ -155,7 +139,7 @@ struct RawModelParams {
     #[serde(default, deserialize_with = "compile_mode")]
     torch_compile_mode: Option<String>,
     #[serde(default, deserialize_with = "device")]
-    device: Option<QuantDevice>,
+    device: Option<DeviceSpec>,
     #[serde(default, deserialize_with = "model_type")]
     model_type: Option<ModelType>,
     #[serde(default)]
@@ -249,18 +233,9 @@ fn compile_setting<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CompileSett
     d.deserialize_any(V).map(Some)
 }
 
-fn device<'de, D: Deserializer<'de>>(d: D) -> Result<Option<QuantDevice>, D::Error> {
+fn device<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DeviceSpec>, D::Error> {
     let text = String::deserialize(d)?;
-    let spec = text.trim();
-    let parsed = match spec {
-        "cpu" => Some(QuantDevice::Cpu),
-        "cuda" => Some(QuantDevice::Cuda(0)),
-        _ => spec
-            .strip_prefix("cuda:")
-            .and_then(|i| i.parse().ok())
-            .map(QuantDevice::Cuda),
-    };
-    parsed.map(Some).ok_or_else(|| {
+    text.parse::<DeviceSpec>().map(Some).map_err(|_| {
         de::Error::custom(format!(
             "device: \"{text}\" is not one replay runs on (accepted: cpu, cuda, cuda:N; \
              the seed's mps and xpu are not supported)"
@@ -351,7 +326,7 @@ pub fn parse(text: &str, path: &Path) -> Result<(QuantConfig, ConfigWarnings), Q
             shapes,
             high_precision_dtype: p.high_precision_dtype.unwrap_or(HighPrecision::BFloat16),
             compile_mode,
-            device: p.device.unwrap_or(QuantDevice::Cpu),
+            device: p.device.unwrap_or(DeviceSpec::Cpu),
             model_type: p.model_type.unwrap_or(ModelType::Linear),
             enable_profiler: p.enable_profiler,
             enable_memory_profiler: p.enable_memory_profiler,
@@ -521,7 +496,7 @@ model_params:
         );
         assert_eq!(p.high_precision_dtype, HighPrecision::BFloat16);
         assert_eq!(p.compile_mode.as_deref(), Some("max-autotune"));
-        assert_eq!(p.device, QuantDevice::Cpu);
+        assert_eq!(p.device, DeviceSpec::Cpu);
         assert_eq!(p.model_type, ModelType::Linear);
         assert!(p.enable_profiler && p.enable_memory_profiler);
     }

@@ -92,7 +92,7 @@ pub fn row(
             params.high_precision_dtype.torch_name(),
         )
         .with("torch_compile_mode", params.compile_mode.clone())
-        .with("device", params.device.to_string())
+        .with("device", params.device.short_name())
         .with("model_type", params.model_type.to_string())
         .with("output_dir", output_dir.to_owned())
         .with("enable_profiler", params.enable_profiler)

@@ -14,7 +14,7 @@ use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 use tch::{Device, Tensor};
 
 use super::case::{CaseNotes, QuantCase};
-use super::config::{ModelParams, QuantConfig, QuantDevice};
+use super::config::{ModelParams, QuantConfig};
 use super::error::QuantError;
 use super::model::{Model, ModelWeights};
 use super::python_helper::{self, HelperRequest};
@@ -22,6 +22,7 @@ use super::recipe::{recipe_pairs, Recipe};
 use super::rows::{self, COLUMNS};
 use super::sqnr::sqnr_db;
 use super::timing::TimingMode;
+use crate::device::DeviceSpec;
 use crate::torch::work_target::TorchWork;
 
 /// libtorch's generator is seeded with this before each case's weights and input, so every
@@ -56,14 +57,12 @@ pub struct QuantSuite {
     rows: RefCell<Option<Row>>,
 }
 
-fn open_device(device: QuantDevice) -> Result<Device, String> {
+fn open_device(device: DeviceSpec) -> Result<Device, String> {
     match device {
-        QuantDevice::Cpu => Ok(Device::Cpu),
-        QuantDevice::Cuda(index) => {
-            crate::device::Device::open(crate::device::DeviceSpec::Cuda(index))
-                .map(|d| d.torch_device())
-                .map_err(|e| e.to_string())
-        }
+        DeviceSpec::Cpu => Ok(Device::Cpu),
+        DeviceSpec::Cuda(_) => crate::device::Device::open(device)
+            .map(|d| d.torch_device())
+            .map_err(|e| e.to_string()),
     }
 }
 
@@ -92,7 +91,7 @@ impl QuantSuite {
         if config
             .model_params
             .iter()
-            .any(|p| p.enable_memory_profiler && p.device == QuantDevice::Cpu)
+            .any(|p| p.enable_memory_profiler && p.device == DeviceSpec::Cpu)
         {
             // Installed before any model exists, so the peaks count the weights as well.
             if let Err(e) = crate::torch::cpu_memory_counter::install() {
@@ -145,7 +144,7 @@ impl QuantSuite {
             k: case.shape.k,
             n: case.shape.n,
             dtype: p.high_precision_dtype.torch_name(),
-            device: p.device.to_string(),
+            device: p.device.short_name(),
             recipe: case.quantization.clone(),
             threads: self.settings.threads,
             warmup,
