@@ -12,8 +12,19 @@ use crate::pipeline::IsolatedOptions;
 
 use super::args::{DeviceArgs, OutputArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
+use super::timing_args::TimingArgs;
 
+/// The timing flags are the shared group's (`--max-time` also under its former name
+/// `--max-time-per-kernel`), with isolated's defaults.
 #[derive(Debug, Args)]
+#[command(mut_arg("max_time", |a| a
+    .visible_alias("max-time-per-kernel")
+    .default_value("0.5")
+    .help("Time budget per signature, warm-up included, in seconds")))]
+#[command(mut_arg("noise", |a| a.default_value("0.005")))]
+#[command(mut_arg("min_samples", |a| a.default_value("10")))]
+#[command(mut_arg("rounds", |a| a.default_value("5")))]
+#[command(mut_arg("warmup", |a| a.hide(true)))]
 pub struct IsolatedArgs {
     /// Signature file written by `replay classify`
     #[arg(long, value_name = "FILE")]
@@ -25,28 +36,8 @@ pub struct IsolatedArgs {
     #[command(flatten)]
     pub output: OutputArgs,
 
-    /// Flush the L2 (CUDA) or last-level cache (CPU) before every sample
-    #[arg(long)]
-    pub cold: bool,
-
-    /// Time budget per signature, warm-up included, in seconds
-    #[arg(long, default_value_t = DEFAULT_MAX_TIME_PER_KERNEL_S, value_name = "S")]
-    pub max_time_per_kernel: f64,
-
-    /// Stop sampling once the relative standard error of the median is below this
-    #[arg(long, default_value_t = DEFAULT_NOISE, value_name = "FRACTION")]
-    pub noise: f64,
-
-    /// Take at least this many samples (over all rounds)
-    #[arg(long, default_value_t = DEFAULT_MIN_SAMPLES, value_name = "N")]
-    pub min_samples: usize,
-
-    /// Split each signature's budget into N rounds over all signatures, in a shuffled order
-    /// after the first, and pool their samples: each median then spans the whole run instead
-    /// of the moment the signature happened to be measured, which keeps runs comparable on a
-    /// machine whose speed drifts (shared or cloud machines). 1 measures each signature in one go
-    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
+    #[command(flatten)]
+    pub timing: TimingArgs,
 
     #[command(flatten)]
     pub threads: ThreadsArgs,
@@ -70,11 +61,14 @@ impl From<IsolatedArgs> for IsolatedOptions {
             kernels: args.kernels,
             device: args.device.device,
             output_dir: args.output.output_dir,
-            cold: args.cold,
-            max_time_per_kernel_s: args.max_time_per_kernel,
-            noise: args.noise,
-            min_samples: args.min_samples,
-            rounds: args.rounds,
+            cold: args.timing.cold,
+            max_time_per_kernel_s: args
+                .timing
+                .max_time
+                .unwrap_or(DEFAULT_MAX_TIME_PER_KERNEL_S),
+            noise: args.timing.noise.unwrap_or(DEFAULT_NOISE),
+            min_samples: args.timing.min_samples.unwrap_or(DEFAULT_MIN_SAMPLES),
+            rounds: args.timing.rounds.unwrap_or(DEFAULT_ROUNDS),
             threads: args.threads.threads,
             energy: args.energy.into(),
             profile: args.profile,
@@ -84,8 +78,41 @@ impl From<IsolatedArgs> for IsolatedOptions {
 }
 
 pub fn run(args: IsolatedArgs) -> Result<(), crate::Error> {
+    args.timing.refuse("isolated", &["warmup"])?;
     let mut console = ConsoleObserver::new(args.output.quiet);
     let shard = args.shard.clone();
     let mut command = IsolatedCommand::new(args.into());
     crate::pipeline::drive(&mut command, &shard, &mut console)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        isolated: IsolatedArgs,
+    }
+
+    /// The defaults written as text for clap are the library's constants.
+    #[test]
+    fn the_timing_defaults_are_the_pipelines() {
+        let cli = Cli::try_parse_from(["isolated", "--kernels", "k.json"]).unwrap();
+        let options: IsolatedOptions = cli.isolated.into();
+        let defaults = IsolatedOptions::default();
+        assert_eq!(
+            options.max_time_per_kernel_s,
+            defaults.max_time_per_kernel_s
+        );
+        assert_eq!(options.noise, defaults.noise);
+        assert_eq!(options.min_samples, defaults.min_samples);
+        assert_eq!(options.rounds, defaults.rounds);
+        assert!(!options.cold);
+        let old = Cli::try_parse_from(["isolated", "--kernels", "k", "--max-time-per-kernel", "2"])
+            .unwrap();
+        assert_eq!(old.isolated.timing.max_time, Some(2.0));
+    }
 }

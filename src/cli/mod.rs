@@ -16,6 +16,7 @@ pub mod merge;
 mod scan;
 pub mod scripts;
 mod selftest;
+pub mod timing_args;
 pub mod value_parsers;
 
 use clap::{Parser, Subcommand};

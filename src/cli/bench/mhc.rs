@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::value_parsers::{positive_count, positive_seconds};
+use crate::cli::timing_args::TimingArgs;
+use crate::cli::value_parsers::positive_count;
 use clap::Args;
 
 use crate::cli::console::ConsoleObserver;
@@ -21,7 +22,22 @@ use crate::suites::mhc::stages::Impl;
 use crate::suites::mhc::{MhcDtype, MhcError, MhcShape};
 use replay_core::shard::Shard;
 
+/// The seed's flags, with its defaults; the timing flags are the shared group's, under the
+/// seed's names too (`--warmup`, `--iters`).
 #[derive(Debug, Args)]
+#[command(mut_arg("warmup", |a| a
+    .default_value("3")
+    .help("Untimed calls before each stage's samples")))]
+#[command(mut_arg("min_samples", |a| a
+    .visible_alias("iters")
+    .default_value("10")
+    .help("Timed calls per stage (the median is reported, with min and max); with --max-time, at least this many")))]
+#[command(mut_arg("max_time", |a| a
+    .visible_alias("until-stable")
+    .help("Instead of exactly --iters samples: replay's stopping rule (at least --iters, then until the median is within 0.5 % or this many seconds per stage are spent)")))]
+#[command(mut_arg("noise", |a| a.hide(true)))]
+#[command(mut_arg("rounds", |a| a.hide(true)))]
+#[command(mut_arg("cold", |a| a.hide(true)))]
 pub struct MhcArgs {
     /// Batch size B
     #[arg(long, default_value_t = DEFAULT_BS, value_parser = positive_count)]
@@ -52,19 +68,6 @@ pub struct MhcArgs {
     /// cuda[:N] (everything on the GPU)
     #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = crate::cli::parse_device)]
     pub device: DeviceSpec,
-
-    /// Untimed calls before each stage's samples
-    #[arg(long, default_value_t = 3)]
-    pub warmup: u64,
-
-    /// Timed calls per stage (the median is reported, with min and max)
-    #[arg(long, default_value_t = 10, value_parser = positive_count)]
-    pub iters: usize,
-
-    /// Instead of exactly --iters samples: replay's stopping rule (at least --iters, then
-    /// until the median is within 0.5 % or this many seconds per stage are spent)
-    #[arg(long, value_name = "S", value_parser = positive_seconds)]
-    pub until_stable: Option<f64>,
 
     /// Implementations, comma-separated: torch (the seed's libtorch ops), fused (replay's
     /// kernels: Rust on the CPU, the CUDA Sinkhorn on a GPU)
@@ -98,8 +101,15 @@ pub struct MhcArgs {
     pub quiet: bool,
 
     #[command(flatten)]
+    pub timing: TimingArgs,
+
+    #[command(flatten)]
     pub shard: replay_core::shard::ShardArgs,
 }
+
+/// The seed's warm-up calls and timed calls per stage (`--warmup`, `--iters` above).
+pub const DEFAULT_WARMUP: u64 = 3;
+pub const DEFAULT_ITERS: usize = 10;
 
 fn parse_dtype(text: &str) -> Result<MhcDtype, String> {
     text.parse()
@@ -128,14 +138,16 @@ pub fn run(a: MhcArgs) -> Result<(), crate::Error> {
     if let Some(threads) = a.threads {
         tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
     }
-    let timing = match a.until_stable {
+    a.timing.refuse("bench mhc", &["noise", "rounds", "cold"])?;
+    let iters = a.timing.min_samples.unwrap_or(DEFAULT_ITERS);
+    let timing = match a.timing.max_time {
         Some(s) => Timing::UntilStable {
-            iters: a.iters,
+            iters,
             budget: Duration::from_secs_f64(s),
         },
         None => Timing::Fixed {
-            warmup: a.warmup,
-            iters: a.iters,
+            warmup: a.timing.warmup.unwrap_or(DEFAULT_WARMUP),
+            iters,
         },
     };
     let mut command = MhcCommand {

@@ -39,3 +39,71 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    fn parse(args: &[&str]) -> BenchSuite {
+        let mut all = vec!["bench"];
+        all.extend_from_slice(args);
+        Cli::try_parse_from(all).unwrap().bench.suite
+    }
+
+    /// Each suite's timing defaults, written as text for clap, are its constants, and the
+    /// seed's spellings reach the shared flags.
+    #[test]
+    fn each_suite_gives_the_shared_timing_flags_its_seeds_defaults_and_names() {
+        let BenchSuite::Scan(scan) = parse(&["scan"]) else {
+            panic!()
+        };
+        assert_eq!(scan.run.timing.min_samples, Some(scan::DEFAULT_REPEATS));
+        assert_eq!(
+            scan.run.timing.max_time,
+            Some(scan::DEFAULT_MAX_TIME_PER_CASE_S)
+        );
+        let BenchSuite::Scan(scan) = parse(&["scan", "--repeats", "9", "--max-time-per-case", "1"])
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (scan.run.timing.min_samples, scan.run.timing.max_time),
+            (Some(9), Some(1.0))
+        );
+        let BenchSuite::Mhc(mhc) = parse(&["mhc"]) else {
+            panic!()
+        };
+        assert_eq!(mhc.timing.warmup, Some(mhc::DEFAULT_WARMUP));
+        assert_eq!(mhc.timing.min_samples, Some(mhc::DEFAULT_ITERS));
+        assert_eq!(mhc.timing.max_time, None);
+        let BenchSuite::Mhc(mhc) = parse(&["mhc", "--iters", "4", "--until-stable", "2"]) else {
+            panic!()
+        };
+        assert_eq!(
+            (mhc.timing.min_samples, mhc.timing.max_time),
+            (Some(4), Some(2.0))
+        );
+        let BenchSuite::Quant(quant) = parse(&["quant", "--config", "c.yml"]) else {
+            panic!()
+        };
+        assert_eq!(
+            quant.timing_flags.max_time,
+            Some(quant::DEFAULT_MAX_TIME_PER_MODEL_S)
+        );
+        assert_eq!(quant.timing_flags.warmup, None);
+        let BenchSuite::Quant(quant) =
+            parse(&["quant", "--config", "c.yml", "--max-time-per-model", "3"])
+        else {
+            panic!()
+        };
+        assert_eq!(quant.timing_flags.max_time, Some(3.0));
+    }
+}

@@ -7,10 +7,11 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::cli::console::ConsoleObserver;
+use crate::cli::timing_args::TimingArgs;
 use crate::pipeline::drive;
 use crate::suites::quant::config;
 use crate::suites::quant::timing::{TimingMode, SEED_CALLS};
-use crate::suites::quant::{QuantCommand, QuantError, QuantSettings, QuantSuite};
+use crate::suites::quant::{QuantCommand, QuantSettings, QuantSuite};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TimingChoice {
@@ -20,7 +21,19 @@ pub enum TimingChoice {
     Replay,
 }
 
+/// The seed's config and flags; the timing flags are the shared group's (`--max-time` also
+/// under its former name `--max-time-per-model`).
 #[derive(Debug, Args)]
+#[command(mut_arg("max_time", |a| a
+    .visible_alias("max-time-per-model")
+    .default_value("0.5")
+    .help("replay timing: time budget per model, in seconds")))]
+#[command(mut_arg("warmup", |a| a
+    .help("Seed timing: warm-up calls before the timed ones [default: --runs]")))]
+#[command(mut_arg("min_samples", |a| a.hide(true)))]
+#[command(mut_arg("noise", |a| a.hide(true)))]
+#[command(mut_arg("rounds", |a| a.hide(true)))]
+#[command(mut_arg("cold", |a| a.hide(true)))]
 pub struct QuantArgs {
     /// The seed's YAML config (benchmark_mode, quantization_config_recipe_names,
     /// sparsity_config_recipe_names, output_dir, model_params)
@@ -40,10 +53,6 @@ pub struct QuantArgs {
     #[arg(long, value_name = "N", default_value_t = SEED_CALLS, value_parser = clap::value_parser!(u64).range(1..))]
     pub runs: u64,
 
-    /// replay timing: time budget per model, in seconds
-    #[arg(long, value_name = "S", default_value_t = 0.5)]
-    pub max_time_per_model: f64,
-
     /// libtorch intra-op threads while timing (the seed's Timer uses 1)
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
@@ -53,8 +62,14 @@ pub struct QuantArgs {
     pub quiet: bool,
 
     #[command(flatten)]
+    pub timing_flags: TimingArgs,
+
+    #[command(flatten)]
     pub shard: replay_core::shard::ShardArgs,
 }
+
+/// replay timing's budget per model by default (`--max-time`'s default above).
+pub const DEFAULT_MAX_TIME_PER_MODEL_S: f64 = 0.5;
 
 pub fn run(args: QuantArgs) -> Result<(), crate::Error> {
     let (config, warnings) = config::load(&args.config)?;
@@ -64,23 +79,19 @@ pub fn run(args: QuantArgs) -> Result<(), crate::Error> {
             args.config.display()
         );
     }
-    if !(args.max_time_per_model.is_finite() && args.max_time_per_model > 0.0) {
-        return Err(QuantError::Config {
-            path: args.config.clone(),
-            message: format!(
-                "--max-time-per-model {} is not a positive number of seconds",
-                args.max_time_per_model
-            ),
-        }
-        .into());
-    }
+    args.timing_flags
+        .refuse("bench quant", &["min-samples", "noise", "rounds", "cold"])?;
     let timing = match args.timing {
         TimingChoice::Seed => TimingMode::Seed {
-            warmup: args.runs,
+            warmup: args.timing_flags.warmup.unwrap_or(args.runs),
             runs: args.runs as usize,
         },
         TimingChoice::Replay => TimingMode::Replay {
-            budget: Duration::from_secs_f64(args.max_time_per_model),
+            budget: Duration::from_secs_f64(
+                args.timing_flags
+                    .max_time
+                    .unwrap_or(DEFAULT_MAX_TIME_PER_MODEL_S),
+            ),
         },
     };
     tch::set_num_threads(args.threads as i32);

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::value_parsers::{positive_count, positive_seconds};
+use crate::cli::timing_args::TimingArgs;
+use crate::cli::value_parsers::positive_count;
 use clap::Args;
 
 use crate::cli::console::ConsoleObserver;
@@ -36,8 +37,21 @@ pub enum ScanAction {
     Analyze(super::scan_analyze::AnalyzeArgs),
 }
 
-/// The seed's flags (`benchmarks/benchmark_memory_analysis.py`), with its defaults.
+/// The seed's flags (`benchmarks/benchmark_memory_analysis.py`), with its defaults; the
+/// timing flags are the shared group's, under the seed's names too.
 #[derive(Debug, Args)]
+#[command(mut_arg("min_samples", |a| a
+    .visible_alias("repeats")
+    .default_value("5")
+    .help("Timed samples per case, at least (after at least one warm-up call); more are taken while the median is noisy and --max-time is not spent")))]
+#[command(mut_arg("max_time", |a| a
+    .visible_alias("max-time-per-case")
+    .default_value("0.25")
+    .help("Time budget per case in seconds, warm-up included: sampling stops once --min-samples samples are taken and either the median is within 0.5 % or this is spent")))]
+#[command(mut_arg("warmup", |a| a.hide(true)))]
+#[command(mut_arg("noise", |a| a.hide(true)))]
+#[command(mut_arg("rounds", |a| a.hide(true)))]
+#[command(mut_arg("cold", |a| a.hide(true)))]
 pub struct ScanRunArgs {
     /// Device: cpu, cuda or cuda:N; the cpu backend always runs on the host, torch and
     /// cuda on this device
@@ -59,11 +73,6 @@ pub struct ScanRunArgs {
     /// Batch size B (sequences per scan)
     #[arg(long = "B", value_name = "N", default_value_t = 4, value_parser = positive_count)]
     pub b: usize,
-
-    /// Timed samples per case, at least (after at least one warm-up call); more are taken
-    /// while the median is noisy and --max-time-per-case is not spent
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = positive_count)]
-    pub repeats: usize,
 
     /// Phases, comma-separated: forward (the value only), backward (the backward alone,
     /// after an untimed forward), both (forward then backward)
@@ -93,11 +102,6 @@ pub struct ScanRunArgs {
     #[arg(long, value_name = "N", value_parser = positive_count)]
     pub threads: Option<usize>,
 
-    /// Time budget per case in seconds, warm-up included: sampling stops once --repeats
-    /// samples are taken and either the median is within 0.5 % or this is spent
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_MAX_TIME_PER_CASE_S, value_parser = positive_seconds)]
-    pub max_time_per_case: f64,
-
     /// Check a case against the float64 reference only when its edge tensor (B·(T−1)·K·C²
     /// values) is at most this large; larger ones are timed unchecked, and the log says so
     #[arg(long, value_name = "VALUES", default_value_t = DEFAULT_CHECK_LIMIT)]
@@ -108,12 +112,18 @@ pub struct ScanRunArgs {
     pub quiet: bool,
 
     #[command(flatten)]
+    pub timing: TimingArgs,
+
+    #[command(flatten)]
     pub shard: replay_core::shard::ShardArgs,
 }
 
-/// Seconds per case by default: the cpu cases stop at this, the slow torch cases at their
-/// --repeats samples; the default grid then takes about 5 minutes on a 2-core machine.
+/// Seconds per case by default (`--max-time`'s default above): the cpu cases stop at this,
+/// the slow torch cases at their --repeats samples; the default grid then takes about 5
+/// minutes on a 2-core machine.
 pub const DEFAULT_MAX_TIME_PER_CASE_S: f64 = 0.25;
+/// Samples per case at least by default (`--min-samples`' default above): the seed's repeats.
+pub const DEFAULT_REPEATS: usize = 5;
 
 fn parse_non_negative(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -150,6 +160,10 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
         return super::scan_analyze::run(analyze);
     }
     let a = args.run;
+    a.timing
+        .refuse("bench scan", &["warmup", "noise", "rounds", "cold"])?;
+    let repeats = a.timing.min_samples.unwrap_or(DEFAULT_REPEATS);
+    let max_time_per_case = a.timing.max_time.unwrap_or(DEFAULT_MAX_TIME_PER_CASE_S);
     let device = Device::open(a.device)?;
     if let Some(threads) = a.threads {
         tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
@@ -181,12 +195,12 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
     };
     let mut command = ScanCommand {
         suite: ScanBenchSuite::new(grid, backends, bench_settings, SeededInputs::new(SEED))?,
-        config: measure_config(a.repeats, Duration::from_secs_f64(a.max_time_per_case)),
+        config: measure_config(repeats, Duration::from_secs_f64(max_time_per_case)),
         device: device.describe(),
         output_dir: a.output_dir,
         settings: serde_json::json!({
-            "repeats": a.repeats,
-            "max_time_per_case": a.max_time_per_case,
+            "repeats": repeats,
+            "max_time_per_case": max_time_per_case,
             "max_memory_gb": a.max_memory_gb,
             "check_limit": a.check_limit,
             "threads": a.threads,

@@ -1,0 +1,109 @@
+//! The timing flags every measuring command shares, one clap group flattened into each:
+//! `--warmup`, `--min-samples`, `--noise`, `--max-time`, `--rounds`, `--cold`. Each command
+//! gives them its seed's defaults and spellings with `mut_arg` (`bench scan --repeats` is
+//! `--min-samples`, `bench mhc --until-stable` is `--max-time`), hides the ones it does not
+//! use, and refuses them when given ([`TimingArgs::refuse`]), so a flag never silently does
+//! nothing.
+
+use clap::Args;
+
+use super::value_parsers::{positive_count, positive_seconds};
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct TimingArgs {
+    /// Untimed calls before the first sample
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+
+    /// Take at least this many samples (over all rounds)
+    #[arg(long, value_name = "N", value_parser = positive_count)]
+    pub min_samples: Option<usize>,
+
+    /// Stop sampling once the relative standard error of the median is below this
+    #[arg(long, value_name = "FRACTION", value_parser = noise_fraction)]
+    pub noise: Option<f64>,
+
+    /// Time budget per measured item, warm-up included, in seconds: sampling stops once
+    /// --min-samples are taken and either the noise target is met or this is spent
+    #[arg(long, value_name = "S", value_parser = positive_seconds)]
+    pub max_time: Option<f64>,
+
+    /// Split each item's budget into N rounds over all items, in a shuffled order after the
+    /// first, and pool their samples: each median then spans the whole run instead of the
+    /// moment the item happened to be measured, which keeps runs comparable on a machine whose
+    /// speed drifts (shared or cloud machines). 1 measures each item in one go
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: Option<u32>,
+
+    /// Flush the L2 (CUDA) or last-level cache (CPU) before every sample
+    #[arg(long)]
+    pub cold: bool,
+}
+
+/// A fraction in (0, 1): a relative standard error.
+fn noise_fraction(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!("'{text}' is not a fraction between 0 and 1")),
+    }
+}
+
+impl TimingArgs {
+    /// Refuses the flags of this group that `command` does not use (`names`: the flags' long
+    /// names without dashes, as the group spells them), naming each.
+    pub fn refuse(&self, command: &str, names: &[&str]) -> Result<(), crate::Error> {
+        let given = |name: &str| match name {
+            "warmup" => self.warmup.is_some(),
+            "min-samples" => self.min_samples.is_some(),
+            "noise" => self.noise.is_some(),
+            "max-time" => self.max_time.is_some(),
+            "rounds" => self.rounds.is_some(),
+            "cold" => self.cold,
+            _ => false,
+        };
+        let refused: Vec<String> = names
+            .iter()
+            .filter(|n| given(n))
+            .map(|n| format!("--{n}"))
+            .collect();
+        if refused.is_empty() {
+            return Ok(());
+        }
+        Err(crate::Error::Core(replay_core::Error::BadInput {
+            path: refused.join(", ").into(),
+            message: format!("`{command}` does not take this timing flag (see `{command} --help`)"),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    #[command(mut_arg("min_samples", |a| a.visible_alias("repeats").default_value("5")))]
+    #[command(mut_arg("rounds", |a| a.hide(true)))]
+    struct Scanlike {
+        #[command(flatten)]
+        timing: TimingArgs,
+    }
+
+    #[test]
+    fn a_command_sets_its_defaults_and_spellings_and_refuses_what_it_does_not_use() {
+        let parsed = Scanlike::try_parse_from(["x"]).unwrap();
+        assert_eq!(parsed.timing.min_samples, Some(5));
+        let parsed = Scanlike::try_parse_from(["x", "--repeats", "7"]).unwrap();
+        assert_eq!(parsed.timing.min_samples, Some(7));
+        let parsed = Scanlike::try_parse_from(["x", "--rounds", "3", "--cold"]).unwrap();
+        let err = parsed
+            .timing
+            .refuse("bench scan", &["rounds", "cold"])
+            .unwrap_err();
+        assert!(err.is_usage_error());
+        assert!(err.to_string().contains("--rounds, --cold"), "{err}");
+        assert!(parsed.timing.refuse("bench scan", &["warmup"]).is_ok());
+        assert!(Scanlike::try_parse_from(["x", "--noise", "2"]).is_err());
+        assert!(Scanlike::try_parse_from(["x", "--min-samples", "0"]).is_err());
+    }
+}
