@@ -10,7 +10,9 @@ Deterministic, compared byte for byte, on every trace of ../shared/traces/kineto
   predict --perfetto FILE, and classify's signature file.
 Measured, compared with figures masked (keys and structure, statuses, ids, names, counts):
   isolated of the two H100 signature files (--max-time-per-kernel 0.005 --rounds 1 on the cpu),
-  selftest --device cpu --json, bench scan on a 2-case grid (its CSV's non-timing columns).
+  selftest --device cpu --json, bench scan on a 2-case grid (its CSV's non-timing columns),
+  the same grid in two shards and `replay merge` of them, bench mhc --quick, bench quant on a
+  two-recipe config, calibrate --quick of the CPU's memory (its profile).
 Ends with `N identical, M different`, each difference named with the first line that differs;
 exit status 1 when anything differs. Use it before and after a refactor (issue 28).
 """
@@ -105,7 +107,50 @@ def outputs(binary, work, traces):
         out["bench scan rows"] = f"exit {rc}\n" + json.dumps(rows, indent=1)
     except OSError as e:
         out["bench scan rows"] = f"exit {rc}\nunreadable: {e}"
+    # The same grid as two shards, and their merge (the suite driver's shard path).
+    for i in (1, 2):
+        rc, _, _ = run([binary, "bench", "scan", "--device", "cpu", "--T", "16,32", "--K", "4", "--C", "3",
+                        "--semirings", "Log,Max", "--max-time-per-case", "0.01", "--repeats", "1",
+                        "--output-dir", os.path.join(work, f"shard-{i}"), "--quiet", "--shard", f"{i}/2"], work)
+        out[f"bench scan shard {i}/2 exit"] = f"exit {rc}"
+    rc, _, _ = run([binary, "merge", os.path.join(work, "shard-1"), os.path.join(work, "shard-2"),
+                    "--out", os.path.join(work, "merged")], work)
+    out["merge bench scan rows"] = f"exit {rc}\n" + masked_csv(os.path.join(work, "merged", "benchmark_full.csv"))
+    mhc = os.path.join(work, "mhc")
+    rc, _, _ = run([binary, "bench", "mhc", "--quick", "--warmup", "0", "--iters", "1",
+                    "--output-dir", mhc], work)
+    out["bench mhc rows"] = f"exit {rc}\n" + masked_csv(os.path.join(mhc, "benchmark_results.csv"))
+    quant = os.path.join(work, "quant")
+    config = os.path.join(work, "quant.yml")
+    with open(config, "w") as f:
+        f.write("benchmark_mode: inference\nquantization_config_recipe_names: [int8wo, int4wo-32]\n"
+                f"output_dir: {quant}\nmodel_params:\n"
+                "  - matrix_shapes: [{name: custom, shapes: [[16, 64, 32]]}]\n"
+                "    high_precision_dtype: torch.bfloat16\n    device: cpu\n    model_type: linear\n")
+    rc, _, _ = run([binary, "bench", "quant", "--config", config, "--runs", "2", "--quiet"], work)
+    found = sorted(glob.glob(os.path.join(quant, "results_*.csv")))
+    out["bench quant rows"] = f"exit {rc}\n" + (masked_csv(found[-1]) if found else "(none)")
+    profile = os.path.join(work, "calibrate", "cpu.json")
+    rc, _, _ = run([binary, "calibrate", "--device", "cpu", "--quick", "--operations", "memory",
+                    "--output", profile, "--quiet"], work)
+    try:
+        with open(profile) as f:
+            value = json.dumps(mask(json.load(f)), indent=1, sort_keys=True)
+    except (OSError, ValueError) as e:
+        value = f"unreadable: {e}"
+    out["calibrate --quick memory profile"] = f"exit {rc}\n{value}"
     return {k: scrub_paths(v, work) for k, v in out.items()}
+
+
+def masked_csv(path):
+    """A CSV's rows as JSON with every measured column masked, or why it cannot be read."""
+    try:
+        with open(path, newline="") as f:
+            rows = [{k: ("<measured>" if MEASURED.search(k or "") else v) for k, v in r.items()}
+                    for r in csv.DictReader(f)]
+        return json.dumps(rows, indent=1)
+    except OSError as e:
+        return f"unreadable: {e}"
 
 
 def main():

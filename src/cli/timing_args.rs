@@ -19,7 +19,8 @@ pub struct TimingArgs {
     #[arg(long, value_name = "N", value_parser = positive_count)]
     pub min_samples: Option<usize>,
 
-    /// Stop sampling once the relative standard error of the median is below this
+    /// Stop sampling once the relative standard error of the median is below this (0: never,
+    /// sample until the time budget is spent)
     #[arg(long, value_name = "FRACTION", value_parser = noise_fraction)]
     pub noise: Option<f64>,
 
@@ -40,11 +41,11 @@ pub struct TimingArgs {
     pub cold: bool,
 }
 
-/// A fraction in (0, 1): a relative standard error.
+/// A fraction in [0, 1): a relative standard error (0 never stops on noise).
 fn noise_fraction(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(format!("'{text}' is not a fraction between 0 and 1")),
+        Ok(x) if x.is_finite() && (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(format!("'{text}' is not a fraction of at least 0 and below 1")),
     }
 }
 
@@ -104,6 +105,9 @@ mod tests {
         assert!(err.to_string().contains("--rounds, --cold"), "{err}");
         assert!(parsed.timing.refuse("bench scan", &["warmup"]).is_ok());
         assert!(Scanlike::try_parse_from(["x", "--noise", "2"]).is_err());
+        assert!(Scanlike::try_parse_from(["x", "--noise", "-0.1"]).is_err());
+        let never = Scanlike::try_parse_from(["x", "--noise", "0"]).unwrap();
+        assert_eq!(never.timing.noise, Some(0.0));
         assert!(Scanlike::try_parse_from(["x", "--min-samples", "0"]).is_err());
     }
 }
