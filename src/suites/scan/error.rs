@@ -43,3 +43,10 @@ impl ScanError {
         )
     }
 }
+
+/// A timer's failure inside a scan's calls (a CUDA event call), as a backend error in its words.
+impl From<replay_core::measure::MeasureError> for ScanError {
+    fn from(e: replay_core::measure::MeasureError) -> ScanError {
+        ScanError::Backend(e.to_string())
+    }
+}
