@@ -6,6 +6,7 @@
 #[path = "integration/scan_support.rs"]
 mod scan_support;
 
+use replay::measure::Untimed;
 use replay::suites::scan::cpu::CpuScan;
 use replay::suites::scan::cpu_backend::CpuBackend;
 use replay::suites::scan::{Phase, ScanBackend, Semiring};
@@ -17,9 +18,9 @@ fn peak(case: &Case, semiring: Semiring, phase: Phase, threads: usize) -> u64 {
     let mut prepared = backend.prepare(&p, semiring).unwrap();
     // The first call of a process builds the kernel's worker pool, which it keeps: measure
     // a call after that, as the benchmark does (its reference check runs first).
-    prepared.run_timed(phase, 1).unwrap();
+    prepared.run_calls(phase, 1, &mut Untimed).unwrap();
     prepared.reset_peak_memory();
-    prepared.run_timed(phase, 1).unwrap();
+    prepared.run_calls(phase, 1, &mut Untimed).unwrap();
     prepared.peak_memory().allocated
 }
 

@@ -1,5 +1,6 @@
 //! The measurement core is torch-free ([`replay_core::measure`], re-exported here); this side
-//! adds what needs CUDA: timing batches with CUDA events on a stream.
+//! adds what needs CUDA: the one CUDA-event timer ([`cuda_timing`]), which the core times work
+//! placed on a CUDA stream (replay's own, or libtorch's current one) with.
 
 pub use replay_core::measure::*;
 

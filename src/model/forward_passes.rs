@@ -1,19 +1,19 @@
 //! Forward passes of a whole model as a measurement-core target, so that the model is timed by
 //! the same core as every kernel (`replay full`, and `replay compare`'s model side).
 
-use std::time::Instant;
-
 use super::torchscript::TorchScriptModel;
 use crate::error::{Error, Result};
-use crate::measure::cuda_timing::RawStreamEvents;
-use crate::measure::{BatchTiming, MeasureError, Target};
+use crate::measure::cuda_timing::CudaStreamHandle;
+use crate::measure::{segment, MeasureError, Placement, Target, Timer};
+use crate::torch::work_target::libtorch_stream;
 
-/// Forward passes of `model` on one fixed input: on a GPU timed by CUDA events on libtorch's
-/// current stream (the one stream timer), on the CPU by the monotonic clock.
+/// Forward passes of `model` on one fixed input, placed where libtorch runs them: on a GPU
+/// libtorch's current stream (timed by the core with CUDA events there), on the CPU the host
+/// (the monotonic clock).
 pub struct ForwardPasses<'m> {
     model: &'m TorchScriptModel,
     input: Vec<tch::Tensor>,
-    cuda: Option<(i64, RawStreamEvents)>,
+    cuda: Option<(i64, CudaStreamHandle)>,
 }
 
 impl<'m> ForwardPasses<'m> {
@@ -22,9 +22,8 @@ impl<'m> ForwardPasses<'m> {
     pub fn new(model: &'m TorchScriptModel, input: Vec<tch::Tensor>) -> Result<Self> {
         let cuda = match model.device {
             tch::Device::Cuda(i) => {
-                let events = RawStreamEvents::on_libtorch_stream(i)
-                    .map_err(|e| Error::Model(e.to_string()))?;
-                Some((i as i64, events))
+                let stream = libtorch_stream(i).map_err(|e| Error::Model(e.to_string()))?;
+                Some((i as i64, stream))
             }
             _ => None,
         };
@@ -32,12 +31,8 @@ impl<'m> ForwardPasses<'m> {
     }
 
     /// What times the passes, in words for the timing file.
-    pub fn timer(&self) -> &'static str {
-        if self.cuda.is_some() {
-            "CUDA events on libtorch's current stream"
-        } else {
-            "monotonic clock"
-        }
+    pub fn timer(&self) -> String {
+        self.placement().timer_name()
     }
 
     fn forward(&self) -> Result<(), MeasureError> {
@@ -49,29 +44,28 @@ impl<'m> ForwardPasses<'m> {
 }
 
 impl Target for ForwardPasses<'_> {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let _guard = tch::no_grad_guard();
+    fn placement(&self) -> Placement<'_> {
         match &self.cuda {
-            // From before the first kernel's launch to after the last kernel's end, with the
-            // host's own work in between. Work still queued from before (a warm-up) is waited
-            // for first, so that it is not counted in this batch.
-            Some((index, events)) => {
-                tch::Cuda::synchronize(*index);
-                events.time_batch(|| (0..calls).try_for_each(|_| self.forward()))
-            }
-            // The outputs are dropped inside the timed region, as a caller's would be.
-            None => {
-                let start = Instant::now();
-                for _ in 0..calls {
-                    self.forward()?;
-                }
-                let elapsed = start.elapsed();
-                Ok(BatchTiming {
-                    device: elapsed,
-                    host: elapsed,
-                })
-            }
+            Some((_, stream)) => Placement::Stream(stream),
+            None => Placement::Host,
         }
+    }
+
+    /// The outputs are dropped inside the timed region, as a caller's would be.
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        let _guard = tch::no_grad_guard();
+        (0..calls).try_for_each(|_| self.forward())
+    }
+
+    /// On a GPU: from before the first kernel's launch to after the last kernel's end, with
+    /// the host's own work in between. `no_grad` is entered, and work still queued from before
+    /// (a warm-up) is waited for, before the timed part, so that neither is counted.
+    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
+        let _guard = tch::no_grad_guard();
+        if let Some((index, _)) = &self.cuda {
+            tch::Cuda::synchronize(*index);
+        }
+        segment(timer, || (0..calls).try_for_each(|_| self.forward()))
     }
 }
 

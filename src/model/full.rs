@@ -4,7 +4,7 @@ use super::forward_passes::{model_error, ForwardPasses};
 use super::input_spec::InputSpec;
 use super::torchscript::TorchScriptModel;
 use crate::error::{Error, Result};
-use crate::measure::{measure_detailed, MeasureConfig, Measurement, MonotonicClock, Target};
+use crate::measure::{measure_detailed, MeasureConfig, Measurement, MonotonicClock, TimedTarget};
 
 pub use crate::results::full_model::FullModelTiming;
 
@@ -41,13 +41,12 @@ impl<'m> ModelTimer<'m> {
         })
     }
 
-    /// Untimed forward passes: one batch of the target, whose timing is thrown away as the
-    /// core's own warm-up does (it waits for the device, so no pass is left running).
+    /// Untimed forward passes: one timed batch of the target, whose timing is thrown away as
+    /// the core's own warm-up does (it waits for the device, so no pass is left running).
     pub fn warm_up(&mut self, passes: u32) -> Result<()> {
         if passes > 0 {
-            self.passes
-                .run_batch(u64::from(passes))
-                .map_err(model_error)?;
+            let mut timed = TimedTarget::new(&mut self.passes).map_err(model_error)?;
+            timed.batch(u64::from(passes)).map_err(model_error)?;
         }
         self.warmup += passes;
         Ok(())
@@ -92,7 +91,7 @@ impl<'m> ModelTimer<'m> {
             warmup: self.warmup,
             runs: samples.len() as u32,
             threads: tch::get_num_threads(),
-            timer: self.passes.timer().into(),
+            timer: self.passes.timer(),
             mean_us: stats.mean,
             median_us: stats.median,
             min_us: stats.min,
@@ -159,11 +158,13 @@ pub fn model_energy(
         0,
     )?;
     let calls = (10_000.0 / timing.median_us.max(1.0)).ceil().max(1.0) as u64;
-    // The timed target's own batches: on a GPU they end when the device has finished the
-    // passes (the end event is waited for), so a window never closes on work still queued.
+    // The target's batches timed as the core times them: on a GPU they end when the device
+    // has finished the passes (the end event is waited for), so a window never closes on
+    // work still queued.
     let mut passes = ForwardPasses::new(model, input)?;
+    let mut timed = TimedTarget::new(&mut passes).map_err(model_error)?;
     crate::energy::measure_energy(probe, calls, config, || {
-        passes.run_batch(calls).map(drop).map_err(model_error)
+        timed.batch(calls).map(drop).map_err(model_error)
     })
     .map_err(Error::from)
 }

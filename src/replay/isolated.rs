@@ -9,7 +9,10 @@ use std::time::Duration;
 use crate::device::Device;
 use crate::energy::{measure_energy, EnergyConfig, EnergyProbe, EnergySummary};
 use crate::measure::interleave::round_order;
-use crate::measure::{measure_detailed, Clock, MeasureConfig, Measurement};
+use crate::measure::{
+    measure_detailed, Clock, MeasureConfig, MeasureError, Measurement, Placement, Target,
+    TimedTarget, Timer,
+};
 use crate::signature::schema::{Signature, SignatureFile};
 // The result types are the torch-free core's, so that reports read them without libtorch.
 pub use crate::results::isolated::{
@@ -109,7 +112,7 @@ pub fn run(
             let measured: Result<(Measurement, String), SetupError> =
                 target_for(file, unit, device).and_then(|(mut target, method)| {
                     let mut flushing;
-                    let target: &mut dyn crate::measure::Target = match cold_flush.as_mut() {
+                    let target: &mut dyn Target = match cold_flush.as_mut() {
                         Some(flush) => {
                             flushing = ColdTarget {
                                 inner: target.as_mut(),
@@ -124,12 +127,15 @@ pub fn run(
                     // enough to cover its update period (`energy::measure_energy`).
                     if let (true, Some((probe, energy_config))) = (last_round, energy.as_mut()) {
                         let calls = measurement.summary.calls_per_sample.max(1);
-                        energy_result = Some(
-                            measure_energy(&mut **probe, calls, energy_config, || {
-                                target.run_batch(calls).map(|_| ())
-                            })
-                            .map_err(|e| e.to_string()),
-                        );
+                        energy_result = Some(match TimedTarget::new(target) {
+                            Ok(mut timed) => {
+                                measure_energy(&mut **probe, calls, energy_config, || {
+                                    timed.batch(calls).map(|_| ())
+                                })
+                                .map_err(|e| e.to_string())
+                            }
+                            Err(e) => Err(e.to_string()),
+                        });
                     }
                     Ok((measurement, method.0))
                 });
@@ -237,23 +243,29 @@ fn unit_results(
     out
 }
 
-/// Wraps a target so every sample starts from cold caches.
+/// Wraps a target so every sample starts from cold caches; it runs and is placed as the
+/// target it wraps.
 struct ColdTarget<'a> {
-    inner: &'a mut dyn crate::measure::Target,
+    inner: &'a mut dyn Target,
     flush: &'a mut ColdFlush,
 }
 
-impl crate::measure::Target for ColdTarget<'_> {
-    fn run_batch(
-        &mut self,
-        calls: u64,
-    ) -> Result<crate::measure::BatchTiming, crate::measure::MeasureError> {
-        self.inner.run_batch(calls)
+impl Target for ColdTarget<'_> {
+    fn placement(&self) -> Placement<'_> {
+        self.inner.placement()
     }
 
-    fn prepare_sample(&mut self) -> Result<(), crate::measure::MeasureError> {
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        self.inner.run(calls)
+    }
+
+    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
+        self.inner.run_timed(calls, timer)
+    }
+
+    fn prepare_sample(&mut self) -> Result<(), MeasureError> {
         self.inner.prepare_sample()?;
-        (self.flush)().map_err(crate::measure::MeasureError::target)
+        (self.flush)().map_err(MeasureError::target)
     }
 }
 

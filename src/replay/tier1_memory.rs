@@ -5,9 +5,8 @@
 //! or set in host memory, which is what a CPU run of the model does instead.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
-use crate::measure::{BatchTiming, MeasureError, Target};
+use crate::measure::{MeasureError, Placement, Target};
 use crate::signature::schema::{MemcpyKind, MemcpyParams, MemoryKind, MemsetParams};
 
 /// What a tier-1 signature asks for.
@@ -81,8 +80,11 @@ impl CpuMemoryTarget {
 }
 
 impl Target for CpuMemoryTarget {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let start = Instant::now();
+    fn placement(&self) -> Placement<'_> {
+        Placement::Host
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
         for i in 0..calls {
             match self.work {
                 MemoryWork::Copy(_) => self.dst.copy_from_slice(black_box(&self.src)),
@@ -90,11 +92,7 @@ impl Target for CpuMemoryTarget {
             }
             black_box(&mut self.dst);
         }
-        let elapsed = start.elapsed();
-        Ok(BatchTiming {
-            device: elapsed,
-            host: elapsed,
-        })
+        Ok(())
     }
 }
 
@@ -106,7 +104,7 @@ pub mod cuda {
 
     use super::*;
     use crate::device::CudaDevice;
-    use crate::measure::cuda_timing::EventPair;
+    use crate::measure::cuda_timing::CudaStreamHandle;
 
     enum Buffers {
         HtoD {
@@ -134,7 +132,7 @@ pub mod cuda {
     pub struct CudaMemoryTarget {
         stream: Arc<CudaStream>,
         buffers: Buffers,
-        events: Arc<EventPair>,
+        placement: CudaStreamHandle,
     }
 
     fn err(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> MeasureError {
@@ -184,7 +182,7 @@ pub mod cuda {
                 }
             };
             Ok(CudaMemoryTarget {
-                events: Arc::new(EventPair::new(&device.context)?),
+                placement: CudaStreamHandle::replay(&stream),
                 stream,
                 buffers,
             })
@@ -299,21 +297,21 @@ pub mod cuda {
     }
 
     impl Target for CudaMemoryTarget {
-        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-            // The events are shared (Arc) so the closure may borrow the target mutably.
-            let (events, stream) = (self.events.clone(), self.stream.clone());
-            events.time_batch(&stream, calls, || self.issue_one())
+        fn placement(&self) -> Placement<'_> {
+            Placement::Stream(&self.placement)
+        }
+
+        fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+            (0..calls).try_for_each(|_| self.issue_one())
         }
     }
-
-    #[allow(dead_code)]
-    fn _assert_duration(_: Duration) {}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{measure, MeasureConfig, MonotonicClock};
+    use crate::measure::{measure, MeasureConfig, MonotonicClock, TimedTarget};
+    use std::time::Duration;
 
     fn copy(kind: MemcpyKind, src: MemoryKind, dst: MemoryKind, bytes: u64) -> MemcpyParams {
         MemcpyParams {
@@ -357,7 +355,7 @@ mod tests {
             MemoryKind::Device,
             1 << 20,
         )));
-        let timing = target.run_batch(3).unwrap();
+        let timing = TimedTarget::new(&mut target).unwrap().batch(3).unwrap();
         assert!(target.dst.iter().all(|&b| b == 0x5A));
         assert!(timing.device > Duration::ZERO);
         let summary = measure(
@@ -372,7 +370,7 @@ mod tests {
     #[test]
     fn cpu_memset_fills() {
         let mut target = CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: 4096 }));
-        target.run_batch(8).unwrap();
+        target.run(8).unwrap();
         assert!(target.dst.iter().all(|&b| b == 7));
     }
 }

@@ -15,7 +15,10 @@ use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
 use super::tier2_gemm::weight_copies;
 use super::value_rules::value_rule;
+use crate::measure::cuda_timing::CudaStreamHandle;
+use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::dtype::kind_of;
+use crate::torch::work_target::libtorch_stream;
 use crate::torch::{OpArg, PreparedOp};
 
 /// Why a tier-3 call could not be set up.
@@ -370,57 +373,55 @@ fn shared(arg: &OpArg) -> OpArg {
     }
 }
 
-/// Times a prepared op: the monotonic clock around the calls on the CPU; on CUDA, events on
-/// the stream libtorch really launches on (its current stream), with the host's issue time
-/// measured separately.
+/// A prepared op as a target, placed where libtorch runs it: the host on the CPU (timed by the
+/// monotonic clock); on CUDA, the stream libtorch really launches on (its current stream),
+/// timed by events there with the host's issue time measured separately.
 pub struct LibtorchOpTarget {
     op: RotatingOp,
-    cuda: Option<crate::torch::stream_timer::RawStreamEvents>,
+    cuda: Option<CudaStreamHandle>,
 }
 
 impl LibtorchOpTarget {
     pub fn new(
         op: RotatingOp,
         device: &crate::device::Device,
-    ) -> Result<LibtorchOpTarget, crate::measure::MeasureError> {
-        use crate::measure::MeasureError;
+    ) -> Result<LibtorchOpTarget, MeasureError> {
         let cuda = match device {
             crate::device::Device::Cpu(_) => None,
             crate::device::Device::Cuda(dev) => {
                 dev.context
                     .bind_to_thread()
                     .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
-                Some(
-                    crate::torch::stream_timer::RawStreamEvents::on_libtorch_stream(
-                        dev.info.index,
-                    )?,
-                )
+                Some(libtorch_stream(dev.info.index)?)
             }
         };
         Ok(LibtorchOpTarget { op, cuda })
     }
 }
 
-impl crate::measure::Target for LibtorchOpTarget {
-    fn run_batch(
-        &mut self,
-        calls: u64,
-    ) -> Result<crate::measure::BatchTiming, crate::measure::MeasureError> {
-        use crate::measure::{BatchTiming, MeasureError};
-        let _guard = tch::no_grad_guard();
-        let run_err = |e: crate::torch::ShimError| MeasureError::target(e.0);
+impl Target for LibtorchOpTarget {
+    fn placement(&self) -> Placement<'_> {
         match &self.cuda {
-            None => {
-                let start = std::time::Instant::now();
-                self.op.run(calls).map_err(run_err)?;
-                let elapsed = start.elapsed();
-                Ok(BatchTiming {
-                    device: elapsed,
-                    host: elapsed,
-                })
-            }
-            Some(ev) => ev.time_batch(|| self.op.run(calls).map_err(run_err)),
+            Some(stream) => Placement::Stream(stream),
+            None => Placement::Host,
         }
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        let _guard = tch::no_grad_guard();
+        self.issue(calls)
+    }
+
+    /// `no_grad` is entered before the timed part, so that it is not timed.
+    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
+        let _guard = tch::no_grad_guard();
+        segment(timer, || self.issue(calls))
+    }
+}
+
+impl LibtorchOpTarget {
+    fn issue(&mut self, calls: u64) -> Result<(), MeasureError> {
+        self.op.run(calls).map_err(|e| MeasureError::target(e.0))
     }
 }
 

@@ -148,13 +148,17 @@ const WORK_SIDE: i64 = 2048;
 const WORK_PRODUCTS: usize = 8;
 
 fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
-    use crate::torch::stream_timer::RawStreamEvents;
+    use crate::measure::DeviceStream;
+    use crate::torch::work_target::libtorch_stream;
     let index = dev.info.index;
     // Events are made in the current context, which must be the device's (libtorch's too).
     dev.context
         .bind_to_thread()
         .map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
-    let events = RawStreamEvents::on_libtorch_stream(index).map_err(|e| e.to_string())?;
+    // The timer the measurement core times libtorch's work with on this GPU.
+    let mut events = libtorch_stream(index)
+        .and_then(|stream| stream.timer())
+        .map_err(|e| e.to_string())?;
     let _guard = tch::no_grad_guard();
     tch::manual_seed(11);
     let a = Tensor::randn([WORK_SIDE, WORK_SIDE], (Kind::Float, TorchDevice::Cpu));
@@ -163,12 +167,12 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     let _ = on_gpu.mm(&on_gpu); // cuBLAS handle and workspace, outside the timed bracket
     tch::Cuda::synchronize(index as i64);
 
-    let timed = |work: &dyn Fn() -> Option<Tensor>| -> Result<(Duration, Duration, Option<Tensor>), String> {
+    let mut timed = |work: &dyn Fn() -> Option<Tensor>| -> Result<(Duration, Duration, Option<Tensor>), String> {
         let host = Instant::now();
-        events.record_start().map_err(|e| e.to_string())?;
+        events.start().map_err(|e| e.to_string())?;
         let out = work();
-        events.record_end().map_err(|e| e.to_string())?;
-        let device = events.elapsed().map_err(|e| e.to_string())?;
+        events.stop().map_err(|e| e.to_string())?;
+        let device = events.take_batch().device;
         Ok((device, host.elapsed(), out))
     };
     let (empty, _, _) = timed(&|| None)?;

@@ -130,12 +130,16 @@ mod tests {
     }
 
     impl PreparedScan for SkewedScan<'_> {
-        fn run_timed(
+        fn placement(&self) -> replay_core::measure::Placement<'_> {
+            self.0.placement()
+        }
+        fn run_calls(
             &mut self,
             phase: Phase,
             calls: u64,
-        ) -> Result<std::time::Duration, ScanError> {
-            self.0.run_timed(phase, calls)
+            timer: &mut dyn replay_core::measure::Timer,
+        ) -> Result<(), ScanError> {
+            self.0.run_calls(phase, calls, timer)
         }
         fn run_once(&mut self, phase: Phase) -> Result<ScanOutput, ScanError> {
             let mut out = self.0.run_once(phase)?;

@@ -84,7 +84,7 @@ pub(super) fn cpu_checks() -> Vec<Check> {
             bytes: 1 << 20,
         };
         let mut t = CpuMemoryTarget::new(MemoryWork::Copy(p));
-        crate::measure::Target::run_batch(&mut t, 1)
+        crate::measure::Target::run(&mut t, 1)
             .map_err(|e| e.to_string())
             .and_then(|_| {
                 (t.output() == t.input())
@@ -94,7 +94,7 @@ pub(super) fn cpu_checks() -> Vec<Check> {
     }));
     checks.push(check(1, "host memset 64 KiB", {
         let mut t = CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: 64 << 10 }));
-        crate::measure::Target::run_batch(&mut t, 3)
+        crate::measure::Target::run(&mut t, 3)
             .map_err(|e| e.to_string())
             .and_then(|_| {
                 t.output()

@@ -7,7 +7,9 @@
 //!   [`overloads`] (an operator's schemas), [`torch_current_cuda_stream`], and [`ShimError`],
 //!   which carries libtorch's C++ exceptions back as values;
 //! - [`dtype`]: the one table between the core's dtypes and libtorch's `Kind`;
-//! - [`stream_timer`]: CUDA events on libtorch's current stream;
+//! - [`work_target`]: libtorch work as a measurement-core target, and libtorch's current
+//!   stream as the place the core times it (with the CUDA-event timer of
+//!   `crate::measure::cuda_timing`);
 //! - [`cpu_memory_counter`] and [`cuda_memory_stats`]: measured peak memory of libtorch's
 //!   tensors (a counting CPU allocator; the CUDA caching allocator's peaks).
 
@@ -19,7 +21,6 @@ pub mod op_arg;
 pub mod overloads;
 pub mod prepared_op;
 mod shim_error;
-pub mod stream_timer;
 pub mod sys;
 pub mod work_target;
 

@@ -1,18 +1,27 @@
 //! Any piece of libtorch work as a measurement-core target: a closure that issues tch ops on
-//! one device, timed the way every libtorch target is (the monotonic clock on the CPU; CUDA
-//! events on libtorch's current stream on a GPU, after waiting for what was queued before).
+//! one device, placed where libtorch runs it (the host on the CPU; libtorch's current stream
+//! on a GPU, which the core times with CUDA events, after waiting for what was queued before).
 //! The suites that time libtorch compositions (`calibrate`'s matmul, copies and fusion
 //! patterns) use this instead of a timing loop of their own.
 
-use std::time::Instant;
+use crate::measure::cuda_timing::CudaStreamHandle;
+use crate::measure::{segment, MeasureError, Placement, Target, Timer};
+use crate::torch::torch_current_cuda_stream;
 
-use crate::measure::{BatchTiming, MeasureError, Target};
-use crate::torch::stream_timer::RawStreamEvents;
+/// libtorch's current stream of CUDA device `index`, where every libtorch target's work runs,
+/// as the place the core times it. libtorch must already have used the device on this thread
+/// (its context is then current, which the events need).
+pub fn libtorch_stream(index: usize) -> Result<CudaStreamHandle, MeasureError> {
+    let raw = torch_current_cuda_stream(index).map_err(|e| MeasureError::target(e.0))?;
+    // SAFETY: libtorch's current stream of a device it has used, in its current context;
+    // libtorch keeps its streams for the life of the process.
+    Ok(unsafe { CudaStreamHandle::foreign(raw.cast(), "libtorch's current stream") })
+}
 
 /// `work` run `calls` times per batch on `device`, under `no_grad`.
 pub struct TorchWork<F> {
     work: F,
-    cuda: Option<(i64, RawStreamEvents)>,
+    cuda: Option<(i64, CudaStreamHandle)>,
 }
 
 impl<F> TorchWork<F>
@@ -23,21 +32,15 @@ where
     /// first, or any op), so that its context is current for the events.
     pub fn new(device: tch::Device, work: F) -> Result<Self, MeasureError> {
         let cuda = match device {
-            tch::Device::Cuda(index) => {
-                Some((index as i64, RawStreamEvents::on_libtorch_stream(index)?))
-            }
+            tch::Device::Cuda(index) => Some((index as i64, libtorch_stream(index)?)),
             _ => None,
         };
         Ok(TorchWork { work, cuda })
     }
 
     /// What times the work, in words for reports.
-    pub fn timer(&self) -> &'static str {
-        if self.cuda.is_some() {
-            "CUDA events on libtorch's current stream"
-        } else {
-            "monotonic clock"
-        }
+    pub fn timer(&self) -> String {
+        self.placement().timer_name()
     }
 }
 
@@ -45,28 +48,38 @@ impl<F> Target for TorchWork<F>
 where
     F: FnMut() -> Result<(), tch::TchError>,
 {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let _guard = tch::no_grad_guard();
-        let work = &mut self.work;
+    fn placement(&self) -> Placement<'_> {
         match &self.cuda {
-            Some((index, events)) => {
-                tch::Cuda::synchronize(*index);
-                events.time_batch(|| {
-                    (0..calls).try_for_each(|_| work().map_err(MeasureError::target))
-                })
-            }
-            None => {
-                let start = Instant::now();
-                for _ in 0..calls {
-                    work().map_err(MeasureError::target)?;
-                }
-                let elapsed = start.elapsed();
-                Ok(BatchTiming {
-                    device: elapsed,
-                    host: elapsed,
-                })
-            }
+            Some((_, stream)) => Placement::Stream(stream),
+            None => Placement::Host,
         }
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        let _guard = tch::no_grad_guard();
+        self.issue(calls)
+    }
+
+    /// `no_grad` is entered, and on a GPU work still queued from before is waited for, before
+    /// the timed part.
+    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
+        let _guard = tch::no_grad_guard();
+        if let Some((index, _)) = &self.cuda {
+            tch::Cuda::synchronize(*index);
+        }
+        segment(timer, || self.issue(calls))
+    }
+}
+
+impl<F> TorchWork<F>
+where
+    F: FnMut() -> Result<(), tch::TchError>,
+{
+    fn issue(&mut self, calls: u64) -> Result<(), MeasureError> {
+        for _ in 0..calls {
+            (self.work)().map_err(MeasureError::target)?;
+        }
+        Ok(())
     }
 }
 

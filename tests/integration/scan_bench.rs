@@ -3,9 +3,10 @@
 //! own seeded draws. libtorch's generator is global: the tests here take turns with every test
 //! of this binary that draws (`common::torch_generator_turn`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common;
+use replay::measure::{segment, Placement, Timer};
 
 use replay::suites::scan::bench::inputs::{SeededInputs, SEED};
 use replay::suites::scan::bench::{self, measure_config, BenchSettings, ScanBenchSuite, ScanGrid};
@@ -78,16 +79,26 @@ impl ScanBackend for TestBackend {
 }
 
 impl PreparedScan for PreparedTest<'_> {
-    fn run_timed(&mut self, phase: Phase, calls: u64) -> Result<Duration, ScanError> {
-        let start = Instant::now();
-        for _ in 0..calls {
-            std::hint::black_box(self.run_once(phase)?);
-        }
+    fn placement(&self) -> Placement<'_> {
+        Placement::Host
+    }
+    fn run_calls(
+        &mut self,
+        phase: Phase,
+        calls: u64,
+        timer: &mut dyn Timer,
+    ) -> Result<(), ScanError> {
+        segment(timer, || {
+            for _ in 0..calls {
+                std::hint::black_box(self.run_once(phase)?);
+            }
+            Ok::<(), ScanError>(())
+        })?;
         self.peak = MemoryPeak {
             allocated: 3 << 30,
             reserved: 4 << 30,
         };
-        Ok(start.elapsed())
+        Ok(())
     }
     fn run_once(&mut self, phase: Phase) -> Result<ScanOutput, ScanError> {
         let shift = if self.wrong { 0.5 } else { 0.0 };

@@ -11,8 +11,8 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
 use crate::device::CudaDevice;
-use crate::measure::cuda_timing::EventPair;
-use crate::measure::{BatchTiming, MeasureError, Target};
+use crate::measure::cuda_timing::CudaStreamHandle;
+use crate::measure::{MeasureError, Placement, Target};
 use crate::signature::schema::{BlasOp, GemmParams};
 use cublas_types::{element_bytes, for_dtypes};
 
@@ -128,7 +128,7 @@ pub fn column_major_elements(
 pub struct CublasGemmTarget {
     blas: CudaBlas,
     stream: Arc<CudaStream>,
-    events: Arc<EventPair>,
+    placement: CudaStreamHandle,
     a: CudaSlice<u8>,
     b: CudaSlice<u8>,
     c: CudaSlice<u8>,
@@ -174,7 +174,7 @@ impl CublasGemmTarget {
         };
         let blas = CudaBlas::new(stream.clone()).map_err(MeasureError::target)?;
         Ok(CublasGemmTarget {
-            events: Arc::new(EventPair::new(&device.context)?),
+            placement: CudaStreamHandle::replay(&stream),
             a: alloc(a_bytes)?,
             b: alloc(b_bytes)?,
             c: alloc(c_bytes)?,
@@ -292,10 +292,12 @@ impl CublasGemmTarget {
 }
 
 impl Target for CublasGemmTarget {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        // The events are shared (Arc) so the closure may borrow the target mutably.
-        let (events, stream) = (self.events.clone(), self.stream.clone());
-        events.time_batch(&stream, calls, || self.issue_one())
+    fn placement(&self) -> Placement<'_> {
+        Placement::Stream(&self.placement)
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        (0..calls).try_for_each(|_| self.issue_one())
     }
 }
 

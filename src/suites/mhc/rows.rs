@@ -160,20 +160,28 @@ mod tests {
     use super::*;
     use crate::suites::mhc::shape::MhcDtype;
     use replay_core::measure::{
-        measure_detailed, BatchTiming, MeasureConfig, MeasureError, SyntheticClock, Target,
+        measure_detailed, MeasureConfig, MeasureError, SyntheticClock, SyntheticStream, Target,
     };
     use replay_core::suite::{CaseError, CaseStatus};
 
     /// Three samples of exactly `us` each, through the core's own runner.
     fn measured(us: f64) -> CaseOutcome {
-        struct Fixed(std::time::Duration);
+        struct Fixed(std::time::Duration, SyntheticStream);
         impl Target for Fixed {
-            fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+            fn placement(&self) -> replay_core::measure::Placement<'_> {
+                replay_core::measure::Placement::Stream(&self.1)
+            }
+            fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
                 let t = self.0 * calls as u32;
-                Ok(BatchTiming { device: t, host: t })
+                self.1.device().advance(t);
+                self.1.host().advance(t);
+                Ok(())
             }
         }
-        let mut target = Fixed(std::time::Duration::from_secs_f64(us / 1e6));
+        let mut target = Fixed(
+            std::time::Duration::from_secs_f64(us / 1e6),
+            SyntheticStream::new(),
+        );
         let m = measure_detailed(
             &mut target,
             &MeasureConfig::fixed_runs(1, 3),

@@ -1,10 +1,10 @@
 //! What every scan backend (`cpu`, `torch`, `cuda`) offers the benchmark, the `replay scan`
 //! tool and the tests: inputs prepared once on the backend's device, then forward, the
-//! forward that keeps what the backward needs, and the backward, each timed by the backend
-//! itself (the monotonic clock on the CPU, CUDA events on a GPU), as the measurement core's
-//! targets do.
+//! forward that keeps what the backward needs, and the backward. A backend says where its
+//! calls run and marks the timed part of each call; the measurement core's timer for that
+//! place (the monotonic clock on the CPU, CUDA events on the GPU stream) times it.
 
-use std::time::Duration;
+use replay_core::measure::{Placement, Timer};
 
 use super::{ScanError, ScanProblem, Semiring};
 
@@ -80,9 +80,18 @@ pub trait ScanBackend {
 
 /// One problem on one backend, ready to run again and again.
 pub trait PreparedScan {
-    /// Runs `calls` times `phase` back to back and returns the time of the timed part summed
-    /// over the calls (for [`Phase::Backward`], each call runs an untimed forward first).
-    fn run_timed(&mut self, phase: Phase, calls: u64) -> Result<Duration, ScanError>;
+    /// Where the calls run: the host, or the GPU stream they are queued on.
+    fn placement(&self) -> Placement<'_>;
+
+    /// Runs `calls` times `phase` back to back, timing the timed part of each call as one
+    /// segment of `timer` ([`replay_core::measure::segment`]; for [`Phase::Backward`], each
+    /// call runs an untimed forward first). What a call returns is dropped after its segment.
+    fn run_calls(
+        &mut self,
+        phase: Phase,
+        calls: u64,
+        timer: &mut dyn Timer,
+    ) -> Result<(), ScanError>;
 
     /// Runs `phase` once and returns its results (values; and the gradient unless `phase` is
     /// [`Phase::Forward`]), for checking against the reference.

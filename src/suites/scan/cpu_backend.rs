@@ -1,10 +1,10 @@
 //! The `cpu` backend: [`CpuScan`] behind the [`ScanBackend`] interface.
 //!
-//! Timing: the monotonic clock around the timed part of each call (the CPU kernel is
-//! synchronous, so the clock sees the whole work). [`Phase::Backward`] runs an untimed
-//! [`CpuScan::forward_saving`] and times [`CpuScan::backward_from`] alone; [`Phase::Both`]
-//! times the two; [`Phase::Forward`] the streaming forward. What a call returns is dropped
-//! after the clock stops.
+//! Timing: the calls run on the host, so the measurement core times the timed part of each
+//! call with the monotonic clock (the CPU kernel is synchronous, so the clock sees the whole
+//! work). [`Phase::Backward`] runs an untimed [`CpuScan::forward_saving`] and times
+//! [`CpuScan::backward_from`] alone; [`Phase::Both`] times the two; [`Phase::Forward`] the
+//! streaming forward. What a call returns is dropped after the clock stops.
 //!
 //! Memory: measured by the process's counting allocator
 //! ([`crate::measure::counting_allocator`]): the peak of live bytes since the last reset, less
@@ -12,7 +12,7 @@
 //! per-thread workspaces) and, the count being process-wide, whatever other threads allocate
 //! meanwhile. There is no caching allocator, so `reserved` equals `allocated`.
 
-use std::time::{Duration, Instant};
+use replay_core::measure::{segment, Placement, Timer};
 
 use super::cpu::CpuScan;
 use super::{
@@ -69,44 +69,48 @@ struct PreparedCpuScan<'p> {
 }
 
 impl PreparedCpuScan<'_> {
-    /// One call of `phase`, returning the time of its timed part.
-    fn timed_call(&self, phase: Phase) -> Result<Duration, ScanError> {
+    /// One call of `phase`, its timed part a segment of `timer`.
+    fn timed_call(&self, phase: Phase, timer: &mut dyn Timer) -> Result<(), ScanError> {
         let (p, semiring) = (&self.problem, self.semiring);
-        Ok(match phase {
+        match phase {
             Phase::Forward => {
-                let start = Instant::now();
-                let values = std::hint::black_box(self.scan.forward(p, semiring));
-                let elapsed = start.elapsed();
+                let values = segment(timer, || {
+                    Ok::<_, ScanError>(std::hint::black_box(self.scan.forward(p, semiring)))
+                })?;
                 drop(values);
-                elapsed
             }
             Phase::Backward => {
                 let saved = self.scan.forward_saving(p, semiring)?;
-                let start = Instant::now();
-                let grad = std::hint::black_box(self.scan.backward_from(p, &saved)?);
-                let elapsed = start.elapsed();
+                let grad = segment(timer, || {
+                    Ok::<_, ScanError>(std::hint::black_box(self.scan.backward_from(p, &saved)?))
+                })?;
                 drop((saved, grad));
-                elapsed
             }
             Phase::Both => {
-                let start = Instant::now();
-                let saved = self.scan.forward_saving(p, semiring)?;
-                let grad = std::hint::black_box(self.scan.backward_from(p, &saved)?);
-                let elapsed = start.elapsed();
+                let (saved, grad) = segment(timer, || {
+                    let saved = self.scan.forward_saving(p, semiring)?;
+                    let grad = std::hint::black_box(self.scan.backward_from(p, &saved)?);
+                    Ok::<_, ScanError>((saved, grad))
+                })?;
                 drop((saved, grad));
-                elapsed
             }
-        })
+        }
+        Ok(())
     }
 }
 
 impl PreparedScan for PreparedCpuScan<'_> {
-    fn run_timed(&mut self, phase: Phase, calls: u64) -> Result<Duration, ScanError> {
-        let mut total = Duration::ZERO;
-        for _ in 0..calls {
-            total += self.timed_call(phase)?;
-        }
-        Ok(total)
+    fn placement(&self) -> Placement<'_> {
+        Placement::Host
+    }
+
+    fn run_calls(
+        &mut self,
+        phase: Phase,
+        calls: u64,
+        timer: &mut dyn Timer,
+    ) -> Result<(), ScanError> {
+        (0..calls).try_for_each(|_| self.timed_call(phase, timer))
     }
 
     fn run_once(&mut self, phase: Phase) -> Result<ScanOutput, ScanError> {

@@ -51,3 +51,10 @@ impl From<ScanError> for crate::Error {
         crate::Error::suite(error, usage)
     }
 }
+
+/// A timer's failure inside a scan's calls (a CUDA event call), as a backend error in its words.
+impl From<replay_core::measure::MeasureError> for ScanError {
+    fn from(e: replay_core::measure::MeasureError) -> ScanError {
+        ScanError::Backend(e.to_string())
+    }
+}

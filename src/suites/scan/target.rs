@@ -1,9 +1,10 @@
 //! A prepared scan as a measurement-core target, for `replay bench scan` and `replay scan
-//! --time`: the backend times its own calls (the monotonic clock on the CPU, CUDA events on a
-//! GPU), so the core never puts a clock around them; for `backward` only the backward part of
-//! each call is timed. The core warms up, batches and samples it like every other target.
+//! --time`: placed where the backend runs it, so the core times it there (the monotonic clock
+//! on the CPU, CUDA events on a GPU stream); the backend marks the timed part of each call
+//! (for `backward`, only the backward part). The core warms up, batches and samples it like
+//! every other target.
 
-use replay_core::measure::{BatchTiming, MeasureError, Target};
+use replay_core::measure::{MeasureError, Placement, Target, Timer, Untimed};
 
 use super::{Phase, PreparedScan, ScanError};
 
@@ -26,17 +27,20 @@ impl<'a> ScanTarget<'a> {
 }
 
 impl Target for ScanTarget<'_> {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        match self.scan.run_timed(self.phase, calls) {
-            Ok(time) => Ok(BatchTiming {
-                device: time,
-                host: time,
-            }),
-            Err(e) => {
-                let message = e.to_string();
-                self.failure = Some(e);
-                Err(MeasureError::target(message))
-            }
-        }
+    fn placement(&self) -> Placement<'_> {
+        self.scan.placement()
+    }
+
+    /// The calls with nothing timed.
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        self.run_timed(calls, &mut Untimed)
+    }
+
+    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
+        self.scan.run_calls(self.phase, calls, timer).map_err(|e| {
+            let message = e.to_string();
+            self.failure = Some(e);
+            MeasureError::target(message)
+        })
     }
 }

@@ -3,12 +3,11 @@
 //! batching calibrate, its stopping rule counts the windows; nothing here loops on its own.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use super::probe::duration_from_secs;
 use super::{EnergyError, EnergyProbe, EnergyReading, Window};
 use crate::measure::{
-    measure, BatchTiming, MeasureConfig, MeasureError, MinSamples, MonotonicClock, Target, Warmup,
+    measure, MeasureConfig, MeasureError, MinSamples, MonotonicClock, Placement, Target, Warmup,
 };
 
 /// Timed batches whose fastest sets the window size.
@@ -17,22 +16,22 @@ const CALIBRATION_BATCHES: usize = 3;
 /// Largest batch calibration may try (a workload that takes no measurable time at all).
 const MAX_CALIBRATION_BATCH: u64 = 1 << 40;
 
-/// The workload as a target: `calls` runs of the closure, timed on the monotonic clock.
+/// The workload as a target: `calls` runs of the closure, on the host (the closure waits for
+/// whatever it queues on a device), so the core times it with the monotonic clock.
 struct Workload<'a> {
     run: &'a mut dyn FnMut() -> Result<(), EnergyError>,
 }
 
 impl Target for Workload<'_> {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let start = Instant::now();
+    fn placement(&self) -> Placement<'_> {
+        Placement::Host
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
         for _ in 0..calls {
             (self.run)().map_err(MeasureError::target)?;
         }
-        let elapsed = start.elapsed();
-        Ok(BatchTiming {
-            device: elapsed,
-            host: elapsed,
-        })
+        Ok(())
     }
 }
 
@@ -74,7 +73,8 @@ pub(super) struct MeasuredWindow {
 
 /// The windows as a target: each call is one busy window of `runs_per_window` runs of the
 /// closure between two probe readings (and, with `idle_subtract`, an idle window of the same
-/// length right after it). Its time is the busy window's length by the probe's clock.
+/// length right after it). What counts is the windows it keeps (each busy window's length by
+/// the probe's clock); the core's timing of the calls (the monotonic clock) is not used.
 struct Windows<'a> {
     probe: &'a mut dyn EnergyProbe,
     run: &'a mut dyn FnMut() -> Result<(), EnergyError>,
@@ -84,7 +84,7 @@ struct Windows<'a> {
 }
 
 impl Windows<'_> {
-    fn window(&mut self) -> Result<Duration, EnergyError> {
+    fn window(&mut self) -> Result<(), EnergyError> {
         let window = Window::open(&mut *self.probe)?;
         for _ in 0..self.runs_per_window {
             (self.run)()?;
@@ -97,22 +97,21 @@ impl Windows<'_> {
         } else {
             None
         };
-        let seconds = duration_from_secs(busy.seconds);
         self.measured.push(MeasuredWindow { busy, idle });
-        Ok(seconds)
+        Ok(())
     }
 }
 
 impl Target for Windows<'_> {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let mut busy = Duration::ZERO;
+    fn placement(&self) -> Placement<'_> {
+        Placement::Host
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
         for _ in 0..calls {
-            busy += self.window().map_err(MeasureError::target)?;
+            self.window().map_err(MeasureError::target)?;
         }
-        Ok(BatchTiming {
-            device: busy,
-            host: busy,
-        })
+        Ok(())
     }
 }
 
@@ -156,6 +155,7 @@ fn energy_error(e: MeasureError) -> EnergyError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn energy_errors_come_back_out_of_the_core_unchanged() {

@@ -1,7 +1,7 @@
 //! Time sources for the measurement core.
 //!
 //! The core reads a clock only to enforce the time budget and to report how long a
-//! measurement took; the work itself is timed by the [`Target`](super::Target). Keeping the
+//! measurement took; the work itself is timed by a [`Timer`](super::Timer). Keeping the
 //! clock behind a trait lets tests drive the whole runner (warm-up, batching, stopping rules)
 //! with simulated time, deterministically and instantly.
 

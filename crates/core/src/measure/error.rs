@@ -14,6 +14,10 @@ pub enum MeasureError {
     #[error("invalid measurement configuration: {0}")]
     InvalidConfig(String),
 
+    /// A timer was told to end a segment it had not started (a target's bug).
+    #[error("a timed segment was stopped without being started")]
+    UnpairedStop,
+
     /// Sampling ended without a single sample (the runner always takes one, so this signals
     /// a bug in the runner rather than a problem with the target).
     #[error("the measurement produced no samples")]

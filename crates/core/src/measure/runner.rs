@@ -8,7 +8,7 @@ use super::stats::{self, Stats, Summary};
 use super::stopping::{
     Decision, HardCap, MinSamples, RunState, StopCriteria, StopReason, StoppingRule, TimeBudget,
 };
-use super::{Clock, MeasureError, Target};
+use super::{Clock, MeasureError, Target, TimedTarget};
 
 /// How long to warm up before sampling. Warm-up runs batches (growing them to calibrate the
 /// batch size) until at least `min_calls` calls have run, at least `min_time` has passed and
@@ -151,8 +151,9 @@ pub struct Measurement {
     pub host_us: Vec<f64>,
 }
 
-/// Measure `target`: warm up, calibrate the batch size, sample until `config.stopping` says
-/// stop, and summarise. The target's errors end this measurement and are returned as they are.
+/// Measure `target`: pick its timer from where it runs, warm up, calibrate the batch size,
+/// sample until `config.stopping` says stop, and summarise. The target's errors end this
+/// measurement and are returned as they are.
 pub fn measure(
     target: &mut dyn Target,
     config: &MeasureConfig,
@@ -171,7 +172,8 @@ pub fn measure_detailed(
     let start = clock.now();
     let elapsed = || clock.now().saturating_sub(start);
 
-    let warm = warm_up(target, config, &elapsed)?;
+    let mut target = TimedTarget::new(target)?;
+    let warm = warm_up(&mut target, config, &elapsed)?;
     let cps = warm.calls_per_sample;
     let rule = config.stopping.as_ref();
 
@@ -180,7 +182,7 @@ pub fn measure_detailed(
     let mut rse_computed_at = 0;
     let stopped_by: StopReason = loop {
         target.prepare_sample()?;
-        let timing = target.run_batch(cps)?;
+        let timing = target.batch(cps)?;
         device_us.push(per_call_us(timing.device, cps));
         host_us.push(per_call_us(timing.host, cps));
 
@@ -319,7 +321,7 @@ struct WarmupResult {
 }
 
 fn warm_up(
-    target: &mut dyn Target,
+    target: &mut TimedTarget<'_>,
     config: &MeasureConfig,
     elapsed: &dyn Fn() -> Duration,
 ) -> Result<WarmupResult, MeasureError> {
@@ -340,7 +342,7 @@ fn warm_up(
     // call is usually the slowest: lazy initialisation, cold caches).
     let mut fastest: Option<f64> = None;
     loop {
-        let timing = target.run_batch(calls)?;
+        let timing = target.batch(calls)?;
         total_calls = total_calls.saturating_add(calls);
         let batch = timing.device.as_secs_f64();
         if batch > 0.0 {
@@ -390,7 +392,10 @@ fn calls_for(floor: f64, per_call: f64, max_calls: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::measure::stopping::{HardCap, MinSamples, RelativeNoise, TimeBudget};
-    use crate::measure::{BatchTiming, MonotonicClock, SyntheticClock};
+    use crate::measure::{
+        BatchTiming, ClockTimer, DeviceStream, MonotonicClock, Placement, SyntheticClock,
+        SyntheticStream, Timer,
+    };
 
     /// Deterministic xorshift64* generator: uniform in [0, 1).
     struct XorShift(u64);
@@ -411,11 +416,14 @@ mod tests {
         Batch(u64),
     }
 
-    /// A fake workload on a synthetic clock: each call takes `per_call * (1 + jitter * u)`
-    /// with `u` uniform in [-1, 1); the clock advances by the batch's device time plus a
-    /// fixed per-batch overhead, and by `prepare_cost` per prepared sample.
+    /// A fake workload on a synthetic stream: each call takes `per_call * (1 + jitter * u)`
+    /// with `u` uniform in [-1, 1) on the stream's device clock, and `host_per_call` (plus
+    /// `host_per_batch` once a batch) on its host clock; the runner's clock advances by the
+    /// batch's device time plus a fixed per-batch overhead, and by `prepare_cost` per prepared
+    /// sample.
     struct Fake {
         clock: SyntheticClock,
+        stream: SyntheticStream,
         rng: XorShift,
         per_call: Duration,
         jitter: f64,
@@ -436,6 +444,7 @@ mod tests {
         fn new(clock: &SyntheticClock, per_call: Duration, jitter: f64) -> Self {
             Fake {
                 clock: clock.clone(),
+                stream: SyntheticStream::new(),
                 rng: XorShift(0x9e37_79b9_7f4a_7c15),
                 per_call,
                 jitter,
@@ -462,7 +471,11 @@ mod tests {
     }
 
     impl Target for Fake {
-        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+        fn placement(&self) -> Placement<'_> {
+            Placement::Stream(&self.stream)
+        }
+
+        fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
             assert!(calls >= 1, "the runner asked for an empty batch");
             self.events.push(Event::Batch(calls));
             self.batch_count += 1;
@@ -482,11 +495,12 @@ mod tests {
                 Duration::from_secs_f64(total)
             };
             self.batch_times.push(device);
+            self.stream.device().advance(device);
+            self.stream
+                .host()
+                .advance(self.host_per_call * calls as u32 + self.host_per_batch);
             self.clock.advance(device + self.batch_overhead);
-            Ok(BatchTiming {
-                device,
-                host: self.host_per_call * calls as u32 + self.host_per_batch,
-            })
+            Ok(())
         }
 
         fn prepare_sample(&mut self) -> Result<(), MeasureError> {
@@ -781,7 +795,10 @@ mod tests {
 
         struct Broken;
         impl Target for Broken {
-            fn run_batch(&mut self, _: u64) -> Result<BatchTiming, MeasureError> {
+            fn placement(&self) -> Placement<'_> {
+                Placement::Host
+            }
+            fn run(&mut self, _: u64) -> Result<(), MeasureError> {
                 Err(MeasureError::target(DeviceLost))
             }
         }
@@ -979,16 +996,57 @@ mod tests {
         assert_eq!(calls_for(20e-6, 1e-15, 1000), 1000);
     }
 
+    /// A stream whose timer is the real monotonic clock and that keeps every batch's timing,
+    /// so a test can compare the samples with what the clock really read.
+    #[derive(Default)]
+    struct RecordedClock {
+        taken: std::rc::Rc<std::cell::RefCell<Vec<Duration>>>,
+    }
+
+    struct RecordingTimer {
+        clock: ClockTimer,
+        taken: std::rc::Rc<std::cell::RefCell<Vec<Duration>>>,
+    }
+
+    impl Timer for RecordingTimer {
+        fn start(&mut self) -> Result<(), MeasureError> {
+            self.clock.start()
+        }
+        fn stop(&mut self) -> Result<(), MeasureError> {
+            self.clock.stop()
+        }
+        fn take_batch(&mut self) -> BatchTiming {
+            let t = self.clock.take_batch();
+            self.taken.borrow_mut().push(t.device);
+            t
+        }
+    }
+
+    impl DeviceStream for RecordedClock {
+        fn timer(&self) -> Result<Box<dyn Timer>, MeasureError> {
+            Ok(Box::new(RecordingTimer {
+                clock: ClockTimer::new(),
+                taken: self.taken.clone(),
+            }))
+        }
+        fn timer_name(&self) -> String {
+            "monotonic clock, recorded".into()
+        }
+    }
+
     #[test]
     fn real_clock_busy_loop() {
-        // Every batch the runner asks for, with the time the target itself measured.
+        // Every batch the runner asks for, with the time the real clock measured around it.
         struct BusyLoop {
             iterations: u64,
-            batches: Vec<(u64, Duration)>,
+            calls: Vec<u64>,
+            clock: RecordedClock,
         }
         impl Target for BusyLoop {
-            fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-                let start = std::time::Instant::now();
+            fn placement(&self) -> Placement<'_> {
+                Placement::Stream(&self.clock)
+            }
+            fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
                 let mut acc = 0u64;
                 for _ in 0..calls {
                     for i in 0..self.iterations {
@@ -996,30 +1054,34 @@ mod tests {
                     }
                 }
                 std::hint::black_box(acc);
-                let t = start.elapsed();
-                self.batches.push((calls, t));
-                Ok(BatchTiming { device: t, host: t })
+                self.calls.push(calls);
+                Ok(())
             }
         }
         let clock = MonotonicClock::new();
         let config = MeasureConfig::with_time_budget(Duration::from_millis(50));
         let mut target = BusyLoop {
             iterations: 200,
-            batches: Vec::new(),
+            calls: Vec::new(),
+            clock: RecordedClock::default(),
         };
         let outside = std::time::Instant::now();
         let s = measure(&mut target, &config, &clock).unwrap();
         let outside = outside.elapsed();
         assert!(s.samples >= 10, "{s:?}");
+        let times = target.clock.taken.borrow().clone();
+        assert_eq!(times.len(), target.calls.len(), "one timing per batch");
+        assert!(times.iter().all(|t| !t.is_zero()), "{times:?}");
+        let batches: Vec<(u64, Duration)> = target.calls.iter().copied().zip(times).collect();
         // Every call the target ran is a warm-up call or a sampled one, and the samples are
         // the last batches, each of `calls_per_sample` calls.
-        let ran: u64 = target.batches.iter().map(|(calls, _)| calls).sum();
+        let ran: u64 = batches.iter().map(|(calls, _)| calls).sum();
         assert_eq!(ran, s.warmup_calls + s.samples as u64 * s.calls_per_sample);
-        let sampled = &target.batches[target.batches.len() - s.samples..];
+        let sampled = &batches[batches.len() - s.samples..];
         assert!(sampled
             .iter()
             .all(|&(calls, _)| calls == s.calls_per_sample));
-        // The extremes are the target's own per-call times, exactly.
+        // The extremes are the clock's per-call times, exactly.
         let per_call: Vec<f64> = sampled
             .iter()
             .map(|&(calls, t)| per_call_us(t, calls))
@@ -1030,11 +1092,7 @@ mod tests {
         );
         assert_eq!(s.max, per_call.iter().copied().fold(0.0, f64::max));
         // The reported elapsed time holds every batch and lies inside the test's own span.
-        let batches_us: f64 = target
-            .batches
-            .iter()
-            .map(|(_, t)| t.as_secs_f64() * 1e6)
-            .sum();
+        let batches_us: f64 = batches.iter().map(|(_, t)| t.as_secs_f64() * 1e6).sum();
         assert!(s.elapsed >= batches_us, "{} < {batches_us}", s.elapsed);
         assert!(s.elapsed <= outside.as_secs_f64() * 1e6, "{s:?}");
     }

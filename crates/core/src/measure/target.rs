@@ -1,30 +1,32 @@
 //! What is measured.
 //!
-//! A target runs batches of identical calls and reports how long each batch took by its own
-//! means (CUDA events on a GPU, the monotonic clock on the CPU). The core never puts a clock
-//! around the work, because only the target knows where the work really starts and ends
-//! (asynchronous GPU launches finish long after the host call returns).
+//! A target runs batches of identical calls and says where they run ([`Placement`]); the core
+//! picks the timer from that (the monotonic clock on the host, CUDA events on the target's
+//! stream) and times the batch around the calls. A target never reads a clock: at most, one
+//! whose calls hold untimed setup marks which part of each call is timed.
 
-use std::time::Duration;
-
+use super::placement::Placement;
+use super::timer::{segment, Timer};
 use super::MeasureError;
-
-/// The timing of one batch of calls, as the target measured it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BatchTiming {
-    /// Total time of the whole batch as the device measured it: CUDA events around the batch
-    /// on a GPU, the monotonic clock around the batch on the CPU.
-    pub device: Duration,
-    /// Host time spent issuing the calls of the batch (the dispatch cost). On a synchronous
-    /// CPU target this is normally equal to `device`.
-    pub host: Duration,
-}
 
 /// Something the measurement core can time.
 pub trait Target {
-    /// Run `calls` identical calls back to back (`calls >= 1`) and report the batch's total
-    /// device and host time. The core divides by `calls` to get per-call times.
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError>;
+    /// Where the calls run: the core times them there. Wrappers must pass on the placement
+    /// of what they wrap.
+    fn placement(&self) -> Placement<'_>;
+
+    /// Run `calls` identical calls back to back (`calls >= 1`). The core divides the batch's
+    /// time by `calls` to get per-call times.
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError>;
+
+    /// Run `calls` calls under `timer`. By default the whole batch is one timed segment
+    /// around [`Target::run`]. A target whose calls hold untimed setup (the scan's backward
+    /// runs an untimed forward first) or that must wait for earlier work before the timed part
+    /// overrides this, and times each call's timed part as a segment ([`segment`]); the
+    /// segments add up. It never chooses the timer.
+    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
+        segment(timer, || self.run(calls))
+    }
 
     /// Called before every sample, outside the timed region (for example to flush caches for
     /// a cold measurement). Not called during warm-up. Its time counts against the

@@ -269,22 +269,25 @@ fn run_case<S: Suite>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{BatchTiming, MeasureError, SyntheticClock};
+    use crate::measure::{MeasureError, Placement, SyntheticClock, SyntheticStream};
 
-    /// A suite of "sums of n numbers" whose target reports a fixed time per call on a
-    /// synthetic clock, with one case out of memory, one failing its check and one too big.
+    /// A suite of "sums of n numbers" whose target takes a fixed time per call on a synthetic
+    /// stream (the runner's clock), with one case out of memory, one failing its check and one
+    /// too big.
     struct SumSuite;
 
     struct FixedTarget {
         per_call: Duration,
-        clock: SyntheticClock,
+        stream: SyntheticStream,
     }
 
     impl Target for FixedTarget {
-        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-            let t = self.per_call * calls as u32;
-            self.clock.advance(t);
-            Ok(BatchTiming { device: t, host: t })
+        fn placement(&self) -> Placement<'_> {
+            Placement::Stream(&self.stream)
+        }
+        fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+            self.stream.device().advance(self.per_call * calls as u32);
+            Ok(())
         }
     }
 
@@ -325,7 +328,7 @@ mod tests {
             }
             Ok(Box::new(FixedTarget {
                 per_call: Duration::from_micros(*case),
-                clock: clock.clone(),
+                stream: SyntheticStream::on(clock),
             }))
         }
         fn row(&self, case: &u64, outcome: &CaseOutcome) -> Row {
@@ -432,14 +435,17 @@ mod tests {
 
     struct SliceTarget<'a> {
         values: &'a [u64],
-        clock: SyntheticClock,
+        stream: SyntheticStream,
     }
 
     impl Target for SliceTarget<'_> {
-        fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
+        fn placement(&self) -> Placement<'_> {
+            Placement::Stream(&self.stream)
+        }
+        fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
             let t = Duration::from_micros(self.values.iter().sum::<u64>()) * calls as u32;
-            self.clock.advance(t);
-            Ok(BatchTiming { device: t, host: t })
+            self.stream.device().advance(t);
+            Ok(())
         }
     }
 
@@ -462,7 +468,7 @@ mod tests {
             let inputs: Vec<u64> = (1..=*case).collect();
             time(&mut SliceTarget {
                 values: &inputs,
-                clock: clock.clone(),
+                stream: SyntheticStream::on(clock),
             })
         }
         fn row(&self, case: &u64, outcome: &CaseOutcome) -> Row {

@@ -1,7 +1,7 @@
 //! replay's own GPU bandwidth kernels, `cuda/stream_bandwidth.cu` (copy and triad over
 //! float4, grid-stride), embedded by build.rs, loaded by name through [`KernelCache`] and run on
-//! the device's replay stream, each call timed by CUDA events ([`EventPair`]) through a
-//! measurement-core [`Target`].
+//! the device's replay stream, placed there as a measurement-core [`Target`] so that the core
+//! times the calls with CUDA events on that stream.
 //!
 //! The grid is one full wave of resident blocks ([`Geometry::for_elements`]): enough warps on
 //! every SM to keep the memory system busy, and no tail of half-empty waves.
@@ -13,8 +13,8 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 use super::stream_kernel::{StreamKernel, TRIAD_SCALAR};
 use crate::device::CudaDevice;
 use crate::kernels::KernelCache;
-use crate::measure::cuda_timing::EventPair;
-use crate::measure::{BatchTiming, MeasureError, Target};
+use crate::measure::cuda_timing::CudaStreamHandle;
+use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::suites::calibrate::CalibrateError;
 
 /// Threads per block: 8 blocks of 256 fill the 2,048 resident threads of an SM on sm_80 to
@@ -93,13 +93,13 @@ fn driver_error(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> C
     move |e| CalibrateError::Device(format!("{call}: {e}"))
 }
 
-/// The three arrays of one size on one GPU, the two kernels, and the events that time them.
+/// The three arrays of one size on one GPU, the two kernels, and the stream they run on.
 pub struct CudaStreamBench {
     launcher: Launcher,
-    events: EventPair,
+    placement: CudaStreamHandle,
 }
 
-/// What a launch needs (apart from the events, so a timed batch can borrow both).
+/// What a launch needs.
 struct Launcher {
     stream: Arc<CudaStream>,
     copy: CudaFunction,
@@ -139,7 +139,7 @@ impl CudaStreamBench {
                 .map_err(driver_error("cuMemcpyHtoD"))
         };
         let (a, b, c) = (filled(1.0)?, filled(2.0)?, filled(0.5)?);
-        let events = EventPair::new(&device.context)?;
+        let placement = CudaStreamHandle::replay(&stream);
         Ok(CudaStreamBench {
             launcher: Launcher {
                 geometry: Geometry::for_elements(n, device.info.multiprocessors),
@@ -151,7 +151,7 @@ impl CudaStreamBench {
                 c,
                 n,
             },
-            events,
+            placement,
         })
     }
 
@@ -210,7 +210,7 @@ impl Launcher {
     }
 }
 
-/// Calls of one kernel, timed by CUDA events on the stream after waiting for what was queued
+/// Calls of one kernel on replay's stream, timed there after waiting for what was queued
 /// before.
 pub struct CudaKernelTarget<'a> {
     bench: &'a mut CudaStreamBench,
@@ -218,17 +218,27 @@ pub struct CudaKernelTarget<'a> {
 }
 
 impl Target for CudaKernelTarget<'_> {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let CudaStreamBench { launcher, events } = &mut *self.bench;
-        launcher
+    fn placement(&self) -> Placement<'_> {
+        Placement::Stream(&self.bench.placement)
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        for _ in 0..calls {
+            self.bench
+                .launcher
+                .launch(self.kernel)
+                .map_err(MeasureError::target)?;
+        }
+        Ok(())
+    }
+
+    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
+        self.bench
+            .launcher
             .stream
             .synchronize()
             .map_err(|e| MeasureError::target(format!("cuStreamSynchronize: {e}")))?;
-        let kernel = self.kernel;
-        let stream = launcher.stream.clone();
-        events.time_batch(&stream, calls, || {
-            launcher.launch(kernel).map_err(MeasureError::target)
-        })
+        segment(timer, || self.run(calls))
     }
 }
 

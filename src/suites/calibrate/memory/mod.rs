@@ -28,7 +28,7 @@ use super::timing::{time_trials, Latency, Trials};
 use super::CalibrateError;
 use crate::device::Device;
 use crate::kernels::KernelCache;
-use crate::measure::{BatchTiming, MeasureError, Target};
+use crate::measure::{MeasureError, Placement, Target};
 
 /// How a measurement moved the memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,23 +118,23 @@ pub fn operation_profile(run: &Run, latency: Latency, peak_gbps: Option<f64>) ->
     }
 }
 
-/// Calls of one of replay's CPU kernels, timed by the measurement core's monotonic clock.
+/// Calls of one of replay's CPU kernels, on the host: the measurement core times them with the
+/// monotonic clock.
 struct CpuKernelTarget<'a> {
     stream: &'a mut CpuStream,
     kernel: StreamKernel,
 }
 
 impl Target for CpuKernelTarget<'_> {
-    fn run_batch(&mut self, calls: u64) -> Result<BatchTiming, MeasureError> {
-        let start = std::time::Instant::now();
+    fn placement(&self) -> Placement<'_> {
+        Placement::Host
+    }
+
+    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
         for _ in 0..calls {
             self.stream.run(self.kernel);
         }
-        let elapsed = start.elapsed();
-        Ok(BatchTiming {
-            device: elapsed,
-            host: elapsed,
-        })
+        Ok(())
     }
 }
 

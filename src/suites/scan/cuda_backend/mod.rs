@@ -2,10 +2,10 @@
 //! loaded by name through [`crate::kernels`], behind the [`ScanBackend`] interface.
 //!
 //! Inputs are copied to the GPU once in [`ScanBackend::prepare`]; every call then runs on the
-//! device's replay stream, timed by CUDA events around the timed part ([`EventPair`]), after a
-//! synchronisation so nothing queued before counts. [`Phase::Backward`] runs the saving
-//! forward untimed, waits for it, then times the backward (the gradient zeroed and written);
-//! [`Phase::Both`] times the two.
+//! device's replay stream, where the measurement core times the timed part with CUDA events,
+//! after a synchronisation so nothing queued before counts. [`Phase::Backward`] runs the
+//! saving forward untimed, waits for it, then times the backward (the gradient zeroed and
+//! written); [`Phase::Both`] times the two.
 //!
 //! Memory is what this backend allocated, counted exactly ([`buffers::MemoryTally`]).
 
@@ -13,7 +13,6 @@ pub mod buffers;
 pub mod launch;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
@@ -27,7 +26,8 @@ use super::{
 };
 use crate::device::CudaDevice;
 use crate::kernels::KernelCache;
-use crate::measure::cuda_timing::EventPair;
+use crate::measure::cuda_timing::CudaStreamHandle;
+use crate::measure::{segment, Placement, Timer};
 
 /// The kernel on one opened GPU.
 pub struct CudaBackend {
@@ -117,8 +117,7 @@ impl ScanBackend for CudaBackend {
             + slice_bytes(&values)
             + slice_bytes(&unused_x)
             + slice_bytes(&unused_base);
-        let events =
-            EventPair::new(&self.context).map_err(|e| ScanError::Backend(e.to_string()))?;
+        let placement = CudaStreamHandle::replay(&stream);
         Ok(Box::new(PreparedCudaScan {
             dims,
             semiring,
@@ -131,7 +130,7 @@ impl ScanBackend for CudaBackend {
             unused_x,
             unused_base,
             saved: None,
-            events,
+            placement,
             memory: MemoryTally::new(inputs),
         }))
     }
@@ -153,7 +152,7 @@ struct PreparedCudaScan {
     unused_base: CudaSlice<f64>,
     /// Allocated by the first call that needs them, then kept.
     saved: Option<BackwardBuffers>,
-    events: EventPair,
+    placement: CudaStreamHandle,
     memory: MemoryTally,
 }
 
@@ -289,35 +288,35 @@ impl PreparedCudaScan {
             .map_err(driver_error("cuStreamSynchronize"))
     }
 
-    fn timed(&mut self, phase: Phase) -> Result<Duration, ScanError> {
-        let event_error = |e: crate::measure::MeasureError| ScanError::Backend(e.to_string());
+    /// One call of `phase`, its timed part a segment of `timer`.
+    fn timed(&mut self, phase: Phase, timer: &mut dyn Timer) -> Result<(), ScanError> {
         if phase == Phase::Backward {
             self.launch_forward(true)?;
         }
         self.synchronize()?;
-        self.events
-            .record_start(&self.stream)
-            .map_err(event_error)?;
-        match phase {
-            Phase::Forward => self.launch_forward(false)?,
-            Phase::Backward => self.launch_backward()?,
+        segment(timer, || match phase {
+            Phase::Forward => self.launch_forward(false),
+            Phase::Backward => self.launch_backward(),
             Phase::Both => {
                 self.launch_forward(true)?;
-                self.launch_backward()?;
+                self.launch_backward()
             }
-        }
-        self.events.record_end(&self.stream).map_err(event_error)?;
-        self.events.elapsed().map_err(event_error)
+        })
     }
 }
 
 impl PreparedScan for PreparedCudaScan {
-    fn run_timed(&mut self, phase: Phase, calls: u64) -> Result<Duration, ScanError> {
-        let mut total = Duration::ZERO;
-        for _ in 0..calls {
-            total += self.timed(phase)?;
-        }
-        Ok(total)
+    fn placement(&self) -> Placement<'_> {
+        Placement::Stream(&self.placement)
+    }
+
+    fn run_calls(
+        &mut self,
+        phase: Phase,
+        calls: u64,
+        timer: &mut dyn Timer,
+    ) -> Result<(), ScanError> {
+        (0..calls).try_for_each(|_| self.timed(phase, timer))
     }
 
     fn run_once(&mut self, phase: Phase) -> Result<ScanOutput, ScanError> {

@@ -5,8 +5,9 @@
 //! - [`streaming_scan`]: the recurrence, op for op as the seed writes it;
 //! - [`semiring_tensors`]: the seed's Log, Max and Entropy semirings on tensors;
 //! - [`prepared`]: what each phase runs and times;
-//! - [`call_timer`], [`memory_peak`], [`torch_error`]: clock or CUDA events, the memory
-//!   counters, libtorch's errors as scan errors.
+//! - [`call_device`], [`memory_peak`], [`torch_error`]: where the calls run (the CPU, or
+//!   libtorch's stream, which sets the measurement core's timer), the memory counters,
+//!   libtorch's errors as scan errors.
 //!
 //! Max's gradient on ties: the seed's ⊕ is `torch.max(xs, dim)[0]`, whose backward sends the
 //! whole gradient to the index `max` returns, the first maximum (on the CPU and on CUDA alike,
@@ -16,7 +17,7 @@
 //! the rule [`crate::suites::scan::reference::viterbi_indicator`] uses. It is never split
 //! between tied segmentations.
 
-mod call_timer;
+mod call_device;
 mod memory_peak;
 mod prepared;
 mod semiring_tensors;
@@ -30,7 +31,7 @@ use tch::{Kind, Tensor};
 
 use super::{PreparedScan, ScanBackend, ScanError, ScanProblem, Semiring};
 use crate::device::Device;
-use call_timer::CallTimer;
+use call_device::CallDevice;
 use memory_peak::PeakSource;
 use prepared::PreparedTorchScan;
 use semiring_tensors::SemiringTensors;
@@ -39,7 +40,7 @@ use torch_error::scan_error;
 /// The `torch` backend on one device.
 pub struct TorchBackend {
     device: tch::Device,
-    /// The GPU's CUDA context (libtorch's primary one), bound before CUDA events are made.
+    /// The GPU's CUDA context (libtorch's primary one), bound before the device is used.
     cuda_context: Option<Arc<CudaContext>>,
 }
 
@@ -100,14 +101,14 @@ impl ScanBackend for TorchBackend {
             .and_then(|t| t.f_to(self.device))
             .map_err(scan_error)?;
 
-        let timer = match (self.device, &self.cuda_context) {
-            (tch::Device::Cuda(index), Some(context)) => CallTimer::cuda(index, context.clone())?,
+        let on = match (self.device, &self.cuda_context) {
+            (tch::Device::Cuda(index), Some(context)) => CallDevice::cuda(index, context.clone())?,
             (tch::Device::Cuda(index), None) => {
                 return Err(ScanError::Backend(format!(
                     "cuda:{index} was not opened through replay's device layer"
                 )))
             }
-            _ => CallTimer::Clock,
+            _ => CallDevice::Cpu,
         };
         let memory = PeakSource::open(self.device)?;
         memory.reset();
@@ -115,7 +116,7 @@ impl ScanBackend for TorchBackend {
             semiring: SemiringTensors(semiring),
             edge,
             lengths,
-            timer,
+            on,
             memory,
         }))
     }

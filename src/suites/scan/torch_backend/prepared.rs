@@ -15,12 +15,11 @@
 //! same backward kernels (the log Z half gets a zero gradient instead of a one) and makes the
 //! gradient that of the returned values, as [`ScanOutput`] documents.
 
-use std::time::Duration;
-
+use replay_core::measure::{segment, Placement, Timer, Untimed};
 use tch::{Kind, Tensor};
 
 use super::super::{MemoryPeak, Phase, PreparedScan, ScanError, ScanOutput};
-use super::call_timer::CallTimer;
+use super::call_device::CallDevice;
 use super::memory_peak::PeakSource;
 use super::semiring_tensors::SemiringTensors;
 use super::streaming_scan::streaming_scan;
@@ -32,7 +31,8 @@ pub struct PreparedTorchScan {
     pub(super) edge: Tensor,
     /// `[B]` int64 on the device.
     pub(super) lengths: Tensor,
-    pub(super) timer: CallTimer,
+    /// Where the calls run.
+    pub(super) on: CallDevice,
     pub(super) memory: PeakSource,
 }
 
@@ -65,23 +65,31 @@ impl PreparedTorchScan {
         loss.f_backward().map_err(scan_error)
     }
 
-    /// One call of `phase`: its timed part's duration, and the call's tensors (dropped by the
-    /// caller after the timed part, as the seed's `del` comes after its clock).
-    fn call(&self, phase: Phase) -> Result<(CallState, Duration), ScanError> {
+    /// One call of `phase`, its timed part a segment of `timer` (after waiting for the
+    /// device), returning the call's tensors (dropped by the caller after the timed part, as
+    /// the seed's `del` comes after its clock).
+    fn call(&self, phase: Phase, timer: &mut dyn Timer) -> Result<CallState, ScanError> {
         let needs_grad = phase != Phase::Forward;
         let edge = self.fresh_edge(needs_grad)?;
         match phase {
-            Phase::Forward => self.timer.time(|| self.forward(edge)),
+            Phase::Forward => {
+                self.on.settle()?;
+                segment(timer, || self.forward(edge))
+            }
             Phase::Backward => {
                 let state = self.forward(edge)?;
-                let ((), elapsed) = self.timer.time(|| Self::backward(&state))?;
-                Ok((state, elapsed))
-            }
-            Phase::Both => self.timer.time(|| {
-                let state = self.forward(edge)?;
-                Self::backward(&state)?;
+                self.on.settle()?;
+                segment(timer, || Self::backward(&state))?;
                 Ok(state)
-            }),
+            }
+            Phase::Both => {
+                self.on.settle()?;
+                segment(timer, || {
+                    let state = self.forward(edge)?;
+                    Self::backward(&state)?;
+                    Ok(state)
+                })
+            }
         }
     }
 }
@@ -96,18 +104,25 @@ fn to_host(tensor: &Tensor) -> Result<Vec<f32>, ScanError> {
 }
 
 impl PreparedScan for PreparedTorchScan {
-    fn run_timed(&mut self, phase: Phase, calls: u64) -> Result<Duration, ScanError> {
-        let mut total = Duration::ZERO;
+    fn placement(&self) -> Placement<'_> {
+        self.on.placement()
+    }
+
+    fn run_calls(
+        &mut self,
+        phase: Phase,
+        calls: u64,
+        timer: &mut dyn Timer,
+    ) -> Result<(), ScanError> {
         for _ in 0..calls {
-            let (state, elapsed) = self.call(phase)?;
-            total += elapsed;
+            let state = self.call(phase, timer)?;
             drop(state);
         }
-        Ok(total)
+        Ok(())
     }
 
     fn run_once(&mut self, phase: Phase) -> Result<ScanOutput, ScanError> {
-        let (state, _) = self.call(phase)?;
+        let state = self.call(phase, &mut Untimed)?;
         let values = to_host(&state.values)?;
         let grad = match phase {
             Phase::Forward => None,

@@ -1,0 +1,55 @@
+//! Where a target's work runs, which decides how the core times it: on the host, the monotonic
+//! clock around the calls ([`ClockTimer`]); queued on a device stream, that stream's own
+//! timer (CUDA events on it, from the libtorch layer, since this core has no GPU dependency),
+//! because only the device knows when asynchronous work really starts and ends.
+
+use super::timer::{ClockTimer, Timer};
+use super::MeasureError;
+
+/// A device stream the core can time. The core cannot make CUDA events itself, so the stream
+/// makes its timer: one that brackets the segments with events on this stream, waits for the
+/// device at the end of each, and measures the host's dispatch time separately.
+pub trait DeviceStream {
+    /// A timer of the work queued on this stream (made once per measurement, outside the timed
+    /// region).
+    fn timer(&self) -> Result<Box<dyn Timer>, MeasureError>;
+
+    /// The timer in words, for reports ("CUDA events on libtorch's current stream").
+    fn timer_name(&self) -> String;
+}
+
+/// Where a target's calls run.
+#[derive(Clone, Copy)]
+pub enum Placement<'a> {
+    /// On the host, synchronously: timed by the monotonic clock.
+    Host,
+    /// Queued on a device stream: timed by the stream's own timer.
+    Stream(&'a dyn DeviceStream),
+}
+
+impl Placement<'_> {
+    /// The timer the core times work placed here with.
+    pub fn timer(&self) -> Result<Box<dyn Timer>, MeasureError> {
+        match self {
+            Placement::Host => Ok(Box::new(ClockTimer::new())),
+            Placement::Stream(stream) => stream.timer(),
+        }
+    }
+
+    /// That timer in words, for reports: `monotonic clock`, or what the stream says.
+    pub fn timer_name(&self) -> String {
+        match self {
+            Placement::Host => "monotonic clock".into(),
+            Placement::Stream(stream) => stream.timer_name(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Placement<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Placement::Host => f.write_str("Host"),
+            Placement::Stream(stream) => write!(f, "Stream({})", stream.timer_name()),
+        }
+    }
+}
