@@ -82,7 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Capture(args) => scripts::capture(args),
         Command::Compare(args) => compare::run(args),
         Command::Bench(args) => bench::run(args),
-        Command::Scan(args) => scan::run(args),
+        Command::Scan(args) => Ok(scan::run(args)?),
         Command::Calibrate(args) => Ok(calibrate::run(args)?),
         Command::Merge(args) => merge::run(args),
     }

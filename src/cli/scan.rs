@@ -67,7 +67,7 @@ fn parse_phase(text: &str) -> Result<Phase, String> {
 }
 
 /// Runs the scan and prints the report as JSON on stdout.
-pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
     if !(args.time_budget.is_finite() && args.time_budget > 0.0) {
         return Err(crate::suites::scan::ScanError::InvalidInput(format!(
             "--time-budget must be a positive number of seconds, not {}",
@@ -98,6 +98,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         time_budget: args.time.then(|| Duration::from_secs_f64(args.time_budget)),
     };
     let report = tool::run(&request, backend.as_ref(), device.describe())?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    let text = serde_json::to_string_pretty(&report).map_err(anyhow::Error::from)?;
+    println!("{text}");
     Ok(())
 }

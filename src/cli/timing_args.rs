@@ -45,7 +45,9 @@ pub struct TimingArgs {
 fn noise_fraction(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && (0.0..1.0).contains(&x) => Ok(x),
-        _ => Err(format!("'{text}' is not a fraction of at least 0 and below 1")),
+        _ => Err(format!(
+            "'{text}' is not a fraction of at least 0 and below 1"
+        )),
     }
 }
 
