@@ -3,13 +3,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     restore_default_sigpipe();
     // Before libtorch allocates anything: one malloc policy for replays and model alike.
     replay::measure::host_allocator::fix_thresholds();
-    let cli = replay::cli::Cli::parse();
+    let cli: replay::cli::Cli = replay_core::cli::parse::parse();
     match replay::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => replay_core::exit::report_with(&err, |e| {

@@ -11,7 +11,7 @@ use crate::pipeline::options::{DEFAULT_DEVICE, DEFAULT_OUTPUT_DIR};
 /// `--device`.
 #[derive(Debug, Args, Clone)]
 pub struct DeviceArgs {
-    /// Device: cpu, cuda or cuda:N (a trace from one GPU can be replayed on any device)
+    /// Device to run on: cpu, cuda (device 0) or cuda:N
     #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = super::parse_device)]
     pub device: DeviceSpec,
 }
@@ -21,15 +21,14 @@ pub struct DeviceArgs {
 pub struct ThreadsArgs {
     /// libtorch intra-op threads (default: libtorch's own choice); use the same value for
     /// capture, isolated and full so their times are comparable
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::value_parsers::positive::<i32>)]
     pub threads: Option<i32>,
 }
 
 /// `--output-dir` and `--quiet`.
 #[derive(Debug, Args, Clone)]
 pub struct OutputArgs {
-    /// Where the command's files go: isolated.json and isolated.csv (rewritten after every
-    /// signature), full_model_timing.json; for compare every file of the run
+    /// Where the command's files go (each command's --help names them)
     #[arg(long, default_value = DEFAULT_OUTPUT_DIR, value_name = "DIR")]
     pub output_dir: PathBuf,
 

@@ -56,7 +56,7 @@ pub struct CalibrateArgs {
 
     /// Where the profile goes (rewritten after every measurement) [default:
     /// profiles/<hardware>.json]
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "out", alias = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     #[command(flatten)]

@@ -31,7 +31,7 @@ pub struct CompareArgs {
     pub max_time_per_kernel: f64,
 
     /// Interleaved rounds per signature in the isolated replay (see `replay isolated --help`)
-    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_name = "N", value_parser = crate::cli::value_parsers::positive::<u32>)]
     pub rounds: u32,
 
     /// Flush caches before every isolated sample

@@ -14,17 +14,18 @@ use super::args::{DeviceArgs, OutputArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
 
 #[derive(Debug, Args, Clone)]
+#[command(mut_arg("output_dir", |a| a.help("Where full_model_timing.json goes")))]
 pub struct FullArgs {
     /// TorchScript model (write one with `replay export`)
     #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
 
     /// Tokens in the input sequence
-    #[arg(long, default_value_t = DEFAULT_SEQ_LEN, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_SEQ_LEN, value_parser = crate::cli::value_parsers::positive::<i64>)]
     pub seq_len: i64,
 
     /// Sequences per forward pass
-    #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = crate::cli::value_parsers::positive::<i64>)]
     pub batch: i64,
 
     /// One input tensor of the model instead of token ids of --batch x --seq-len, repeated
@@ -34,11 +35,11 @@ pub struct FullArgs {
     pub inputs: Vec<InputSpec>,
 
     /// Untimed forward passes first (TorchScript optimises itself during the first few)
-    #[arg(long, default_value_t = DEFAULT_FULL_WARMUP)]
+    #[arg(long, default_value_t = DEFAULT_FULL_WARMUP, value_parser = crate::cli::value_parsers::whole::<u32>)]
     pub warmup: u32,
 
     /// Timed forward passes
-    #[arg(long, default_value_t = DEFAULT_FULL_RUNS)]
+    #[arg(long, default_value_t = DEFAULT_FULL_RUNS, value_parser = crate::cli::value_parsers::positive::<u32>)]
     pub runs: u32,
 
     #[command(flatten)]

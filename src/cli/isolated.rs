@@ -25,6 +25,10 @@ use super::timing_args::TimingArgs;
 #[command(mut_arg("min_samples", |a| a.default_value("10")))]
 #[command(mut_arg("rounds", |a| a.default_value("5")))]
 #[command(mut_arg("warmup", |a| a.hide(true)))]
+#[command(mut_arg("device", |a| a
+    .help("Device to replay on: cpu, cuda (device 0) or cuda:N (a trace from one GPU can be replayed on any device)")))]
+#[command(mut_arg("output_dir", |a| a
+    .help("Where isolated.json and isolated.csv go (rewritten after every signature)")))]
 pub struct IsolatedArgs {
     /// Signature file written by `replay classify`
     #[arg(long, value_name = "FILE")]

@@ -53,7 +53,8 @@ pub enum Command {
     Capture(scripts::CaptureArgs),
     /// Predict the model's latency from its replayed kernels and compare with the real model
     Compare(compare::CompareArgs),
-    /// Benchmark suites: the semiring scan's grid over its backends, with the seed's outputs
+    /// Benchmark suites, each checked against a reference and timed on the measurement core:
+    /// scan (semi-Markov semiring scan), quant (quantized Linear layers), mhc (mHC offload)
     Bench(bench::BenchArgs),
     /// Semiring scan of a semi-Markov CRF on your own potentials (.npy): log-partition,
     /// Viterbi score or entropy per sequence, and the gradient

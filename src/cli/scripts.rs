@@ -66,11 +66,11 @@ pub struct CaptureArgs {
     pub model: PathBuf,
 
     /// Tokens in the input sequence
-    #[arg(long, default_value_t = DEFAULT_SEQ_LEN, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_SEQ_LEN, value_parser = crate::cli::value_parsers::positive::<i64>)]
     pub seq_len: i64,
 
     /// Sequences per forward pass
-    #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = crate::cli::value_parsers::positive::<i64>)]
     pub batch: i64,
 
     /// One input tensor of the model instead of token ids (repeatable; as `replay full --input`)
@@ -81,7 +81,7 @@ pub struct CaptureArgs {
     pub device: DeviceArgs,
 
     /// Unprofiled forward passes before the profiled one
-    #[arg(long, default_value_t = DEFAULT_CAPTURE_WARMUP)]
+    #[arg(long, default_value_t = DEFAULT_CAPTURE_WARMUP, value_parser = crate::cli::value_parsers::whole::<u32>)]
     pub warmup: u32,
 
     /// Trace file to write (.json, or .json.gz to compress)
@@ -94,7 +94,7 @@ pub struct CaptureArgs {
     /// Profile this many single steps, each in its own profiler session, and keep the one
     /// whose time is the median: a step profiled while the machine was busy elsewhere would
     /// stretch the host gaps the timeline prediction reads
-    #[arg(long, default_value_t = DEFAULT_CAPTURE_CANDIDATES, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_CAPTURE_CANDIDATES, value_name = "N", value_parser = crate::cli::value_parsers::positive::<u32>)]
     pub candidates: u32,
 }
 

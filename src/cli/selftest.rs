@@ -23,7 +23,7 @@ pub struct SelftestArgs {
     pub model: Option<PathBuf>,
 
     /// Tokens in the model's input sequence (with --model)
-    #[arg(long, default_value_t = DEFAULT_SEQ_LEN, requires = "model")]
+    #[arg(long, default_value_t = DEFAULT_SEQ_LEN, requires = "model", value_parser = crate::cli::value_parsers::positive::<i64>)]
     pub seq_len: i64,
 
     /// Print JSON instead of text

@@ -7,12 +7,12 @@
 
 use clap::Args;
 
-use super::value_parsers::{positive_count, positive_seconds};
+use super::value_parsers::{positive_count, positive_seconds, whole};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct TimingArgs {
     /// Untimed calls before the first sample
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = whole::<u64>)]
     pub warmup: Option<u64>,
 
     /// Take at least this many samples (over all rounds)
@@ -33,7 +33,7 @@ pub struct TimingArgs {
     /// first, and pool their samples: each median then spans the whole run instead of the
     /// moment the item happened to be measured, which keeps runs comparable on a machine whose
     /// speed drifts (shared or cloud machines). 1 measures each item in one go
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = crate::cli::value_parsers::positive::<u32>)]
     pub rounds: Option<u32>,
 
     /// Flush the L2 (CUDA) or last-level cache (CPU) before every sample

@@ -9,6 +9,22 @@ pub fn positive_count(text: &str) -> Result<usize, String> {
     }
 }
 
+/// A whole number of at least 1 of type `T` (`--runs`, `--rounds`, `--seq-len`), refused in
+/// [`positive_count`]'s words, or as too large for `T`.
+pub fn positive<T: TryFrom<usize>>(text: &str) -> Result<T, String> {
+    let n = positive_count(text)?;
+    T::try_from(n).map_err(|_| format!("'{text}' is too large"))
+}
+
+/// A whole number of at least 0 of type `T` (`--warmup`), refused in the same words.
+pub fn whole<T: TryFrom<u64>>(text: &str) -> Result<T, String> {
+    let n = text
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{text}' is not a whole number of at least 0"))?;
+    T::try_from(n).map_err(|_| format!("'{text}' is too large"))
+}
+
 /// A positive, finite number of seconds below a million (a time budget).
 pub fn positive_seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -27,6 +43,24 @@ mod tests {
         assert!(positive_count("0").is_err());
         assert!(positive_count("-1").is_err());
         assert!(positive_count("1.5").is_err());
+        assert_eq!(positive::<u32>("7"), Ok(7));
+        assert_eq!(positive::<i64>("7"), Ok(7));
+        assert_eq!(
+            positive::<u32>("0"),
+            Err("'0' is not a whole number of at least 1".to_string())
+        );
+        assert_eq!(
+            positive::<u64>("-5"),
+            Err("'-5' is not a whole number of at least 1".to_string())
+        );
+        assert!(positive::<u32>("99999999999")
+            .unwrap_err()
+            .contains("too large"));
+        assert_eq!(whole::<u64>("0"), Ok(0));
+        assert_eq!(
+            whole::<u32>("-1"),
+            Err("'-1' is not a whole number of at least 0".to_string())
+        );
         assert_eq!(positive_seconds("0.25"), Ok(0.25));
         for bad in ["0", "-1", "nan", "inf", "1e7", "x"] {
             assert!(positive_seconds(bad).is_err(), "{bad}");

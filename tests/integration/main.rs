@@ -10,6 +10,7 @@ mod cublas_reference;
 mod scan_support;
 
 mod calibrate_cli;
+mod cli_conventions;
 mod cli_devices;
 mod cli_isolated;
 mod cli_malformed_inputs;

@@ -26,6 +26,16 @@ pub enum Error {
     #[error(transparent)]
     Shard(#[from] crate::shard::ShardError),
 
+    /// An output the user named (a file or folder) cannot be written: a read-only or full
+    /// disk, a missing permission. The user can fix it by choosing another place.
+    #[error("{}: cannot {action}: {error}", path.display())]
+    Output {
+        path: PathBuf,
+        action: &'static str,
+        /// Not a `source`: the message already says it, and the error chain must not repeat it.
+        error: std::io::Error,
+    },
+
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -42,9 +52,21 @@ impl Error {
             Error::BadInput { .. }
             | Error::Trace(_)
             | Error::SignatureFile(_)
-            | Error::Shard(_) => true,
+            | Error::Shard(_)
+            | Error::Output { .. } => true,
             Error::Energy(e) => e.is_usage_error(),
             Error::Io { .. } => false,
+        }
+    }
+}
+
+impl Error {
+    /// `path` cannot be written (`action`: "write", "create the folder", ...).
+    pub fn output(path: &std::path::Path, action: &'static str, error: std::io::Error) -> Error {
+        Error::Output {
+            path: path.to_path_buf(),
+            action,
+            error,
         }
     }
 }

@@ -11,8 +11,15 @@ pub fn report_with(
     is_usage: impl Fn(&(dyn std::error::Error + 'static)) -> bool,
 ) -> ExitCode {
     eprintln!("error: {err}");
+    let mut shown = err.to_string();
     for cause in err.chain().skip(1) {
-        eprintln!("  caused by: {cause}");
+        // A message that already ends with its cause's words (`cannot open x: No such file or
+        // directory (os error 2)`) is not followed by them again.
+        let text = cause.to_string();
+        if !shown.ends_with(&text) {
+            eprintln!("  caused by: {text}");
+        }
+        shown = text;
     }
     let usage = err.chain().any(is_usage);
     ExitCode::from(if usage { 2 } else { 1 })

@@ -3,15 +3,13 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 /// mimalloc, not the system allocator: see the dependency's note in Cargo.toml.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
-    let cli = replay_core::cli::Cli::parse();
+    let cli: replay_core::cli::Cli = replay_core::cli::parse::parse();
     match replay_core::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => replay_core::exit::report(&err),

@@ -1,4 +1,4 @@
-//! `replay bench SUITE`: the benchmark suites (issue 15's semiring scan first).
+//! `replay bench SUITE`: the benchmark suites (scan, quant, mhc).
 
 pub mod mhc;
 pub mod quant;

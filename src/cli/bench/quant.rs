@@ -50,11 +50,11 @@ pub struct QuantArgs {
     pub timing: TimingChoice,
 
     /// Seed timing: warm-up calls and timed calls (the seed's 100 each)
-    #[arg(long, value_name = "N", default_value_t = SEED_CALLS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = SEED_CALLS, value_parser = crate::cli::value_parsers::positive::<u64>)]
     pub runs: u64,
 
     /// libtorch intra-op threads while timing (the seed's Timer uses 1)
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cli::value_parsers::positive::<u32>)]
     pub threads: u32,
 
     /// No progress bar or per-case lines (the table is still printed)

@@ -104,7 +104,7 @@ pub struct ScanRunArgs {
 
     /// Check a case against the float64 reference only when its edge tensor (B·(T−1)·K·C²
     /// values) is at most this large; larger ones are timed unchecked, and the log says so
-    #[arg(long, value_name = "VALUES", default_value_t = DEFAULT_CHECK_LIMIT)]
+    #[arg(long, value_name = "VALUES", default_value_t = DEFAULT_CHECK_LIMIT, value_parser = crate::cli::value_parsers::whole::<usize>)]
     pub check_limit: usize,
 
     /// No progress bar or per-case lines (the summary is still printed)

@@ -31,7 +31,11 @@ impl MhcError {
     pub fn is_usage_error(&self) -> bool {
         matches!(
             self,
-            MhcError::InvalidInput(_) | MhcError::WouldNotFit(_) | MhcError::Unavailable(_)
+            MhcError::InvalidInput(_)
+                | MhcError::WouldNotFit(_)
+                | MhcError::Unavailable(_)
+                // Only ever an output that cannot be written: another folder fixes it.
+                | MhcError::Io { .. }
         )
     }
 

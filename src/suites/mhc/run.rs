@@ -304,10 +304,7 @@ pub fn run(options: &RunOptions, observer: &mut dyn Observer) -> Result<RunOutco
                 });
             },
         )
-        .map_err(|e| MhcError::Io {
-            context: format!("cannot write {}", csv_path.display()),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+        .map_err(|e| MhcError::InvalidInput(e.to_string()))?;
         drop(suite);
         let rows = tee.rows;
         for imp in &options.impls {

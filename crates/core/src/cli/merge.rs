@@ -21,7 +21,7 @@ pub struct MergeArgs {
 
     /// Where the merged files go: the files a single run of the command writes, and
     /// merge.json naming the parts
-    #[arg(long, value_name = "DIR")]
+    #[arg(long = "output-dir", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
 }
 

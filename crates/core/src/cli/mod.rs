@@ -6,6 +6,7 @@
 mod classify;
 pub mod forward;
 pub mod merge;
+pub mod parse;
 mod predict;
 
 use clap::{Args, Parser, Subcommand};
@@ -63,7 +64,8 @@ pub enum Command {
     /// Predict the model's latency from its replayed kernels and compare with the real model
     #[command(disable_help_flag = true)]
     Compare(Forwarded),
-    /// Benchmark suites: the semiring scan's grid over its backends, with the seed's outputs
+    /// Benchmark suites, each checked against a reference and timed on the measurement core:
+    /// scan (semi-Markov semiring scan), quant (quantized Linear layers), mhc (mHC offload)
     #[command(disable_help_flag = true)]
     Bench(Forwarded),
     /// Predict a trace's step time from its own durations with the timeline model, and check it

@@ -22,7 +22,8 @@ use crate::error::{Error, Result};
 /// that is not a folder, is a usage error naming it; on any failure the temporary file is
 /// removed, and what was at `path` before is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |context: String| move |source| Error::Io { context, source };
+    // The temporary file is ours, not the user's: errors name `path`, which they gave.
+    let failed = |action: &'static str| move |error| Error::output(path, action, error);
     if path.is_dir() {
         return Err(Error::BadInput {
             path: path.to_path_buf(),
@@ -40,17 +41,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or_else(|| "output".into());
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
     let written = (|| {
-        let mut file =
-            fs::File::create(&tmp).map_err(io(format!("cannot create {}", tmp.display())))?;
-        file.write_all(bytes)
-            .map_err(io(format!("cannot write {}", tmp.display())))?;
-        file.sync_all()
-            .map_err(io(format!("cannot sync {}", tmp.display())))?;
-        fs::rename(&tmp, path).map_err(io(format!(
-            "cannot move {} to {}",
-            tmp.display(),
-            path.display()
-        )))
+        let mut file = fs::File::create(&tmp).map_err(failed("create"))?;
+        file.write_all(bytes).map_err(failed("write"))?;
+        file.sync_all().map_err(failed("write"))?;
+        fs::rename(&tmp, path).map_err(failed("replace"))
     })();
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -71,10 +65,7 @@ pub fn ensure_output_dir(dir: &Path) -> Result<()> {
             ),
         });
     }
-    fs::create_dir_all(dir).map_err(|source| Error::Io {
-        context: format!("cannot create {}", dir.display()),
-        source,
-    })
+    fs::create_dir_all(dir).map_err(|error| Error::output(dir, "create the folder", error))
 }
 
 #[cfg(test)]

@@ -49,10 +49,7 @@ impl CsvRows {
     /// naming it, never overwritten.
     pub fn open(path: &Path, columns: &[&'static str]) -> Result<CsvRows> {
         let header = columns.join(",");
-        let io = |what: &str| {
-            let context = format!("cannot {what} {}", path.display());
-            move |source| Error::Io { context, source }
-        };
+        let io = |what: &'static str| move |error| Error::output(path, what, error);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             super::ensure_output_dir(dir)?;
         }
@@ -101,10 +98,9 @@ impl CsvRows {
             .map(|c| row.get(c).map(cell).unwrap_or_default())
             .collect::<Vec<_>>()
             .join(",");
-        let context = format!("cannot write {}", self.path.display());
         writeln!(self.file, "{line}")
             .and_then(|()| self.file.flush())
-            .map_err(|source| Error::Io { context, source })
+            .map_err(|error| Error::output(&self.path, "write", error))
     }
 }
 

@@ -103,10 +103,11 @@ impl ShardManifest {
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(crate::Error::Io {
-                context: format!("cannot remove the stale {}", path.display()),
-                source,
-            }),
+            Err(error) => Err(crate::Error::output(
+                &path,
+                "remove the stale manifest",
+                error,
+            )),
         }
     }
 }

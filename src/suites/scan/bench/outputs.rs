@@ -50,12 +50,7 @@ impl ScanOutputs {
         match std::fs::remove_file(&full_path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(replay_core::Error::Io {
-                    context: format!("cannot replace {}", full_path.display()),
-                    source,
-                })
-            }
+            Err(error) => return Err(replay_core::Error::output(&full_path, "replace", error)),
         }
         let outputs = ScanOutputs {
             dir: dir.to_path_buf(),
