@@ -58,7 +58,7 @@ pub fn run(args: AnalyzeArgs) -> Result<(), crate::Error> {
     }
     if summary.against_baseline.is_empty() {
         println!(
-            "no ratios: the baseline '{}' has no successful row in the file",
+            "no ratios against {}: no other backend has a successful configuration in common with it",
             summary.baseline
         );
     } else {
