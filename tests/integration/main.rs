@@ -28,6 +28,7 @@ mod scan_bench;
 mod scan_bench_cli;
 mod scan_cpu_backend;
 mod scan_kernel;
+mod scan_seed_names;
 mod scan_tool;
 mod scan_torch_backend;
 mod selftest_model;

@@ -44,9 +44,9 @@ fn a_small_grid_writes_the_seeds_three_files_one_row_per_case() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicate::str::contains("  ok              32\n"))
+        .stdout(predicate::str::contains("  success         32\n"))
         .stderr(predicate::str::contains(
-            "[32/32] T=16 K=4 C=2 cpu/Max/both: ok",
+            "[32/32] T=16 K=4 C=2 cpu/Max/both: success",
         ))
         .stderr(predicate::str::contains(
             "checked: values and gradient match the float64 reference",
@@ -75,7 +75,7 @@ fn a_small_grid_writes_the_seeds_three_files_one_row_per_case() {
         .collect();
     assert_eq!(got, want);
     for r in &rows {
-        assert_eq!((&r[3], &r[5], &r[14]), ("2", "cpu", "ok"), "{r:?}");
+        assert_eq!((&r[3], &r[5], &r[14]), ("2", "cpu", "success"), "{r:?}");
         let num = |i: usize| r[i].parse::<f64>().unwrap();
         let (t, k, c) = (num(0), num(1), num(2));
         assert_eq!(num(4), k * c);
@@ -129,7 +129,7 @@ fn a_small_grid_writes_the_seeds_three_files_one_row_per_case() {
     let cells = entry["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 4);
     assert_eq!(cells[3]["KC"], 8);
-    assert_eq!(cells[3]["status"], "ok");
+    assert_eq!(cells[3]["status"], "success");
     assert!(cells[3]["time_ms"].as_f64().unwrap() > 0.0);
 
     let breakdown = std::fs::read_to_string(out.join("memory_breakdown.csv")).unwrap();
@@ -165,18 +165,18 @@ fn the_memory_estimate_skips_what_is_over_max_memory_gb_and_entropy_has_a_backwa
         .arg(dir.path())
         .assert()
         .success()
-        .stdout(predicate::str::contains("  ok              2\n"))
-        .stdout(predicate::str::contains("  skipped         2\n"));
+        .stdout(predicate::str::contains("  success         2\n"))
+        .stdout(predicate::str::contains("  not_tested      2\n"));
     let rows = records(&dir.path().join("benchmark_full.csv"));
     let got: Vec<_> = rows
         .iter()
         .map(|r| (r[0].to_string(), r[6].to_string(), r[14].to_string()))
         .collect();
     let want = [
-        ("8", "Log", "ok"),
-        ("16", "Log", "skipped"),
-        ("8", "Entropy", "ok"),
-        ("16", "Entropy", "skipped"),
+        ("8", "Log", "success"),
+        ("16", "Log", "not_tested"),
+        ("8", "Entropy", "success"),
+        ("16", "Entropy", "not_tested"),
     ]
     .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()));
     assert_eq!(got, want);
@@ -190,7 +190,7 @@ fn the_memory_estimate_skips_what_is_over_max_memory_gb_and_entropy_has_a_backwa
 #[test]
 fn unknown_names_exit_2_listing_the_accepted_values() {
     for (flag, value, accepted) in [
-        ("--backends", "cpu,triton", "accepted: cpu, torch, cuda"),
+        ("--backends", "cpu,tritonx", "accepted: cpu, torch, cuda, linear_scan_streaming, triton"),
         ("--semirings", "Log,Sum", "accepted: Log, Max, Entropy"),
         ("--phases", "fwd", "accepted: forward, backward, both"),
     ] {

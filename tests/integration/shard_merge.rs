@@ -318,8 +318,14 @@ fn scan_shards_merge_into_the_whole_runs_rows_files_and_analysis() {
     assert_eq!(expected.len(), 9, "{expected:?}");
     assert_eq!(scan_rows(&merged), expected);
     assert!(
-        expected[1..].iter().all(|r| r.ends_with(" ok")),
+        expected[1..].iter().all(|r| r.ends_with(" success")),
         "{expected:?}"
+    );
+    // The merge counts the seed's `success` rows (not the core's `ok`).
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("8 cases, 8 success"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
     // The run's other two files and the analysis, from the merged rows.
     let heatmap: Value =

@@ -12,8 +12,9 @@ use crate::cli::console::ConsoleObserver;
 use crate::device::{Device, DeviceSpec};
 use crate::pipeline::drive;
 use crate::pipeline::options::DEFAULT_DEVICE;
-use crate::suites::scan::backends::{open_backend_with_threads, BACKEND_NAMES};
+use crate::suites::scan::backends::{accepted_names, canonical_backend, open_backend_with_threads};
 use crate::suites::scan::bench::check::DEFAULT_CHECK_LIMIT;
+use crate::suites::scan::bench::compile_friendly::{self, Sampling};
 use crate::suites::scan::bench::inputs::{SeededInputs, SEED};
 use crate::suites::scan::bench::{
     measure_config, BenchSettings, ScanBenchSuite, ScanCommand, ScanGrid,
@@ -84,7 +85,9 @@ pub struct ScanRunArgs {
     pub semirings: Vec<Semiring>,
 
     /// Backends, comma-separated: cpu (the Rust CPU kernel), torch (the seed's streaming
-    /// scan in libtorch ops, the baseline), cuda (our CUDA kernel; needs --device cuda)
+    /// scan in libtorch ops, the baseline), cuda (our CUDA kernel; needs --device cuda); the
+    /// seed's names too: linear_scan_streaming (= torch), triton, triton_pytorch,
+    /// triton_checkpointing (counterpart: cuda; on the CPU their rows are not_implemented)
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "cpu,torch", value_parser = parse_backend)]
     pub backends: Vec<String>,
 
@@ -111,11 +114,70 @@ pub struct ScanRunArgs {
     #[arg(long, short)]
     pub quiet: bool,
 
+    /// The seed's compile-friendly sampling: configurations grouped into canonical shapes
+    /// (T bucket × K·C bucket), at most --max-canonical-shapes shapes, evenly spaced, and
+    /// --samples-per-shape configurations each. Replay compiles nothing at run time: here it
+    /// only reduces the grid
+    #[arg(long)]
+    pub compile_friendly: bool,
+
+    /// With --compile-friendly: canonical shapes kept at most
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = positive_count)]
+    pub max_canonical_shapes: usize,
+
+    /// With --compile-friendly: configurations run per canonical shape at most
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = positive_count)]
+    pub samples_per_shape: usize,
+
+    #[command(flatten)]
+    pub compile_cache: SeedCompileFlags,
+
     #[command(flatten)]
     pub timing: TimingArgs,
 
     #[command(flatten)]
     pub shard: replay_core::shard::ShardArgs,
+}
+
+/// The seed's torch.compile flags: accepted so that its command lines run, with a note that
+/// there is nothing to compile (replay's kernels are built with the binary).
+#[derive(Debug, Args)]
+pub struct SeedCompileFlags {
+    /// Accepted for the seed's command lines; nothing to compile here
+    #[arg(long, hide = true)]
+    pub skip_precompile: bool,
+    /// Accepted for the seed's command lines; nothing to compile here
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub compile_cache_dir: Option<PathBuf>,
+    /// Accepted for the seed's command lines; nothing to compile here
+    #[arg(long, value_name = "GB", hide = true)]
+    pub compile_cache_size_gb: Option<f64>,
+    /// Accepted for the seed's command lines; nothing to compile here
+    #[arg(long, value_name = "N", hide = true)]
+    pub compile_threads: Option<usize>,
+    /// Accepted for the seed's command lines; nothing to compile here
+    #[arg(long, hide = true, overrides_with = "no_use_compile")]
+    pub use_compile: bool,
+    /// Accepted for the seed's command lines; nothing to compile here
+    #[arg(long, hide = true)]
+    pub no_use_compile: bool,
+}
+
+impl SeedCompileFlags {
+    /// The flags given, as the seed spells them.
+    fn given(&self) -> Vec<&'static str> {
+        [
+            (self.skip_precompile, "--skip-precompile"),
+            (self.compile_cache_dir.is_some(), "--compile-cache-dir"),
+            (self.compile_cache_size_gb.is_some(), "--compile-cache-size-gb"),
+            (self.compile_threads.is_some(), "--compile-threads"),
+            (self.use_compile, "--use-compile"),
+            (self.no_use_compile, "--no-use-compile"),
+        ]
+        .into_iter()
+        .filter_map(|(given, name)| given.then_some(name))
+        .collect()
+    }
 }
 
 /// Seconds per case by default (`--max-time`'s default above): the cpu cases stop at this,
@@ -145,12 +207,12 @@ fn parse_semiring(text: &str) -> Result<Semiring, String> {
 
 fn parse_backend(text: &str) -> Result<String, String> {
     let name = text.trim().to_ascii_lowercase();
-    if BACKEND_NAMES.contains(&name.as_str()) {
+    if canonical_backend(&name).is_some() {
         Ok(name)
     } else {
         Err(format!(
             "unknown backend '{text}' (accepted: {})",
-            BACKEND_NAMES.join(", ")
+            accepted_names().join(", ")
         ))
     }
 }
@@ -180,7 +242,19 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
             })
         })
         .collect::<Result<Vec<_>, ScanError>>()?;
+    let given = a.compile_cache.given();
+    if !given.is_empty() {
+        eprintln!(
+            "note: {} accepted for the seed's command line: replay has nothing to compile (its kernels are built with the binary)",
+            given.join(", ")
+        );
+    }
+    let sampling = a.compile_friendly.then_some(Sampling {
+        max_canonical_shapes: a.max_canonical_shapes,
+        samples_per_shape: a.samples_per_shape,
+    });
     let grid = ScanGrid {
+        sampling,
         ts: a.t,
         ks: a.k,
         cs: a.c,
@@ -189,6 +263,21 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
         semirings: a.semirings,
         phases: a.phases,
     };
+    if sampling.is_some() {
+        let full = ScanGrid {
+            sampling: None,
+            ..grid.clone()
+        }
+        .configs();
+        let kept = grid.configs();
+        eprintln!(
+            "compile-friendly sampling: {} of {} (T, K, C) configurations, from {} of {} canonical shapes (T bucket x K*C bucket); nothing is compiled",
+            kept.len(),
+            full.len(),
+            compile_friendly::shapes(&kept).len(),
+            compile_friendly::shapes(&full).len()
+        );
+    }
     let bench_settings = BenchSettings {
         max_memory_gb: a.max_memory_gb,
         check_limit: a.check_limit,
@@ -204,6 +293,10 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
             "max_memory_gb": a.max_memory_gb,
             "check_limit": a.check_limit,
             "threads": a.threads,
+            "compile_friendly": sampling.map(|s| serde_json::json!({
+                "max_canonical_shapes": s.max_canonical_shapes,
+                "samples_per_shape": s.samples_per_shape,
+            })),
         }),
     };
     drive(&mut command, &a.shard, &mut ConsoleObserver::new(a.quiet))

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::suites::scan::analyze;
+use crate::suites::scan::analyze::formats::PlotFormat;
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
@@ -18,18 +19,28 @@ pub struct AnalyzeArgs {
     pub input: PathBuf,
 
     /// Where the tables (summary_stats.csv, backward_forward_ratios.csv, semiring_overhead.csv,
-    /// crossover_points.csv, baseline_ratios.csv), the plots (SVG; the seed's --format
-    /// pdf/png is not offered: browsers and papers take SVG) and index.html go
+    /// crossover_points.csv, baseline_ratios.csv), the plots and index.html go
     #[arg(long, default_value = "results/scan/plots", value_name = "DIR")]
     pub output_dir: PathBuf,
 
-    /// Backend that every time and memory ratio is computed against
-    #[arg(long, default_value = "torch")]
-    pub baseline: String,
+    /// Backend that every time and memory ratio is computed against; it must have successful
+    /// rows in the file (default: torch, or the seed's linear_scan_streaming)
+    #[arg(long, value_name = "BACKEND")]
+    pub baseline: Option<String>,
+
+    /// The plots' format, the seed's: svg, pdf or png (each plot is always written as SVG
+    /// too, for index.html)
+    #[arg(long, value_name = "FORMAT", default_value = "svg")]
+    pub format: PlotFormat,
 }
 
 pub fn run(args: AnalyzeArgs) -> Result<(), crate::Error> {
-    let summary = analyze::run(&args.input, &args.output_dir, &args.baseline)?;
+    let summary = analyze::run(
+        &args.input,
+        &args.output_dir,
+        args.baseline.as_deref(),
+        &[args.format],
+    )?;
     println!(
         "analysed {} timed configurations of {}",
         summary.rows,
@@ -47,7 +58,7 @@ pub fn run(args: AnalyzeArgs) -> Result<(), crate::Error> {
     }
     if summary.against_baseline.is_empty() {
         println!(
-            "no ratios: the baseline '{}' has no ok row in the file",
+            "no ratios against {}: no other backend has a successful configuration in common with it",
             summary.baseline
         );
     } else {

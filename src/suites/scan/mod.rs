@@ -23,6 +23,7 @@ pub mod semiring;
 pub mod target;
 pub mod tool;
 pub mod torch_backend;
+pub mod unavailable_backend;
 
 pub use backend::{MemoryPeak, Phase, PreparedScan, ScanBackend, ScanOutput};
 pub use error::ScanError;

@@ -2,6 +2,7 @@
 //! torch-semimarkov) of a `benchmark_full.csv`: its derived metrics, its five tables, its plots
 //! as SVG, and one `index.html` that shows them all.
 
+pub mod formats;
 mod page;
 pub mod plots;
 pub mod results;
@@ -44,15 +45,54 @@ fn per_backend(items: impl Iterator<Item = (String, f64)>) -> Vec<(String, Vec<f
     map.into_iter().collect()
 }
 
-/// Analyses `input` into `output_dir` against `baseline`.
-pub fn run(input: &Path, output_dir: &Path, baseline: &str) -> Result<AnalyzeSummary, ScanError> {
+/// The baseline when none is named: our `torch`, or the seed's name for it.
+pub const DEFAULT_BASELINES: [&str; 2] = ["torch", "linear_scan_streaming"];
+
+/// The backend every ratio is taken against: `named` if the file has successful rows of it
+/// (otherwise a usage error naming the backends it has), else the first of
+/// [`DEFAULT_BASELINES`] that it has (`torch` when none: no ratios).
+fn resolve_baseline(
+    input: &Path,
+    rows: &[results::Measured],
+    named: Option<&str>,
+) -> Result<String, ScanError> {
+    let mut backends: Vec<&str> = rows.iter().map(|r| r.backend.as_str()).collect();
+    backends.sort_unstable();
+    backends.dedup();
+    match named {
+        Some(name) if backends.contains(&name) => Ok(name.to_string()),
+        Some(name) => Err(ScanError::File {
+            path: input.to_path_buf(),
+            problem: format!(
+                "--baseline {name}: no successful row of backend '{name}' (its backends: {})",
+                backends.join(", ")
+            ),
+        }),
+        None => Ok(DEFAULT_BASELINES
+            .into_iter()
+            .find(|b| backends.contains(b))
+            .unwrap_or(DEFAULT_BASELINES[0])
+            .to_string()),
+    }
+}
+
+/// Analyses `input` into `output_dir` against `baseline` (`None`: [`DEFAULT_BASELINES`]),
+/// every plot as SVG and in each of `extra_formats` too.
+pub fn run(
+    input: &Path,
+    output_dir: &Path,
+    baseline: Option<&str>,
+    extra_formats: &[formats::PlotFormat],
+) -> Result<AnalyzeSummary, ScanError> {
     let rows = results::load(input)?;
     if rows.is_empty() {
         return Err(ScanError::File {
             path: input.to_path_buf(),
-            problem: "no row with status ok: nothing to analyse".to_string(),
+            problem: "no row with status success: nothing to analyse".to_string(),
         });
     }
+    let baseline = resolve_baseline(input, &rows, baseline)?;
+    let baseline = baseline.as_str();
     ensure_output_dir(output_dir).map_err(|e| io_error(output_dir, e))?;
 
     let (bf_table, bf_pairs) = tables::backward_forward_ratios(&rows);
@@ -104,6 +144,16 @@ pub fn run(input: &Path, output_dir: &Path, baseline: &str) -> Result<AnalyzeSum
         let path = output_dir.join(&plot.file);
         write_atomic(&path, plot.svg.as_bytes()).map_err(|e| io_error(&path, e))?;
         files.push(path);
+        for format in extra_formats.iter().filter(|f| **f != formats::PlotFormat::Svg) {
+            let path = output_dir
+                .join(&plot.file)
+                .with_extension(format.extension());
+            let bytes = format
+                .render(&plot.svg)
+                .map_err(|e| io_error(&path, e))?;
+            write_atomic(&path, &bytes).map_err(|e| io_error(&path, e))?;
+            files.push(path);
+        }
     }
 
     let throughput: Vec<(String, f64)> = {

@@ -8,6 +8,7 @@ use replay_core::measure::MonotonicClock;
 use replay_core::shard::Shard;
 use replay_core::suite::{CaseStatus, RunTally, Suite};
 
+use super::status::{seed_status, SUCCESS};
 use super::outputs::{FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV};
 use super::{ScanBenchSuite, ScanOutputs, COMMAND};
 use crate::pipeline::{CaseReporter, Observer, ShardRecord, SuiteCommand};
@@ -31,8 +32,8 @@ impl ScanCommand {
             CaseStatus::Ok => row
                 .as_ref()
                 .and_then(|r| r.get("time_ms_median"))
-                .map(|t| format!("ok {t} ms"))
-                .unwrap_or_else(|| "ok".into()),
+                .map(|t| format!("success {t} ms"))
+                .unwrap_or_else(|| SUCCESS.into()),
             status => {
                 let reason = row
                     .as_ref()
@@ -40,7 +41,7 @@ impl ScanCommand {
                     .and_then(|m| m.as_str())
                     .unwrap_or_default()
                     .to_string();
-                format!("{}: {reason}", status.as_str())
+                format!("{}: {reason}", seed_status(status))
             }
         };
         let check = self
@@ -123,7 +124,7 @@ fn summary(tally: &RunTally, elapsed: Duration, outputs: &ScanOutputs) -> String
         (CaseStatus::NotImplemented, tally.not_implemented),
         (CaseStatus::Skipped, tally.skipped),
     ] {
-        text.push_str(&format!("  {:<16}{count}\n", status.as_str()));
+        text.push_str(&format!("  {:<16}{count}\n", seed_status(status)));
     }
     text.push_str(&format!(
         "results: {}/{{{FULL_CSV}, {HEATMAP_JSON}, {MEMORY_BREAKDOWN_CSV}}}\n",

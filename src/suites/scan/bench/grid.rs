@@ -1,5 +1,6 @@
 //! The benchmark grid: T × K × C × backend × semiring × phase, in the seed's order.
 
+use super::compile_friendly::{self, Sampling};
 use crate::suites::scan::{Phase, ScanDims, Semiring};
 
 /// One configuration of the grid.
@@ -58,6 +59,8 @@ pub struct ScanGrid {
     pub backends: Vec<String>,
     pub semirings: Vec<Semiring>,
     pub phases: Vec<Phase>,
+    /// `--compile-friendly`: only the sampled (T, K, C) configurations run.
+    pub sampling: Option<Sampling>,
 }
 
 impl ScanGrid {
@@ -67,30 +70,44 @@ impl ScanGrid {
     /// another from one seeded generator, as the seed does, and the out-of-memory skip rule
     /// looks back at the cases before.
     pub fn cases(&self) -> Vec<ScanCase> {
+        let configs = self.configs();
         let mut cases = Vec::new();
         for (backend, backend_name) in self.backends.iter().enumerate() {
             for &semiring in &self.semirings {
                 for &phase in &self.phases {
-                    for &t in &self.ts {
-                        for &k in &self.ks {
-                            for &c in &self.cs {
-                                cases.push(ScanCase {
-                                    t,
-                                    k,
-                                    c,
-                                    b: self.batch,
-                                    backend,
-                                    backend_name: backend_name.clone(),
-                                    semiring,
-                                    phase,
-                                });
-                            }
-                        }
+                    for &(t, k, c) in &configs {
+                        cases.push(ScanCase {
+                            t,
+                            k,
+                            c,
+                            b: self.batch,
+                            backend,
+                            backend_name: backend_name.clone(),
+                            semiring,
+                            phase,
+                        });
                     }
                 }
             }
         }
         cases
+    }
+
+    /// The (T, K, C) configurations, T outermost and C innermost: all of them, or those the
+    /// compile-friendly sampling keeps.
+    pub fn configs(&self) -> Vec<(usize, usize, usize)> {
+        let mut all = Vec::new();
+        for &t in &self.ts {
+            for &k in &self.ks {
+                for &c in &self.cs {
+                    all.push((t, k, c));
+                }
+            }
+        }
+        match self.sampling {
+            Some(sampling) => compile_friendly::sample(&all, sampling),
+            None => all,
+        }
     }
 }
 
@@ -108,6 +125,7 @@ mod tests {
             backends: vec!["cpu".into(), "torch".into()],
             semirings: vec![Semiring::Log, Semiring::Max],
             phases: vec![Phase::Forward, Phase::Both],
+            sampling: None,
         };
         let cases = grid.cases();
         assert_eq!(cases.len(), 2 * 2 * 2 * 2 * 2 * 2);

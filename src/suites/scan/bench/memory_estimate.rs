@@ -19,7 +19,7 @@ pub enum MemoryModel {
 impl MemoryModel {
     /// The model of a backend name; `None` for a name the seed has no formula for.
     pub fn of_backend(name: &str) -> Option<MemoryModel> {
-        match name {
+        match crate::suites::scan::backends::canonical_backend(name).unwrap_or("") {
             "cpu" | "torch" => Some(MemoryModel::Streaming),
             "cuda" => Some(MemoryModel::Fused),
             _ => None,
@@ -144,5 +144,11 @@ mod tests {
         );
         assert_eq!(MemoryModel::of_backend("cuda"), Some(MemoryModel::Fused));
         assert_eq!(MemoryModel::of_backend("other"), None);
+        // The seed's names, as the seed estimates them.
+        assert_eq!(
+            MemoryModel::of_backend("linear_scan_streaming"),
+            Some(MemoryModel::Streaming)
+        );
+        assert_eq!(MemoryModel::of_backend("triton"), Some(MemoryModel::Fused));
     }
 }

@@ -11,6 +11,7 @@ use replay_core::suite::RowSink as _;
 
 use super::outputs::{FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV};
 use super::rows::COLUMNS;
+use super::status::is_success;
 use super::{ScanOutputs, COMMAND};
 use crate::suites::scan::analyze;
 
@@ -33,18 +34,22 @@ impl CommandMerger for ScanMerger {
         }
         let ok = rows
             .iter()
-            .filter(|r| r.get("status").and_then(|s| s.as_str()) == Some("ok"))
+            .filter(|r| {
+                r.get("status")
+                    .and_then(|s| s.as_str())
+                    .is_some_and(is_success)
+            })
             .count();
-        let mut lines = vec![format!("{} cases, {ok} ok", rows.len())];
+        let mut lines = vec![format!("{} cases, {ok} success", rows.len())];
         for file in [FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV] {
             lines.push(format!("wrote {}", out.join(file).display()));
         }
         if ok == 0 {
-            lines.push("no ok case: no analysis".into());
+            lines.push("no successful case: no analysis".into());
             return Ok(lines);
         }
         let plots = out.join(SCAN_PLOTS_DIR);
-        let summary = analyze::run(&out.join(FULL_CSV), &plots, "torch")
+        let summary = analyze::run(&out.join(FULL_CSV), &plots, None, &[])
             .context("analysing the merged benchmark_full.csv")?;
         lines.push(format!(
             "wrote {} tables and plots to {} (open index.html)",

@@ -5,13 +5,15 @@
 //! seeded draws), [`memory_estimate`] and [`skip_rule`] (the seed's estimates and its two
 //! skip rules), [`check`] (each case against the float64 reference), [`suite`] (all of it as
 //! a core [`Suite`], timing through `scan::target`), [`rows`] and
-//! [`rounding`] (the seed's row), [`outputs`] (its three files).
+//! [`rounding`] and [`status`] (the seed's row), [`compile_friendly`] (the seed's sampling of
+//! the grid), [`outputs`] (its three files).
 //!
 //! [`ScanBackend`]: crate::suites::scan::ScanBackend
 //! [`Suite`]: replay_core::suite::Suite
 
 pub mod check;
 pub mod command;
+pub mod compile_friendly;
 pub mod grid;
 pub mod inputs;
 pub mod memory_estimate;
@@ -20,6 +22,7 @@ pub mod outputs;
 pub mod rounding;
 pub mod rows;
 pub mod skip_rule;
+pub mod status;
 pub mod suite;
 
 pub use command::ScanCommand;

@@ -112,7 +112,10 @@ pub fn heatmap(rows: &[Row]) -> Value {
         );
         let t = value(row, "T");
         let key = format!("{backend}_{semiring}_{phase}_T{t}");
-        let ok = row.get("status").and_then(Value::as_str) == Some("ok");
+        let ok = row
+            .get("status")
+            .and_then(Value::as_str)
+            .is_some_and(super::status::is_success);
         let entry = out.entry(key).or_insert_with(|| {
             json!({
                 "backend": backend,

@@ -8,6 +8,7 @@ use replay_core::suite::{CaseOutcome, CaseStatus};
 use super::grid::ScanCase;
 use super::memory_estimate::{gib, MemoryEstimate, MemoryModel};
 use super::rounding::round_like_seed;
+use super::status::seed_status;
 use crate::suites::scan::MemoryPeak;
 
 /// `benchmark_full.csv`'s header, exactly the seed's.
@@ -87,7 +88,7 @@ pub fn row(case: &ScanCase, outcome: &CaseOutcome, peak: Option<MemoryPeak>) -> 
         .with("time_per_position_ms", per_position)
         .with("peak_allocated_gb", peak.map(|p| gb(p.allocated)))
         .with("peak_reserved_gb", peak.map(|p| gb(p.reserved)))
-        .with("status", outcome.status().as_str())
+        .with("status", seed_status(outcome.status()))
         .with("error_msg", error_msg)
         .with("memory_potentials_gb", gb(estimate.potentials))
         .with("memory_dp_state_gb", gb(estimate.dp_state))
