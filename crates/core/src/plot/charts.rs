@@ -6,6 +6,7 @@
 //! SVG text is laid out by the browser, so plotters' own text measure is only an estimate:
 //! labels are kept short and margins generous.
 
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
 use plotters::prelude::*;
 
@@ -157,6 +158,54 @@ fn empty_chart(title: &str, why: &str) -> Result<String, ChartError> {
     }
     Ok(svg)
 }
+/// The y range grown at the top so the legend (upper left, one line per series) sits above the
+/// data instead of over it.
+fn legend_headroom(range: (f64, f64), log: bool, series: usize) -> (f64, f64) {
+    // The legend's share of the plot's height: about 22 px a line plus its frame, of ~330 px.
+    let share = ((series as f64 * 22.0 + 14.0) / 330.0).min(0.6);
+    let grow = share / (1.0 - share);
+    if log {
+        (range.0, range.1 * (range.1 / range.0).powf(grow))
+    } else {
+        (range.0, range.1 + (range.1 - range.0) * grow)
+    }
+}
+
+/// Key points of a log axis that holds no power of ten or only one (plotters labels only
+/// those): the data's own values when there are a few (`data`, the T of a scan), else 1-2-5
+/// steps inside the range. `None` keeps plotters' own.
+fn log_key_points(
+    range: (f64, f64),
+    log: bool,
+    data: impl Iterator<Item = f64>,
+) -> Option<Vec<f64>> {
+    let (lo, hi) = range;
+    if !log || !(lo > 0.0 && hi > lo) {
+        return None;
+    }
+    let decades = (lo.log10().floor() as i32 + 1..=hi.log10().floor() as i32).count();
+    if decades >= 2 {
+        return None;
+    }
+    let mut values: Vec<f64> = data.filter(|v| *v >= lo && *v <= hi).collect();
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    if (2..=12).contains(&values.len()) {
+        return Some(values);
+    }
+    let mut steps = Vec::new();
+    let mut decade = 10f64.powi(lo.log10().floor() as i32);
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * decade;
+            if v >= lo && v <= hi {
+                steps.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    (steps.len() >= 2).then_some(steps)
+}
 
 /// Draws `chart` as an SVG document.
 pub fn line_chart(chart: &LineChart) -> Result<String, ChartError> {
@@ -177,6 +226,9 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ChartError> {
     ) else {
         return empty_chart(title, "no data to draw");
     };
+    let y_range = legend_headroom(y_range, chart.log_y, chart.series.len());
+    let x_keys = log_key_points(x_range, chart.log_x, points.iter().map(|p| p.0));
+    let y_keys = log_key_points(y_range, chart.log_y, std::iter::empty());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -239,14 +291,26 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ChartError> {
                     .map_err(|e| error(title, e))?;
             }};
         }
-        match (chart.log_x, chart.log_y) {
-            (true, true) => draw!(
-                (x_range.0..x_range.1).log_scale(),
-                (y_range.0..y_range.1).log_scale()
-            ),
-            (true, false) => draw!((x_range.0..x_range.1).log_scale(), y_range.0..y_range.1),
-            (false, true) => draw!(x_range.0..x_range.1, (y_range.0..y_range.1).log_scale()),
-            (false, false) => draw!(x_range.0..x_range.1, y_range.0..y_range.1),
+        // A log axis spanning less than about a decade has no power of ten to label: it gets
+        // its own key points instead (the data's x values, or 1-2-5 steps).
+        let log_x = || (x_range.0..x_range.1).log_scale();
+        let log_y = || (y_range.0..y_range.1).log_scale();
+        match (chart.log_x, chart.log_y, x_keys, y_keys) {
+            (true, true, Some(xk), Some(yk)) => {
+                draw!(log_x().with_key_points(xk), log_y().with_key_points(yk))
+            }
+            (true, true, Some(xk), None) => draw!(log_x().with_key_points(xk), log_y()),
+            (true, true, None, Some(yk)) => draw!(log_x(), log_y().with_key_points(yk)),
+            (true, true, None, None) => draw!(log_x(), log_y()),
+            (true, false, Some(xk), _) => {
+                draw!(log_x().with_key_points(xk), y_range.0..y_range.1)
+            }
+            (true, false, None, _) => draw!(log_x(), y_range.0..y_range.1),
+            (false, true, _, Some(yk)) => {
+                draw!(x_range.0..x_range.1, log_y().with_key_points(yk))
+            }
+            (false, true, _, None) => draw!(x_range.0..x_range.1, log_y()),
+            (false, false, _, _) => draw!(x_range.0..x_range.1, y_range.0..y_range.1),
         }
         root.present().map_err(|e| error(title, e))?;
     }
@@ -469,6 +533,40 @@ mod tests {
         assert!(svg.contains("time against T"));
         // Three dots for cpu, two for torch (T = 0 cannot sit on a log axis).
         assert_eq!(svg.matches("<circle").count(), 5);
+    }
+
+    #[test]
+    fn a_log_axis_under_a_decade_is_labelled_at_its_data_and_the_legend_clears_the_data() {
+        // T from 128 to 256: no power of ten inside, so plotters alone labels nothing.
+        assert_eq!(
+            log_key_points((102.0, 320.0), true, [128.0, 256.0].into_iter()),
+            Some(vec![128.0, 256.0])
+        );
+        assert_eq!(
+            log_key_points((0.3, 4.0), true, std::iter::empty()),
+            Some(vec![0.5, 1.0, 2.0])
+        );
+        assert_eq!(log_key_points((1.0, 1000.0), true, std::iter::empty()), None);
+        assert_eq!(log_key_points((1.0, 2.0), false, std::iter::empty()), None);
+        let svg = line_chart(&LineChart {
+            title: "time".into(),
+            x_label: "T".into(),
+            y_label: "ms".into(),
+            log_x: true,
+            log_y: true,
+            series: vec![Series {
+                name: "cpu".into(),
+                points: vec![(128.0, 1.0), (256.0, 2.0)],
+            }],
+            reference_y: None,
+        })
+        .unwrap();
+        assert!(has_text(&svg, "128") && has_text(&svg, "256"), "x labels");
+        // The top of the data is below the legend: the y range grows by the legend's share.
+        let (lo, hi) = legend_headroom((1.0, 2.0), false, 2);
+        assert!(lo == 1.0 && hi > 2.0 + 0.15, "{hi}");
+        let (_, hi) = legend_headroom((1.0, 10.0), true, 1);
+        assert!(hi > 10.0 * 1.1, "{hi}");
     }
 
     #[test]
