@@ -34,6 +34,12 @@ TEXT_SEQ_LENS = (5, 128)
 IMAGE_BATCHES = (1, 8)
 
 
+def signed_error(prediction):
+    """(predicted - measured) / measured x 100 of one prediction: `prediction_error_percent`
+    (reports written before it was named so have `error_percent`, with the same sign)."""
+    return prediction.get("prediction_error_percent", prediction.get("error_percent"))
+
+
 def model_path(name, models_dir=os.path.join(ROOT, "models")):
     path = os.path.join(models_dir, name + ".pt")
     if not os.path.exists(path):
@@ -66,9 +72,9 @@ def one_run(model, size_args, args, tmp):
         "measured_us": r["full_model_inference_us"],
         "measured_p10_us": r["full_model"]["p10_us"],
         "measured_p90_us": r["full_model"]["p90_us"],
-        "sum_us": p["sum"]["predicted_us"], "sum_error_percent": p["sum"]["error_percent"],
+        "sum_us": p["sum"]["predicted_us"], "sum_error_percent": signed_error(p["sum"]),
         "timeline_us": p["timeline"]["predicted_us"] if p["timeline"] else None,
-        "timeline_error_percent": p["timeline"]["error_percent"] if p["timeline"] else None,
+        "timeline_error_percent": signed_error(p["timeline"]) if p["timeline"] else None,
         "best": p["best"],
         "coverage": r["coverage"]["replayed_share_of_trace_time"],
         "unreplayed": [u["name"] for u in r["coverage"]["unreplayed"]],

@@ -458,7 +458,14 @@ def stage_mhc(ctx, entry):
     stages 1-3 on the host) at two batch sizes, T=1024; on the CPU the --quick size. Every
     fused stage is checked against torch's before it is timed (a wrong result is an error row)."""
     on_gpu = ctx.device.startswith("cuda")
-    size = ["--quick"] if ctx.quick or not on_gpu else ["--seq", "1024"]
+    # --quick is B=2 T=256 D=1024 and is refused beside --bs: with a GPU the batch sizes are
+    # swept, so the quick size is spelled out.
+    if not on_gpu:
+        size = ["--quick"]
+    elif ctx.quick:
+        size = ["--seq", "256", "--dim", "1024"]
+    else:
+        size = ["--seq", "1024"]
     timing = ["--warmup", "1", "--iters", "3"]
     out = os.path.join(ctx.work, "mhc")
     entry["commands"] = []

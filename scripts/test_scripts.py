@@ -306,6 +306,14 @@ def capture_cpu_trace():
     steps = trace["replayCaptureCandidateStepsUs"]
     assert len(steps) == 5 and all(x > 0 for x in steps), steps
     assert steps[trace["replayCaptureChosenCandidate"]] == sorted(steps)[2], trace["replayCaptureChosenCandidate"]
+    # The step printed and recorded is the kept trace's own ProfilerStep span, the one the
+    # timeline self-check of `replay compare` compares against (issue #29: two figures before).
+    span = [e["dur"] for e in trace["traceEvents"]
+            if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    assert len(span) == 1 and abs(steps[trace["replayCaptureChosenCandidate"]] - span[0]) <= 0.1, (steps, span)
+    import re
+    printed = re.search(r"step ([0-9.]+) us \(median of 5 profiled\)", so)
+    assert printed and abs(float(printed.group(1)) - span[0]) <= 0.051, (so, span)
     gz = os.path.join(TMP, "traces", "tiny.json.gz")
     threads = torch.get_num_threads()
     rc, so, se = cli(capture_trace.main, "--model", model, "--seq-len", 7, "--threads", 1,

@@ -20,6 +20,7 @@ pub mod model;
 pub mod pipeline;
 pub mod replay;
 pub mod selftest;
+pub mod shipped;
 pub mod suites;
 pub mod torch;
 

@@ -193,3 +193,67 @@ fn a_quick_memory_calibration_reports_both_ways_with_streams_byte_counts() {
     assert_eq!(p["measured_bandwidth_gbps"].as_f64().unwrap(), best);
     assert_eq!(p["theoretical_bandwidth_source"]["kind"], "flag");
 }
+
+/// The seed README's validation example (`calibrator --hardware TestCPU --peak-gflops 1000
+/// --peak-bandwidth 50 --fusion-patterns all --quick --output profiles/test.json`) as written,
+/// read back with the seed's keys: every fusion entry names its bytes `unfused_bytes` and
+/// `fused_bytes` (replay's `*_memory_bytes` beside them), and `predict --profile` reads it.
+#[test]
+fn the_seeds_readme_example_writes_the_seeds_fusion_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    replay()
+        .current_dir(dir.path())
+        .args([
+            "calibrate",
+            "--hardware",
+            "TestCPU",
+            "--peak-gflops",
+            "1000",
+        ])
+        .args([
+            "--peak-bandwidth",
+            "50",
+            "--fusion-patterns",
+            "all",
+            "--quick",
+        ])
+        .args(["--output", "profiles/test.json", "--quiet"])
+        .assert()
+        .success();
+    let path = dir.path().join("profiles/test.json");
+    let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(p["theoretical_peak_gflops"], 1000.0);
+    assert_eq!(p["theoretical_bandwidth_gbps"], 50.0);
+    assert!(p["measured_bandwidth_gbps"].as_f64().unwrap() > 0.0);
+    let fusion = p["fusion_profiles"].as_object().unwrap();
+    assert_eq!(
+        fusion.len(),
+        9,
+        "linear, conv and attention: the seed's nine patterns"
+    );
+    for (pattern, sizes) in fusion {
+        for f in sizes.as_array().unwrap() {
+            // The seed's scripts index these: a KeyError before issue #29.
+            let unfused = f["unfused_bytes"].as_u64().unwrap();
+            let fused = f["fused_bytes"].as_u64().unwrap();
+            assert!(unfused > 0 && fused > 0, "{pattern}: {f}");
+            assert_eq!(f["unfused_memory_bytes"].as_u64(), Some(unfused));
+            assert_eq!(f["fused_memory_bytes"].as_u64(), Some(fused));
+            let reduction = f["memory_reduction"].as_f64().unwrap();
+            assert!((reduction - (1.0 - fused as f64 / unfused as f64)).abs() < 1e-9);
+            assert!(f["speedup_factor"].as_f64().unwrap() > 0.0);
+        }
+    }
+    // The profile is still a hardware model of `predict --profile`.
+    let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/gpt2_1layer_cpu_seq16.json.gz");
+    replay()
+        .args(["predict", "--trace"])
+        .arg(&trace)
+        .arg("--profile")
+        .arg(&path)
+        .arg("--source-profile")
+        .arg(&path)
+        .assert()
+        .success();
+}

@@ -120,8 +120,16 @@ fn assert_report_recomputes_from_its_inputs(out: &Path) {
     );
     assert_same(
         number(&report["error_percent"], "error_percent"),
+        100.0 * (measured - sum) / measured,
+        "error_percent, the seed's: (measured - predicted) / measured",
+    );
+    assert_same(
+        number(
+            &report["prediction_error_percent"],
+            "prediction_error_percent",
+        ),
         100.0 * (sum - measured) / measured,
-        "error_percent",
+        "prediction_error_percent",
     );
     assert_eq!(
         report["invocations"].as_u64(),
@@ -226,7 +234,7 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
         "tiers {tier_sum} vs sum {sum}"
     );
     let error = report["error_percent"].as_f64().unwrap();
-    assert!((error - 100.0 * (sum - measured) / measured).abs() < 1e-6);
+    assert!((error - 100.0 * (measured - sum) / measured).abs() < 1e-6);
     assert!(
         tiers["tier2_cublas"]["unique_kernels"].as_u64().unwrap() > 0,
         "BLOOM's linears are tier 2"
@@ -246,7 +254,7 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
         .unwrap();
     assert!(coverage > 0.99, "coverage {coverage}");
     assert!(
-        report["trace_self_check"]["error_percent"]
+        report["trace_self_check"]["prediction_error_percent"]
             .as_f64()
             .unwrap()
             .abs()
@@ -289,30 +297,40 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
         .arg(&seed_out)
         .assert()
         .success();
+    // The seed README's example (`compare --model M --kernels K --seq-len 5 --warmup 10 --runs
+    // 100 --output-dir D`) at 5 runs, read with the seed's field names and meanings.
     replay()
-        .args([
-            "compare",
-            "--runs",
-            "5",
-            "--warmup",
-            "2",
-            "--max-time-per-kernel",
-            "0.01",
-            "--quiet",
-            "--model",
-        ])
+        .args(["compare", "--model"])
         .arg(&model)
         .arg("--kernels")
         .arg(out.join("signatures.json"))
-        .arg("--output-dir")
+        .args(["--seq-len", "5", "--warmup", "10", "--runs", "5"])
+        .args(["--max-time-per-kernel", "0.01", "--quiet", "--output-dir"])
         .arg(&seed_out)
         .assert()
         .success();
-    assert!(
-        json(&seed_out.join("comparison_report.json"))["predicted_from_kernels_us"]
-            .as_f64()
-            .unwrap()
-            > 0.0
+    let seed_report = json(&seed_out.join("comparison_report.json"));
+    let measured = number(&seed_report["full_model_inference_us"], "full");
+    let predicted = number(&seed_report["predicted_from_kernels_us"], "predicted");
+    assert!(measured > 0.0 && predicted > 0.0);
+    assert_same(
+        number(&seed_report["error_percent"], "error_percent"),
+        100.0 * (measured - predicted) / measured,
+        "the seed's error_percent: positive when the kernels sum to less than the model",
+    );
+    let mut tier_total = 0.0;
+    for tier in ["tier1_cuda_runtime", "tier2_cublas", "tier3_libtorch"] {
+        let t = &seed_report["tier_breakdown"][tier];
+        assert!(
+            t["method"].is_string() && t["unique_kernels"].is_u64(),
+            "{t}"
+        );
+        tier_total += number(&t["total_us"], "total_us");
+    }
+    assert_same(
+        tier_total,
+        predicted,
+        "the seed's tiers add up to its prediction",
     );
 }
 

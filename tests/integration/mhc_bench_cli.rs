@@ -55,8 +55,8 @@ fn quick_runs_every_stage_and_appends_under_one_header() {
         String::from_utf8_lossy(&out.stderr)
     );
     for line in [
-        "------------------ Benchmark Results (torch) ----------------",
-        "------------------ Benchmark Results (fused) ----------------",
+        "------------------ Benchmark Results ---------------- (torch)",
+        "------------------ Benchmark Results ---------------- (fused)",
         "1. H_res Gen (Linear)              : ",
         "2. H_res Gen (Sinkhorn-Knopp)      : ",
         "3. h_res App (BMM)                 : ",
@@ -138,6 +138,14 @@ fn bad_flags_exit_2_naming_what_is_wrong() {
         (vec!["--dtype", "int8"], "unknown dtype"),
         (vec!["--impl", "sgl"], "unknown implementation"),
         (vec!["--n-streams", "17", "--quick"], "1 to 16 streams"),
+        (vec!["--n_streams", "17", "--quick"], "1 to 16 streams"),
+        // --quick sets B, T and D: a --bs beside it cannot apply (issue #29).
+        (vec!["--quick", "--bs", "8"], "cannot be used with"),
+        (vec!["--quick", "--seq", "8"], "cannot be used with"),
+        (
+            vec!["--quick", "--gpu-profile", "/nonexistent/h100.json"],
+            "--gpu-profile: no such file",
+        ),
     ] {
         let out = replay()
             .args(["bench", "mhc"])
@@ -240,7 +248,7 @@ fn profiler_writes_a_trace_that_classify_and_predict_read() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let trace = dir.path().join("trace/mhc_trace.json");
+    let trace = dir.path().join("log/mhc_benchmark/mhc_trace.json");
     let classified = replay()
         .args(["classify", "--trace"])
         .arg(&trace)
@@ -262,4 +270,102 @@ fn profiler_writes_a_trace_that_classify_and_predict_read() {
         .unwrap();
     assert!(predicted.status.success());
     assert!(String::from_utf8_lossy(&predicted.stdout).contains("predicted step time"));
+}
+
+/// The seed's README examples (`mHC_benchmark.py --bs 16 --seq 4096 --dim 7168 --dtype
+/// bfloat16`, `--bs 16 --profiler`, `--sweep_bs --seq 4096 --dim 7168`) by its spellings at a
+/// small size, run from a directory that is not the repository's: `benchmark_results.csv` and
+/// the profiler folder where the seed puts them, read with the seed's column names, and the
+/// shipped GPU profile still found for the sweep's answer.
+#[test]
+fn the_seeds_readme_examples_run_as_written_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = replay()
+        .current_dir(dir.path())
+        .args(["bench", "mhc", "--bs", "2", "--seq", "8", "--dim", "64"])
+        .args(["--dtype", "bfloat16", "--n_streams", "4", "--profiler"])
+        .args(["--warmup", "0", "--iters", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Benchmarking on cpu..."), "{stdout}");
+    assert!(
+        stdout.contains("------------------ Benchmark Results ----------------"),
+        "{stdout}"
+    );
+    let mut reader = csv::Reader::from_path(dir.path().join("benchmark_results.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let seed = [
+        "Device",
+        "BatchSize",
+        "SeqLen",
+        "Dim",
+        "NumStreams",
+        "Dtype",
+        "SGL_Available",
+        "Case",
+        "Time(ms)",
+        "Size(MB)",
+        "BW(GB/s)",
+    ];
+    assert_eq!(&header[..seed.len()], seed, "the seed's columns first");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 12, "six stages × torch and fused");
+    for r in &records {
+        assert_eq!(
+            (&r[col("BatchSize")], &r[col("SeqLen")], &r[col("Dim")]),
+            ("2", "8", "64")
+        );
+        assert_eq!((&r[col("NumStreams")], &r[col("Dtype")]), ("4", "bfloat16"));
+    }
+    let linear = records
+        .iter()
+        .find(|r| r[col("Case")].contains("Linear"))
+        .unwrap();
+    assert!(linear[col("Time(ms)")].parse::<f64>().unwrap() > 0.0);
+    assert!(
+        dir.path()
+            .join("log/mhc_benchmark/mhc_trace.json")
+            .is_file(),
+        "the seed's profiler folder"
+    );
+
+    if has_gpu() {
+        return; // with a GPU the sweep's answer is measured (scripts/gpu_check.sh)
+    }
+    let sweep = tempfile::tempdir().unwrap();
+    let out = replay()
+        .current_dir(sweep.path())
+        .args([
+            "bench",
+            "mhc",
+            "--sweep_bs",
+            "--bs",
+            "8",
+            "--seq",
+            "8",
+            "--dim",
+            "64",
+        ])
+        .args(["--impl", "fused", "--warmup", "0", "--iters", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("--bs 8 is ignored"), "{stderr}");
+    let md = std::fs::read_to_string(sweep.path().join("offload_answer.md")).unwrap();
+    assert!(
+        md.contains("NVIDIA H100"),
+        "the shipped GPU profile is found from any directory: {md}"
+    );
+    assert_eq!(
+        rows(&sweep.path().join("benchmark_results.csv")).len(),
+        1 + 6 * 6
+    );
 }

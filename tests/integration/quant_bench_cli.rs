@@ -231,3 +231,109 @@ fn the_profiler_trace_is_read_by_classify_and_compile_reports_its_times() {
         .success()
         .stdout(predicate::str::contains("GEMM"));
 }
+
+/// The seed README's example config as written (one `model_params` mapping, its recipes,
+/// `compile`, both profilers), at a small size on the CPU and without torch.compile (minutes
+/// here): the CSV read back with the seed's column names.
+#[test]
+fn the_seeds_readme_example_runs_and_reads_with_its_column_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("seed.yml");
+    let out = dir.path().join("results");
+    std::fs::write(
+        &config,
+        format!(
+            "# Sample configuration for inference benchmarks\n\
+             benchmark_mode: \"inference\"\n\
+             quantization_config_recipe_names:\n  - \"baseline\"\n  - \"int8wo\"\n  - \"float8wo\"\n  - \"float8dq-tensor\"\n\n\
+             output_dir: \"{}\"\n\n\
+             model_params:\n\
+             \x20 matrix_shapes:\n\
+             \x20   - name: \"custom\"\n\
+             \x20     shapes: [\n\
+             \x20       [16, 64, 32],  # [m, k, n]\n\
+             \x20       [32, 128, 64]\n\
+             \x20     ]\n\
+             \x20 high_precision_dtype: \"torch.bfloat16\"\n\
+             \x20 compile: \"false\" # Options: \"default\", \"max-autotune\", \"false\"\n\
+             \x20 device: \"cpu\"  # Options: \"cuda\", \"mps\", \"xpu\", \"cpu\"\n\
+             \x20 model_type: \"linear\"  # Options: \"linear\", \"ln_linear_sigmoid\"\n\
+             \x20 enable_profiler: false\n\
+             \x20 enable_memory_profiler: true\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .args(["--runs", "3", "--quiet"])
+        .assert()
+        .success();
+    let (_, rows) = results(&out);
+    let header: Vec<&str> = HEADER.split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    assert_eq!(rows.len(), 8, "four recipes × two shapes");
+    for r in &rows {
+        assert_eq!(&r[col("status")], "ok", "{r:?}");
+        assert_eq!(&r[col("device")], "cpu");
+        assert_eq!(&r[col("model_type")], "linear");
+        assert_eq!(&r[col("high_precision_dtype")], "torch.bfloat16");
+        let base: f64 = r[col("baseline_inference_time_in_ms")].parse().unwrap();
+        let q: f64 = r[col("quantized_inference_time_in_ms")].parse().unwrap();
+        let speedup: f64 = r[col("speedup")].parse().unwrap();
+        assert!(base > 0.0 && q > 0.0);
+        assert!(
+            (speedup - (base / q * 100.0).round() / 100.0).abs() < 0.011,
+            "{r:?}"
+        );
+    }
+    let recipes: Vec<&str> = rows.iter().map(|r| &r[col("quantization")]).collect();
+    assert!(recipes.contains(&"int8wo") && recipes.contains(&"float8dq-tensor"));
+}
+
+#[test]
+fn a_recipe_name_with_a_typo_exits_2_listing_the_accepted_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("typo.yml");
+    std::fs::write(
+        &config,
+        "quantization_config_recipe_names:\n  - \"int8w0\"\nmodel_params:\n  matrix_shapes: [{name: custom, shapes: [[16, 64, 32]]}]\n  device: cpu\n",
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .args(["--output-dir"])
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("\"int8w0\" is not a recipe name")
+                .and(predicate::str::contains("int8wo"))
+                .and(predicate::str::contains("line 2"))
+                .and(predicate::str::contains("typo.yml")),
+        );
+    assert!(!dir.path().join("out").exists(), "refused before any row");
+}
+
+/// `device: cuda` on a machine without a GPU, or past its last GPU: the same refusal as
+/// `--device cuda` elsewhere (cuda:99 fails to open on every machine, so nothing is skipped).
+#[test]
+fn a_config_device_that_cannot_open_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("cuda.yml");
+    std::fs::write(
+        &config,
+        "quantization_config_recipe_names: [int8wo]\nmodel_params:\n  matrix_shapes: [{name: custom, shapes: [[16, 64, 32]]}]\n  device: cuda:99\n",
+    )
+    .unwrap();
+    replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .args(["--output-dir"])
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("model_params[0].device: cuda"));
+}

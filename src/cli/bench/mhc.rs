@@ -12,6 +12,7 @@ use crate::cli::console::ConsoleObserver;
 use crate::device::DeviceSpec;
 use crate::pipeline::drive;
 use crate::pipeline::options::DEFAULT_DEVICE;
+use crate::shipped::{shipped_file, DEFAULT_GPU_PROFILE};
 use crate::suites::mhc::command::{placement, MhcCommand};
 use crate::suites::mhc::parallel::thread_count;
 use crate::suites::mhc::run::{RunOptions, Timing};
@@ -39,25 +40,25 @@ use replay_core::shard::Shard;
 #[command(mut_arg("rounds", |a| a.hide(true)))]
 #[command(mut_arg("cold", |a| a.hide(true)))]
 pub struct MhcArgs {
-    /// Batch size B
-    #[arg(long, default_value_t = DEFAULT_BS, value_parser = positive_count)]
-    pub bs: usize,
+    /// Batch size B [default: 16]
+    #[arg(long, value_parser = positive_count)]
+    pub bs: Option<usize>,
 
-    /// Run batch sizes 1, 2, 4, 8, 16, 32 (overrides --bs) and answer at which one
-    /// offloading to the CPU pays (offload_answer.md and .svg)
-    #[arg(long)]
+    /// Run batch sizes 1, 2, 4, 8, 16, 32 (overrides --bs, with a warning) and answer at
+    /// which one offloading to the CPU pays (offload_answer.md and .svg)
+    #[arg(long, visible_alias = "sweep_bs")]
     pub sweep_bs: bool,
 
-    /// Sequence length T
-    #[arg(long, default_value_t = DEFAULT_SEQ, value_parser = positive_count)]
-    pub seq: usize,
+    /// Sequence length T [default: 4096]
+    #[arg(long, value_parser = positive_count)]
+    pub seq: Option<usize>,
 
-    /// Model dimension D
-    #[arg(long, default_value_t = DEFAULT_DIM, value_parser = positive_count)]
-    pub dim: usize,
+    /// Model dimension D [default: 7168]
+    #[arg(long, value_parser = positive_count)]
+    pub dim: Option<usize>,
 
     /// Hyper-connection streams n (H_res is n×n)
-    #[arg(long, default_value_t = DEFAULT_STREAMS, value_parser = positive_count)]
+    #[arg(long, visible_alias = "n_streams", default_value_t = DEFAULT_STREAMS, value_parser = positive_count)]
     pub n_streams: usize,
 
     /// Data type: bfloat16, float32 or float16
@@ -78,21 +79,24 @@ pub struct MhcArgs {
     #[arg(long, value_parser = positive_count)]
     pub threads: Option<usize>,
 
-    /// A size that runs in seconds: B=2, T=256, D=1024 (overrides --bs, --seq, --dim)
-    #[arg(long)]
+    /// A size that runs in seconds: B=2, T=256, D=1024 (refused with --bs, --seq or --dim)
+    #[arg(long, conflicts_with_all = ["bs", "seq", "dim"])]
     pub quick: bool,
 
-    /// Where benchmark_results.csv is appended to (and the offload answer written)
-    #[arg(long, default_value = "results/mhc")]
+    /// Where benchmark_results.csv is appended to (and the offload answer written); the
+    /// seed's place, the working directory, by default
+    #[arg(long, default_value = ".")]
     pub output_dir: PathBuf,
 
     /// Calibration profile of the GPU the offload answer compares against when this machine
-    /// has none (`replay calibrate` writes one)
-    #[arg(long, default_value = "profiles/h100_sxm_datasheet.json")]
-    pub gpu_profile: PathBuf,
+    /// has none (`replay calibrate` writes one) [default: the H100 SXM datasheet profile that
+    /// ships with replay, profiles/h100_sxm_datasheet.json, found from any directory]
+    #[arg(long, value_name = "FILE")]
+    pub gpu_profile: Option<PathBuf>,
 
     /// Also write a Kineto (Chrome) trace of the torch pipeline's stages 1–3 that
-    /// `replay classify` and `replay predict` read (trace/mhc_trace.json under --output-dir)
+    /// `replay classify` and `replay predict` read (log/mhc_benchmark/mhc_trace.json under
+    /// --output-dir, the seed's profiler folder)
     #[arg(long)]
     pub profiler: bool,
 
@@ -123,7 +127,28 @@ pub fn run(a: MhcArgs) -> Result<(), crate::Error> {
     let (bs, seq, dim) = if a.quick {
         (QUICK.0, QUICK.1, QUICK.2)
     } else {
-        (a.bs, a.seq, a.dim)
+        (
+            a.bs.unwrap_or(DEFAULT_BS),
+            a.seq.unwrap_or(DEFAULT_SEQ),
+            a.dim.unwrap_or(DEFAULT_DIM),
+        )
+    };
+    if a.sweep_bs && a.bs.is_some() {
+        // The seed's rule (its README: the sweep "overrides --bs"), said rather than silent.
+        eprintln!(
+            "warning: --bs {} is ignored: --sweep-bs runs batch sizes 1, 2, 4, 8, 16, 32",
+            bs
+        );
+    }
+    let gpu_profile = match a.gpu_profile {
+        Some(path) if !path.exists() => {
+            return Err(crate::Error::Core(replay_core::Error::BadInput {
+                path,
+                message: "--gpu-profile: no such file (`replay calibrate` writes one on the GPU it stands for)".into(),
+            }))
+        }
+        Some(path) => path,
+        None => shipped_file(DEFAULT_GPU_PROFILE),
     };
     let batches: Vec<usize> = if a.sweep_bs {
         SWEEP_BS.to_vec()
@@ -161,7 +186,7 @@ pub fn run(a: MhcArgs) -> Result<(), crate::Error> {
             threads: thread_count(a.threads),
             timing,
             output_dir: a.output_dir,
-            gpu_profile: Some(a.gpu_profile),
+            gpu_profile: Some(gpu_profile),
             shard: Shard::WHOLE,
         },
         profiler: a.profiler,

@@ -11,7 +11,7 @@ use crate::cli::timing_args::TimingArgs;
 use crate::pipeline::drive;
 use crate::suites::quant::config;
 use crate::suites::quant::timing::{TimingMode, SEED_CALLS};
-use crate::suites::quant::{QuantCommand, QuantSettings, QuantSuite};
+use crate::suites::quant::{QuantCommand, QuantError, QuantSettings, QuantSuite};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TimingChoice {
@@ -100,7 +100,21 @@ pub fn run(args: QuantArgs) -> Result<(), crate::Error> {
         threads: args.threads as usize,
         output_dir: args.output_dir.unwrap_or_else(|| config.output_dir.clone()),
     };
-    let mut command = QuantCommand::new(QuantSuite::new(config, settings), args.config);
+    let suite = QuantSuite::new(config, settings);
+    if let Some((entry, why)) = suite.device_problems().into_iter().next() {
+        // As `--device cuda` everywhere else: a device that does not open is the user's to
+        // fix (exit 2), not a run of skipped rows that exits 0.
+        return Err(QuantError::Config {
+            path: args.config,
+            message: format!(
+                "model_params[{entry}].device: {} cannot be used here: {why} (set `device: cpu`, \
+                 or run on a machine with that GPU)",
+                suite.config().model_params[entry].device.short_name()
+            ),
+        }
+        .into());
+    }
+    let mut command = QuantCommand::new(suite, args.config);
     drive(
         &mut command,
         &args.shard,

@@ -12,6 +12,9 @@ use super::stages::Placement;
 use crate::device::DeviceSpec;
 use crate::pipeline::{Observer, ShardRecord, SuiteCommand};
 
+/// The seed's profiler folder (`./log/mhc_benchmark`), under `--output-dir`.
+pub const PROFILER_DIR: &str = "log/mhc_benchmark";
+
 pub struct MhcCommand {
     pub options: RunOptions,
     /// Also write the Kineto trace of the torch pipeline (`--profiler`).
@@ -69,8 +72,10 @@ impl SuiteCommand for MhcCommand {
         let outcome = run(&self.options, observer)?;
         let mut text = String::new();
         if self.profiler {
-            let trace =
-                super::profile::write_trace(&self.options, &self.options.output_dir.join("trace"))?;
+            let trace = super::profile::write_trace(
+                &self.options,
+                &self.options.output_dir.join(PROFILER_DIR),
+            )?;
             text.push_str(&format!("profiler trace: {}\n", trace.display()));
         }
         text.push_str(&format!("results appended to {}\n", outcome.csv.display()));

@@ -114,11 +114,12 @@ fn csv_text(text: &str) -> String {
     text.replace([',', '\n', '\r'], ";")
 }
 
-/// The seed's console block for one implementation's rows, e.g.
+/// The seed's console block for one implementation's rows: its header line, then the
+/// implementation after it (`------------------ Benchmark Results ---------------- (torch)`), e.g.
 /// `1. H_res Gen (Linear)              : 5.67 ms` and `| BW: 22.10 GB/s` on the copies.
 pub fn console_block(imp: Impl, rows: &[(Stage, Row)]) -> String {
     let mut text = format!(
-        "------------------ Benchmark Results ({}) ----------------\n",
+        "------------------ Benchmark Results ---------------- ({})\n",
         imp.name()
     );
     for (stage, row) in rows {

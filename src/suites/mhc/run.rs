@@ -252,7 +252,7 @@ pub fn run(options: &RunOptions, observer: &mut dyn Observer) -> Result<RunOutco
         say(
             observer,
             &format!(
-                "Benchmarking on {} ({})...",
+                "Benchmarking on {}... ({})",
                 placement.device_name(),
                 shape.describe()
             ),
@@ -365,8 +365,11 @@ pub fn write_answer(
         Some(Err(e)) => Err(e.to_string()),
         None => Err(match &options.gpu_profile {
             Some(p) => format!(
-                "{} does not exist (write one with `replay calibrate`)",
-                p.display()
+                "{} does not exist (replay ships it in profiles/: set {} to the folder that \
+                 holds profiles/, or give --gpu-profile with a profile `replay calibrate` wrote \
+                 on that GPU)",
+                p.display(),
+                crate::shipped::DATA_DIR_VAR
             ),
             None => "no --gpu-profile given".to_string(),
         }),

@@ -292,6 +292,14 @@ pub fn parse(text: &str, path: &Path) -> Result<(QuantConfig, ConfigWarnings), Q
     })
     .map_err(|e| fail(precise_location(text, &e.to_string())))?;
     let _ = raw.benchmark_mode;
+    for name in &raw.quantization_config_recipe_names {
+        if let Err(why) = super::recipe::Recipe::check_name(name) {
+            return Err(fail(match line_of(text, name) {
+                Some(line) => format!("{why} at line {line}"),
+                None => why,
+            }));
+        }
+    }
 
     let mut model_params = Vec::with_capacity(raw.model_params.0.len());
     for (index, p) in raw.model_params.0.into_iter().enumerate() {
@@ -351,6 +359,21 @@ pub fn parse(text: &str, path: &Path) -> Result<(QuantConfig, ConfigWarnings), Q
         },
         warnings,
     ))
+}
+
+/// The 1-based line of the first list entry or value that is `value` (quoted or not).
+fn line_of(text: &str, value: &str) -> Option<usize> {
+    let value = value.trim();
+    text.lines()
+        .position(|line| {
+            let line = line.split('#').next().unwrap_or("");
+            line.contains(&format!("\"{value}\""))
+                || line.contains(&format!("'{value}'"))
+                || line
+                    .split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '-' | ':'))
+                    .any(|word| word == value)
+        })
+        .map(|i| i + 1)
 }
 
 /// The keys whose values are checked by name: serde_yaml reports such an error at the start of
@@ -560,6 +583,15 @@ model_params:
             "model_params:\n  matrix_shapes: [{name: llama}]\n  high_precision_dtype: torch.int3\n",
         );
         assert!(e.contains("torch.int3"), "{e}");
+        let e = parse_err(
+            "quantization_config_recipe_names:\n  - \"baseline\"\n  - \"int8w0\"\nmodel_params:\n  matrix_shapes: [{name: llama}]\n",
+        );
+        assert!(
+            e.contains("\"int8w0\" is not a recipe name")
+                && e.contains("line 3")
+                && e.contains("int8wo"),
+            "{e}"
+        );
         let e = parse_err("model_params:\n  matrix_shapes: [{name: llama}]\n  device: mps\n");
         assert!(e.contains("mps"), "{e}");
         let e = parse_err(

@@ -63,8 +63,77 @@ impl Recipe {
         ))
     }
 
+    /// Whether `name` is a recipe of the seed at all: one this suite runs, or one of the
+    /// seed's families it does not implement (a `not_implemented` row). Anything else is a
+    /// typo (`int8w0`) or a malformed name (`int4wo-100`), which the config check refuses
+    /// (exit 2) listing what is accepted, as it refuses an unknown `model_type`.
+    pub fn check_name(name: &str) -> Result<(), String> {
+        let trimmed = name.trim();
+        match Recipe::parse(trimmed) {
+            Ok(_) => return Ok(()),
+            Err(_) if is_known_unimplemented(trimmed) => return Ok(()),
+            Err(_) => {}
+        }
+        Err(format!(
+            "quantization_config_recipe_names: \"{trimmed}\" is not a recipe name (accepted: \
+             {ACCEPTED}; the seed's {NOT_IMPLEMENTED} are accepted and reported as \
+             not_implemented rows)"
+        ))
+    }
+
     pub fn is_baseline(self) -> bool {
         self == Recipe::Baseline
+    }
+}
+
+/// The recipes this suite runs, as a config names them.
+pub const ACCEPTED: &str = "baseline, int8wo, int8dq, int4wo-<32|64|128|256>, float8wo, \
+                            float8dq-tensor, float8dq-row";
+
+/// The seed's other recipe families (torchao's `string_to_config`), for the message.
+pub const NOT_IMPLEMENTED: &str = "int4wo-<g>-hqq, int8adq-int4w-symm, marlin[-qqq], fp6, \
+    uintx-<bits>-<group>[-hqq], int8_dynamic_activation_intx_weight-<bits>-<group>-<asym>, \
+    gemlitewo[-<bits>[-<group>]], codebook[-<block>], float8_a1x128_w128x128, \
+    int8dq_prefill_wo_decode";
+
+/// A name of one of the seed's families this suite does not implement.
+fn is_known_unimplemented(name: &str) -> bool {
+    if let Some(group) = name
+        .strip_prefix("int4wo-")
+        .and_then(|rest| rest.strip_suffix("-hqq"))
+    {
+        return group
+            .parse::<i64>()
+            .is_ok_and(|g| INT4_GROUP_SIZES.contains(&g));
+    }
+    let numbers = |rest: &str, at_least: usize| {
+        let parts: Vec<&str> = rest.split('-').collect();
+        parts.len() >= at_least && parts.iter().all(|p| p.parse::<i64>().is_ok())
+    };
+    match name {
+        "int8adq-int4w-symm"
+        | "marlin"
+        | "marlin-qqq"
+        | "fp6"
+        | "gemlitewo"
+        | "codebook"
+        | "float8_a1x128_w128x128"
+        | "int8dq_prefill_wo_decode" => true,
+        _ => {
+            if let Some(rest) = name.strip_prefix("uintx-") {
+                return numbers(rest.strip_suffix("-hqq").unwrap_or(rest), 2);
+            }
+            if let Some(rest) = name.strip_prefix("int8_dynamic_activation_intx_weight-") {
+                return rest.split('-').count() >= 3;
+            }
+            if let Some(rest) = name.strip_prefix("gemlitewo-") {
+                return numbers(rest, 1);
+            }
+            if let Some(rest) = name.strip_prefix("codebook-") {
+                return numbers(rest, 1);
+            }
+            false
+        }
     }
 }
 
@@ -139,6 +208,38 @@ mod tests {
             .unwrap_err()
             .contains("group size 100"));
         assert!(Recipe::parse("fp6").unwrap_err().contains("not one of"));
+    }
+
+    #[test]
+    fn a_typo_is_refused_and_a_known_unimplemented_recipe_is_accepted() {
+        for typo in [
+            "int8w0",
+            "int4wo-100",
+            "int4wo-64-hq",
+            "uintx-two",
+            "float8",
+            "",
+        ] {
+            let e = Recipe::check_name(typo).unwrap_err();
+            assert!(
+                e.contains("is not a recipe name") && e.contains("int8wo"),
+                "{e}"
+            );
+        }
+        for known in [
+            "int8wo",
+            "int4wo-64",
+            "int4wo-128-hqq",
+            "fp6",
+            "uintx-4-64",
+            "uintx-2-32-hqq",
+            "marlin",
+            "gemlitewo-4-64",
+            "int8adq-int4w-symm",
+            "float8dq",
+        ] {
+            assert!(Recipe::check_name(known).is_ok(), "{known}");
+        }
     }
 
     #[test]

@@ -13,6 +13,13 @@ use crate::results::full_model::FullModelTiming;
 use crate::results::isolated::{IsolatedResults, SignatureResult, Status};
 use crate::signature::schema::{SignatureFile, Tier, Unit};
 
+/// The seed's `error_percent`: (measured − predicted) / measured × 100, positive when the
+/// prediction falls short (the opposite sign to [`error_percent`]).
+pub fn seed_error_percent(predicted: f64, measured: f64) -> f64 {
+    -error_percent(predicted, measured)
+}
+
+/// replay's signed error: (predicted − measured) / measured × 100.
 pub fn error_percent(predicted: f64, measured: f64) -> f64 {
     if measured > 0.0 {
         100.0 * (predicted - measured) / measured
@@ -129,7 +136,8 @@ pub fn aggregate(
         full_model_inference_us: measured,
         full_model: full.clone(),
         predicted_from_kernels_us: sum,
-        error_percent: predictions.sum.error_percent,
+        error_percent: seed_error_percent(sum, measured),
+        prediction_error_percent: predictions.sum.error_percent,
         predictions,
         invocations: results.results.iter().map(|r| r.count).sum(),
         tier_breakdown: tiers(file, results, sum),
@@ -466,8 +474,13 @@ mod tests {
         close(report.predictions.sum.predicted_us, sum, "sum prediction");
         close(
             report.error_percent,
+            100.0 * (measured - sum) / measured,
+            "the seed's error",
+        );
+        close(
+            report.prediction_error_percent,
             100.0 * (sum - measured) / measured,
-            "error",
+            "signed error",
         );
         let tiers = [
             (1u8, &report.tier_breakdown.tier1_cuda_runtime),
@@ -584,6 +597,10 @@ mod tests {
         let report = aggregate(&file, &results, &full_model(100.0), context(Some(far)));
         assert_eq!(report.predictions.best, "sum");
         assert_eq!(error_percent(150.0, 100.0), 50.0);
+        // The seed's README example: measured 12,500 µs, predicted 11,800 µs, 5.6.
+        let seed = seed_error_percent(11_800.0, 12_500.0);
+        assert_eq!(format!("{seed:.1}"), "5.6");
+        assert_eq!(format!("{:.1}", error_percent(11_800.0, 12_500.0)), "-5.6");
         assert_eq!(error_percent(1.0, 0.0), 0.0, "no measured time: no error");
     }
 

@@ -116,9 +116,21 @@ pub struct FusionProfile {
     pub num_operators: usize,
     pub unfused_latency_ms: f64,
     pub unfused_gflops: f64,
+    /// Bytes the unfused ops move: the seed's key (its result dict's `unfused_bytes`).
+    #[serde(default)]
+    pub unfused_bytes: u64,
+    /// The same count under the name replay's profiles used before they kept the seed's
+    /// (written beside it, so readers of either name find it; [`Profile::read`] fills
+    /// whichever of the two an older or the seed's own file lacks).
+    #[serde(default)]
     pub unfused_memory_bytes: u64,
     pub fused_latency_ms: f64,
     pub fused_gflops: f64,
+    /// Bytes the fused op moves: the seed's `fused_bytes`.
+    #[serde(default)]
+    pub fused_bytes: u64,
+    /// The same count under replay's earlier name.
+    #[serde(default)]
     pub fused_memory_bytes: u64,
     /// unfused / fused latency.
     pub speedup_factor: f64,
@@ -135,6 +147,23 @@ pub struct FusionProfile {
     /// Not in the seed: both sides' full latency (median and quartiles too).
     pub unfused_latency: Latency,
     pub fused_latency: Latency,
+}
+
+impl FusionProfile {
+    /// Fills whichever name of each byte count a file lacks from the other: the seed's
+    /// profiles have only `unfused_bytes`/`fused_bytes`, replay's older ones only
+    /// `unfused_memory_bytes`/`fused_memory_bytes`.
+    pub fn fill_byte_names(&mut self) {
+        fn fill(a: &mut u64, b: &mut u64) {
+            if *a == 0 {
+                *a = *b;
+            } else if *b == 0 {
+                *b = *a;
+            }
+        }
+        fill(&mut self.unfused_bytes, &mut self.unfused_memory_bytes);
+        fill(&mut self.fused_bytes, &mut self.fused_memory_bytes);
+    }
 }
 
 /// The seed's verdict on a fusion speedup: ≥ 1.5 strong, ≥ 1.1 moderate, ≥ 0.95 minimal, else
@@ -200,11 +229,16 @@ impl Profile {
             path: path.to_path_buf(),
             message: format!("cannot read it: {e}"),
         })?;
-        let profile: Profile =
+        let mut profile: Profile =
             serde_json::from_slice(&bytes).map_err(|e| crate::Error::BadInput {
                 path: path.to_path_buf(),
                 message: format!("not a calibration profile of `replay calibrate`: {e}"),
             })?;
+        profile
+            .fusion_profiles
+            .values_mut()
+            .flatten()
+            .for_each(FusionProfile::fill_byte_names);
         if profile.schema_version > SCHEMA_VERSION {
             return Err(crate::Error::BadInput {
                 path: path.to_path_buf(),
@@ -265,6 +299,63 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each fusion entry of `value` with only one name of each byte count: `seed` (the seed's
+    /// `unfused_bytes`/`fused_bytes`) or `old` (replay's earlier `*_memory_bytes`).
+    fn only_byte_names(value: &mut serde_json::Value, keep: &str) {
+        for sizes in value["fusion_profiles"]
+            .as_object_mut()
+            .unwrap()
+            .values_mut()
+        {
+            for entry in sizes.as_array_mut().unwrap() {
+                let entry = entry.as_object_mut().unwrap();
+                for side in ["unfused", "fused"] {
+                    let (seed, old) = (format!("{side}_bytes"), format!("{side}_memory_bytes"));
+                    let count = entry.remove(&seed).or_else(|| entry.remove(&old)).unwrap();
+                    entry.remove(&old);
+                    entry.insert(if keep == "seed" { seed } else { old }, count);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fusion_bytes_read_under_the_seeds_keys_and_replays_earlier_ones() {
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../profiles/amd_epyc_2cpu.json");
+        let original: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&shipped).unwrap()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for keep in ["seed", "old"] {
+            let mut value = original.clone();
+            only_byte_names(&mut value, keep);
+            let path = dir.path().join(format!("{keep}.json"));
+            std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+            let profile = Profile::read(&path).unwrap();
+            let entries: Vec<&FusionProfile> = profile.fusion_profiles.values().flatten().collect();
+            assert!(!entries.is_empty());
+            for e in entries {
+                assert!(
+                    e.unfused_bytes > e.fused_bytes && e.fused_bytes > 0,
+                    "{keep}: {e:?}"
+                );
+                assert_eq!(e.unfused_bytes, e.unfused_memory_bytes, "{keep}");
+                assert_eq!(e.fused_bytes, e.fused_memory_bytes, "{keep}");
+            }
+            // Written back, both names are there: the seed's scripts index `unfused_bytes`.
+            let written = serde_json::to_value(&profile).unwrap();
+            let first = written["fusion_profiles"]["Linear_Bias"][0].clone();
+            for key in [
+                "unfused_bytes",
+                "fused_bytes",
+                "unfused_memory_bytes",
+                "fused_memory_bytes",
+            ] {
+                assert!(first[key].as_u64().unwrap() > 0, "{keep}: {key} in {first}");
+            }
+        }
+    }
 
     #[test]
     fn verdicts_follow_the_seed_thresholds() {
