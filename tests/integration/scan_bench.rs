@@ -226,7 +226,10 @@ fn a_wrong_result_is_an_error_row_never_a_time_and_the_run_goes_on() {
         rows[0]
     );
     assert!(rows[0][8].is_empty());
-    assert_eq!((rows[1][5].as_str(), rows[1][14].as_str()), ("right", "success"));
+    assert_eq!(
+        (rows[1][5].as_str(), rows[1][14].as_str()),
+        ("right", "success")
+    );
     let median: f64 = rows[1][8].parse().unwrap();
     assert!(median > 0.0);
 }

@@ -190,7 +190,11 @@ fn the_memory_estimate_skips_what_is_over_max_memory_gb_and_entropy_has_a_backwa
 #[test]
 fn unknown_names_exit_2_listing_the_accepted_values() {
     for (flag, value, accepted) in [
-        ("--backends", "cpu,tritonx", "accepted: cpu, torch, cuda, linear_scan_streaming, triton"),
+        (
+            "--backends",
+            "cpu,tritonx",
+            "accepted: cpu, torch, cuda, linear_scan_streaming, triton",
+        ),
         ("--semirings", "Log,Sum", "accepted: Log, Max, Entropy"),
         ("--phases", "fwd", "accepted: forward, backward, both"),
     ] {

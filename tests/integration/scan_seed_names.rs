@@ -73,7 +73,10 @@ fn the_seed_readme_quick_example_runs_with_its_names_and_statuses() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("nothing to compile"), "{stderr}");
-    assert!(stderr.contains("compile-friendly sampling: 4 of 12"), "{stderr}");
+    assert!(
+        stderr.contains("compile-friendly sampling: 4 of 12"),
+        "{stderr}"
+    );
     let rows = dict_rows(&out.join("benchmark_full.csv"));
     // 4 sampled configurations × 2 backends.
     assert_eq!(rows.len(), 8, "{rows:?}");
@@ -94,7 +97,8 @@ fn the_seed_readme_quick_example_runs_with_its_names_and_statuses() {
     for r in &triton {
         assert_eq!(r["status"], "not_implemented", "{r:?}");
         assert!(
-            r["error_msg"].ends_with("needs a GPU: its counterpart is replay's cuda kernel (--device cuda)"),
+            r["error_msg"]
+                .ends_with("needs a GPU: its counterpart is replay's cuda kernel (--device cuda)"),
             "{r:?}"
         );
         assert!(r["time_ms_median"].is_empty());
@@ -180,7 +184,10 @@ fn the_cpu_peak_grows_with_the_potentials() {
         let ratio_c = peak("64", "12", phase) / peak("64", "3", phase);
         let ratio_t = peak("512", "3", phase) / peak("64", "3", phase);
         assert!(ratio_c > 8.0, "{phase}: C 3 -> 12 grew the peak {ratio_c}x");
-        assert!(ratio_t > 4.0, "{phase}: T 64 -> 512 grew the peak {ratio_t}x");
+        assert!(
+            ratio_t > 4.0,
+            "{phase}: T 64 -> 512 grew the peak {ratio_t}x"
+        );
     }
 }
 
@@ -229,7 +236,11 @@ fn a_baseline_not_in_the_file_exits_2_and_small_memory_is_not_zero() {
         .args(["--format", "png"])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let summary = dict_rows(&plots.join("summary_stats.csv"));
     let cpu = summary.iter().find(|r| r["backend"] == "cpu").unwrap();
     let mean: f64 = cpu["peak_allocated_gb_mean"].parse().unwrap();

@@ -169,7 +169,10 @@ impl SeedCompileFlags {
         [
             (self.skip_precompile, "--skip-precompile"),
             (self.compile_cache_dir.is_some(), "--compile-cache-dir"),
-            (self.compile_cache_size_gb.is_some(), "--compile-cache-size-gb"),
+            (
+                self.compile_cache_size_gb.is_some(),
+                "--compile-cache-size-gb",
+            ),
             (self.compile_threads.is_some(), "--compile-threads"),
             (self.use_compile, "--use-compile"),
             (self.no_use_compile, "--no-use-compile"),

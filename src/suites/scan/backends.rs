@@ -33,15 +33,12 @@ pub fn accepted_names() -> Vec<&'static str> {
 /// Our backend behind `name` (ours or a seed alias, case-insensitive); `None` if unknown.
 pub fn canonical_backend(name: &str) -> Option<&'static str> {
     let name = name.trim().to_ascii_lowercase();
-    BACKEND_NAMES
-        .into_iter()
-        .find(|n| *n == name)
-        .or_else(|| {
-            SEED_ALIASES
-                .iter()
-                .find(|(seed, _)| *seed == name)
-                .map(|(_, ours)| *ours)
-        })
+    BACKEND_NAMES.into_iter().find(|n| *n == name).or_else(|| {
+        SEED_ALIASES
+            .iter()
+            .find(|(seed, _)| *seed == name)
+            .map(|(_, ours)| *ours)
+    })
 }
 
 /// Opens backend `name` (case-insensitive) for `device`.
@@ -53,7 +50,9 @@ pub fn open_backend(name: &str, device: &Device) -> Result<Box<dyn ScanBackend>,
     if ours == "cuda" && given != "cuda" && matches!(device, Device::Cpu(_)) {
         return Ok(Box::new(UnavailableBackend {
             // Short enough for the row's 100 characters after "not implemented: ".
-            reason: format!("{given} needs a GPU: its counterpart is replay's cuda kernel (--device cuda)"),
+            reason: format!(
+                "{given} needs a GPU: its counterpart is replay's cuda kernel (--device cuda)"
+            ),
         }));
     }
     match ours {

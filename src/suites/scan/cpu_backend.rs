@@ -71,8 +71,7 @@ impl ScanBackend for CpuBackend {
 
 /// The bytes of what a call reads in place: the potentials (float32) and the lengths.
 pub fn input_bytes(problem: &ScanProblem) -> u64 {
-    (std::mem::size_of_val(problem.edge) + std::mem::size_of_val(problem.lengths.as_slice()))
-        as u64
+    (std::mem::size_of_val(problem.edge) + std::mem::size_of_val(problem.lengths.as_slice())) as u64
 }
 
 /// The problem stays where the caller keeps it: the CPU kernel reads it in place.

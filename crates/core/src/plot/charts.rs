@@ -180,7 +180,7 @@ fn log_key_points(
     data: impl Iterator<Item = f64>,
 ) -> Option<Vec<f64>> {
     let (lo, hi) = range;
-    if !log || !(lo > 0.0 && hi > lo) {
+    if !(log && lo > 0.0 && hi > lo) {
         return None;
     }
     let decades = (lo.log10().floor() as i32 + 1..=hi.log10().floor() as i32).count();
@@ -546,7 +546,10 @@ mod tests {
             log_key_points((0.3, 4.0), true, std::iter::empty()),
             Some(vec![0.5, 1.0, 2.0])
         );
-        assert_eq!(log_key_points((1.0, 1000.0), true, std::iter::empty()), None);
+        assert_eq!(
+            log_key_points((1.0, 1000.0), true, std::iter::empty()),
+            None
+        );
         assert_eq!(log_key_points((1.0, 2.0), false, std::iter::empty()), None);
         let svg = line_chart(&LineChart {
             title: "time".into(),

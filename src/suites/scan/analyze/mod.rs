@@ -144,13 +144,14 @@ pub fn run(
         let path = output_dir.join(&plot.file);
         write_atomic(&path, plot.svg.as_bytes()).map_err(|e| io_error(&path, e))?;
         files.push(path);
-        for format in extra_formats.iter().filter(|f| **f != formats::PlotFormat::Svg) {
+        for format in extra_formats
+            .iter()
+            .filter(|f| **f != formats::PlotFormat::Svg)
+        {
             let path = output_dir
                 .join(&plot.file)
                 .with_extension(format.extension());
-            let bytes = format
-                .render(&plot.svg)
-                .map_err(|e| io_error(&path, e))?;
+            let bytes = format.render(&plot.svg).map_err(|e| io_error(&path, e))?;
             write_atomic(&path, &bytes).map_err(|e| io_error(&path, e))?;
             files.push(path);
         }

@@ -8,8 +8,8 @@ use replay_core::measure::MonotonicClock;
 use replay_core::shard::Shard;
 use replay_core::suite::{CaseStatus, RunTally, Suite};
 
-use super::status::{seed_status, SUCCESS};
 use super::outputs::{FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV};
+use super::status::{seed_status, SUCCESS};
 use super::{ScanBenchSuite, ScanOutputs, COMMAND};
 use crate::pipeline::{CaseReporter, Observer, ShardRecord, SuiteCommand};
 use replay_core::measure::MeasureConfig;

@@ -53,7 +53,7 @@ impl CanonicalShape {
     pub fn canonical_kc(&self, k: usize, c: usize) -> (usize, usize) {
         let cost = |kk: usize, cc: usize| kk.abs_diff(k) as f64 + 0.5 * cc.abs_diff(c) as f64;
         (1..=self.kc)
-            .filter(|kk| self.kc % kk == 0)
+            .filter(|kk| self.kc.is_multiple_of(*kk))
             .map(|kk| (kk, self.kc / kk))
             .min_by(|a, b| cost(a.0, a.1).total_cmp(&cost(b.0, b.1)))
             .unwrap_or((k, c))
@@ -86,7 +86,10 @@ fn evenly_spaced(n: usize, count: usize) -> Vec<usize> {
 pub fn sample(configs: &[(usize, usize, usize)], sampling: Sampling) -> Vec<(usize, usize, usize)> {
     let mut groups: BTreeMap<CanonicalShape, Vec<usize>> = BTreeMap::new();
     for (i, &(t, k, c)) in configs.iter().enumerate() {
-        groups.entry(CanonicalShape::of(t, k, c)).or_default().push(i);
+        groups
+            .entry(CanonicalShape::of(t, k, c))
+            .or_default()
+            .push(i);
     }
     let shapes: Vec<&Vec<usize>> = groups.values().collect();
     let mut kept: Vec<usize> = evenly_spaced(shapes.len(), sampling.max_canonical_shapes)
@@ -131,9 +134,18 @@ mod tests {
 
     #[test]
     fn configurations_fall_in_the_seeds_buckets() {
-        assert_eq!(CanonicalShape::of(128, 4, 3), CanonicalShape { t: 128, kc: 12 });
-        assert_eq!(CanonicalShape::of(200, 8, 6), CanonicalShape { t: 256, kc: 48 });
-        assert_eq!(CanonicalShape::of(4096, 24, 12), CanonicalShape { t: 2048, kc: 288 });
+        assert_eq!(
+            CanonicalShape::of(128, 4, 3),
+            CanonicalShape { t: 128, kc: 12 }
+        );
+        assert_eq!(
+            CanonicalShape::of(200, 8, 6),
+            CanonicalShape { t: 256, kc: 48 }
+        );
+        assert_eq!(
+            CanonicalShape::of(4096, 24, 12),
+            CanonicalShape { t: 2048, kc: 288 }
+        );
         assert_eq!(CanonicalShape { t: 256, kc: 48 }.canonical_kc(8, 6), (8, 6));
         assert_eq!(CanonicalShape { t: 256, kc: 72 }.canonical_kc(8, 6), (8, 9));
     }
