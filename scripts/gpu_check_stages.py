@@ -17,6 +17,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIGNATURE_FILES = ("h100_bert_small_infer", "h100_vit_infer")
 
 
+def signed_error(part):
+    """replay's signed prediction error of a report part, under its name before or after issue 29."""
+    value = part.get("prediction_error_percent")
+    return part.get("error_percent") if value is None else value
+
+
 def bundle_dir():
     return os.environ.get("REPLAY_GPU_BUNDLE") or os.path.join(ROOT, "target/gpu-bundle")
 
@@ -215,8 +221,10 @@ def compare_summary(report):
     p = report.get("predictions", {})
     out = {
         "measured_us": report.get("full_model_inference_us"),
-        "sum_error_percent": (p.get("sum") or {}).get("error_percent"),
-        "timeline_error_percent": (p.get("timeline") or {}).get("error_percent"),
+        # replay's signed error (prediction - measured) / measured; `error_percent` in reports
+        # written before issue 29.
+        "sum_error_percent": signed_error(p.get("sum") or {}),
+        "timeline_error_percent": signed_error(p.get("timeline") or {}),
         "best": p.get("best"),
         "coverage": (report.get("coverage") or {}).get("replayed_share_of_trace_time"),
     }
@@ -297,7 +305,8 @@ def scan_summary(csv_path):
             key = f"{row['backend']}/{row['semiring']}/{row['phase']}"
             item = out.setdefault(key, {"status": {}, "times_ms": []})
             item["status"][row["status"]] = item["status"].get(row["status"], 0) + 1
-            if row["status"] == "ok" and row["time_ms_median"]:
+            # The seed's status words since issue 29 (`success`); `ok` in older files.
+            if row["status"] in ("success", "ok") and row["time_ms_median"]:
                 item["times_ms"].append(float(row["time_ms_median"]))
     for item in out.values():
         times = sorted(item.pop("times_ms"))
