@@ -21,29 +21,27 @@ import struct
 import sys
 import warnings
 
-import numpy as np
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bloom  # noqa: E402
-import zoo  # noqa: E402
-
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
+# torch (and numpy, and the models that need them) are imported only once the arguments and the
+# config have been checked: importing torch takes seconds, a usage error should not.
+import bloom_config  # noqa: E402
 from script_io import UsageError, make_out_folder  # noqa: E402
+
+DTYPES = ("bfloat16", "float16", "float32")
 
 
 # ---- safetensors -------------------------------------------------------------------------
 
-_NP_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
-              "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
+_NP_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "I64": "int64",
+              "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}
 
 
 def read_safetensors_py(path):
     """Pure Python reader: u64 little-endian header length, JSON header mapping each name to
     {dtype, shape, data_offsets: [begin, end]} (offsets relative to the end of the header),
     then the raw little-endian bytes. Returns {name: float32/int torch.Tensor}."""
+    import numpy as np
+    import torch
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
@@ -86,6 +84,7 @@ def load_checkpoint(model, weights_dir):
     """Copy an HF checkpoint's tensors into `model`, by name. HF names carry a
     `transformer.` prefix in BloomForCausalLM checkpoints and none in BloomModel ones;
     lm_head.weight, when saved, is the tied word_embeddings and is skipped."""
+    import torch
     files = sorted(glob.glob(os.path.join(weights_dir, "*.safetensors")))
     if not files:
         raise UsageError(f"--weights {weights_dir}: no *.safetensors files there")
@@ -124,22 +123,43 @@ def load_checkpoint(model, weights_dir):
 def resolve_config(args):
     """The BLOOM config of --model, --config or the --weights folder."""
     if args.model:
-        return bloom.CONFIGS[args.model]
+        return bloom_config.CONFIGS[args.model]
     path = args.config
     if not path and args.weights and os.path.isfile(os.path.join(args.weights, "config.json")):
         path = os.path.join(args.weights, "config.json")  # an HF checkpoint dir carries its config
     if not path:
         raise UsageError("give --model NAME or --config JSON")
     try:
-        return bloom.config_from_json(path)
+        return bloom_config.config_from_json(path)
     except (OSError, ValueError) as e:  # json.JSONDecodeError is a ValueError
         raise UsageError(f"bad config file {path}: {e}")
 
 
-def build_model(args):
-    """(model with its weights, zoo entry) for --model NAME, or a BLOOM of --config/--weights."""
+def check_usage(args):
+    """Everything that can be refused without torch: --out, --seq-len, --model with --config,
+    the config itself and a --weights folder without checkpoint files."""
+    # Before the model is built: an --out that can never be written.
+    if os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out} is a folder; give the name of the .pt file to write")
+    make_out_folder(args.out)
+    if args.seq_len < 1:
+        raise UsageError("--seq-len must be at least 1")
     if args.model and args.config:
         raise UsageError("give --model or --config, not both")
+    if args.model and args.model not in bloom_config.CONFIGS:
+        if args.weights:
+            raise UsageError(f"--weights loads BLOOM checkpoints; {args.model} takes random weights only")
+    else:
+        resolve_config(args)
+    if args.weights and not glob.glob(os.path.join(args.weights, "*.safetensors")):
+        raise UsageError(f"--weights {args.weights}: no *.safetensors files there")
+
+
+def build_model(args):
+    """(model with its weights, zoo entry) for --model NAME, or a BLOOM of --config/--weights."""
+    import bloom
+    import zoo
+
     if args.model and args.model not in zoo.MODELS:
         raise UsageError(f"unknown model {args.model!r}; known: {', '.join(zoo.MODELS)}")
     if args.model and args.model not in bloom.CONFIGS:
@@ -156,14 +176,11 @@ def build_model(args):
 
 
 def export(args):
-    # Before the model is built: an --out that can never be written.
-    if os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out} is a folder; give the name of the .pt file to write")
-    make_out_folder(args.out)
-    if args.seq_len < 1:
-        raise UsageError("--seq-len must be at least 1")
+    check_usage(args)
+    import torch
+
     model, entry = build_model(args)
-    dtype = DTYPES[args.dtype]
+    dtype = getattr(torch, args.dtype)
     model = model.to(dtype).eval()
 
     g = torch.Generator().manual_seed(args.seed)
@@ -193,11 +210,11 @@ def export(args):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", help=f"one of {', '.join(zoo.MODELS)}")
+    p.add_argument("--model", help="a model of the zoo (scripts/zoo.py), e.g. bloom-560m or gpt2-small")
     p.add_argument("--config", help="HF-style BLOOM config.json (n_layer, hidden_size, n_head, vocab_size, ...)")
     p.add_argument("--out", required=True, help="output TorchScript file (.pt)")
     p.add_argument("--weights", help="local HF checkpoint directory with *.safetensors")
-    p.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    p.add_argument("--dtype", choices=DTYPES, default="float32")
     p.add_argument("--seq-len", type=int, default=5, help="example input length for tracing")
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights and example input")
     args = p.parse_args(argv)

@@ -37,11 +37,35 @@ pub fn check_model_file(path: &Path) -> Result<()> {
         Err(_) => "no such model file",
         Ok(meta) if meta.is_dir() => "is a folder, not a model file",
         Ok(meta) if meta.len() == 0 => "is empty (0 bytes), not a TorchScript model",
-        Ok(_) => return Ok(()),
+        Ok(_) => return check_archive(path),
     };
     Err(Error::from(replay_core::Error::BadInput {
         path: path.to_path_buf(),
         message: format!("{problem} (export one with `replay export`)"),
+    }))
+}
+
+/// A zip archive's first bytes: a local file header, or the end record of an empty archive.
+const ZIP_MAGICS: [&[u8; 4]; 2] = [b"PK\x03\x04", b"PK\x05\x06"];
+
+/// Refuses a non-empty file that is not a zip archive, which no TorchScript model is: found
+/// here in microseconds rather than by a loader (libtorch, or Python importing torch for
+/// `capture`, seconds) that would say less. Missing, unreadable and empty files pass; the
+/// loader names those.
+pub fn check_archive(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4);
+    let read = std::fs::File::open(path).and_then(|f| f.take(4).read_to_end(&mut head));
+    if read.is_err() || head.is_empty() || ZIP_MAGICS.iter().any(|m| head == m.as_slice()) {
+        return Ok(());
+    }
+    Err(Error::from(replay_core::Error::BadInput {
+        path: path.to_path_buf(),
+        message: format!(
+            "cannot load it: not a TorchScript model (those are zip archives; this file starts \
+             with {:?}); export one with `replay export`",
+            String::from_utf8_lossy(&head)
+        ),
     }))
 }
 

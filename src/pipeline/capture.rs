@@ -9,6 +9,8 @@ use super::options::CaptureOptions;
 /// Writes the trace of `options.model` to `options.out`; the script's own report (which step
 /// it kept, where the trace went) reaches `observer` as a result.
 pub fn run(options: &CaptureOptions, observer: &mut dyn Observer) -> anyhow::Result<()> {
+    // A file that is no model at all is refused before Python spends seconds importing torch.
+    crate::model::torchscript::check_archive(&options.model)?;
     run_script_lines("capture_trace.py", &script_args(options), &mut |line| {
         observer.result(line)
     })?;
