@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 
 /// The variable that points replay at another `scripts/` folder: a binary carried to another
 /// machine (the GPU bundle) has its build checkout's path compiled in, which does not exist there.
-pub const SCRIPTS_DIR_VAR: &str = "REPLAY_SCRIPTS_DIR";
+/// (One name with the core, which finds the shipped data beside that folder.)
+pub use replay_core::shipped::SCRIPTS_DIR_VAR;
 /// The variable that names the Python interpreter (one whose torch matches the libtorch the
 /// binary was built against); on the GPU machines that is the system `python3`.
 pub const PYTHON_VAR: &str = "REPLAY_PYTHON";

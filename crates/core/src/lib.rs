@@ -15,6 +15,7 @@ pub mod predict;
 pub mod report;
 pub mod results;
 pub mod shard;
+pub mod shipped;
 pub mod signature;
 pub mod suite;
 pub mod trace;

@@ -65,8 +65,21 @@ pub struct PredictArgs {
     pub json: bool,
 }
 
-/// Where `--profile` looks for the trace's own device's profile.
-const PROFILES_DIR: &str = "profiles";
+/// Where `--profile` looks for the trace's own device's profile: `profiles/` in the working
+/// directory (the user's own), then the profiles that ship with replay, found from anywhere.
+fn profile_dirs() -> Vec<PathBuf> {
+    let local = PathBuf::from(crate::shipped::PROFILES_DIR);
+    let shipped = crate::shipped::shipped_file(crate::shipped::PROFILES_DIR);
+    let same = match (local.canonicalize(), shipped.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        vec![local]
+    } else {
+        vec![local, shipped]
+    }
+}
 
 /// The name of the first device in the trace's `deviceProperties`.
 fn trace_device_name(trace: &Trace) -> Option<String> {
@@ -95,12 +108,23 @@ fn hardware_what_if(args: &PredictArgs, trace: &Trace) -> crate::Result<Option<W
                 path: args.trace.clone(),
                 message: "it names no device (no deviceProperties): give --source-profile".into(),
             })?;
-            find_profile(std::path::Path::new(PROFILES_DIR), &device)?.ok_or_else(|| {
+            let dirs = profile_dirs();
+            let mut found = None;
+            for dir in &dirs {
+                found = find_profile(dir, &device)?;
+                if found.is_some() {
+                    break;
+                }
+            }
+            found.ok_or_else(|| {
+                let looked: Vec<String> =
+                    dirs.iter().map(|d| format!("{}/", d.display())).collect();
                 crate::Error::BadInput {
                     path: args.trace.clone(),
                     message: format!(
-                        "no profile in {PROFILES_DIR}/ stands for its device '{device}': give \
-                         --source-profile (or add '{device}' to a profile's device_names)"
+                        "no profile in {} stands for its device '{device}': give \
+                         --source-profile (or add '{device}' to a profile's device_names)",
+                        looked.join(" or ")
                     ),
                 }
             })?

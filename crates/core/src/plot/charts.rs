@@ -439,7 +439,11 @@ pub fn heatmap(map: &Heatmap) -> Result<String, ChartError> {
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(90)
-            .build_cartesian_2d((0..n_cols).into_segmented(), (0..n_rows).into_segmented())
+            // A segmented integer range holds both its ends (0..n is n + 1 cells): 0..n-1 is n.
+            .build_cartesian_2d(
+                (0..n_cols - 1).into_segmented(),
+                (0..n_rows - 1).into_segmented(),
+            )
             .map_err(|e| error(title, e))?;
         ctx.configure_mesh()
             .label_style(("sans-serif", 15))
@@ -472,8 +476,12 @@ pub fn heatmap(map: &Heatmap) -> Result<String, ChartError> {
                 };
                 ctx.draw_series(std::iter::once(Rectangle::new(cell.clone(), fill.filled())))
                     .map_err(|e| error(title, e))?;
-                ctx.draw_series(std::iter::once(Rectangle::new(cell, WHITE.stroke_width(1))))
-                    .map_err(|e| error(title, e))?;
+                // Grey borders: a cell at the centre value is white and would vanish otherwise.
+                ctx.draw_series(std::iter::once(Rectangle::new(
+                    cell,
+                    RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1),
+                )))
+                .map_err(|e| error(title, e))?;
                 if let Some(v) = value.filter(|v| v.is_finite()) {
                     ctx.draw_series(std::iter::once(Text::new(
                         format!("{v:.2}"),
@@ -588,6 +596,78 @@ mod tests {
         })
         .unwrap();
         assert!(is_svg(&svg) && svg.contains("no data to draw"));
+    }
+
+    /// The numbers of `key="…"` in an SVG element.
+    fn attr(element: &str, key: &str) -> Option<f64> {
+        let start = element.find(&format!(" {key}=\""))? + key.len() + 3;
+        let end = start + element[start..].find('"')?;
+        element[start..end].parse().ok()
+    }
+
+    #[test]
+    fn heatmap_cells_fill_the_axes_with_no_empty_row_or_column() {
+        // A segmented range 0..n has n + 1 cells: the map once drew an empty row and column.
+        let svg = heatmap(&Heatmap {
+            title: "ratio".into(),
+            x_label: "KC".into(),
+            y_label: "backend".into(),
+            columns: vec!["12".into(), "24".into()],
+            rows: vec!["cpu".into(), "torch".into()],
+            values: vec![vec![Some(0.01), Some(0.02)], vec![Some(1.0), Some(1.0)]],
+            centre: 1.0,
+        })
+        .unwrap();
+        // The filled cells (the background is the one at x = 0).
+        let cells: Vec<(f64, f64, f64, f64)> = svg
+            .split('<')
+            .filter(|e| e.starts_with("rect ") && e.contains("stroke=\"none\""))
+            .filter_map(|e| {
+                Some((
+                    attr(e, "x")?,
+                    attr(e, "y")?,
+                    attr(e, "width")?,
+                    attr(e, "height")?,
+                ))
+            })
+            .filter(|c| c.0 > 0.0)
+            .collect();
+        assert_eq!(cells.len(), 4, "{cells:?}");
+        let right = cells.iter().map(|c| c.0 + c.2).fold(0.0, f64::max);
+        let top = cells.iter().map(|c| c.1).fold(f64::MAX, f64::min);
+        // The axes: the y axis is the vertical polyline from the top of the plot, the x axis
+        // the horizontal one to its right end.
+        let lines: Vec<Vec<(f64, f64)>> = svg
+            .split("points=\"")
+            .skip(1)
+            .map(|rest| {
+                rest[..rest.find('"').unwrap()]
+                    .split_whitespace()
+                    .filter_map(|p| {
+                        let (x, y) = p.split_once(',')?;
+                        Some((x.parse().ok()?, y.parse().ok()?))
+                    })
+                    .collect()
+            })
+            .collect();
+        let axis_top = lines
+            .iter()
+            .filter(|l| l.len() == 2 && l[0].0 == l[1].0)
+            .map(|l| l[0].1.min(l[1].1))
+            .fold(f64::MAX, f64::min);
+        let axis_right = lines
+            .iter()
+            .filter(|l| l.len() == 2 && l[0].1 == l[1].1)
+            .map(|l| l[0].0.max(l[1].0))
+            .fold(0.0, f64::max);
+        assert!(
+            (right - axis_right).abs() <= 2.0,
+            "cells end at {right}, the x axis at {axis_right}"
+        );
+        assert!(
+            (top - axis_top).abs() <= 2.0,
+            "cells start at {top}, the y axis at {axis_top}"
+        );
     }
 
     #[test]

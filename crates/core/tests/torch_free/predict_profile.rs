@@ -78,3 +78,41 @@ fn a_trace_without_a_device_or_a_bad_profile_exits_2_naming_the_file() {
                 .and(predicate::str::contains("not a calibration profile")),
         );
 }
+
+#[test]
+fn the_traces_own_profile_is_found_from_any_directory_and_a_local_one_comes_first() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let a100 = common::repo_root().join("profiles/a100_sxm4_40gb_datasheet.json");
+    let run = |dir: &std::path::Path| {
+        let out = replay()
+            .current_dir(dir)
+            .args(["predict", "--json", "--profile"])
+            .arg(&a100)
+            .arg("--trace")
+            .arg(shared("h100_bert_small_infer.json.gz"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let p: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        p["what_ifs"][0]["expression"].as_str().unwrap().to_string()
+    };
+    // No profiles/ here: the shipped H100 profile stands for the trace's device.
+    assert!(
+        run(elsewhere.path()).contains("(from NVIDIA H100"),
+        "{}",
+        run(elsewhere.path())
+    );
+    // A profiles/ of the user's own that names the device wins over the shipped one.
+    let mine = elsewhere.path().join("profiles");
+    std::fs::create_dir(&mine).unwrap();
+    let shipped = common::repo_root().join("profiles/h100_sxm_datasheet.json");
+    let mut profile: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shipped).unwrap()).unwrap();
+    profile["metadata"]["hardware_name"] = serde_json::json!("my own H100 profile");
+    std::fs::write(mine.join("h100.json"), profile.to_string()).unwrap();
+    let expression = run(elsewhere.path());
+    assert!(
+        expression.contains("(from my own H100 profile"),
+        "{expression}"
+    );
+}
