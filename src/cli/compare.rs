@@ -27,7 +27,7 @@ pub struct CompareArgs {
     pub kernels: Option<PathBuf>,
 
     /// Time budget per signature, warm-up included, in seconds
-    #[arg(long, default_value_t = DEFAULT_MAX_TIME_PER_KERNEL_S, value_name = "S")]
+    #[arg(long = "max-time", visible_alias = "max-time-per-kernel", default_value_t = DEFAULT_MAX_TIME_PER_KERNEL_S, value_name = "S")]
     pub max_time_per_kernel: f64,
 
     /// Interleaved rounds per signature in the isolated replay (see `replay isolated --help`)

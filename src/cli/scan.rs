@@ -49,7 +49,7 @@ pub struct ScanArgs {
     pub time: bool,
 
     /// Time budget of --time, in seconds
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    #[arg(long = "max-time", visible_alias = "time-budget", default_value_t = 1.0, value_name = "SECONDS")]
     pub time_budget: f64,
 
     #[command(flatten)]
@@ -70,7 +70,7 @@ fn parse_phase(text: &str) -> Result<Phase, String> {
 pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
     if !(args.time_budget.is_finite() && args.time_budget > 0.0) {
         return Err(crate::suites::scan::ScanError::InvalidInput(format!(
-            "--time-budget must be a positive number of seconds, not {}",
+            "--max-time must be a positive number of seconds, not {}",
             args.time_budget
         ))
         .into());
