@@ -49,7 +49,12 @@ pub struct ScanArgs {
     pub time: bool,
 
     /// Time budget of --time, in seconds
-    #[arg(long = "max-time", visible_alias = "time-budget", default_value_t = 1.0, value_name = "SECONDS")]
+    #[arg(
+        long = "max-time",
+        visible_alias = "time-budget",
+        default_value_t = 1.0,
+        value_name = "SECONDS"
+    )]
     pub time_budget: f64,
 
     #[command(flatten)]

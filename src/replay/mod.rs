@@ -11,4 +11,5 @@ pub mod rotating_op;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;
+pub mod tier4_generated;
 pub mod value_rules;
