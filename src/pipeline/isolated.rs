@@ -263,7 +263,9 @@ pub fn summary(
         .results
         .iter()
         .filter_map(|r| r.predicted_us.map(|p| p * r.count as f64))
-        .sum();
+        .sum::<f64>()
+        // An empty sum is -0.0, which would print as "-0.0 us".
+        + 0.0;
     let _ = writeln!(out, "sum of isolated medians x counts: {predicted:.1} us");
     // A probe that failed part-way leaves the signatures measured before it with energy and
     // the rest without: say so here, not only in the results' rows.

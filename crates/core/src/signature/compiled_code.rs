@@ -9,7 +9,6 @@
 
 use crate::trace::{Category, ExecutionId, FxHashMap, Nanos, Trace};
 
-use super::generated::{inductor_cpp_op, triton_kernel};
 use super::schema::CompiledCode;
 
 /// Prefix of Dynamo's span around a compiled frame's call.
@@ -26,13 +25,13 @@ pub fn is_compiled_region(name: &str) -> bool {
         || name == COMPILED_FUNCTION_BACKWARD
 }
 
-/// Whether a host event is recorded work that covers time inside a compiled region: an
-/// operator (`aten::addmm`), a generated kernel's own event, or a CUDA runtime/driver call.
+/// Whether a host event is recorded and covers time inside a compiled region: any op
+/// (`aten::addmm`, a generated kernel's own event, the wrapper's `Pregraph bytecode`) other
+/// than the regions themselves, or a CUDA runtime/driver call. A `record_function`
+/// annotation (`## Call CompiledFxGraph … ##`) spans the whole graph and covers nothing.
 fn covers(category: Category, name: &str) -> bool {
     match category {
-        Category::CpuOp => {
-            name.contains("::") || inductor_cpp_op(name).is_some() || triton_kernel(name).is_some()
-        }
+        Category::CpuOp => !is_compiled_region(name),
         Category::CudaRuntime | Category::CudaDriver => true,
         _ => false,
     }
