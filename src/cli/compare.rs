@@ -47,6 +47,12 @@ pub struct CompareArgs {
     /// prediction of those that cannot be replayed (as `replay isolated --profile`)
     #[arg(long, value_name = "PROFILE.json")]
     pub profile: Option<PathBuf>,
+
+    /// The Inductor cache `replay capture --compile` kept (the `inductor/` folder holding
+    /// kernels.json) that generated kernels are found in and replayed from [default:
+    /// inductor/ beside the trace]
+    #[arg(long, value_name = "DIR")]
+    pub inductor_cache: Option<PathBuf>,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -60,6 +66,7 @@ impl From<CompareArgs> for CompareOptions {
             cold: args.cold,
             perfetto: args.perfetto,
             profile: args.profile,
+            inductor_cache: args.inductor_cache,
         }
     }
 }

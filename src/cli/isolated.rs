@@ -57,6 +57,11 @@ pub struct IsolatedArgs {
     /// replayed are predicted by it (status `estimated`)
     #[arg(long, value_name = "PROFILE.json")]
     pub profile: Option<PathBuf>,
+
+    /// The Inductor cache `replay capture --compile` kept (the `inductor/` folder holding
+    /// kernels.json) that generated kernels (tier 4) are replayed from
+    #[arg(long, value_name = "DIR")]
+    pub inductor_cache: Option<PathBuf>,
 }
 
 impl From<IsolatedArgs> for IsolatedOptions {
@@ -77,6 +82,7 @@ impl From<IsolatedArgs> for IsolatedOptions {
             energy: args.energy.into(),
             profile: args.profile,
             shard: replay_core::shard::Shard::WHOLE,
+            inductor_cache: args.inductor_cache,
         }
     }
 }

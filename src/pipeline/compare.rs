@@ -75,7 +75,12 @@ pub fn run(
     let file = match (&loaded_trace, &trace_path) {
         (Some(t), Some(path)) => {
             observer.stage_started(Stage::Classify, &path.display().to_string());
-            let file = signature::classify(t, path);
+            let file = replay_core::inductor::classify_with_cache(
+                t,
+                path,
+                options.inductor_cache.as_deref(),
+            )
+            .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
             export::write_atomic(&sig_path, &export::json::to_bytes(&file))?;
             observer.stage_finished(Stage::Classify);
             file

@@ -65,7 +65,7 @@ impl SuiteCommand for IsolatedCommand {
             observer,
             |_, _| ControlFlow::Continue(()),
         )?;
-        observer.result(&summary(&results, options));
+        observer.result(&summary(&file, &results, options));
         self.done = Some((file, results));
         Ok(())
     }
@@ -222,7 +222,11 @@ pub fn replay(
 
 /// What `replay isolated` reports: the statuses, coverage, the sum of the parts, energy, the
 /// first failures and where the files are.
-pub fn summary(results: &IsolatedResults, options: &IsolatedOptions) -> String {
+pub fn summary(
+    file: &signature::SignatureFile,
+    results: &IsolatedResults,
+    options: &IsolatedOptions,
+) -> String {
     let mut out = String::new();
     let count = |s: Status| results.results.iter().filter(|r| r.status == s).count();
     let _ = writeln!(
@@ -250,15 +254,18 @@ pub fn summary(results: &IsolatedResults, options: &IsolatedOptions) -> String {
     if trace_total > 0.0 {
         let _ = writeln!(
             out,
-            "coverage: {:.1}% of the trace's time replayed",
-            100.0 * covered / trace_total
+            "coverage: {} of the trace's time replayed{}",
+            replay_core::report::percent_text(covered / trace_total),
+            replay_core::report::unseen_in_file(file)
         );
     }
     let predicted: f64 = results
         .results
         .iter()
         .filter_map(|r| r.predicted_us.map(|p| p * r.count as f64))
-        .sum();
+        .sum::<f64>()
+        // An empty sum is -0.0, which would print as "-0.0 us".
+        + 0.0;
     let _ = writeln!(out, "sum of isolated medians x counts: {predicted:.1} us");
     // A probe that failed part-way leaves the signatures measured before it with energy and
     // the rest without: say so here, not only in the results' rows.

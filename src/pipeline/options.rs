@@ -136,6 +136,9 @@ pub struct IsolatedOptions {
     /// The units this run replays (`--shard I/N`, which the suite driver resolves; the
     /// whole file by default).
     pub shard: replay_core::shard::Shard,
+    /// The kept Inductor cache (`--inductor-cache DIR`) that tier-4 signatures are replayed
+    /// from.
+    pub inductor_cache: Option<PathBuf>,
 }
 
 impl Default for IsolatedOptions {
@@ -154,6 +157,7 @@ impl Default for IsolatedOptions {
             energy: EnergyOptions::default(),
             profile: None,
             shard: replay_core::shard::Shard::WHOLE,
+            inductor_cache: None,
         }
     }
 }
@@ -212,6 +216,9 @@ pub struct CompareOptions {
     pub perfetto: Option<PathBuf>,
     /// The isolated replay's `--profile`.
     pub profile: Option<PathBuf>,
+    /// The kept Inductor cache of the trace (`--inductor-cache DIR`; default `inductor/`
+    /// beside the trace).
+    pub inductor_cache: Option<PathBuf>,
 }
 
 impl Default for CompareOptions {
@@ -225,6 +232,7 @@ impl Default for CompareOptions {
             cold: false,
             perfetto: None,
             profile: None,
+            inductor_cache: None,
         }
     }
 }
@@ -260,6 +268,7 @@ impl CompareOptions {
             threads: None,
             energy: self.run.energy.clone(),
             profile: self.profile.clone(),
+            inductor_cache: self.inductor_cache.clone(),
             ..IsolatedOptions::default()
         }
     }

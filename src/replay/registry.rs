@@ -88,6 +88,10 @@ impl From<MeasureError> for SetupError {
     }
 }
 
+/// Why a tier-4 signature is not replayed (yet): its code is Inductor's, not libtorch's.
+pub const GENERATED_UNSUPPORTED: &str = "generated kernels are replayed from the kept Inductor \
+     cache (capture with `replay capture --compile`, or give --inductor-cache DIR)";
+
 /// How a unit is replayed on a device, for reports.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Method(pub String);
@@ -105,7 +109,10 @@ pub fn replay_units(file: &SignatureFile) -> Vec<ReplayUnit> {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for (i, sig) in sigs.iter().enumerate() {
-        let groupable = sig.unit == Unit::Kernel && sig.tier != Tier::Copy;
+        // A generated kernel is replayed alone: the op around it (its launcher, or the
+        // compiled region) is no libtorch op that would replay it.
+        let groupable =
+            sig.unit == Unit::Kernel && !matches!(sig.tier, Tier::Copy | Tier::Generated);
         match group_key(sig).filter(|_| groupable) {
             Some(key) => {
                 if !groups.contains_key(&key) {
@@ -212,7 +219,8 @@ pub fn target_for(
     device: &Device,
 ) -> Result<(Box<dyn Target>, Method), SetupError> {
     let sig = &file.signatures[unit.lead];
-    if !sig.replayable && unit.tier != Tier::Op {
+    // Tier 4 says how its kernels are replayed, whether or not the cache was at hand.
+    if !sig.replayable && !matches!(unit.tier, Tier::Op | Tier::Generated) {
         return Err(SetupError::Unsupported(
             sig.reason
                 .clone()
@@ -286,6 +294,7 @@ pub fn target_for(
                 }
             }
         }
+        Tier::Generated => Err(SetupError::Unsupported(GENERATED_UNSUPPORTED.into())),
         Tier::Op => {
             let (op_name, inputs) = match (&sig.op, sig.unit) {
                 (Some(op), _) => (op.name.clone(), recorded_inputs(sig)),

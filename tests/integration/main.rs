@@ -18,6 +18,7 @@ mod cluster_templates;
 mod compare_pipeline;
 mod energy_isolated;
 mod gemm_cublas_mapping;
+mod isolated_generated;
 mod isolated_profile;
 mod mhc_bench_cli;
 mod mhc_profiled_module;

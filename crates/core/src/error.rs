@@ -18,6 +18,11 @@ pub enum Error {
     #[error(transparent)]
     SignatureFile(#[from] crate::signature::SignatureFileError),
 
+    /// A `kernels.json` of a kept Inductor cache that cannot be used (the message names
+    /// the file).
+    #[error(transparent)]
+    InductorKernels(#[from] crate::inductor::KernelsFileError),
+
     /// An energy probe could not be opened or read.
     #[error(transparent)]
     Energy(#[from] crate::energy::EnergyError),
@@ -52,6 +57,7 @@ impl Error {
             Error::BadInput { .. }
             | Error::Trace(_)
             | Error::SignatureFile(_)
+            | Error::InductorKernels(_)
             | Error::Shard(_)
             | Error::Output { .. } => true,
             Error::Energy(e) => e.is_usage_error(),

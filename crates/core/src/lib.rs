@@ -9,6 +9,7 @@ pub mod energy;
 pub mod error;
 pub mod exit;
 pub mod export;
+pub mod inductor;
 pub mod measure;
 pub mod plot;
 pub mod predict;

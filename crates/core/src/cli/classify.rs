@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::export;
-use crate::signature;
+use crate::inductor;
 use crate::trace;
 
 #[derive(Debug, Args)]
@@ -21,6 +21,12 @@ pub struct ClassifyArgs {
     /// Print the signature file to stdout instead of the table
     #[arg(long)]
     pub json: bool,
+
+    /// The Inductor cache `replay capture --compile` kept (its `inductor/` folder, holding
+    /// kernels.json), naming where each generated kernel's code is [default: inductor/ beside
+    /// the trace, when there is one]
+    #[arg(long, value_name = "DIR")]
+    pub inductor_cache: Option<PathBuf>,
 }
 
 /// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`.
@@ -38,7 +44,8 @@ pub fn default_output(trace: &Path) -> PathBuf {
 
 pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
     let loaded = trace::load(&args.trace).map_err(crate::Error::from)?;
-    let file = signature::classify(&loaded, &args.trace);
+    let file = inductor::classify_with_cache(&loaded, &args.trace, args.inductor_cache.as_deref())
+        .map_err(crate::Error::from)?;
     let out = args
         .out
         .clone()

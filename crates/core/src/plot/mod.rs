@@ -26,10 +26,10 @@ pub fn escape(text: &str) -> String {
 
 /// The colour of work of replay tier 1, 2 or 3; grey for anything else (host time,
 /// unattributed work). One palette for every chart, so a tier looks the same everywhere.
-pub const TIER_COLOURS: [&str; 4] = ["#9aa0a6", "#4e79a7", "#f28e2b", "#59a14f"];
+pub const TIER_COLOURS: [&str; 5] = ["#9aa0a6", "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1"];
 
 pub fn tier_colour(tier: Option<u8>) -> &'static str {
-    TIER_COLOURS[tier.map_or(0, |t| (t as usize).min(3))]
+    TIER_COLOURS[tier.map_or(0, |t| (t as usize).min(4))]
 }
 
 /// A time in µs, short: `0.85 us`, `12.3 us`, `4.21 ms`, `1.50 s`.

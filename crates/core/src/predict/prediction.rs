@@ -9,7 +9,8 @@ use crate::trace::{Nanos, Platform, Trace};
 
 use super::simulate::{mean, SimulatedStep, Simulation};
 use super::skeleton::{Skeleton, StepSkeleton};
-use super::steps::StepSource;
+use super::steps::{step_windows, StepSource};
+use crate::signature::compiled_code::compiled_code;
 
 /// One step's numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,11 @@ pub struct StepPrediction {
     pub host_ops: u64,
     pub activities: u64,
     pub broken_dependencies: u64,
+    /// Time inside torch.compile'd regions of the step that no recorded op covers
+    /// (uninstrumented compiled code: the timeline keeps it as host time between ops, but it
+    /// is no framework overhead). Absent when the step has no compiled region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uninstrumented_compiled_us: Option<f64>,
 }
 
 /// The prediction for a trace: means over its steps, and each step.
@@ -64,6 +70,10 @@ pub struct Prediction {
     pub gpu_busy_fraction: f64,
     /// Invocations whose duration came from replayed timings (0 for the self-check).
     pub overridden_invocations: u64,
+    /// Mean over the steps of their uninstrumented compiled code (see
+    /// [`StepPrediction::uninstrumented_compiled_us`]); absent without compiled regions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uninstrumented_compiled_us: Option<f64>,
     pub steps: Vec<StepPrediction>,
 }
 
@@ -114,6 +124,7 @@ fn step_prediction(step: &StepSkeleton, simulated: &SimulatedStep) -> StepPredic
         host_ops: step.host_op_count() as u64,
         activities: step.activities.len() as u64,
         broken_dependencies: simulated.broken_dependencies,
+        uninstrumented_compiled_us: None,
     }
 }
 
@@ -141,16 +152,37 @@ impl Prediction {
             kernel_sum_error_percent: error_percent(kernel_sum, measured),
             gpu_busy_fraction: fraction(busy as f64, predicted_total as f64),
             overridden_invocations: pairs().map(|(_, s)| s.overridden_invocations).sum(),
+            uninstrumented_compiled_us: None,
             steps: pairs()
                 .map(|(step, simulated)| step_prediction(step, simulated))
                 .collect(),
         }
     }
 
-    /// Names the trace the prediction is for.
+    /// Names the trace the prediction is for, and gives each step its uninstrumented
+    /// compiled code.
     pub fn for_trace(mut self, trace: &Trace) -> Prediction {
         self.trace = Some(trace.source.path.display().to_string());
         self.platform = Some(trace.platform);
+        let (_, windows) = step_windows(trace);
+        for step in &mut self.steps {
+            if let Some(window) = windows.iter().find(|w| w.name == step.name) {
+                step.uninstrumented_compiled_us =
+                    compiled_code(trace, &[(window.start_ns, window.end_ns)])
+                        .map(|c| c.uninstrumented_us);
+            }
+        }
+        let per_step: Vec<f64> = self
+            .steps
+            .iter()
+            .filter_map(|s| s.uninstrumented_compiled_us)
+            .collect();
+        if !per_step.is_empty() {
+            // Over every step: a step without compiled code has none.
+            let total: f64 = per_step.iter().sum();
+            self.uninstrumented_compiled_us =
+                Some(us((1000.0 * total / self.steps.len() as f64).round()));
+        }
         self
     }
 
@@ -209,6 +241,20 @@ impl Prediction {
             "  GPU busy                             {:>12.1} % of the predicted step",
             100.0 * self.gpu_busy_fraction
         );
+        if let Some(unseen) = self.uninstrumented_compiled_us {
+            let share = if self.measured_us > 0.0 {
+                unseen / self.measured_us
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                text,
+                "  uninstrumented compiled code         {:>12.1} us   ({} of the measured step: \
+                 inside torch.compile regions, no recorded op covers it; not framework time)",
+                unseen,
+                crate::report::percent_text(share)
+            );
+        }
         if self.steps.len() > 1 {
             let _ = writeln!(
                 text,

@@ -11,7 +11,7 @@ use super::comparison::{
 use super::signature_label::signature_label;
 use crate::results::full_model::FullModelTiming;
 use crate::results::isolated::{IsolatedResults, SignatureResult, Status};
-use crate::signature::schema::{SignatureFile, Tier, Unit};
+use crate::signature::schema::{GeneratedKind, SignatureFile, Tier, Unit};
 
 /// The seed's `error_percent`: (measured − predicted) / measured × 100, positive when the
 /// prediction falls short (the opposite sign to [`error_percent`]).
@@ -142,7 +142,7 @@ pub fn aggregate(
         invocations: results.results.iter().map(|r| r.count).sum(),
         tier_breakdown: tiers(file, results, sum),
         top_signatures: top_signatures(results, &labels),
-        coverage: coverage(results),
+        coverage: coverage(file, results),
         trace_self_check: ctx.self_check,
         timeline_interruptions: ctx.timeline_interruptions,
         energy: None,
@@ -183,6 +183,23 @@ fn tiers(file: &SignatureFile, results: &IsolatedResults, sum: f64) -> Tiers {
             "libtorch dispatcher (aten ops by name)",
             sum,
         ),
+        tier4_generated: results
+            .results
+            .iter()
+            .any(|r| r.tier == Tier::Generated)
+            .then(|| {
+                let triton = file.signatures.iter().any(|s| {
+                    s.generated
+                        .as_ref()
+                        .is_some_and(|g| g.kind == GeneratedKind::Triton)
+                });
+                let method = if triton {
+                    "triton kernel"
+                } else {
+                    "inductor C++ kernel"
+                };
+                tier_breakdown(results, Tier::Generated, method, sum)
+            }),
     }
 }
 
@@ -266,8 +283,9 @@ fn signature_times(
     signature_times
 }
 
-/// The share of the trace's time that replayed, and the signatures that did not.
-fn coverage(results: &IsolatedResults) -> Coverage {
+/// The share of the trace's time that replayed, the signatures that did not, and the
+/// compiled code no recorded op covers.
+fn coverage(file: &SignatureFile, results: &IsolatedResults) -> Coverage {
     let trace_total: f64 = results.results.iter().map(|r| r.trace_total_us).sum();
     let replayed: f64 = results
         .results
@@ -288,11 +306,17 @@ fn coverage(results: &IsolatedResults) -> Coverage {
         })
         .collect();
     Coverage {
+        // `+ 0.0`: an empty sum is -0.0, which would print as "-0.0%".
         replayed_share_of_trace_time: if trace_total > 0.0 {
-            replayed / trace_total
+            replayed / trace_total + 0.0
         } else {
             0.0
         },
+        uninstrumented_compiled_us: file.compiled_code.as_ref().map(|c| c.uninstrumented_us),
+        unseen_share_of_step: file
+            .compiled_code
+            .as_ref()
+            .map(|c| c.uninstrumented_share()),
         accounting: "signatures that did not replay enter both predictions with their trace \
                      time, or with the roofline estimate of a calibration profile (status \
                      `estimated`, `--profile`)"
@@ -703,5 +727,43 @@ mod tests {
         let text = serde_json::to_string(&report).unwrap();
         assert!(!text.contains("-0.0"), "no negative zero printed");
         assert_eq!(report.tier_breakdown.tier2_cublas.share, 1.0);
+    }
+
+    /// The issue's case: the Triton kernel of the real A100 trace does not replay, so nothing
+    /// of the trace replayed; coverage reads 0.0%, never -0.0%, and says what of the step no
+    /// recorded op covered.
+    #[test]
+    fn a_trace_that_replayed_nothing_has_zero_coverage_and_names_its_unseen_compiled_code() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/traces/kineto/a100_triton_example.json.gz");
+        let trace = crate::trace::load(&path).expect("the shared A100 Triton trace");
+        let file = crate::signature::classify(&trace, &path);
+        let results = isolated(
+            file.signatures
+                .iter()
+                .map(|s| result(s, Outcome::Unsupported, &s.id))
+                .collect(),
+        );
+        let report = aggregate(&file, &results, &full_model(100.0), context(None));
+        let coverage = report.coverage.replayed_share_of_trace_time;
+        assert!(coverage == 0.0 && coverage.is_sign_positive());
+        let generated = report
+            .tier_breakdown
+            .tier4_generated
+            .as_ref()
+            .expect("tier 4");
+        assert_eq!(generated.method, "triton kernel");
+        assert_eq!(generated.unique_kernels, 1);
+        // Dynamo's region (1352.964 us) less the launcher op that covers the launch call
+        // (95.812 us).
+        assert_eq!(report.coverage.uninstrumented_compiled_us, Some(1257.152));
+        let text = super::super::table::render(&report);
+        assert!(
+            text.contains("coverage: 0.0% of the trace's time replayed"),
+            "{text}"
+        );
+        assert!(text.contains("uninstrumented compiled code"), "{text}");
+        assert!(!text.contains("-0.0"), "{text}");
+        assert!(text.contains("\n4     triton kernel"), "{text}");
     }
 }

@@ -34,6 +34,24 @@ pub struct Tiers {
     pub tier1_cuda_runtime: TierBreakdown,
     pub tier2_cublas: TierBreakdown,
     pub tier3_libtorch: TierBreakdown,
+    /// Kernels torch.compile generated, when the trace has some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier4_generated: Option<TierBreakdown>,
+}
+
+impl Tiers {
+    /// Each tier's number and breakdown, tier 4 only where there is one.
+    pub fn numbered(&self) -> Vec<(u8, &TierBreakdown)> {
+        let mut tiers = vec![
+            (1, &self.tier1_cuda_runtime),
+            (2, &self.tier2_cublas),
+            (3, &self.tier3_libtorch),
+        ];
+        if let Some(generated) = &self.tier4_generated {
+            tiers.push((4, generated));
+        }
+        tiers
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -102,6 +120,13 @@ pub struct Unreplayed {
 pub struct Coverage {
     /// Share of the trace's time whose signatures replayed `ok` (or are `included`).
     pub replayed_share_of_trace_time: f64,
+    /// Time inside torch.compile'd regions of the profiled steps that no recorded op
+    /// covers (µs): replay could not see it. Absent for traces without compiled regions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uninstrumented_compiled_us: Option<f64>,
+    /// Its share of the profiled steps' time, in [0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unseen_share_of_step: Option<f64>,
     /// How unreplayed signatures enter the predictions.
     pub accounting: String,
     pub unreplayed: Vec<Unreplayed>,

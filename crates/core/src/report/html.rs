@@ -42,20 +42,16 @@ fn bars(report: &ComparisonReport) -> String {
     )];
     rows.push((
         "predicted: sum of kernels".into(),
-        [
-            (&t.tier1_cuda_runtime, 1usize),
-            (&t.tier2_cublas, 2),
-            (&t.tier3_libtorch, 3),
-        ]
-        .iter()
-        .map(|(b, i)| {
-            (
-                b.total_us,
-                TIER_COLOURS[*i],
-                format!("tier {i}: {:.1} us", b.total_us),
-            )
-        })
-        .collect(),
+        t.numbered()
+            .into_iter()
+            .map(|(i, b)| {
+                (
+                    b.total_us,
+                    TIER_COLOURS[usize::from(i)],
+                    format!("tier {i}: {:.1} us", b.total_us),
+                )
+            })
+            .collect(),
     ));
     if let Some(tl) = &report.predictions.timeline {
         rows.push((
@@ -171,9 +167,9 @@ td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}}td.l,th.l{
 .k{{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}}</style></head><body>
 <h1>replay: {model}</h1>
 <p>{device}, sequence length {seq}, input {inputs}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}).
-Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {coverage:.1}% of the trace's time replayed.</p>
+Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {coverage} of the trace's time replayed{unseen}.</p>
 <h2>Predicted versus measured</h2>
-<p><span class="k" style="background:{c1}"></span>tier 1 copies<span class="k" style="background:{c2}"></span>tier 2 GEMM<span class="k" style="background:{c3}"></span>tier 3 libtorch</p>
+<p><span class="k" style="background:{c1}"></span>tier 1 copies<span class="k" style="background:{c2}"></span>tier 2 GEMM<span class="k" style="background:{c3}"></span>tier 3 libtorch{tier4}</p>
 "#,
         model = escape(&report.model),
         device = escape(&report.device),
@@ -193,7 +189,16 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
                 t.predicted_us, t.error_percent
             ))
             .unwrap_or_default(),
-        coverage = 100.0 * report.coverage.replayed_share_of_trace_time,
+        coverage = super::percent_text(report.coverage.replayed_share_of_trace_time),
+        unseen = escape(&super::unseen_text(&report.coverage)),
+        tier4 = if report.tier_breakdown.tier4_generated.is_some() {
+            format!(
+                "<span class=\"k\" style=\"background:{}\"></span>tier 4 generated",
+                TIER_COLOURS[4]
+            )
+        } else {
+            String::new()
+        },
         c1 = TIER_COLOURS[1],
         c2 = TIER_COLOURS[2],
         c3 = TIER_COLOURS[3],
@@ -227,11 +232,13 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
     }
     html.push_str("<h2>Tiers</h2><table><tr><th class=\"l\">tier</th><th class=\"l\">method</th><th>unique</th><th>invocations</th><th>predicted us</th><th>share</th><th>trace us</th></tr>");
     let t = &report.tier_breakdown;
-    for (name, b) in [
-        ("1 memory", &t.tier1_cuda_runtime),
-        ("2 GEMM", &t.tier2_cublas),
-        ("3 libtorch", &t.tier3_libtorch),
-    ] {
+    for (number, b) in t.numbered() {
+        let name = match number {
+            1 => "1 memory",
+            2 => "2 GEMM",
+            3 => "3 libtorch",
+            _ => "4 generated",
+        };
         let _ = write!(
             html,
             "<tr><td class=\"l\">{name}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}%</td><td>{:.1}</td></tr>",

@@ -30,12 +30,8 @@ impl ComparisonReport {
                 r.predictions.sum.predicted_us
             ));
         }
-        let tiers = [
-            &r.tier_breakdown.tier1_cuda_runtime,
-            &r.tier_breakdown.tier2_cublas,
-            &r.tier_breakdown.tier3_libtorch,
-        ];
-        let tier_sum: f64 = tiers.iter().map(|t| t.total_us).sum();
+        let tiers = r.tier_breakdown.numbered();
+        let tier_sum: f64 = tiers.iter().map(|(_, t)| t.total_us).sum();
         // NaN anywhere fails this too.
         let tiers_agree = (tier_sum - sum).abs() <= 1e-6 * sum.abs().max(1e-9);
         if !tiers_agree {
@@ -43,20 +39,12 @@ impl ComparisonReport {
                 "the tiers add up to {tier_sum} us, not the prediction {sum} us"
             ));
         }
-        for (i, t) in tiers.iter().enumerate() {
+        for (i, t) in &tiers {
             if !(0.0..=1.0).contains(&t.share) {
-                problems.push(format!(
-                    "tier {} share {} is outside [0, 1]",
-                    i + 1,
-                    t.share
-                ));
+                problems.push(format!("tier {i} share {} is outside [0, 1]", t.share));
             }
             if !(t.total_us.is_finite() && t.total_us >= 0.0) {
-                problems.push(format!(
-                    "tier {} total {} us is negative",
-                    i + 1,
-                    t.total_us
-                ));
+                problems.push(format!("tier {i} total {} us is negative", t.total_us));
             }
         }
         let coverage = r.coverage.replayed_share_of_trace_time;
@@ -84,12 +72,16 @@ impl ComparisonReport {
         if !problems.is_empty() {
             return Err(problems.join("; "));
         }
-        let [t1, t2, t3] = tiers.map(|t| t.total_us);
+        let parts: Vec<String> = tiers
+            .iter()
+            .map(|(_, t)| format!("{:.1}", t.total_us))
+            .collect();
         Ok(format!(
-            "measured {measured:.1} us; kernel sum {sum:.1} us = tiers {t1:.1} + {t2:.1} + {t3:.1}; \
-             timeline {:.1} us; coverage {:.1}%; trace self-check {:+.1}%",
+            "measured {measured:.1} us; kernel sum {sum:.1} us = tiers {}; \
+             timeline {:.1} us; coverage {}; trace self-check {:+.1}%",
+            parts.join(" + "),
             timeline.unwrap_or_default(),
-            100.0 * coverage,
+            super::percent_text(coverage),
             r.trace_self_check.as_ref().map_or(0.0, |c| c.error_percent)
         ))
     }

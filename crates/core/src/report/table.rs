@@ -34,12 +34,7 @@ pub fn render(r: &ComparisonReport) -> String {
     }
     let _ = writeln!(out, "better prediction: {}", r.predictions.best);
     let _ = writeln!(out, "\ntier  method                                        unique  invocations   predicted us   share");
-    let t = &r.tier_breakdown;
-    for (n, b) in [
-        (1, &t.tier1_cuda_runtime),
-        (2, &t.tier2_cublas),
-        (3, &t.tier3_libtorch),
-    ] {
+    for (n, b) in r.tier_breakdown.numbered() {
         let method: String = b.method.chars().take(44).collect();
         let _ = writeln!(
             out,
@@ -59,13 +54,14 @@ pub fn render(r: &ComparisonReport) -> String {
         .count();
     let _ = writeln!(
         out,
-        "\ncoverage: {:.1}% of the trace's time replayed; {} unreplayed signature(s) counted at trace time{}",
-        100.0 * r.coverage.replayed_share_of_trace_time,
+        "\ncoverage: {} of the trace's time replayed; {} unreplayed signature(s) counted at trace time{}{}",
+        super::percent_text(r.coverage.replayed_share_of_trace_time),
         r.coverage.unreplayed.len() - estimated,
         match estimated {
             0 => String::new(),
             n => format!(", {n} estimated by the roofline of --profile"),
-        }
+        },
+        super::unseen_text(&r.coverage)
     );
     if let Some(e) = &r.energy {
         let c = &e.comparison;

@@ -19,6 +19,7 @@ use crate::trace::{
 };
 
 use super::gemm::gemm_from_op;
+use super::generated::{triton_kernel, NO_CACHE_REASON};
 use super::kernel_kind::{
     blas_transposes_in_kernel_name, gemm_kernel_role, is_convolution_op, is_gemm_kernel,
 };
@@ -182,7 +183,15 @@ pub(crate) fn classify_gpu(trace: &Trace, links: &Links, source_path: &Path) -> 
         signatures,
         unattributed: unattributed_groups,
         host_overhead: None,
+        compiled_code: compiled_code_in_steps(trace),
     }
+}
+
+/// The trace's compiled code within its profiled steps (see [`super::compiled_code`]).
+pub(crate) fn compiled_code_in_steps(trace: &Trace) -> Option<schema::CompiledCode> {
+    let (_, steps) = crate::predict::steps::step_windows(trace);
+    let windows: Vec<(i64, i64)> = steps.iter().map(|s| (s.start_ns, s.end_ns)).collect();
+    super::compiled_code::compiled_code(trace, &windows)
 }
 
 /// Tier 1 first, then the biggest time first; ids break ties so output is stable.
@@ -197,8 +206,11 @@ pub(crate) fn sort_signatures(signatures: &mut [Signature]) {
 
 /// Per-tier totals, summed in whole nanoseconds so that they are exact.
 pub(crate) fn summarise(unit: Unit, signatures: &[Signature], unattributed: Totals) -> Summary {
+    // Tier 4 is listed only where there is some, so that the files of traces without
+    // generated kernels stay as they were.
     let tiers: Vec<TierSummary> = Tier::ALL
         .iter()
+        .filter(|&&tier| tier != Tier::Generated || signatures.iter().any(|s| s.tier == tier))
         .map(|&tier| {
             let of_tier = signatures.iter().filter(|s| s.tier == tier);
             TierSummary {
@@ -243,11 +255,13 @@ fn work_kind(category: Category) -> WorkKind {
     }
 }
 
-/// The tier of a GPU activity: copies and memsets are tier 1; a GEMM kernel is tier 2
-/// unless a convolution op launched it (then it is cuDNN's, replayed through the op).
+/// The tier of a GPU activity: copies and memsets are tier 1; a kernel Inductor generated
+/// (Triton) is tier 4; a GEMM kernel is tier 2 unless a convolution op launched it (then it
+/// is cuDNN's, replayed through the op).
 fn tier_of(category: Category, kernel_name: &str, op_name: Option<&str>) -> Tier {
     match category {
         Category::GpuMemcpy | Category::GpuMemset => Tier::Copy,
+        _ if triton_kernel(kernel_name).is_some() => Tier::Generated,
         _ if is_gemm_kernel(kernel_name) && !op_name.is_some_and(is_convolution_op) => Tier::Gemm,
         _ => Tier::Op,
     }
@@ -287,6 +301,14 @@ fn gpu_signature(
     let mut memcpy = None;
     let mut memset = None;
     let mut gemm = None;
+    let generated = if tier == Tier::Generated {
+        triton_kernel(name)
+    } else {
+        None
+    };
+    if generated.is_some() {
+        blockers.push(NO_CACHE_REASON.to_owned());
+    }
     match kind {
         WorkKind::Memcpy => match (parse_memcpy_name(name), key.bytes) {
             (Some((direction, src, dst)), Some(bytes)) => {
@@ -377,6 +399,7 @@ fn gpu_signature(
         memcpy,
         memset,
         gemm,
+        generated,
     }
 }
 

@@ -16,10 +16,12 @@ use crate::trace::{
 };
 
 use super::classify::{
-    launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash, sort_signatures, source,
-    summarise, total_ns, us, Invocations,
+    compiled_code_in_steps, launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash,
+    sort_signatures, source, summarise, total_ns, us, Invocations,
 };
+use super::compiled_code::{regions_by_thread, split_gap};
 use super::gemm::{gemm_from_op, GEMM_OPS};
+use super::generated::{inductor_cpp_op, NO_CACHE_REASON};
 use super::schema::{
     self, GemmKernelRole, HostOverhead, Label, Signature, SignatureFile, ThreadOverhead, Tier,
     Totals, Unit, WorkKind,
@@ -45,8 +47,13 @@ impl HostOpKey {
 pub(crate) fn top_level_ops(trace: &Trace, links: &Links) -> Vec<usize> {
     // An operator is a dispatcher op (`aten::add`, `quantized::linear`, `mylib::op`): its
     // name has a namespace. Frames such as a TorchScript method's `forward` are cpu_op events
-    // too, but they are not replayable units: the ops inside them are the top level.
-    let is_operator = |index: usize| trace.name(&trace.events[index]).contains("::");
+    // too, but they are not replayable units: the ops inside them are the top level. A
+    // kernel Inductor generated, recorded with kernel profiling on
+    // (`graph_0_cpp_fused_gelu_view_1`), is a unit of work too (tier 4).
+    let is_operator = |index: usize| {
+        let name = trace.name(&trace.events[index]);
+        name.contains("::") || inductor_cpp_op(name).is_some()
+    };
     trace
         .events
         .iter()
@@ -87,6 +94,7 @@ pub(crate) fn classify_host_ops(trace: &Trace, links: &Links, source_path: &Path
         signatures,
         unattributed: Vec::new(),
         host_overhead: Some(host_overhead(trace, &top_level)),
+        compiled_code: compiled_code_in_steps(trace),
     }
 }
 
@@ -99,9 +107,13 @@ fn host_op_signature(
     let name = trace.text(key.name);
     let mut reasons = Vec::new();
     let parsed = parse_inputs(trace, &key.inputs);
-    match &parsed {
-        Some(inputs) => reasons.extend(inputs.unreplayable_reason()),
-        None => reasons.push("op inputs not recorded (record_shapes=False)".to_owned()),
+    // A generated kernel's arguments come from the capture's record of them, not from the
+    // trace (Inductor records its kernels without inputs).
+    let generated = inductor_cpp_op(name);
+    match (&parsed, &generated) {
+        (_, Some(_)) => reasons.push(NO_CACHE_REASON.to_owned()),
+        (Some(inputs), None) => reasons.extend(inputs.unreplayable_reason()),
+        (None, None) => reasons.push("op inputs not recorded (record_shapes=False)".to_owned()),
     }
     // A top-level GEMM op is tier 2 on the host too: it is replayed as the BLAS call
     // (torch mm/addmm/bmm with the recorded layouts), as its GPU kernel would be.
@@ -115,7 +127,11 @@ fn host_op_signature(
     }
     Signature {
         id: host_op_id(trace, key),
-        tier: if gemm.is_some() { Tier::Gemm } else { Tier::Op },
+        tier: match (&gemm, &generated) {
+            (_, Some(_)) => Tier::Generated,
+            (Some(_), None) => Tier::Gemm,
+            (None, None) => Tier::Op,
+        },
         unit: Unit::HostOp,
         kind: WorkKind::HostOp,
         name: name.to_owned(),
@@ -135,6 +151,7 @@ fn host_op_signature(
         memcpy: None,
         memset: None,
         gemm,
+        generated,
     }
 }
 
@@ -154,8 +171,10 @@ pub(crate) fn host_op_id(trace: &Trace, key: &HostOpKey) -> String {
     short_hash(&canonical)
 }
 
-/// Per thread: the top-level ops' time and the gaps between them.
+/// Per thread: the top-level ops' time and the gaps between them, the gaps' parts inside
+/// compiled regions apart (uninstrumented compiled code, not framework overhead).
 fn host_overhead(trace: &Trace, top_level: &[usize]) -> HostOverhead {
+    let regions = regions_by_thread(trace);
     let mut by_thread: FxHashMap<(ExecutionId, ExecutionId), Vec<usize>> = FxHashMap::default();
     for &index in top_level {
         let event = &trace.events[index];
@@ -170,12 +189,16 @@ fn host_overhead(trace: &Trace, top_level: &[usize]) -> HostOverhead {
             ops.sort_by_key(|&i| (trace.events[i].ts_ns, i));
             let mut ops_ns = 0i64;
             let mut gaps_ns = 0i64;
+            let mut compiled_ns = 0i64;
             let mut covered_until: Option<i64> = None;
+            let thread_regions = regions.get(&(pid, tid)).map_or(&[][..], Vec::as_slice);
             for &op in &ops {
                 let event = &trace.events[op];
                 ops_ns = ops_ns.saturating_add(event.dur_ns);
-                if let Some(until) = covered_until {
-                    gaps_ns = gaps_ns.saturating_add(event.ts_ns.saturating_sub(until).max(0));
+                if let Some(until) = covered_until.filter(|&u| u < event.ts_ns) {
+                    let (outside, inside) = split_gap((until, event.ts_ns), thread_regions);
+                    gaps_ns = gaps_ns.saturating_add(outside);
+                    compiled_ns = compiled_ns.saturating_add(inside);
                 }
                 covered_until =
                     Some(covered_until.map_or(event.end_ns(), |u| u.max(event.end_ns())));
@@ -191,12 +214,16 @@ fn host_overhead(trace: &Trace, top_level: &[usize]) -> HostOverhead {
                 span_us: us(span_ns),
                 ops_us: us(ops_ns),
                 overhead_us: us(gaps_ns),
+                uninstrumented_compiled_us: us(compiled_ns),
             }
         })
         .collect();
     threads.sort_by(|a, b| (&a.pid, &a.tid).cmp(&(&b.pid, &b.tid)));
     HostOverhead {
         overhead_us: us(total_ns(threads.iter().map(|t| ns(t.overhead_us)))),
+        uninstrumented_compiled_us: us(total_ns(
+            threads.iter().map(|t| ns(t.uninstrumented_compiled_us)),
+        )),
         ops_us: us(total_ns(threads.iter().map(|t| ns(t.ops_us)))),
         threads,
     }

@@ -4,13 +4,17 @@
 //! - Tier 1: copies and memsets, replayed from their sizes;
 //! - Tier 2: GEMM kernels, replayed as the BLAS call derived from the launching op
 //!   ([`gemm`]);
-//! - Tier 3: everything else, replayed through libtorch from the recorded op and inputs.
+//! - Tier 3: everything else, replayed through libtorch from the recorded op and inputs;
+//! - Tier 4: kernels torch.compile generated (Triton, Inductor C++; [`generated`]), replayed
+//!   from the kept Inductor cache.
 
 mod arguments;
 mod classify;
+pub mod compiled_code;
 pub mod dtype;
 pub mod gemm;
 pub mod gemm_schemas;
+pub mod generated;
 mod host_ops;
 mod ids;
 pub mod kernel_kind;
@@ -29,10 +33,11 @@ use crate::trace::{link, Platform, Trace};
 pub use ids::{signature_ids, SignatureIds};
 pub use read::{read_file, SignatureFileError};
 pub use schema::{
-    BlasOp, CublasCall, GemmKernelRole, GemmOperand, GemmParams, HostOverhead, Label, LaunchingOp,
-    LayoutSource, LinkingReport, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
-    RecordedInputs, Signature, SignatureFile, Source, Summary, ThreadOverhead, Tier, TierSummary,
-    Totals, UnattributedGroup, Unit, WorkKind, SCHEMA_VERSION,
+    BlasOp, CompiledCode, CublasCall, GemmKernelRole, GemmOperand, GemmParams, GeneratedKind,
+    GeneratedParams, HostOverhead, Label, LaunchingOp, LayoutSource, LinkingReport, MemcpyKind,
+    MemcpyParams, MemoryKind, MemsetParams, RecordedInputs, Signature, SignatureFile, Source,
+    Summary, ThreadOverhead, Tier, TierSummary, Totals, UnattributedGroup, Unit, WorkKind,
+    SCHEMA_VERSION,
 };
 
 /// Classifies every GPU activity of `trace` (or, for a CPU-only trace, every top-level

@@ -17,12 +17,12 @@
 //!                            "launched_by_graph", "collective", "external_id_confirmed",
 //!                            "external_id_contradicted", "external_id_not_recorded" } },
 //!   "summary": { "unit": "kernel" | "host_op",
-//!                "tiers": [ { "tier": 1, "unique", "invocations", "total_us" }, .. 2, 3 ],
+//!                "tiers": [ { "tier": 1, "unique", "invocations", "total_us" }, .. 2, 3, 4 ],
 //!                "unattributed": { "invocations", "total_us" },
 //!                "total": { "invocations", "total_us" } },
 //!   "signatures": [ {
 //!       "id": "07a529331c9cce19",            // stable hash of the signature key
-//!       "tier": 1 | 2 | 3, "unit": "kernel" | "host_op",
+//!       "tier": 1 | 2 | 3 | 4, "unit": "kernel" | "host_op",
 //!       "kind": "kernel" | "memcpy" | "memset" | "host_op",
 //!       "name": "<kernel / copy / op name>",
 //!       "op": { "name": "aten::addmm", "ancestry": ["aten::linear"], "module": "Linear_0" },
@@ -37,10 +37,14 @@
 //!                 "trans_a", "trans_b", "lda", "ldb", "ldc", "stride_a", "stride_b", "stride_c",
 //!                 "alpha", "beta", "bias", "activation", "layout_source", "role",
 //!                 "cublas": { "transa", "transb", "m", "n", "k", "lda", "ldb", "ldc", "batch",
-//!                             "stride_a", "stride_b", "stride_c", "operand_a", "operand_b" } }
+//!                             "stride_a", "stride_b", "stride_c", "operand_a", "operand_b" } },
+//!       "generated": { "kind": "triton" | "inductor_cpp", "graph", "kernel", "source" }    // tier 4
 //!   } ],
 //!   "unattributed": [ { "name", "kind", "tier", "labels", "count", "total_us", "reason" } ],
-//!   "host_overhead": { "overhead_us", "ops_us", "threads": [..] }    // CPU-only traces
+//!   "host_overhead": { "overhead_us", "uninstrumented_compiled_us", "ops_us",
+//!                      "threads": [..] }                              // CPU-only traces
+//!   "compiled_code": { "regions", "region_us", "uninstrumented_us", "steps_us" }
+//!                                                            // traces of compiled code
 //! }
 //! ```
 //!
@@ -72,6 +76,37 @@ pub struct SignatureFile {
     /// For CPU-only traces: host time spent between top-level ops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_overhead: Option<HostOverhead>,
+    /// For traces of torch.compile'd code: the compiled regions in the profiled steps and
+    /// their time that no recorded op covers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled_code: Option<CompiledCode>,
+}
+
+/// Time inside torch.compile'd regions (`Torch-Compiled Region: N/M`, `CompiledFunction`)
+/// within the profiled steps (`ProfilerStep#N` spans, else the profiled window).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompiledCode {
+    /// Compiled-region spans (merged per host thread) in the steps.
+    pub regions: u64,
+    /// Their time within the steps.
+    pub region_us: f64,
+    /// The part of it that no recorded op, generated kernel or CUDA call covers:
+    /// uninstrumented compiled code (Inductor's C++ kernels without
+    /// `cpp.enable_kernel_profile`, the generated wrapper's own Python).
+    pub uninstrumented_us: f64,
+    /// The steps' time.
+    pub steps_us: f64,
+}
+
+impl CompiledCode {
+    /// Share of the steps' time that was uninstrumented compiled code, in [0, 1].
+    pub fn uninstrumented_share(&self) -> f64 {
+        if self.steps_us > 0.0 {
+            (self.uninstrumented_us / self.steps_us).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Where the signatures came from.
@@ -132,7 +167,7 @@ pub struct LinkingReport {
 pub struct Summary {
     /// What a signature counts: GPU kernels, or (CPU-only traces) top-level host ops.
     pub unit: Unit,
-    /// Always three entries, tiers 1, 2 and 3.
+    /// Tiers 1, 2 and 3 always; tier 4 (generated kernels) when the trace has some.
     pub tiers: Vec<TierSummary>,
     pub unattributed: Totals,
     /// Every unit of work in the trace: signatures plus unattributed.
@@ -166,10 +201,13 @@ pub enum Tier {
     Gemm = 2,
     /// Everything else: replayed through libtorch from the recorded op and inputs.
     Op = 3,
+    /// Kernels torch.compile generated (Triton on the GPU, Inductor C++ on the CPU):
+    /// replayed from the kept Inductor cache.
+    Generated = 4,
 }
 
 impl Tier {
-    pub const ALL: [Tier; 3] = [Tier::Copy, Tier::Gemm, Tier::Op];
+    pub const ALL: [Tier; 4] = [Tier::Copy, Tier::Gemm, Tier::Op, Tier::Generated];
 
     pub fn number(self) -> u8 {
         self as u8
@@ -186,7 +224,7 @@ impl fmt::Display for Tier {
     }
 }
 
-// Written as the bare number 1, 2 or 3, which is what readers of the file expect.
+// Written as the bare number 1, 2, 3 or 4, which is what readers of the file expect.
 impl Serialize for Tier {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_u8(self.number())
@@ -197,7 +235,7 @@ impl<'de> Deserialize<'de> for Tier {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let number = u8::deserialize(deserializer)?;
         Tier::from_number(number)
-            .ok_or_else(|| serde::de::Error::custom(format!("tier {number} is not 1, 2 or 3")))
+            .ok_or_else(|| serde::de::Error::custom(format!("tier {number} is not 1, 2, 3 or 4")))
     }
 }
 
@@ -271,6 +309,30 @@ pub struct Signature {
     pub memset: Option<MemsetParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gemm: Option<GemmParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedParams>,
+}
+
+/// Which code generator wrote a tier-4 kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GeneratedKind {
+    /// A Triton kernel (torch.compile on CUDA): `triton_poi_fused_add_0`.
+    Triton,
+    /// An Inductor C++ kernel (torch.compile on the CPU): `cpp_fused_gelu_view_1`.
+    InductorCpp,
+}
+
+/// Tier 4: a kernel torch.compile generated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GeneratedParams {
+    pub kind: GeneratedKind,
+    /// Inductor's graph id, where the recorded name spells it (`graph_0_cpp_fused_*`).
+    pub graph: Option<u32>,
+    /// The kernel's name in Inductor's generated code (without `graph_N_`).
+    pub kernel: String,
+    /// Its code in the kept Inductor cache, when a `kernels.json` was at hand.
+    pub source: Option<String>,
 }
 
 /// The op that launched a kernel, with its context.
@@ -458,8 +520,12 @@ pub struct UnattributedGroup {
 /// Host time between top-level ops (CPU-only traces).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostOverhead {
-    /// Sum over threads of the gaps between consecutive top-level ops.
+    /// Sum over threads of the gaps between consecutive top-level ops, outside compiled
+    /// regions: framework overhead.
     pub overhead_us: f64,
+    /// The gaps' time inside compiled regions: uninstrumented compiled code, not framework.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uninstrumented_compiled_us: f64,
     /// Sum over threads of the top-level ops' inclusive time.
     pub ops_us: f64,
     pub threads: Vec<ThreadOverhead>,
@@ -475,4 +541,10 @@ pub struct ThreadOverhead {
     pub span_us: f64,
     pub ops_us: f64,
     pub overhead_us: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uninstrumented_compiled_us: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }

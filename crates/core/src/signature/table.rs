@@ -32,6 +32,8 @@ impl SignatureFile {
                 (Tier::Gemm, _) => "GEMM",
                 (Tier::Op, Unit::Kernel) => "other kernels",
                 (Tier::Op, Unit::HostOp) => "top-level ops",
+                (Tier::Generated, Unit::Kernel) => "Triton kernels",
+                (Tier::Generated, Unit::HostOp) => "Inductor C++",
             };
             let _ = writeln!(
                 table,
@@ -76,6 +78,26 @@ impl SignatureFile {
                 table,
                 "framework overhead between top-level ops: {:.3} us",
                 overhead.overhead_us
+            );
+            if overhead.uninstrumented_compiled_us > 0.0 {
+                let _ = writeln!(
+                    table,
+                    "uninstrumented compiled code between top-level ops: {:.3} us (inside \
+                     torch.compile regions: no recorded op covers it)",
+                    overhead.uninstrumented_compiled_us
+                );
+            }
+        }
+        if let Some(compiled) = &self.compiled_code {
+            let _ = writeln!(
+                table,
+                "compiled regions: {} span(s), {:.3} us in the profiled steps; uninstrumented \
+                 compiled code {:.3} us ({:.1}% of the steps' {:.3} us, which replay cannot see)",
+                compiled.regions,
+                compiled.region_us,
+                compiled.uninstrumented_us,
+                100.0 * compiled.uninstrumented_share(),
+                compiled.steps_us
             );
         }
         table

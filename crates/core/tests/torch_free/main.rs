@@ -6,11 +6,14 @@
 mod common;
 
 mod classify_conservation;
+mod classify_generated;
 mod classify_linking;
 mod classify_malformed;
 mod classify_tracelens;
 mod cli_entry;
+mod compiled_coverage;
 mod energy_probes;
+mod inductor_kernels;
 mod predict_kineto_cases;
 mod predict_profile;
 mod predict_timeline;

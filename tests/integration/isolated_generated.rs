@@ -1,0 +1,53 @@
+//! `replay isolated` on a trace of compiled code: its generated kernels (tier 4) end
+//! `unsupported` with the reason and the remedy, and a run that replayed nothing reports
+//! coverage 0.0%, never -0.0% (issue 30, on the real A100 Triton trace).
+
+use crate::common;
+
+use common::{classify_shared, replay};
+
+#[test]
+fn a_triton_kernel_is_unsupported_with_its_remedy_and_coverage_is_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let sigs = dir.path().join("sigs.json");
+    classify_shared("a100_triton_example.json.gz", &sigs);
+    let out = dir.path().join("iso");
+    let output = replay()
+        .args([
+            "isolated",
+            "--device",
+            "cpu",
+            "--max-time-per-kernel",
+            "0.02",
+            "-q",
+            "--kernels",
+        ])
+        .arg(&sigs)
+        .arg("--output-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("coverage: 0.0% of the trace's time replayed"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("-0.0"), "{stdout}");
+    assert!(stdout.contains("1 unsupported"), "{stdout}");
+    assert!(
+        stdout.contains("uninstrumented compiled code"),
+        "the unseen part of the compiled region is named: {stdout}"
+    );
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("isolated.json")).unwrap()).unwrap();
+    let row = &results["results"][0];
+    assert_eq!(row["tier"], 4);
+    assert_eq!(row["status"], "unsupported");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("generated kernels are replayed from the kept Inductor cache")
+            && reason.contains("--inductor-cache DIR"),
+        "{reason}"
+    );
+}
