@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::pipeline::options::{DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_ROUNDS};
-use crate::pipeline::CompareOptions;
+use crate::pipeline::{CompareOptions, CompileMode};
 
 use super::console::ConsoleObserver;
 use super::full::FullArgs;
@@ -47,6 +47,11 @@ pub struct CompareArgs {
     /// prediction of those that cannot be replayed (as `replay isolated --profile`)
     #[arg(long, value_name = "PROFILE.json")]
     pub profile: Option<PathBuf>,
+
+    /// Capture the model compiled with torch.compile in this mode (as `replay capture
+    /// --compile`); Inductor's cache and kernels.json go to `inductor/` in --output-dir
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "default", conflicts_with_all = ["trace", "kernels"])]
+    pub compile: Option<CompileMode>,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -60,6 +65,7 @@ impl From<CompareArgs> for CompareOptions {
             cold: args.cold,
             perfetto: args.perfetto,
             profile: args.profile,
+            compile: args.compile,
         }
     }
 }
