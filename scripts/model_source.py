@@ -4,6 +4,7 @@ ExportedProgram (.pt2, run as its `.module()`), or a zoo model built eagerly (`-
 torch.compile compiles eager modules and ExportedPrograms' modules; a TorchScript module is
 not what it compiles (Dynamo cannot trace into one), so `--compile` refuses it by name.
 """
+import logging
 import os
 import warnings
 import zipfile
@@ -34,14 +35,22 @@ def exported_program(path, dev):
     """A .pt2 written by torch.export.save: its ExportedProgram's module on `dev`."""
     if not zipfile.is_zipfile(path):
         raise UsageError(f"{path} is not a torch.export ExportedProgram (.pt2): not a zip archive")
+    # torch.export.load logs a whole traceback before raising on a zip that is no
+    # ExportedProgram; the one-line usage error below says it.
+    export_log = logging.getLogger("torch.export")
+    level = export_log.level
+    export_log.setLevel(logging.CRITICAL)
     try:
         with warnings.catch_warnings():
             # Loading the weights from the archive's buffer warns that it is not writable.
             warnings.filterwarnings("ignore", message="The given buffer is not writable")
             program = torch.export.load(path)
     except Exception as e:  # torch raises several kinds for a zip that is no ExportedProgram
-        first = (str(e).splitlines() or [type(e).__name__])[0]
+        cause = e.__cause__ or e.__context__ or e  # torch's own words point at its log
+        first = (str(cause).splitlines() or [type(cause).__name__])[0].split(". ")[0]
         raise UsageError(f"{path} is not a torch.export ExportedProgram (.pt2): {first}")
+    finally:
+        export_log.setLevel(level)
     module = program.module()
     if dev.type != "cpu":
         module = module.to(dev)

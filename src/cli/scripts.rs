@@ -62,7 +62,12 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
 #[derive(Debug, Args, Clone)]
 pub struct CaptureArgs {
     /// Model to profile: TorchScript (.pt), or a torch.export ExportedProgram (.pt2)
-    #[arg(long, value_name = "FILE", required_unless_present = "zoo", conflicts_with = "zoo")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "zoo",
+        conflicts_with = "zoo"
+    )]
     pub model: Option<PathBuf>,
 
     /// A model of the zoo instead, built eagerly with random weights (as `replay export

@@ -59,7 +59,10 @@ fn a_compiled_zoo_model_keeps_its_generated_kernels_beside_the_trace() {
         .iter()
         .map(|k| k["trace_name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(names, ops, "each generated op of the trace is one recorded kernel");
+    assert_eq!(
+        names, ops,
+        "each generated op of the trace is one recorded kernel"
+    );
     let mut saved_values = 0;
     for k in kernels {
         assert_eq!(k["kind"], "inductor_cpp");
