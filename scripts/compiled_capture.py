@@ -21,6 +21,7 @@ class CompiledRun:
     def __init__(self, module, mode, out):
         self.mode = mode
         self.folder = compile_env.inductor_dir(out)
+        self.shown = os.path.join(os.path.dirname(out), "inductor")  # as --out names it
         cache = compile_env.cache_dir(out)
         # Already so when run as a script (set before torch's import); torch reads it whenever
         # it writes, so this also holds for a capture called in-process.
@@ -69,4 +70,5 @@ class CompiledRun:
         cache = "warm Inductor cache of an earlier capture" if self.warm_cache else "cold Inductor cache"
         return (f"compiled (mode {self.mode}) in {self.compile_seconds:.1f} s ({cache}); "
                 f"{self.kernels} generated kernels, {self.calls} launches recorded in "
-                f"{self.kernels_json} ({self.record_seconds:.1f} s, C++ libraries built included)")
+                f"{os.path.join(self.shown, 'kernels.json')} ({self.record_seconds:.1f} s, C++ libraries "
+                f"built included)")
