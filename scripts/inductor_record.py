@@ -185,8 +185,9 @@ class KernelRecorder:
         original = autotuner.run
 
         def recording(*args, **kwargs):
+            call = inductor_triton.record_launch(rec, autotuner, args)
             out = original(*args, **kwargs)
-            inductor_triton.record_launch(rec, autotuner, args)
+            inductor_triton.launched(rec, autotuner, call, args)
             return out
         autotuner.run = recording
         self.restore.append((autotuner, "run", None))

@@ -20,6 +20,10 @@ def _field(obj, *names):
     return None
 
 
+def _first(*values):
+    return next((v for v in values if v is not None), None)
+
+
 def signature(autotuner):
     """Triton's signature without the constexprs: [(name, type)] in argument order."""
     sig = autotuner.triton_meta.get("signature", {})
@@ -38,14 +42,20 @@ def launch_grid(autotuner, launcher, args):
 
 
 def record_launch(rec, autotuner, args):
-    """Adds one launch of `autotuner` with positional `args` to `rec` (a KernelRecord)."""
-    launcher = autotuner.launchers[0] if len(getattr(autotuner, "launchers", [])) == 1 else None
-    call = rec.record(args, extra={})
+    """Records one launch of `autotuner` with positional `args` in `rec` (a KernelRecord), before
+    it runs (integer arguments keep the values the kernel reads); returns what `launched` needs."""
     rec.signature = signature(autotuner)
-    if launcher is not None and "grid" not in call["extra"]:
-        call["extra"]["grid"] = launch_grid(autotuner, launcher, args)
-    if launcher is not None:
-        rec.launcher = launcher  # the one the kernel settled on
+    return rec.record(args, extra={})
+
+
+def launched(rec, autotuner, call, args):
+    """After the launch: the grid of the launcher autotuning settled on, and that launcher."""
+    launchers = getattr(autotuner, "launchers", [])
+    if len(launchers) != 1:
+        return
+    rec.launcher = launchers[0]
+    if "grid" not in call["extra"]:
+        call["extra"]["grid"] = launch_grid(autotuner, launchers[0], args)
 
 
 def kernel_fields(rec, folder):
@@ -65,8 +75,8 @@ def kernel_fields(rec, folder):
             f.write(cubin)
         fields["cubin"] = os.path.relpath(path, folder)
     fields["function"] = _field(metadata, "name")
-    fields["num_warps"] = _field(binary, "num_warps") or _field(metadata, "num_warps")
-    fields["shared_mem"] = _field(binary, "shared") or _field(metadata, "shared")
+    fields["num_warps"] = _first(_field(binary, "num_warps"), _field(metadata, "num_warps"))
+    fields["shared_mem"] = _first(_field(binary, "shared"), _field(metadata, "shared"))
     fields["signature"] = [ty for _, ty in getattr(rec, "signature", [])] or None
     extra = {}
     for name in ("global_scratch", "profile_scratch"):

@@ -175,8 +175,43 @@ def tests(tmp, cli, run_script):
                 assert all(mode in se for mode in ("default", "reduce-overhead", "max-autotune")), se
         assert not os.path.exists(os.path.join(tmp, "compile", "bad")), "nothing written on bad input"
 
+    def triton_recording_from_a_stand_in_launcher_without_a_gpu():
+        """No GPU here: the Triton path of kernels.json has never run on a real launch. This
+        checks what can be without one, on stand-ins shaped like torch 2.11's CachingAutotuner
+        and launcher: the signature without constexprs, the grid from torch's own GridExpr, the
+        cubin written out, integer arguments' values kept."""
+        from types import SimpleNamespace
+        import inductor_triton
+        launcher = SimpleNamespace(
+            config={"XBLOCK": 128}, global_scratch=None, profile_scratch=None,
+            bin=SimpleNamespace(asm={"cubin": b"\x7fELF-stand-in"},
+                                metadata=SimpleNamespace(name="triton_poi_fused_add_0", num_warps=4, shared=0)))
+        autotuner = SimpleNamespace(
+            triton_meta={"signature": {"in_ptr0": "*i64", "out_ptr0": "*fp32", "xnumel": "i32",
+                                       "XBLOCK": "constexpr"}},
+            inductor_meta={"grid_type": "Grid1D"}, launchers=[launcher])
+        folder = os.path.join(tmp, "compile", "triton")
+        os.makedirs(os.path.join(folder, "replay"), exist_ok=True)
+        os.makedirs(os.path.join(folder, "values"), exist_ok=True)
+        rec = inductor_record.KernelRecord("triton_poi_fused_add_0", "triton_poi_fused_add_0", "triton", None, "x.py")
+        ids, out = torch.arange(1000), torch.empty(1000)
+        for _ in range(2):
+            call = inductor_triton.record_launch(rec, autotuner, (ids, out, 1000))
+            inductor_triton.launched(rec, autotuner, call, (ids, out, 1000))
+        rec.fields = inductor_triton.kernel_fields(rec, folder)
+        entry = rec.entry(folder)
+        assert entry["signature"] == ["*i64", "*fp32", "i32"], entry
+        assert (entry["function"], entry["num_warps"], entry["shared_mem"]) == ("triton_poi_fused_add_0", 4, 0), entry
+        with open(os.path.join(folder, entry["cubin"]), "rb") as f:
+            assert f.read() == b"\x7fELF-stand-in"
+        (call,) = entry["calls"]
+        assert call["count"] == 2 and call["grid"] == [8, 1, 1] and call["args"][2] == {"int": 1000}, call
+        saved = np.load(os.path.join(folder, call["args"][0]["tensor"]["values"]))
+        assert (saved == ids.numpy()).all()
+
     return [compiled_mlp_pt2_capture_records_every_generated_kernel,
-            compiled_zoo_bloom_tiny_capture_keeps_the_token_ids, compile_bad_input_exits_2]
+            compiled_zoo_bloom_tiny_capture_keeps_the_token_ids, compile_bad_input_exits_2,
+            triton_recording_from_a_stand_in_launcher_without_a_gpu]
 
 
 def zoo_vocab(name):
