@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Profile one forward step of a TorchScript model into a Chrome trace (for `replay capture`).
+"""Profile one forward step of a model into a Chrome trace (for `replay capture`).
 
-  capture_trace.py --model PATH.pt --out traces/NAME.json[.gz]
+  capture_trace.py (--model PATH.pt|PATH.pt2 | --zoo NAME) --out traces/NAME.json[.gz]
+                   [--compile [default|reduce-overhead|max-autotune]]
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
                    [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
                    [--input SPEC ...]
 
+The model is a TorchScript file (.pt), a torch.export ExportedProgram (.pt2, run as its
+`.module()`), or `--zoo NAME`, a model of scripts/zoo.py built eagerly with random weights.
 Runs --warmup unprofiled steps, then profiles --candidates single steps (default 5), each in
 its own profiler session with record_shapes=True, so every cpu_op event carries "Input
 Dims", and keeps the trace of the step whose time is the median: one step on a busy machine
@@ -14,6 +17,13 @@ so the trace holds a real `ProfilerStep#N` span around it. Input ids are fixed
 random integers in [0, vocab), vocab read from the model's token embedding; `--input SPEC`
 (repeatable, one per model input) gives other inputs instead: `DTYPE[d0,d1,...]` with an
 optional `:LO..HI` for integers, as `replay full --input` takes them.
+
+--compile [MODE] compiles the model (a .pt2 or a zoo model: torch.compile does not compile
+TorchScript) with torch.compile(mode=MODE) and Inductor's kernel profiling on, so each
+generated C++ kernel is a CPU op `graph_N_cpp_fused_*` of the trace. Inductor's cache of the
+run is kept in `inductor/` beside the trace (TORCHINDUCTOR_CACHE_DIR=inductor/cache, set before
+torch is imported), and one more forward pass with every generated kernel wrapped records the
+arguments each receives into `inductor/kernels.json` (see inductor_record.py).
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -28,12 +38,18 @@ import warnings
 # Kineto logs every profiler start/stop on stderr; only its errors are of use here. It reads
 # the level when torch loads, so it is set before the import.
 os.environ.setdefault("KINETO_LOG_LEVEL", "3")
-
-import torch
-from torch.profiler import ProfilerActivity, profile, schedule
-
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compile_env  # noqa: E402  (torch-free)
+
+if __name__ == "__main__":
+    # Inductor's cache of a compiled capture goes beside the trace, from torch's import on.
+    compile_env.set_cache_env_from_argv(sys.argv[1:])
+
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile, schedule  # noqa: E402
+
+import compiled_capture  # noqa: E402
+import model_source  # noqa: E402
 from script_io import UsageError, make_out_folder  # noqa: E402
 
 # Each profiled step is its own profiler session on purpose (see --steps): torch's warning that a
@@ -271,25 +287,26 @@ def capture(args):
             raise UsageError("--threads must be at least 1")
         # intra-op threads change CPU op times a lot; match what `replay full` uses
         torch.set_num_threads(args.threads)
-    if os.path.isdir(args.model):
-        raise UsageError(f"{args.model} is a folder, not a model file")
     specs = [parse_input_spec(text) for text in args.input]
-    if not os.path.isfile(args.model):
-        raise UsageError(f"model file not found: {args.model}")
     if os.path.isdir(args.out):
         raise UsageError(f"--out {args.out} is a folder; give the name of the trace file to write")
-    try:
-        model = torch.jit.load(args.model, map_location=dev)
-    except Exception as e:  # torch raises RuntimeError/ValueError/... for a bad archive
-        raise UsageError(f"cannot load {args.model} as TorchScript: {str(e).splitlines()[0]}")
-    model.eval()
-
-    loaded = model
-    inputs = [t.to(dev) for t in make_inputs(specs, vocab_size(loaded), args.batch, args.seq_len, args.seed)]
+    loaded = model_source.load(args.model, args.zoo, dev)
+    if args.compile is not None and not loaded.compilable:
+        raise UsageError(f"--compile: {args.model} is TorchScript, which torch.compile does not compile; "
+                         "give a zoo model (--zoo NAME) or a torch.export ExportedProgram (.pt2, "
+                         "`replay export --format pt2`)")
+    vocab = loaded.vocab or vocab_size(loaded.module)
+    inputs = [t.to(dev) for t in make_inputs(specs, vocab, args.batch, args.seq_len, args.seed)]
     model = FirstCallChecked(
-        loaded, args.model,
+        loaded.module, loaded.label,
         lambda given: (f"token ids {list(given[0].shape)}" if not specs
                        else f"input {describe_inputs(given)}"))
+    compiled = None
+    if args.compile is not None:
+        with torch.no_grad():
+            model(*inputs)  # eagerly first: inputs the model does not take are the user's error
+        compiled = compiled_capture.CompiledRun(loaded.module, args.compile, args.out)
+        model = compiled.module
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     out_dir = make_out_folder(args.out)
@@ -298,6 +315,8 @@ def capture(args):
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     try:
         with torch.no_grad(), QuietProfilerLog():
+            if compiled is not None:
+                compiled.first_call(model, inputs, sync)  # the compile happens here
             for _ in range(args.warmup):
                 model(*inputs)
             sync()
@@ -321,6 +340,8 @@ def capture(args):
         trace["replayProfilerOverheadUsPerOp"] = overhead
         trace["replayCaptureCandidateStepsUs"] = [round(x * 1e6, 1) for x in step_seconds]
         trace["replayCaptureChosenCandidate"] = chosen
+        if compiled is not None:
+            trace["replayCompile"] = compiled.trace_note()
         with open(tmp, "w") as f:
             json.dump(trace, f)
         if args.out.endswith(".gz"):
@@ -329,6 +350,9 @@ def capture(args):
             os.replace(tmp + ".gz", args.out)
         else:
             os.replace(tmp, args.out)
+        if compiled is not None:
+            with torch.no_grad(), QuietProfilerLog():
+                compiled.record_kernels(model, inputs, sync, dev)
     finally:
         for t in tmps:
             for leftover in (t, t + ".gz"):
@@ -338,11 +362,19 @@ def capture(args):
           f"input {describe_inputs(inputs)}  threads {torch.get_num_threads()}  "
           f"profiler overhead {overhead:.2f} us/op  "
           f"step {step_seconds[chosen] * 1e6:.1f} us (median of {len(step_seconds)} profiled)")
+    if compiled is not None:
+        print(compiled.summary())
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", required=True, help="TorchScript model (.pt)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", help="TorchScript model (.pt) or torch.export ExportedProgram (.pt2)")
+    which.add_argument("--zoo", metavar="NAME", help="a model of the zoo (zoo.py), built eagerly with random weights")
+    p.add_argument("--compile", nargs="?", const=compile_env.MODES[0], choices=compile_env.MODES,
+                   metavar="MODE", help="torch.compile the model with this mode (default when given "
+                   "alone; one of " + ", ".join(compile_env.MODES) + ") and record its generated "
+                   "kernels in inductor/ beside the trace")
     p.add_argument("--out", required=True, help="trace file: .json, or .json.gz for gzip")
     p.add_argument("--seq-len", type=int, default=5)
     p.add_argument("--batch", type=int, default=1)

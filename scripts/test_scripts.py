@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Self-test of the Python helpers (the zoo's models, export_model.py, capture_trace.py); no pytest.
 
-  .venv/bin/python scripts/test_scripts.py
+  .venv/bin/python scripts/test_scripts.py [NAME ...]   (NAME: run the tests whose name holds it)
 
 Prints one line per check and ends with `N passed, M failed`; exit status 1 on a failure.
 Small and CPU-only: the -tiny sizes everywhere, the real sizes only on the meta device (no memory).
@@ -457,9 +457,20 @@ def quant_torch_recipes_match_dequantize_then_matmul_and_profile():
     assert rc == 2 and "not a multiple" in err, (rc, err)
 
 
+# ---- compiled models (test_compile.py) ---------------------------------------------------
+
+import test_compile  # noqa: E402
+
+for _fn in test_compile.tests(TMP, cli, run_script):
+    test(_fn)
+
+
 def main():
     passed = failed = 0
+    only = sys.argv[1:]
     for fn in TESTS:
+        if only and not any(o in fn.__name__ for o in only):
+            continue
         try:
             fn()
             print(f"ok    {fn.__name__}")

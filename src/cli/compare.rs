@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::pipeline::options::{DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_ROUNDS};
-use crate::pipeline::CompareOptions;
+use crate::pipeline::{CompareOptions, CompileMode};
 
 use super::console::ConsoleObserver;
 use super::full::FullArgs;
@@ -53,6 +53,11 @@ pub struct CompareArgs {
     /// inductor/ beside the trace]
     #[arg(long, value_name = "DIR")]
     pub inductor_cache: Option<PathBuf>,
+
+    /// Capture the model compiled with torch.compile in this mode (as `replay capture
+    /// --compile`); Inductor's cache and kernels.json go to `inductor/` in --output-dir
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "default", conflicts_with_all = ["trace", "kernels"])]
+    pub compile: Option<CompileMode>,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -67,6 +72,7 @@ impl From<CompareArgs> for CompareOptions {
             perfetto: args.perfetto,
             profile: args.profile,
             inductor_cache: args.inductor_cache,
+            compile: args.compile,
         }
     }
 }

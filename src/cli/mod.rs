@@ -49,7 +49,8 @@ pub enum Command {
     Full(full::FullArgs),
     /// Write a TorchScript model of the zoo (BLOOM, GPT-2, BERT, T5, ResNet-50; random weights)
     Export(scripts::ExportArgs),
-    /// Profile one forward pass of a TorchScript model into a trace
+    /// Profile one forward pass of a model (TorchScript, a torch.export ExportedProgram or a zoo
+    /// model, optionally compiled with torch.compile) into a trace
     Capture(scripts::CaptureArgs),
     /// Predict the model's latency from its replayed kernels and compare with the real model
     Compare(compare::CompareArgs),

@@ -10,7 +10,7 @@ use crate::model::python::run_script;
 use crate::pipeline::options::{
     DEFAULT_BATCH, DEFAULT_CAPTURE_CANDIDATES, DEFAULT_CAPTURE_WARMUP, DEFAULT_SEQ_LEN,
 };
-use crate::pipeline::CaptureOptions;
+use crate::pipeline::{CaptureOptions, CompileMode};
 
 use super::args::{DeviceArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
@@ -61,9 +61,26 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
 
 #[derive(Debug, Args, Clone)]
 pub struct CaptureArgs {
-    /// TorchScript model to profile
-    #[arg(long, value_name = "FILE")]
-    pub model: PathBuf,
+    /// Model to profile: TorchScript (.pt), or a torch.export ExportedProgram (.pt2)
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "zoo",
+        conflicts_with = "zoo"
+    )]
+    pub model: Option<PathBuf>,
+
+    /// A model of the zoo instead, built eagerly with random weights (as `replay export
+    /// --model` names them): what torch.compile compiles, where a TorchScript file is not
+    #[arg(long, value_name = "NAME")]
+    pub zoo: Option<String>,
+
+    /// Compile the model with torch.compile in this mode (default, reduce-overhead or
+    /// max-autotune; `default` when given alone), Inductor's kernel profiling on, and keep
+    /// Inductor's cache and the recording of its generated kernels (kernels.json) in
+    /// `inductor/` beside the trace
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "default")]
+    pub compile: Option<CompileMode>,
 
     /// Tokens in the input sequence
     #[arg(long, default_value_t = DEFAULT_SEQ_LEN, value_parser = crate::cli::value_parsers::positive::<i64>)]
@@ -101,7 +118,9 @@ pub struct CaptureArgs {
 impl From<CaptureArgs> for CaptureOptions {
     fn from(args: CaptureArgs) -> Self {
         CaptureOptions {
-            model: args.model,
+            model: args.model.unwrap_or_default(),
+            zoo: args.zoo,
+            compile: args.compile,
             seq_len: args.seq_len,
             batch: args.batch,
             inputs: args.inputs,

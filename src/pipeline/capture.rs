@@ -1,5 +1,6 @@
-//! Capture: one profiled forward pass of a TorchScript model, through
-//! `scripts/capture_trace.py` run with the project's Python.
+//! Capture: one profiled forward pass of a model (TorchScript, an ExportedProgram, or a zoo
+//! model, optionally compiled with torch.compile), through `scripts/capture_trace.py` run with
+//! the project's Python.
 
 use crate::model::python::run_script_lines;
 
@@ -7,10 +8,13 @@ use super::observer::Observer;
 use super::options::CaptureOptions;
 
 /// Writes the trace of `options.model` to `options.out`; the script's own report (which step
-/// it kept, where the trace went) reaches `observer` as a result.
+/// it kept, where the trace went, what a compiled run recorded) reaches `observer` as a result.
 pub fn run(options: &CaptureOptions, observer: &mut dyn Observer) -> anyhow::Result<()> {
-    // A file that is no model at all is refused before Python spends seconds importing torch.
-    crate::model::torchscript::check_archive(&options.model)?;
+    // A file that is no model at all is refused before Python spends seconds importing torch
+    // (an ExportedProgram is a zip too, but the script names what is wrong with one better).
+    if options.zoo.is_none() && options.model.extension().is_none_or(|e| e != "pt2") {
+        crate::model::torchscript::check_archive(&options.model)?;
+    }
     run_script_lines("capture_trace.py", &script_args(options), &mut |line| {
         observer.result(line)
     })?;
@@ -19,9 +23,11 @@ pub fn run(options: &CaptureOptions, observer: &mut dyn Observer) -> anyhow::Res
 
 /// The script's command line.
 fn script_args(options: &CaptureOptions) -> Vec<String> {
-    let mut argv = vec![
-        "--model".to_string(),
-        options.model.display().to_string(),
+    let mut argv = match &options.zoo {
+        Some(name) => vec!["--zoo".to_string(), name.clone()],
+        None => vec!["--model".to_string(), options.model.display().to_string()],
+    };
+    argv.extend([
         "--seq-len".into(),
         options.seq_len.to_string(),
         "--batch".into(),
@@ -34,12 +40,15 @@ fn script_args(options: &CaptureOptions) -> Vec<String> {
         options.candidates.to_string(),
         "--out".into(),
         options.out.display().to_string(),
-    ];
+    ]);
     if let Some(t) = options.threads {
         argv.extend(["--threads".into(), t.to_string()]);
     }
     for spec in &options.inputs {
         argv.extend(["--input".into(), spec.to_string()]);
+    }
+    if let Some(mode) = options.compile {
+        argv.extend(["--compile".into(), mode.to_string()]);
     }
     argv
 }
@@ -61,5 +70,29 @@ mod tests {
             "--model m.pt --seq-len 5 --batch 1 --device cpu --warmup 3 --candidates 5 \
              --out t.json --threads 2"
         );
+    }
+
+    #[test]
+    fn a_compiled_zoo_capture_names_the_zoo_model_and_the_mode() {
+        use crate::pipeline::CompileMode;
+        let argv = script_args(&CaptureOptions {
+            zoo: Some("bloom-tiny".into()),
+            compile: Some(CompileMode::ReduceOverhead),
+            out: "r/t.json".into(),
+            ..CaptureOptions::default()
+        });
+        assert_eq!(
+            argv.join(" "),
+            "--zoo bloom-tiny --seq-len 5 --batch 1 --device cpu --warmup 3 --candidates 5 \
+             --out r/t.json --compile reduce-overhead"
+        );
+        let argv = script_args(&CaptureOptions {
+            model: "m.pt2".into(),
+            compile: Some(CompileMode::Default),
+            out: "t.json".into(),
+            ..CaptureOptions::default()
+        });
+        assert!(argv.join(" ").starts_with("--model m.pt2 "), "{argv:?}");
+        assert!(argv.join(" ").ends_with("--compile default"), "{argv:?}");
     }
 }

@@ -58,8 +58,12 @@ pub fn run(
             observer.stage_started(
                 Stage::Capture,
                 &format!(
-                    "profiling one forward pass of {} on {}",
+                    "profiling one forward pass of {}{} on {}",
                     run.model.display(),
+                    options
+                        .compile
+                        .map(|mode| format!(" compiled with torch.compile (mode {mode})"))
+                        .unwrap_or_default(),
                     device.spec()
                 ),
             );

@@ -16,6 +16,7 @@ pub mod threads;
 
 pub use observer::{Observer, Stage, Tick};
 pub use options::{
-    CaptureOptions, CompareOptions, EnergyOptions, FullOptions, IsolatedOptions, SelftestOptions,
+    CaptureOptions, CompareOptions, CompileMode, EnergyOptions, FullOptions, IsolatedOptions,
+    SelftestOptions,
 };
 pub use suite_command::{drive, CaseReporter, ShardRecord, SuiteCommand};

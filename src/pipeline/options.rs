@@ -80,10 +80,42 @@ impl EnergyOptions {
     }
 }
 
-/// `replay capture`: profile one forward pass of a TorchScript model into a trace.
+/// `--compile [MODE]`: the mode of `torch.compile` a capture compiles the model with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompileMode {
+    Default,
+    ReduceOverhead,
+    MaxAutotune,
+}
+
+impl CompileMode {
+    /// The mode as torch.compile (and `capture_trace.py --compile`) spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompileMode::Default => "default",
+            CompileMode::ReduceOverhead => "reduce-overhead",
+            CompileMode::MaxAutotune => "max-autotune",
+        }
+    }
+}
+
+impl std::fmt::Display for CompileMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `replay capture`: profile one forward pass of a model into a trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaptureOptions {
+    /// The model file: TorchScript (.pt) or a torch.export ExportedProgram (.pt2); ignored
+    /// when `zoo` names a model.
     pub model: PathBuf,
+    /// A model of the zoo (`scripts/zoo.py`), built eagerly with random weights.
+    pub zoo: Option<String>,
+    /// torch.compile the model with this mode and keep Inductor's cache and the recording of
+    /// its generated kernels in `inductor/` beside the trace.
+    pub compile: Option<CompileMode>,
     pub seq_len: i64,
     pub batch: i64,
     /// Input tensors instead of token ids of `batch` x `seq_len`.
@@ -101,6 +133,8 @@ impl Default for CaptureOptions {
     fn default() -> Self {
         CaptureOptions {
             model: PathBuf::new(),
+            zoo: None,
+            compile: None,
             seq_len: DEFAULT_SEQ_LEN,
             batch: DEFAULT_BATCH,
             inputs: Vec::new(),
@@ -219,6 +253,8 @@ pub struct CompareOptions {
     /// The kept Inductor cache of the trace (`--inductor-cache DIR`; default `inductor/`
     /// beside the trace).
     pub inductor_cache: Option<PathBuf>,
+    /// Capture the model compiled with torch.compile in this mode (see [`CaptureOptions`]).
+    pub compile: Option<CompileMode>,
 }
 
 impl Default for CompareOptions {
@@ -233,6 +269,7 @@ impl Default for CompareOptions {
             perfetto: None,
             profile: None,
             inductor_cache: None,
+            compile: None,
         }
     }
 }
@@ -251,6 +288,7 @@ impl CompareOptions {
             // The capture runs in a child process: pass libtorch's choice in this one on, so
             // trace and timings see the same thread count.
             threads: self.run.threads.or(Some(tch::get_num_threads())),
+            compile: self.compile,
             ..CaptureOptions::default()
         }
     }
@@ -316,10 +354,13 @@ mod tests {
             max_time_per_kernel_s: 0.02,
             rounds: 3,
             cold: true,
+            compile: Some(CompileMode::MaxAutotune),
             ..CompareOptions::default()
         };
         let capture = compare.capture("out/trace.json".into());
         assert_eq!(capture.seq_len, 7);
+        assert_eq!(capture.compile, Some(CompileMode::MaxAutotune));
+        assert_eq!(capture.zoo, None);
         assert_eq!(capture.device, DeviceSpec::Cuda(1));
         assert_eq!(capture.threads, Some(2));
         assert_eq!(capture.warmup, DEFAULT_CAPTURE_WARMUP);

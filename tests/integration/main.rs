@@ -16,6 +16,7 @@ mod cli_isolated;
 mod cli_malformed_inputs;
 mod cluster_templates;
 mod compare_pipeline;
+mod compiled_capture;
 mod energy_isolated;
 mod gemm_cublas_mapping;
 mod isolated_generated;

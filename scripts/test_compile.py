@@ -1,0 +1,219 @@
+"""Tests of `capture_trace.py --compile` (run by test_scripts.py, which registers them).
+
+Real compiles on the CPU: a 2-block MLP with layer norm and gelu saved as a torch.export
+ExportedProgram (.pt2), and bloom-tiny through --zoo. Each capture's trace must hold the
+generated kernels as `graph_N_cpp_fused_*` ops, each of them a `trace_name` of kernels.json;
+each kernel's Python-free library must load with ctypes and reproduce, on the recorded
+layouts, what Inductor's own Python-binding kernel computes from the same inputs.
+"""
+import json
+import os
+import re
+import shutil
+
+import numpy as np
+import torch
+
+import inductor_cpp_lib
+import inductor_record
+
+PROFILED_OP = re.compile(r"^graph_\d+_cpp_fused_\w+$")
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, width=64, blocks=2):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(
+            torch.nn.ModuleDict({"norm": torch.nn.LayerNorm(width), "up": torch.nn.Linear(width, 4 * width),
+                                 "down": torch.nn.Linear(4 * width, width)}) for _ in range(blocks))
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = x + b["down"](torch.nn.functional.gelu(b["up"](b["norm"](x))))
+        return x
+
+
+def layout_tensor(desc, folder, generator):
+    """A tensor of the recorded layout: its recorded values, else random contents."""
+    dtype = getattr(torch, desc["dtype"])
+    sizes, strides, offset = desc["sizes"], desc["strides"], desc["storage_offset"]
+    extent = 1 + sum((n - 1) * s for n, s in zip(sizes, strides) if n > 0)
+    if dtype.is_floating_point:
+        base = torch.randn(offset + extent, generator=generator).to(dtype)
+    else:
+        base = torch.zeros(offset + extent, dtype=dtype)
+    t = base.as_strided(sizes, strides, offset)
+    if "values" in desc:
+        t.copy_(torch.from_numpy(np.load(os.path.join(folder, desc["values"]))))
+    return base, t
+
+
+def make_args(call, folder, seed):
+    g = torch.Generator().manual_seed(seed)
+    bases, args = [], []
+    for a in call["args"]:
+        if "tensor" in a:
+            base, t = layout_tensor(a["tensor"], folder, g)
+            bases.append(base)
+            args.append(t)
+        else:
+            (value,) = a.values()
+            args.append(value)
+    return bases, args
+
+
+def check_compiled_capture(out, so):
+    """The trace and inductor/ of one compiled capture; returns kernels.json."""
+    folder = os.path.join(os.path.dirname(out), "inductor")
+    assert "compiled (mode default)" in so, so
+    with open(out) as f:
+        trace = json.load(f)
+    ops = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "cpu_op"}
+    generated = {n for n in ops if PROFILED_OP.match(n)}
+    assert generated, sorted(ops)
+    assert trace["replayCompile"]["mode"] == "default" and trace["replayCompile"]["compile_seconds"] > 0
+    with open(os.path.join(folder, "kernels.json")) as f:
+        doc = json.load(f)
+    assert (doc["format"], doc["version"], doc["device"], doc["mode"]) == \
+        ("replay-inductor-kernels", 1, "cpu", "default"), {k: doc[k] for k in ("format", "version", "device")}
+    assert doc["torch"] == torch.__version__.split("+")[0]
+    names = {k["trace_name"] for k in doc["kernels"]}
+    assert generated <= names, ("trace ops without a recorded kernel", sorted(generated - names))
+    assert names <= generated, ("recorded kernels the trace does not hold", sorted(names - generated))
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(folder, "cache")  # Inductor's own bindings
+    from torch._inductor.codecache import CppPythonBindingsCodeCache
+    for k in doc["kernels"]:
+        assert k["kind"] == "inductor_cpp" and k["symbol"] == "kernel" and k["calls"], k["name"]
+        assert k["trace_name"] == f"graph_{k['graph']}_{k['name']}", k["trace_name"]
+        with open(os.path.join(folder, k["kernel_source"])) as f:
+            cpp = f.read()
+        assert "Python.h" not in cpp and f'"{k["trace_name"]}"' in cpp, k["kernel_source"]
+        lib = os.path.join(folder, k["library"])
+        assert inductor_cpp_lib.python_free_problems(lib) == "", inductor_cpp_lib.python_free_problems(lib)
+        argtypes, source = inductor_record.cpp_bindings(os.path.join(folder, k["source"]))[k["name"]]
+        assert argtypes == k["arg_types"] and inductor_cpp_lib.kernel_only(source) == cpp, k["name"]
+        binding = CppPythonBindingsCodeCache.load_pybinding(argtypes, source)
+        main_cpp = inductor_cpp_lib.main_cpp_of(binding)
+        with open(main_cpp) as f:
+            assert inductor_cpp_lib.kernel_only(f.read()) == cpp, main_cpp
+        # The premise: what Inductor loads needs Python, so replay cannot dlopen it.
+        inductor_so = binding.__self__.__file__
+        assert any(s.startswith("Py") for s in inductor_cpp_lib.dynamic_symbols(inductor_so, True)), inductor_so
+        handle = inductor_cpp_lib.load(lib)
+        for n, call in enumerate(k["calls"]):
+            assert call["count"] >= 1 and len(call["args"]) == len(argtypes), call
+            ours_bases, ours = make_args(call, folder, seed=n)
+            theirs_bases, theirs = make_args(call, folder, seed=n)
+            inductor_cpp_lib.call(handle, argtypes, ours)
+            binding(*theirs)
+            for i, (a, b) in enumerate(zip(ours_bases, theirs_bases)):
+                assert torch.equal(a, b), (k["name"], n, i, (a.double() - b.double()).abs().max())
+    return doc
+
+
+def tests(tmp, cli, run_script):
+    import capture_trace
+
+    def compiled_mlp_pt2_capture_records_every_generated_kernel():
+        model = MLP().eval()
+        x = torch.randn(4, 64)
+        pt2 = os.path.join(tmp, "compile", "mlp.pt2")
+        os.makedirs(os.path.dirname(pt2), exist_ok=True)
+        torch.export.save(torch.export.export(model, (x,)), pt2)
+        out = os.path.join(tmp, "compile", "mlp", "t.json")
+        rc, so, se = run_script("capture_trace.py", "--model", pt2, "--input", "float32[4,64]",
+                                "--compile", "--warmup", 1, "--candidates", 1, "--out", out)
+        assert rc == 0, se
+        doc = check_compiled_capture(out, so)
+        fused = {k["name"] for k in doc["kernels"]}
+        assert any("gelu" in n for n in fused) and any("layer_norm" in n for n in fused), fused
+
+    def compiled_zoo_bloom_tiny_capture_keeps_the_token_ids():
+        out = os.path.join(tmp, "compile", "bloom", "t.json")
+        rc, so, se = run_script("capture_trace.py", "--zoo", "bloom-tiny", "--compile", "--seq-len", 5,
+                                "--warmup", 1, "--candidates", 1, "--out", out)
+        assert rc == 0, se
+        doc = check_compiled_capture(out, so)
+        folder = os.path.join(os.path.dirname(out), "inductor")
+        ids = capture_trace.make_inputs([], zoo_vocab("bloom-tiny"), 1, 5, 0)[0]
+        saved = [np.load(os.path.join(folder, a["tensor"]["values"]))
+                 for k in doc["kernels"] for c in k["calls"] for a in c["args"]
+                 if "tensor" in a and "values" in a["tensor"]]
+        assert any(v.dtype == np.int64 and v.shape == (1, 5) and (v == ids.numpy()).all() for v in saved), \
+            [(v.dtype, v.shape) for v in saved]
+        # A second capture into the same folder finds Inductor's cache warm and says so.
+        shutil.rmtree(os.path.join(folder, "values"))
+        rc, so, se = run_script("capture_trace.py", "--zoo", "bloom-tiny", "--compile", "default",
+                                "--warmup", 0, "--candidates", 1, "--out", out)
+        assert rc == 0 and "warm Inductor cache" in so, (so, se)
+        check_compiled_capture(out, so)
+
+    def compile_bad_input_exits_2():
+        ts = os.path.join(tmp, "tiny.pt")
+        if not os.path.exists(ts):
+            import export_model
+            cli(export_model.main, "--model", "bloom-tiny", "--out", ts)
+        fake_pt2 = os.path.join(tmp, "compile", "torchscript.pt2")
+        os.makedirs(os.path.dirname(fake_pt2), exist_ok=True)
+        shutil.copy(ts, fake_pt2)
+        text_pt2 = os.path.join(tmp, "compile", "text.pt2")
+        with open(text_pt2, "w") as f:
+            f.write("not a zip")
+        out = os.path.join(tmp, "compile", "bad", "t.json")
+        cases = [
+            (["--zoo", "bloom-tiny", "--compile", "bogus"], "argument --compile: invalid choice: 'bogus'"),
+            (["--model", fake_pt2, "--compile"], f"{fake_pt2} is not a torch.export ExportedProgram"),
+            (["--model", text_pt2], f"{text_pt2} is not a torch.export ExportedProgram (.pt2): not a zip"),
+            (["--model", ts, "--compile"], "is TorchScript, which torch.compile does not compile"),
+            (["--zoo", "bloom-7b", "--compile"], "--zoo bloom-7b: unknown model (known: bert-base"),
+            (["--zoo", "bloom-tiny", "--model", ts], "not allowed with argument"),
+        ]
+        for argv, msg in cases:
+            rc, so, se = cli(capture_trace.main, *argv, "--candidates", 1, "--out", out)
+            assert rc == 2 and msg in se, (argv, rc, se)
+            if "bogus" in argv:
+                assert all(mode in se for mode in ("default", "reduce-overhead", "max-autotune")), se
+        assert not os.path.exists(os.path.join(tmp, "compile", "bad")), "nothing written on bad input"
+
+    def triton_recording_from_a_stand_in_launcher_without_a_gpu():
+        """No GPU here: the Triton path of kernels.json has never run on a real launch. This
+        checks what can be without one, on stand-ins shaped like torch 2.11's CachingAutotuner
+        and launcher: the signature without constexprs, the grid from torch's own GridExpr, the
+        cubin written out, integer arguments' values kept."""
+        from types import SimpleNamespace
+        import inductor_triton
+        launcher = SimpleNamespace(
+            config={"XBLOCK": 128}, global_scratch=None, profile_scratch=None,
+            bin=SimpleNamespace(asm={"cubin": b"\x7fELF-stand-in"},
+                                metadata=SimpleNamespace(name="triton_poi_fused_add_0", num_warps=4, shared=0)))
+        autotuner = SimpleNamespace(
+            triton_meta={"signature": {"in_ptr0": "*i64", "out_ptr0": "*fp32", "xnumel": "i32",
+                                       "XBLOCK": "constexpr"}},
+            inductor_meta={"grid_type": "Grid1D"}, launchers=[launcher])
+        folder = os.path.join(tmp, "compile", "triton")
+        os.makedirs(os.path.join(folder, "replay"), exist_ok=True)
+        os.makedirs(os.path.join(folder, "values"), exist_ok=True)
+        rec = inductor_record.KernelRecord("triton_poi_fused_add_0", "triton_poi_fused_add_0", "triton", None, "x.py")
+        ids, out = torch.arange(1000), torch.empty(1000)
+        for _ in range(2):
+            call = inductor_triton.record_launch(rec, autotuner, (ids, out, 1000))
+            inductor_triton.launched(rec, autotuner, call, (ids, out, 1000))
+        rec.fields = inductor_triton.kernel_fields(rec, folder)
+        entry = rec.entry(folder)
+        assert entry["signature"] == ["*i64", "*fp32", "i32"], entry
+        assert (entry["function"], entry["num_warps"], entry["shared_mem"]) == ("triton_poi_fused_add_0", 4, 0), entry
+        with open(os.path.join(folder, entry["cubin"]), "rb") as f:
+            assert f.read() == b"\x7fELF-stand-in"
+        (call,) = entry["calls"]
+        assert call["count"] == 2 and call["grid"] == [8, 1, 1] and call["args"][2] == {"int": 1000}, call
+        saved = np.load(os.path.join(folder, call["args"][0]["tensor"]["values"]))
+        assert (saved == ids.numpy()).all()
+
+    return [compiled_mlp_pt2_capture_records_every_generated_kernel,
+            compiled_zoo_bloom_tiny_capture_keeps_the_token_ids, compile_bad_input_exits_2,
+            triton_recording_from_a_stand_in_launcher_without_a_gpu]
+
+
+def zoo_vocab(name):
+    import zoo
+    return zoo.MODELS[name].vocab_size

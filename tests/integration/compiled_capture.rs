@@ -1,0 +1,141 @@
+//! `replay capture --compile` end to end through the real binary: bloom-tiny of the zoo compiled
+//! with torch.compile on the CPU, its trace, and the recording of its generated kernels that
+//! `inductor/kernels.json` beside the trace holds (issue 30); and the command line's refusals.
+
+use crate::common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::replay;
+use predicates::prelude::*;
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_compiled_zoo_model_keeps_its_generated_kernels_beside_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("results").join("t.json");
+    replay()
+        .args([
+            "capture",
+            "--compile",
+            "--zoo",
+            "bloom-tiny",
+            "--device",
+            "cpu",
+            "--warmup",
+            "1",
+            "--candidates",
+            "1",
+            "--out",
+        ])
+        .arg(&trace)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("compiled (mode default) in "))
+        .stdout(predicate::str::contains("generated kernels"));
+    let ops: BTreeSet<String> = read_json(&trace)["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "cpu_op")
+        .filter_map(|e| e["name"].as_str())
+        .filter(|n| n.starts_with("graph_") && n.contains("_cpp_fused_"))
+        .map(String::from)
+        .collect();
+    assert!(!ops.is_empty(), "no generated kernel in the trace");
+
+    let inductor = dir.path().join("results").join("inductor");
+    let doc = read_json(&inductor.join("kernels.json"));
+    assert_eq!(doc["format"], "replay-inductor-kernels");
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["device"], "cpu");
+    assert_eq!(doc["mode"], "default");
+    let kernels = doc["kernels"].as_array().unwrap();
+    let names: BTreeSet<String> = kernels
+        .iter()
+        .map(|k| k["trace_name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names, ops,
+        "each generated op of the trace is one recorded kernel"
+    );
+    let mut saved_values = 0;
+    for k in kernels {
+        assert_eq!(k["kind"], "inductor_cpp");
+        assert_eq!(k["symbol"], "kernel");
+        for key in ["library", "kernel_source", "source"] {
+            let path = inductor.join(k[key].as_str().unwrap());
+            assert!(path.is_file(), "{key} {} is missing", path.display());
+        }
+        let arg_types = k["arg_types"].as_array().unwrap().len();
+        for call in k["calls"].as_array().unwrap() {
+            assert!(call["count"].as_u64() >= Some(1));
+            let args = call["args"].as_array().unwrap();
+            assert_eq!(args.len(), arg_types, "{}", k["name"]);
+            for values in args.iter().filter_map(|a| a["tensor"]["values"].as_str()) {
+                assert!(inductor.join(values).is_file(), "{values}");
+                saved_values += 1;
+            }
+        }
+    }
+    // The token ids reach the embedding's kernel: integer arguments keep their values.
+    assert!(saved_values >= 1, "no integer argument's values were saved");
+    assert!(inductor.join("cache").is_dir(), "Inductor's cache is kept");
+}
+
+#[test]
+fn a_compile_mode_torch_compile_does_not_have_exits_2_listing_the_modes() {
+    for (command, out) in [("capture", "--out"), ("compare", "--output-dir")] {
+        replay()
+            .args([command, "--model", "m.pt", out, "r", "--compile", "bogus"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "[possible values: default, reduce-overhead, max-autotune]",
+            ));
+    }
+}
+
+#[test]
+fn a_pt2_that_is_no_exported_program_exits_2_naming_it() {
+    let (dir, model) = common::exported_bloom_tiny();
+    let pt2 = dir.path().join("torchscript.pt2");
+    std::fs::copy(&model, &pt2).unwrap();
+    replay()
+        .args(["capture", "--compile", "--device", "cpu", "--model"])
+        .arg(&pt2)
+        .arg("--out")
+        .arg(dir.path().join("t.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} is not a torch.export ExportedProgram",
+            pt2.display()
+        )));
+    replay()
+        .args(["capture", "--compile", "--device", "cpu", "--model"])
+        .arg(&model)
+        .arg("--out")
+        .arg(dir.path().join("t.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is TorchScript, which torch.compile does not compile",
+        ));
+    assert!(!dir.path().join("t.json").exists());
+    // compare hands --compile to its capture, which refuses TorchScript the same way.
+    replay()
+        .args(["compare", "--compile", "--device", "cpu", "--model"])
+        .arg(&model)
+        .arg("--output-dir")
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is TorchScript, which torch.compile does not compile",
+        ));
+}
