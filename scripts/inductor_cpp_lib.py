@@ -6,7 +6,11 @@ kernel():` on), and the built `.so` references Python's C API (PyTuple_*, PyLong
 process without Python cannot dlopen it. Here the source is cut before the bindings and built
 again with Inductor's own builder and options (`CppBuilder`, `CppTorchDeviceOptions` as
 `CppPythonBindingsCodeCache` sets them: no libtorch, shared, the vector ISA Inductor picked).
-The result exports `extern "C" void kernel(...)`. With kernel profiling on, the kernel calls
+The result exports `extern "C" void kernel(...)` and, appended to the source, one uniform entry
+`extern "C" void replay_entry(void** args)` that calls `kernel` with `args[i]` read as the i-th
+C type of `arg_types`: replay (Rust) calls every kernel through that one signature, so it never
+has to build a C argument list of its own (floats travel in other registers than pointers and
+integers). With kernel profiling on, the kernel calls
 libtorch's AOTI shim (`aoti_record_function_start/end`); those symbols stay undefined and are
 resolved from the libtorch the replaying process links (a Python process: load libtorch_cpu
 with RTLD_GLOBAL first, as `load` does).
@@ -18,6 +22,7 @@ import subprocess
 import torch
 
 SYMBOL = "kernel"
+ENTRY = "replay_entry"
 BINDINGS_MARKER = "// Python bindings to call kernel():"
 
 # C types of `arg_types` (Inductor's argtypes) -> ctypes.
@@ -30,6 +35,19 @@ def kernel_only(main_cpp_text):
     """The kernel's source: `<key>.main.cpp` cut before its Python bindings."""
     cut = main_cpp_text.find(BINDINGS_MARKER)
     return (main_cpp_text if cut < 0 else main_cpp_text[:cut]).rstrip() + "\n"
+
+
+def entry_point(arg_types):
+    """`replay_entry(void** args)`: `args[i]` points at the i-th argument of `kernel`, whose C
+    type is `arg_types[i]` (a pointer's value is the data pointer; a scalar's its value)."""
+    reads = []
+    for i, t in enumerate(arg_types):
+        t = " ".join(t.split())
+        if not t:
+            raise ValueError(f"argument {i} has no C type")
+        reads.append(f"*({t}*)args[{i}]")
+    body = ", ".join(reads)
+    return f'\nextern "C" void {ENTRY}(void** args) {{\n    {SYMBOL}({body});\n}}\n'
 
 
 def main_cpp_of(binding):
@@ -61,13 +79,13 @@ def build_options():
     return options
 
 
-def build(source, out_dir, name):
-    """Writes `source` (a kernel without bindings) to `out_dir/name.cpp`, builds
-    `out_dir/name.so` and checks it; returns both paths."""
+def build(source, out_dir, name, arg_types):
+    """Writes `source` (a kernel without bindings) and its `replay_entry` to `out_dir/name.cpp`,
+    builds `out_dir/name.so` and checks it; returns both paths."""
     from torch._inductor.cpp_builder import CppBuilder
     cpp = os.path.join(out_dir, name + ".cpp")
     with open(cpp, "w") as f:
-        f.write(kernel_only(source))
+        f.write(kernel_only(source) + entry_point(arg_types))
     builder = CppBuilder(name=name, sources=cpp, BuildOption=build_options(), output_dir=out_dir)
     builder.build()
     lib = builder.get_target_file_path()
@@ -89,8 +107,10 @@ def python_free_problems(lib):
     python = sorted(s for s in dynamic_symbols(lib, True) if s.startswith(("Py", "_Py")))
     if python:
         return f"needs Python's C API ({', '.join(python[:3])}...)"
-    if SYMBOL not in dynamic_symbols(lib, False):
-        return f"does not export {SYMBOL}"
+    exported = dynamic_symbols(lib, False)
+    for symbol in (SYMBOL, ENTRY):
+        if symbol not in exported:
+            return f"does not export {symbol}"
     return ""
 
 
@@ -115,3 +135,21 @@ def call(handle, arg_types, args):
             raise ValueError(f"argument type {t!r} is not one ctypes can pass here")
     fn.restype = None
     fn(*c_args)
+
+
+def call_entry(handle, arg_types, args):
+    """Calls `replay_entry` as replay does: an array of pointers, each to one argument's value
+    (a tensor's data pointer, or the scalar converted to its C type)."""
+    values = []
+    for t, a in zip(arg_types, args):
+        base = t.replace("const ", "").strip()
+        if base.endswith("*"):
+            values.append(ctypes.c_void_p(a.data_ptr()))
+        elif base in CTYPES:
+            values.append(CTYPES[base](a))
+        else:
+            raise ValueError(f"argument type {t!r} is not one ctypes can pass here")
+    array = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+    fn = getattr(handle, ENTRY)
+    fn.restype = None
+    fn(array)

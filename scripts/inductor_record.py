@@ -210,9 +210,10 @@ class KernelRecorder:
                 continue  # loaded, but not called by the recorded pass
             if rec.kind == "inductor_cpp":
                 argtypes, source = rec.fields["argtypes"], rec.fields["source_code"]
-                cpp, lib = inductor_cpp_lib.build(source, os.path.join(self.folder, "replay"), rec.trace_name)
+                cpp, lib = inductor_cpp_lib.build(source, os.path.join(self.folder, "replay"), rec.trace_name,
+                                                  argtypes)
                 rec.fields = {"kernel_source": self.rel(cpp), "library": self.rel(lib),
-                              "symbol": inductor_cpp_lib.SYMBOL, "arg_types": argtypes}
+                              "symbol": inductor_cpp_lib.ENTRY, "arg_types": argtypes}
             else:
                 rec.fields = inductor_triton.kernel_fields(rec, self.folder)
             entries.append(rec.entry(self.folder))

@@ -83,7 +83,7 @@ def check_compiled_capture(out, so):
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(folder, "cache")  # Inductor's own bindings
     from torch._inductor.codecache import CppPythonBindingsCodeCache
     for k in doc["kernels"]:
-        assert k["kind"] == "inductor_cpp" and k["symbol"] == "kernel" and k["calls"], k["name"]
+        assert k["kind"] == "inductor_cpp" and k["symbol"] == "replay_entry" and k["calls"], k["name"]
         assert k["trace_name"] == f"graph_{k['graph']}_{k['name']}", k["trace_name"]
         with open(os.path.join(folder, k["kernel_source"])) as f:
             cpp = f.read()
@@ -91,11 +91,13 @@ def check_compiled_capture(out, so):
         lib = os.path.join(folder, k["library"])
         assert inductor_cpp_lib.python_free_problems(lib) == "", inductor_cpp_lib.python_free_problems(lib)
         argtypes, source = inductor_record.cpp_bindings(os.path.join(folder, k["source"]))[k["name"]]
-        assert argtypes == k["arg_types"] and inductor_cpp_lib.kernel_only(source) == cpp, k["name"]
+        # The library's source: the kernel as Inductor wrote it, then replay's uniform entry.
+        entry = inductor_cpp_lib.entry_point(argtypes)
+        assert argtypes == k["arg_types"] and inductor_cpp_lib.kernel_only(source) + entry == cpp, k["name"]
         binding = CppPythonBindingsCodeCache.load_pybinding(argtypes, source)
         main_cpp = inductor_cpp_lib.main_cpp_of(binding)
         with open(main_cpp) as f:
-            assert inductor_cpp_lib.kernel_only(f.read()) == cpp, main_cpp
+            assert inductor_cpp_lib.kernel_only(f.read()) + entry == cpp, main_cpp
         # The premise: what Inductor loads needs Python, so replay cannot dlopen it.
         inductor_so = binding.__self__.__file__
         assert any(s.startswith("Py") for s in inductor_cpp_lib.dynamic_symbols(inductor_so, True)), inductor_so
@@ -103,11 +105,14 @@ def check_compiled_capture(out, so):
         for n, call in enumerate(k["calls"]):
             assert call["count"] >= 1 and len(call["args"]) == len(argtypes), call
             ours_bases, ours = make_args(call, folder, seed=n)
+            entry_bases, entry = make_args(call, folder, seed=n)
             theirs_bases, theirs = make_args(call, folder, seed=n)
             inductor_cpp_lib.call(handle, argtypes, ours)
+            inductor_cpp_lib.call_entry(handle, argtypes, entry)  # the way replay calls it
             binding(*theirs)
-            for i, (a, b) in enumerate(zip(ours_bases, theirs_bases)):
+            for i, (a, b, c) in enumerate(zip(ours_bases, theirs_bases, entry_bases)):
                 assert torch.equal(a, b), (k["name"], n, i, (a.double() - b.double()).abs().max())
+                assert torch.equal(c, b), (k["name"], n, i, "replay_entry", (c.double() - b.double()).abs().max())
     return doc
 
 
