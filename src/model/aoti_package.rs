@@ -367,7 +367,11 @@ impl WholeModel for AotiPackage {
         if let [only] = compiled {
             let token_ids = only.dtype == "int64" && only.sizes.len() == 2;
             if token_ids && (batch, seq_len) != defaults && only.sizes != [batch, seq_len] {
-                self.check_compiled_for(&[InputSpec::token_ids(batch, seq_len, 1)])?;
+                self.check_compiled_for(&[InputSpec {
+                    dtype: "int64",
+                    sizes: vec![batch, seq_len],
+                    range: None,
+                }])?;
             }
         }
         Ok(compiled.to_vec())
