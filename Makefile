@@ -53,6 +53,12 @@ bench-classify: setup
 # The same run, under its former name.
 bench-classify-vs-hta: bench-classify
 
+# An AOTInductor package timed by `replay full` and from Python (torch._inductor.aoti_load_package)
+# side by side, bloom-tiny and gpt2-small on the CPU (results/bench_aoti.json; issue 30's goal).
+.PHONY: bench-aoti
+bench-aoti: build
+	.venv/bin/python scripts/bench_aoti.py
+
 # Replay coverage of the H100 traces on the CPU and run-to-run noise (results/bench_isolated.json).
 .PHONY: bench-isolated
 bench-isolated: build

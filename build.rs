@@ -58,7 +58,7 @@ fn libtorch_dir(manifest_dir: &Path) -> PathBuf {
 }
 
 // ---------------------------------------------------------------------------------------------
-// libtorch shim (tier 3: call any aten operator by name; memory counters)
+// libtorch shim (tier 3: call any aten operator by name; memory counters; AOTInductor packages)
 // ---------------------------------------------------------------------------------------------
 
 fn compile_libtorch_shim(manifest_dir: &Path) {
@@ -81,7 +81,8 @@ fn compile_libtorch_shim(manifest_dir: &Path) {
         .define("GLOG_USE_GLOG_EXPORT", None)
         .flag_if_supported("-Wno-unused-parameter")
         .file(shim.join("op_dispatch.cpp"))
-        .file(shim.join("memory_stats.cpp"));
+        .file(shim.join("memory_stats.cpp"))
+        .file(shim.join("aoti_package.cpp"));
     // libtorch's current CUDA stream and the CUDA caching allocator's statistics is only reachable when this libtorch has CUDA (the wheel's
     // does) and the CUDA headers are around (they come with the nvcc wheels).
     let torch_has_cuda = libtorch.join("lib/libc10_cuda.so").exists();

@@ -4,6 +4,7 @@
   export_model.py --model NAME | --config CONFIG.json
                   --out PATH.pt [--weights HF_CHECKPOINT_DIR]
                   [--dtype float32|bfloat16|float16] [--seq-len 5] [--seed 0]
+                  [--format torchscript|pt2 [--aoti] [--device cpu|cuda[:N]]]
 
 NAME is one of the zoo (scripts/zoo.py): bloom-560m, gpt2-small, bert-base, t5-small,
 resnet50 and their -tiny sizes. The weights are random (each architecture's own init):
@@ -12,11 +13,16 @@ keys) and --weights (every *.safetensors file of a local checkpoint, mapped by n
 BLOOM. Prints one line: `PATH  N parameters  S MB  input SPEC`, SPEC being what `replay
 --input` takes for the model's input. Exit code 2 on a usage error (unknown model, bad
 config, weights that do not match).
+
+--format pt2 writes a `torch.export` ExportedProgram (a .pt2 archive) instead of TorchScript;
+with --aoti it is compiled by AOTInductor for --device into a package `replay full` times from
+Rust (export_pt2.py). Both have the example input's shapes (batch 1, --seq-len) fixed.
 """
 import argparse
 import glob
 import json
 import os
+import re
 import struct
 import sys
 import warnings
@@ -28,6 +34,9 @@ import bloom_config  # noqa: E402
 from script_io import UsageError, make_out_folder  # noqa: E402
 
 DTYPES = ("bfloat16", "float16", "float32")
+FORMATS = ("torchscript", "pt2")
+# --device as replay writes it; whether CUDA is there is asked of torch once it is imported.
+DEVICE_PATTERN = re.compile(r"cpu|cuda(:[0-9]+)?")
 
 
 # ---- safetensors -------------------------------------------------------------------------
@@ -139,8 +148,19 @@ def check_usage(args):
     """Everything that can be refused without torch: --out, --seq-len, --model with --config,
     the config itself and a --weights folder without checkpoint files."""
     # Before the model is built: an --out that can never be written.
+    pt2 = args.format == "pt2"
     if os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out} is a folder; give the name of the .pt file to write")
+        raise UsageError(f"--out {args.out} is a folder; give the name of the "
+                         f"{'.pt2' if pt2 else '.pt'} file to write")
+    if args.aoti and not pt2:
+        raise UsageError("--aoti compiles a torch.export program: give it with --format pt2")
+    if args.device is not None and not pt2:
+        raise UsageError("--device is for --format pt2 (a TorchScript model is written for the CPU "
+                         "and moved by replay)")
+    if args.device is not None and not DEVICE_PATTERN.fullmatch(args.device):
+        raise UsageError(f"bad --device {args.device!r}: give cpu, cuda or cuda:N")
+    if pt2 and not args.out.endswith(".pt2"):
+        raise UsageError(f"--out {args.out}: a PT2 archive's name must end in .pt2")
     make_out_folder(args.out)
     if args.seq_len < 1:
         raise UsageError("--seq-len must be at least 1")
@@ -153,6 +173,19 @@ def check_usage(args):
         resolve_config(args)
     if args.weights and not glob.glob(os.path.join(args.weights, "*.safetensors")):
         raise UsageError(f"--weights {args.weights}: no *.safetensors files there")
+
+
+def torch_device(name):
+    """--device (already of the right form) as a torch device that is here, or a usage error."""
+    import torch
+    dev = torch.device(name or "cpu")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UsageError(f"--device {name}: CUDA is not available here "
+                             "(torch.cuda.is_available() is false); compile the package where it will run")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise UsageError(f"--device {name}: only {torch.cuda.device_count()} CUDA device(s)")
+    return dev
 
 
 def build_model(args):
@@ -185,6 +218,9 @@ def export(args):
 
     g = torch.Generator().manual_seed(args.seed)
     example = entry.example(1, args.seq_len, dtype, g)
+    if args.format == "pt2":
+        export_pt2_archive(args, model, entry, example)
+        return
     # The trace must generalise: other lengths for text, another batch for images.
     probe = entry.example(2 if entry.takes_images else 1, args.seq_len + 3, dtype, g)
     with torch.no_grad(), warnings.catch_warnings():
@@ -208,15 +244,41 @@ def export(args):
           f"input {entry.input_spec(1, args.seq_len, args.dtype)}")
 
 
+def export_pt2_archive(args, model, entry, example):
+    """--format pt2 [--aoti]: the ExportedProgram or AOTInductor package (export_pt2.py)."""
+    import torch
+    import export_pt2
+
+    device = torch_device(args.device)
+    model, example = model.to(device), example.to(device)
+    with torch.no_grad():
+        want = model(example)
+    spec = entry.input_spec(1, args.seq_len, args.dtype)
+    tol = 1e-4 if args.dtype == "float32" else 2e-2
+    # Inductor's generated code may reorder float sums: the package is checked to 1e-3.
+    if args.aoti:
+        tol = max(tol, 1e-3)
+    name = args.model or os.path.basename(args.config or args.weights or "bloom")
+    what = export_pt2.export(model, example, want, args.out, device, args.aoti, spec, name, tol)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{args.out}  {n_params} parameters  {os.path.getsize(args.out) / 1e6:.1f} MB  "
+          f"input {spec}  ({what})")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", help="a model of the zoo (scripts/zoo.py), e.g. bloom-560m or gpt2-small")
     p.add_argument("--config", help="HF-style BLOOM config.json (n_layer, hidden_size, n_head, vocab_size, ...)")
-    p.add_argument("--out", required=True, help="output TorchScript file (.pt)")
+    p.add_argument("--out", required=True, help="output file: TorchScript (.pt) or with --format pt2 a .pt2")
     p.add_argument("--weights", help="local HF checkpoint directory with *.safetensors")
     p.add_argument("--dtype", choices=DTYPES, default="float32")
     p.add_argument("--seq-len", type=int, default=5, help="example input length for tracing")
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights and example input")
+    p.add_argument("--format", choices=FORMATS, default="torchscript",
+                   help="torchscript (default) or pt2: a torch.export ExportedProgram")
+    p.add_argument("--aoti", action="store_true",
+                   help="with --format pt2: compile it with AOTInductor for --device into a package")
+    p.add_argument("--device", help="with --format pt2: cpu (default), cuda or cuda:N")
     args = p.parse_args(argv)
     try:
         export(args)

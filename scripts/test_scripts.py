@@ -219,6 +219,62 @@ def export_trace_generalises_to_other_lengths():
 
 
 @test
+def export_pt2_program_and_aoti_package():
+    """--format pt2: an ExportedProgram that agrees with eager; --aoti: an AOTInductor package
+    whose metadata records the input it was compiled for and its device, and that agrees too."""
+    import zipfile
+    eager, x = eager_tiny(seed=0), torch.randint(0, TINY.vocab_size, (1, 5))
+    with torch.no_grad():
+        want = eager(x)
+    program = os.path.join(TMP, "tiny.pt2")
+    rc, so, se = cli(export_model.main, "--model", "bloom-tiny", "--format", "pt2", "--out", program)
+    assert rc == 0, se
+    assert so.startswith(program) and "(ExportedProgram)" in so, so
+    with torch.no_grad():
+        got = torch.export.load(program).module()(x)
+    assert max_diff(got, want) <= 1e-4
+    package = os.path.join(TMP, "tiny-aoti.pt2")
+    rc, so, se = cli(export_model.main, "--model", "bloom-tiny", "--format", "pt2", "--aoti",
+                     "--out", package)
+    assert rc == 0, se
+    assert "AOTInductor package for cpu, compiled in" in so, so
+    compiled = torch._inductor.aoti_load_package(package)
+    metadata = compiled.get_metadata()
+    assert metadata["replay_input"] == zoo.MODELS["bloom-tiny"].input_spec(1, 5, "float32"), metadata
+    assert metadata["replay_model"] == "bloom-tiny" and metadata["AOTI_DEVICE_KEY"] == "cpu", metadata
+    with torch.no_grad():
+        got = compiled(x)
+    assert max_diff(got, want) <= 1e-3
+    names = zipfile.ZipFile(package).namelist()
+    assert any(n.endswith("/archive_format") for n in names), names
+    assert any("/data/aotinductor/model/" in n for n in names), names
+    assert not any("/data/aotinductor/" in n for n in zipfile.ZipFile(program).namelist())
+    assert not [f for f in os.listdir(TMP) if ".partial" in f], os.listdir(TMP)
+
+
+@test
+def export_pt2_usage_errors_come_before_torch():
+    """The pt2 flags' usage errors exit 2 from export's checks, before torch is imported."""
+    out = os.path.join(TMP, "refused.pt2")
+    cases = [
+        (["--model", "bloom-tiny", "--aoti", "--out", out], "give it with --format pt2"),
+        (["--model", "bloom-tiny", "--format", "pt2", "--out", os.path.join(TMP, "m.pt")], "must end in .pt2"),
+        (["--model", "bloom-tiny", "--format", "pt2", "--device", "tpu", "--out", out], "bad --device 'tpu'"),
+        (["--model", "bloom-tiny", "--device", "cpu", "--out", os.path.join(TMP, "m.pt")], "--device is for --format pt2"),
+    ]
+    for argv, msg in cases:
+        code = ("import sys; sys.path.insert(0, %r); import export_model; rc = export_model.main(%r); "
+                "print('torch imported' if 'torch' in sys.modules else 'no torch'); sys.exit(rc)" % (HERE, argv))
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert p.returncode == 2 and msg in p.stderr and p.stdout.strip() == "no torch", (argv, p)
+    assert not os.path.exists(out)
+    if not torch.cuda.is_available():
+        rc, _, se = cli(export_model.main, "--model", "bloom-tiny", "--format", "pt2", "--aoti",
+                        "--device", "cuda", "--out", out)
+        assert rc == 2 and "CUDA is not available" in se, se
+
+
+@test
 def export_bfloat16():
     out = os.path.join(TMP, "tiny-bf16.pt")
     rc, so, se = cli(export_model.main, "--model", "bloom-tiny", "--out", out, "--dtype", "bfloat16")

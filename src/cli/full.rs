@@ -1,4 +1,4 @@
-//! `replay full`: time the whole TorchScript model.
+//! `replay full`: time the whole model (TorchScript, or an AOTInductor package).
 
 use std::path::PathBuf;
 
@@ -16,7 +16,8 @@ use super::console::ConsoleObserver;
 #[derive(Debug, Args, Clone)]
 #[command(mut_arg("output_dir", |a| a.help("Where full_model_timing.json goes")))]
 pub struct FullArgs {
-    /// TorchScript model (write one with `replay export`)
+    /// TorchScript model (write one with `replay export`), or an AOTInductor package (.pt2,
+    /// `replay export --format pt2 --aoti`), which runs on the input it was compiled for
     #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
 

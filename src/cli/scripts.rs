@@ -26,7 +26,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "JSON")]
     pub config: Option<PathBuf>,
 
-    /// Output TorchScript file
+    /// Output file: TorchScript (.pt), or with --format pt2 a PT2 archive (.pt2)
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 
@@ -37,6 +37,26 @@ pub struct ExportArgs {
     /// float32, bfloat16 or float16
     #[arg(long, default_value = "float32")]
     pub dtype: String,
+
+    /// torchscript (a traced model) or pt2 (a torch.export ExportedProgram, shapes fixed at
+    /// --seq-len and batch 1)
+    #[arg(long, default_value = "torchscript", value_parser = ["torchscript", "pt2"])]
+    pub format: String,
+
+    /// With --format pt2: compile the program with AOTInductor for --device into a package
+    /// that `replay full --model M.pt2` times without Python
+    #[arg(long)]
+    pub aoti: bool,
+
+    /// With --format pt2: the device to export (and compile) for: cpu (default), cuda or
+    /// cuda:N; compile a package where it will run
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
+
+    /// Tokens in the example input (the traced model generalises to other lengths; a pt2
+    /// archive has this length built in)
+    #[arg(long, value_name = "N", value_parser = crate::cli::value_parsers::positive::<i64>)]
+    pub seq_len: Option<i64>,
 }
 
 pub fn export(args: ExportArgs) -> anyhow::Result<()> {
@@ -54,6 +74,16 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     }
     if let Some(weights) = &args.weights {
         argv.extend(["--weights".into(), weights.display().to_string()]);
+    }
+    argv.extend(["--format".into(), args.format.clone()]);
+    if args.aoti {
+        argv.push("--aoti".into());
+    }
+    if let Some(device) = &args.device {
+        argv.extend(["--device".into(), device.clone()]);
+    }
+    if let Some(seq_len) = args.seq_len {
+        argv.extend(["--seq-len".into(), seq_len.to_string()]);
     }
     run_script("export_model.py", &argv)?;
     Ok(())

@@ -1,17 +1,18 @@
 //! Forward passes of a whole model as a measurement-core target, so that the model is timed by
 //! the same core as every kernel (`replay full`, and `replay compare`'s model side).
 
-use super::torchscript::TorchScriptModel;
+use super::whole_model::WholeModel;
 use crate::error::{Error, Result};
 use crate::measure::cuda_timing::CudaStreamHandle;
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::work_target::libtorch_stream;
 
-/// Forward passes of `model` on one fixed input, placed where libtorch runs them: on a GPU
+/// Forward passes of `model` (TorchScript or an AOTInductor package) on one fixed input,
+/// placed where libtorch runs them: on a GPU
 /// libtorch's current stream (timed by the core with CUDA events there), on the CPU the host
 /// (the monotonic clock).
 pub struct ForwardPasses<'m> {
-    model: &'m TorchScriptModel,
+    model: &'m dyn WholeModel,
     input: Vec<tch::Tensor>,
     cuda: Option<(i64, CudaStreamHandle)>,
 }
@@ -19,8 +20,8 @@ pub struct ForwardPasses<'m> {
 impl<'m> ForwardPasses<'m> {
     /// The model must already have run on its device (libtorch's context is then current on
     /// this thread, which the events need).
-    pub fn new(model: &'m TorchScriptModel, input: Vec<tch::Tensor>) -> Result<Self> {
-        let cuda = match model.device {
+    pub fn new(model: &'m dyn WholeModel, input: Vec<tch::Tensor>) -> Result<Self> {
+        let cuda = match model.device() {
             tch::Device::Cuda(i) => {
                 let stream = libtorch_stream(i).map_err(|e| Error::Model(e.to_string()))?;
                 Some((i as i64, stream))
@@ -37,8 +38,7 @@ impl<'m> ForwardPasses<'m> {
 
     fn forward(&self) -> Result<(), MeasureError> {
         self.model
-            .forward_all(&self.input)
-            .map(drop)
+            .forward_dropped(&self.input)
             .map_err(MeasureError::target)
     }
 }

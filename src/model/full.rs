@@ -2,7 +2,7 @@
 
 use super::forward_passes::{model_error, ForwardPasses};
 use super::input_spec::InputSpec;
-use super::torchscript::TorchScriptModel;
+use super::whole_model::WholeModel;
 use crate::error::{Error, Result};
 use crate::measure::{measure_detailed, MeasureConfig, Measurement, MonotonicClock, TimedTarget};
 
@@ -19,18 +19,19 @@ pub struct ModelTimer<'m> {
     specs: Vec<InputSpec>,
     warmup: u32,
     measured: Option<Measurement>,
+    format: Option<&'static str>,
 }
 
 impl<'m> ModelTimer<'m> {
-    /// A timer for `model` on fixed random inputs of `specs` (`--input`), or of `batch` ×
-    /// `seq_len` tokens when there are none.
+    /// A timer for `model` on fixed random inputs of `specs` (`--input`), or of the model's
+    /// own default input (`batch` × `seq_len` tokens for TorchScript) when there are none.
     pub fn new(
-        model: &'m TorchScriptModel,
+        model: &'m dyn WholeModel,
         batch: i64,
         seq_len: i64,
         specs: &[InputSpec],
     ) -> Result<Self> {
-        let specs = model.resolve_inputs(specs, batch, seq_len);
+        let specs = model.resolve_inputs(specs, batch, seq_len)?;
         let input = model.make_inputs(&specs, 0)?;
         model.check_runs_on(&specs, &input)?;
         Ok(ModelTimer {
@@ -38,6 +39,7 @@ impl<'m> ModelTimer<'m> {
             specs,
             warmup: 0,
             measured: None,
+            format: model.format(),
         })
     }
 
@@ -82,6 +84,13 @@ impl<'m> ModelTimer<'m> {
         check_runs(samples.len() as u32)?;
         let stats = crate::measure::Stats::from_samples(samples)
             .ok_or_else(|| Error::Model("no samples".into()))?;
+        // A compiled package runs on the token ids it was compiled for: record their shape.
+        let (batch, seq_len) = match (self.format, self.specs.as_slice()) {
+            (Some(_), [only]) if only.dtype == "int64" && only.sizes.len() == 2 => {
+                (only.sizes[0], only.sizes[1])
+            }
+            _ => (batch, seq_len),
+        };
         Ok(FullModelTiming {
             model: model_name.to_string(),
             device: device_description.to_string(),
@@ -102,6 +111,7 @@ impl<'m> ModelTimer<'m> {
             rse_median: stats.rse_median,
             samples_us: samples.to_vec(),
             energy: None,
+            model_format: self.format.map(str::to_string),
         })
     }
 }
@@ -121,7 +131,7 @@ pub fn check_runs(runs: u32) -> Result<()> {
 // The input (batch, seq_len, specs) is three arguments because the timing file records all three.
 #[allow(clippy::too_many_arguments)]
 pub fn time_model(
-    model: &TorchScriptModel,
+    model: &dyn WholeModel,
     model_name: &str,
     device_description: &str,
     seq_len: i64,
@@ -142,7 +152,7 @@ pub fn time_model(
 /// Each run of the window is `calls` passes lasting together at least 10 ms (from the timed
 /// median), so the probe's read latency is small against the work it brackets.
 pub fn model_energy(
-    model: &TorchScriptModel,
+    model: &dyn WholeModel,
     timing: &FullModelTiming,
     probe: &mut dyn crate::energy::EnergyProbe,
     config: &crate::energy::EnergyConfig,
@@ -154,7 +164,7 @@ pub fn model_energy(
         .filter_map(|text| text.parse().ok())
         .collect();
     let input = model.make_inputs(
-        &model.resolve_inputs(&specs, timing.batch, timing.seq_len),
+        &model.resolve_inputs(&specs, timing.batch, timing.seq_len)?,
         0,
     )?;
     let calls = (10_000.0 / timing.median_us.max(1.0)).ceil().max(1.0) as u64;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use tch::{CModule, Device, Kind, Tensor};
 
 use super::input_spec::InputSpec;
+use super::whole_model::WholeModel;
 use crate::error::{Error, Result};
 
 /// A loaded TorchScript model and what its input looks like.
@@ -130,35 +131,55 @@ impl TorchScriptModel {
         })
     }
 
-    /// The inputs a run feeds: `specs` (`--input`) with integer ranges filled in from the
-    /// vocabulary, or token ids `[batch, seq_len]` when there are none.
-    pub fn resolve_inputs(&self, specs: &[InputSpec], batch: i64, seq_len: i64) -> Vec<InputSpec> {
-        if specs.is_empty() {
+    /// One forward pass.
+    pub fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        self.forward_all(std::slice::from_ref(input))
+    }
+
+    /// One forward pass of a model with any number of inputs.
+    pub fn forward_all(&self, inputs: &[Tensor]) -> Result<Tensor> {
+        self.module
+            .forward_ts(inputs)
+            .map_err(|e| Error::Model(cause_line(&e.to_string())))
+    }
+}
+
+impl WholeModel for TorchScriptModel {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn device(&self) -> Device {
+        self.device
+    }
+
+    fn format(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// `specs` (`--input`) with integer ranges filled in from the vocabulary, or token ids
+    /// `[batch, seq_len]` when there are none.
+    fn resolve_inputs(
+        &self,
+        specs: &[InputSpec],
+        batch: i64,
+        seq_len: i64,
+    ) -> Result<Vec<InputSpec>> {
+        Ok(if specs.is_empty() {
             vec![InputSpec::token_ids(batch, seq_len, self.vocab)]
         } else {
             specs
                 .iter()
                 .map(|s| s.with_default_range(self.vocab))
                 .collect()
-        }
+        })
     }
 
-    /// Fixed random tensors of `specs` on the model's device, seeded as `input_ids` is.
-    pub fn make_inputs(&self, specs: &[InputSpec], seed: i64) -> Result<Vec<Tensor>> {
-        tch::manual_seed(seed);
-        specs
-            .iter()
-            .map(|spec| {
-                spec.make(self.device).map_err(|e| {
-                    Error::Model(format!("input {spec}: {}", first_line(&e.to_string())))
-                })
-            })
-            .collect()
+    fn forward_dropped(&self, inputs: &[Tensor]) -> Result<()> {
+        self.forward_all(inputs).map(drop)
     }
 
-    /// One forward pass on `inputs` made from `specs`; a model that does not run on them is a
-    /// usage error naming the model file, the inputs and libtorch's reason.
-    pub fn check_runs_on(&self, specs: &[InputSpec], inputs: &[Tensor]) -> Result<()> {
+    fn check_runs_on(&self, specs: &[InputSpec], inputs: &[Tensor]) -> Result<()> {
         let _guard = tch::no_grad_guard();
         self.module.forward_ts(inputs).map(drop).map_err(|e| {
             let reason = cause_line(&e.to_string());
@@ -179,18 +200,6 @@ impl TorchScriptModel {
                 ),
             })
         })
-    }
-
-    /// One forward pass.
-    pub fn forward(&self, input: &Tensor) -> Result<Tensor> {
-        self.forward_all(std::slice::from_ref(input))
-    }
-
-    /// One forward pass of a model with any number of inputs.
-    pub fn forward_all(&self, inputs: &[Tensor]) -> Result<Tensor> {
-        self.module
-            .forward_ts(inputs)
-            .map_err(|e| Error::Model(cause_line(&e.to_string())))
     }
 }
 

@@ -1,11 +1,12 @@
-//! Full: the whole TorchScript model, timed (and with a probe, its energy).
+//! Full: the whole model, timed (and with a probe, its energy): a TorchScript model, or an
+//! AOTInductor package run by libtorch's loader (`replay export --format pt2 --aoti`).
 
 use std::fmt::Write as _;
 
 use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
 use crate::model::full::{time_model, FullModelTiming};
-use crate::model::torchscript::TorchScriptModel;
+use crate::model::whole_model::WholeModel;
 
 use super::observer::Observer;
 use super::options::FullOptions;
@@ -23,6 +24,18 @@ pub fn run(options: &FullOptions, observer: &mut dyn Observer) -> anyhow::Result
         "{}: median {:.1} us (mean {:.1}, p10 {:.1}, p90 {:.1}, std {:.1}) over {} runs after {} warm-ups on {}, {} threads",
         t.model, t.median_us, t.mean_us, t.p10_us, t.p90_us, t.std_us, t.runs, t.warmup, t.device, t.threads
     );
+    if t.model_format.as_deref() == Some(crate::model::aoti_package::FORMAT) {
+        let _ = writeln!(
+            out,
+            "timed: an AOTInductor package, run by libtorch's AOTIModelPackageLoader on input {}{}",
+            t.inputs.join(" "),
+            if matches!(device, Device::Cuda(_)) {
+                " (the CUDA path of AOTInductor packages is untested until a GPU run)"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "results: {}",
@@ -41,10 +54,10 @@ pub fn time(
     probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
 ) -> anyhow::Result<FullModelTiming> {
     super::threads::apply(options.threads)?;
-    let model = TorchScriptModel::load(&options.model, device.torch_device())?;
+    let model = crate::model::model_file::load(&options.model, device.torch_device())?;
     let name = options.model.display().to_string();
     let timing = time_model(
-        &model,
+        model.as_ref(),
         &name,
         &device.describe(),
         options.seq_len,
@@ -53,14 +66,14 @@ pub fn time(
         options.warmup,
         options.runs,
     )?;
-    finish(options, &model, timing, probe)
+    finish(options, model.as_ref(), timing, probe)
 }
 
 /// Adds the energy of a forward pass (with a probe) and writes `full_model_timing.json`; also
 /// used by compare, which times the runs itself.
 pub fn finish(
     options: &FullOptions,
-    model: &TorchScriptModel,
+    model: &dyn WholeModel,
     mut timing: FullModelTiming,
     probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
 ) -> anyhow::Result<FullModelTiming> {

@@ -29,3 +29,5 @@ pub use op_arg::OpArg;
 pub use overloads::{overloads, OpSchema, SchemaArg};
 pub use prepared_op::PreparedOp;
 pub use shim_error::ShimError;
+/// For the shim's other safe wrappers (`crate::model::aoti_package`).
+pub(crate) use shim_error::{c_string, take_error, take_whole_string};

@@ -25,7 +25,7 @@ fn first_paragraph(text: &str) -> String {
 ///
 /// # Safety
 /// `s` is null or a NUL-terminated string the shim returned and nobody has freed.
-pub(super) unsafe fn take_whole_string(s: *mut c_char) -> Option<String> {
+pub(crate) unsafe fn take_whole_string(s: *mut c_char) -> Option<String> {
     if s.is_null() {
         return None;
     }
@@ -36,13 +36,13 @@ pub(super) unsafe fn take_whole_string(s: *mut c_char) -> Option<String> {
 }
 
 /// Takes ownership of an error message the shim allocated: its first paragraph.
-pub(super) fn take_error(s: *mut c_char) -> ShimError {
+pub(crate) fn take_error(s: *mut c_char) -> ShimError {
     // SAFETY: every error out-parameter of the shim is null or a string it allocated.
     let text = unsafe { take_whole_string(s) };
     ShimError(text.map_or_else(|| String::from("(no message)"), |t| first_paragraph(&t)))
 }
 
 /// `text` as a C string for the shim.
-pub(super) fn c_string(text: &str) -> Result<CString, ShimError> {
+pub(crate) fn c_string(text: &str) -> Result<CString, ShimError> {
     CString::new(text).map_err(|_| ShimError(format!("'{text}' contains a NUL byte")))
 }

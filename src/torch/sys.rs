@@ -1,6 +1,7 @@
-//! The raw C ABI of the libtorch shim (`shim/op_dispatch.h`, `shim/memory_stats.h`): the `extern "C"`
-//! block and the `#[repr(C)]` types it passes. Nothing here is safe to call directly; the
-//! safe layer is [`super::prepared_op`], [`super::overloads`] and [`super::cuda_stream`].
+//! The raw C ABI of the libtorch shim (`shim/op_dispatch.h`, `shim/memory_stats.h`,
+//! `shim/aoti_package.h`): the `extern "C"` block and the `#[repr(C)]` types it passes. Nothing
+//! here is safe to call directly; the safe layer is [`super::prepared_op`],
+//! [`super::overloads`], [`super::cuda_stream`] and `crate::model::aoti_package`.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
@@ -63,6 +64,12 @@ impl RawArg {
     }
 }
 
+/// `replay_aoti_package`: a loaded AOTInductor package, opaque, owned by the shim.
+#[repr(C)]
+pub struct RawAotiPackage {
+    _private: [u8; 0],
+}
+
 /// `replay_prepared_call`: opaque, owned by the shim.
 #[repr(C)]
 pub struct RawPreparedCall {
@@ -97,6 +104,28 @@ extern "C" {
         error: *mut *mut c_char,
     ) -> i32;
     pub fn replay_cuda_memory_reset_peak(device: i32, error: *mut *mut c_char) -> i32;
+
+    // aoti_package.h: AOTInductor packages through libtorch's AOTIModelPackageLoader.
+    pub fn replay_aoti_package_metadata(
+        path: *const c_char,
+        model_name: *const c_char,
+        error: *mut *mut c_char,
+    ) -> *mut c_char;
+    pub fn replay_aoti_package_load(
+        path: *const c_char,
+        model_name: *const c_char,
+        device_index: i32,
+        error: *mut *mut c_char,
+    ) -> *mut RawAotiPackage;
+    pub fn replay_aoti_package_run(
+        package: *mut RawAotiPackage,
+        inputs: *const *mut c_void,
+        ninputs: usize,
+        keep_outputs: i32,
+        error: *mut *mut c_char,
+    ) -> i64;
+    pub fn replay_aoti_package_output(package: *mut RawAotiPackage, index: usize) -> *mut c_void;
+    pub fn replay_aoti_package_free(package: *mut RawAotiPackage);
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod common;
 mod cublas_reference;
 mod scan_support;
 
+mod aoti_package;
 mod calibrate_cli;
 mod cli_conventions;
 mod cli_devices;

@@ -52,10 +52,12 @@ pub enum Command {
     /// with --model, also the whole model and a small compare pipeline on that device
     #[command(disable_help_flag = true)]
     Selftest(Forwarded),
-    /// Time the whole TorchScript model: R forward passes after W warm-ups
+    /// Time the whole model (TorchScript, or an AOTInductor package .pt2): R forward passes
+    /// after W warm-ups
     #[command(disable_help_flag = true)]
     Full(Forwarded),
-    /// Write a TorchScript model of the zoo (BLOOM, GPT-2, BERT, T5, ResNet-50; random weights)
+    /// Write a TorchScript model of the zoo (BLOOM, GPT-2, BERT, T5, ResNet-50; random weights),
+    /// or with --format pt2 a torch.export program (--aoti: an AOTInductor package)
     #[command(disable_help_flag = true)]
     Export(Forwarded),
     /// Profile one forward pass of a TorchScript model into a trace

@@ -30,4 +30,8 @@ pub struct FullModelTiming {
     /// Energy of one forward pass (`--energy`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::energy::EnergySummary>,
+    /// What was timed when it was not a TorchScript model: `aoti_package`, an AOTInductor
+    /// package run by libtorch's `AOTIModelPackageLoader` (absent for TorchScript).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_format: Option<String>,
 }

@@ -1,0 +1,120 @@
+// AOTInductor package shim: libtorch's AOTIModelPackageLoader behind a C ABI. See
+// aoti_package.h.
+#include "aoti_package.h"
+
+#include <ATen/Tensor.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct replay_aoti_package {
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+  std::vector<at::Tensor> outputs;
+};
+
+namespace {
+
+char* dup_string(const std::string& s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+void set_error(char** error, const std::string& message) {
+  if (error) *error = dup_string(message);
+}
+
+// Runs `f`, turning any C++ exception into an error string (as op_dispatch.cpp does).
+template <typename F, typename R>
+R guarded(char** error, R on_error, F&& f) {
+  try {
+    return f();
+  } catch (const c10::Error& e) {
+    set_error(error, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    set_error(error, e.what());
+  } catch (...) {
+    set_error(error, "unknown C++ exception");
+  }
+  return on_error;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+extern "C" {
+
+char* replay_aoti_package_metadata(const char* path, const char* model_name, char** error) {
+  return guarded(error, static_cast<char*>(nullptr), [&]() -> char* {
+    auto metadata = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(path, model_name);
+    // Sorted, so the JSON is the same from run to run.
+    std::map<std::string, std::string> sorted(metadata.begin(), metadata.end());
+    std::string out = "{";
+    for (const auto& [key, value] : sorted) {
+      if (out.size() > 1) out += ",";
+      out += json_string(key) + ":" + json_string(value);
+    }
+    return dup_string(out + "}");
+  });
+}
+
+replay_aoti_package* replay_aoti_package_load(const char* path, const char* model_name,
+                                              int32_t device_index, char** error) {
+  return guarded(error, static_cast<replay_aoti_package*>(nullptr), [&]() -> replay_aoti_package* {
+    auto loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
+        path, model_name, /*run_single_threaded=*/false, /*num_runners=*/1,
+        static_cast<c10::DeviceIndex>(device_index));
+    return new replay_aoti_package{std::move(loader), {}};
+  });
+}
+
+int64_t replay_aoti_package_run(replay_aoti_package* package, void* const* inputs, size_t ninputs,
+                                int32_t keep_outputs, char** error) {
+  return guarded(error, static_cast<int64_t>(-1), [&]() -> int64_t {
+    TORCH_CHECK(package != nullptr, "replay_aoti_package_run: null package");
+    std::vector<at::Tensor> args;
+    args.reserve(ninputs);
+    for (size_t i = 0; i < ninputs; ++i) args.push_back(*static_cast<at::Tensor*>(inputs[i]));
+    // A null stream: libtorch's current stream on a CUDA device (the runner asks for it).
+    std::vector<at::Tensor> outputs = package->loader->run(args, nullptr);
+    auto count = static_cast<int64_t>(outputs.size());
+    if (keep_outputs) package->outputs = std::move(outputs);
+    else package->outputs.clear();
+    return count;
+  });
+}
+
+void* replay_aoti_package_output(replay_aoti_package* package, size_t index) {
+  if (!package || index >= package->outputs.size()) return nullptr;
+  return new at::Tensor(package->outputs[index]);
+}
+
+// The loader's destructor (noexcept) removes the folder it unpacked the package into.
+void replay_aoti_package_free(replay_aoti_package* package) { delete package; }
+
+}  // extern "C"
