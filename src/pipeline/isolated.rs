@@ -161,6 +161,7 @@ pub fn replay(
         }
     };
 
+    let generated = generated_kernels(file, &options.kernels, options.inductor_cache.as_deref())?;
     let energy_config = options.energy.config();
     let files = OutputDir::new(&options.output_dir);
     let json_path = files.path(OutputFile::IsolatedJson);
@@ -199,6 +200,7 @@ pub fn replay(
         },
         |round| after_round(round, &mut **observer.borrow_mut()),
         options.shard,
+        generated.as_ref(),
     );
     observer.into_inner().stage_finished(Stage::Isolated);
     if let Some(e) = write_error {
@@ -307,4 +309,31 @@ pub fn summary(
         files.path(OutputFile::IsolatedCsv).display()
     );
     out
+}
+
+/// The kept Inductor cache of a signature file with generated kernels (tier 4): `--inductor-cache
+/// DIR`, else `inductor/` beside the trace the file was classified from, else beside the file
+/// itself (where `compare` keeps both). None when the file has no generated kernel, or no cache
+/// is found (its kernels then end unsupported, saying how to give one); a cache that is there
+/// but malformed exits 2 naming it.
+fn generated_kernels(
+    file: &signature::schema::SignatureFile,
+    signatures_path: &std::path::Path,
+    cache: Option<&std::path::Path>,
+) -> Result<Option<replay_core::inductor::InductorKernels>, crate::Error> {
+    use replay_core::inductor::{locate, read_kernels};
+    use replay_core::signature::schema::Tier;
+    if !file.signatures.iter().any(|s| s.tier == Tier::Generated) {
+        return Ok(None);
+    }
+    let bad = |e| crate::Error::from(replay_core::Error::from(e));
+    let found = match cache {
+        Some(_) => locate(signatures_path, cache).map_err(bad)?,
+        None => [std::path::Path::new(&file.source.path), signatures_path]
+            .into_iter()
+            .find_map(|p| locate(p, None).ok().flatten()),
+    };
+    found
+        .map(|path| read_kernels(&path).map_err(bad))
+        .transpose()
 }

@@ -20,6 +20,7 @@ pub use crate::results::isolated::{
 };
 
 use super::registry::{replay_units, target_for, ReplayUnit, SetupError};
+use replay_core::inductor::InductorKernels;
 use replay_core::shard::{Shard, WorkList};
 
 /// The work list a sharded `replay isolated` splits: the file's replay units in order,
@@ -76,6 +77,7 @@ pub fn run(
     mut on_results: impl FnMut(&IsolatedResults),
     mut after_round: impl FnMut(u32) -> ControlFlow<()>,
     shard: Shard,
+    generated: Option<&InductorKernels>,
 ) -> IsolatedResults {
     // `--shard I/N`: this process's units only; `results` then holds theirs (in the
     // file's unit order) and `replay merge` puts the shards' back together.
@@ -110,7 +112,7 @@ pub fn run(
             });
             let mut energy_result: Option<Result<EnergySummary, String>> = None;
             let measured: Result<(Measurement, String), SetupError> =
-                target_for(file, unit, device).and_then(|(mut target, method)| {
+                target_for(file, unit, device, generated).and_then(|(mut target, method)| {
                     let mut flushing;
                     let target: &mut dyn Target = match cold_flush.as_mut() {
                         Some(flush) => {

@@ -20,6 +20,8 @@ use super::recorded::{from_profiler_args, RecordedInput};
 use super::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use super::tier2_gemm::TorchGemmTarget;
 use super::tier3_libtorch::{self, Tier3Error};
+use super::tier4_generated::Tier4Error;
+use replay_core::inductor::InductorKernels;
 
 /// One thing to replay and time, standing for one or more signatures.
 #[derive(Debug, Clone)]
@@ -217,6 +219,7 @@ pub fn target_for(
     file: &SignatureFile,
     unit: &ReplayUnit,
     device: &Device,
+    generated: Option<&InductorKernels>,
 ) -> Result<(Box<dyn Target>, Method), SetupError> {
     let sig = &file.signatures[unit.lead];
     // Tier 4 says how its kernels are replayed, whether or not the cache was at hand.
@@ -294,7 +297,16 @@ pub fn target_for(
                 }
             }
         }
-        Tier::Generated => Err(SetupError::Unsupported(GENERATED_UNSUPPORTED.into())),
+        Tier::Generated => {
+            let kernels =
+                generated.ok_or_else(|| SetupError::Unsupported(GENERATED_UNSUPPORTED.into()))?;
+            let (target, method) =
+                super::tier4_generated::target(sig, kernels, device).map_err(|e| match e {
+                    Tier4Error::Unsupported(m) => SetupError::Unsupported(m),
+                    Tier4Error::Failed(m) => SetupError::Failed(m),
+                })?;
+            Ok((target, Method(method.into())))
+        }
         Tier::Op => {
             let (op_name, inputs) = match (&sig.op, sig.unit) {
                 (Some(op), _) => (op.name.clone(), recorded_inputs(sig)),

@@ -102,8 +102,7 @@ impl Target for CpuKernelTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::tier4_generated::arguments::RecordedArg;
-    use replay_core::signature::dtype::Dtype;
+    use replay_core::inductor::{KernelArg, TensorArg};
     use tch::{Device, Kind, Tensor};
 
     /// A kernel in the shape Inductor writes them, with the entry the capture adds, built with
@@ -140,20 +139,26 @@ void replay_entry(void** args) {
         let dir = tempfile::tempdir().unwrap();
         let library = build_library(dir.path());
         let kernel = CpuKernel::open(&library, "replay_entry").unwrap();
-        let tensor = |n: i64| RecordedArg::Tensor {
-            dtype: Dtype::Float32,
-            sizes: vec![n],
-            strides: vec![1],
-            storage_offset: 0,
-            values: None,
+        let tensor = |n: i64| {
+            KernelArg::Tensor(TensorArg {
+                dtype: "float32".into(),
+                sizes: vec![n],
+                strides: vec![1],
+                storage_offset: 0,
+                values: None,
+            })
         };
         let args = [
             tensor(6),
             tensor(6),
-            RecordedArg::Int(6),
-            RecordedArg::Float(0.5),
+            KernelArg::Int(6),
+            KernelArg::Float(0.5),
         ];
-        let built = KernelArguments::build(&args, Device::Cpu, dir.path()).unwrap();
+        let c_types: Vec<String> = ["const float*", "float*", "const int64_t", "const float"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let built = KernelArguments::build(&args, &c_types, Device::Cpu, dir.path()).unwrap();
         let mut target = CpuKernelTarget::new(kernel, built);
         target.run(3).unwrap();
         let (input, output) = (

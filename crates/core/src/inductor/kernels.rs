@@ -10,7 +10,8 @@
 //!                  "calls": [ { "count", "grid",
 //!                               "args": [ {"tensor": {"dtype", "sizes", "strides",
 //!                                                     "storage_offset", "values"}},
-//!                                         {"int": 128}, {"float": 0.5}, {"bool": true} ] } ] } ] }
+//!                                         {"int": 128}, {"float": 0.5}, {"bool": true},
+//!                                         {"none": null}, {"other": "<type>"} ] } ] } ] }
 //! ```
 //!
 //! Every path is relative to the folder holding `kernels.json` and stays inside it.
@@ -101,6 +102,10 @@ pub enum KernelArg {
     Int(i64),
     Float(f64),
     Bool(bool),
+    /// `{"none": null}`: Python's None (an optional tensor not given).
+    None(serde_json::Value),
+    /// `{"other": "<type>"}`: a value of a type the capture does not record.
+    Other(String),
 }
 
 /// A tensor argument's layout (and, for integer and bool tensors, its contents).
