@@ -45,9 +45,11 @@ pub enum Command {
     /// Run one replay per tier on a device and check the numbers against libtorch on the CPU;
     /// with --model, also the whole model and a small compare pipeline on that device
     Selftest(selftest::SelftestArgs),
-    /// Time the whole TorchScript model: R forward passes after W warm-ups
+    /// Time the whole model (TorchScript, or an AOTInductor package .pt2): R forward passes
+    /// after W warm-ups
     Full(full::FullArgs),
-    /// Write a TorchScript model of the zoo (BLOOM, GPT-2, BERT, T5, ResNet-50; random weights)
+    /// Write a TorchScript model of the zoo (BLOOM, GPT-2, BERT, T5, ResNet-50; random weights),
+    /// or with --format pt2 a torch.export program (--aoti: an AOTInductor package)
     Export(scripts::ExportArgs),
     /// Profile one forward pass of a model (TorchScript, a torch.export ExportedProgram or a zoo
     /// model, optionally compiled with torch.compile) into a trace

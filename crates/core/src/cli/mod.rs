@@ -60,7 +60,8 @@ pub enum Command {
     /// or with --format pt2 a torch.export program (--aoti: an AOTInductor package)
     #[command(disable_help_flag = true)]
     Export(Forwarded),
-    /// Profile one forward pass of a TorchScript model into a trace
+    /// Profile one forward pass of a model (TorchScript, a torch.export ExportedProgram or a zoo
+    /// model, optionally compiled with torch.compile) into a trace
     #[command(disable_help_flag = true)]
     Capture(Forwarded),
     /// Predict the model's latency from its replayed kernels and compare with the real model
