@@ -14,7 +14,7 @@ use replay_core::inductor::{KernelArg, TensorArg};
 use replay_core::signature::dtype::Dtype;
 use tch::{Device, Kind, Tensor};
 
-use super::Tier4Error;
+use super::error::Tier4Error;
 use crate::replay::tier3_libtorch::storage_len;
 use crate::torch::dtype::kind_of;
 

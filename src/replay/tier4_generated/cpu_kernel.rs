@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 
 use super::arguments::KernelArguments;
-use super::Tier4Error;
+use super::error::Tier4Error;
 use crate::measure::{MeasureError, Placement, Target};
 
 /// `void replay_entry(void** args)`.
