@@ -1,5 +1,6 @@
 // AOTInductor package shim: libtorch's AOTIModelPackageLoader behind a C ABI. See
 // aoti_package.h.
+#include "guarded.h"
 #include "aoti_package.h"
 
 #include <ATen/Tensor.h>
@@ -21,30 +22,9 @@ struct replay_aoti_package {
 
 namespace {
 
-char* dup_string(const std::string& s) {
-  char* out = static_cast<char*>(std::malloc(s.size() + 1));
-  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
-  return out;
-}
-
-void set_error(char** error, const std::string& message) {
-  if (error) *error = dup_string(message);
-}
-
-// Runs `f`, turning any C++ exception into an error string (as op_dispatch.cpp does).
-template <typename F, typename R>
-R guarded(char** error, R on_error, F&& f) {
-  try {
-    return f();
-  } catch (const c10::Error& e) {
-    set_error(error, e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    set_error(error, e.what());
-  } catch (...) {
-    set_error(error, "unknown C++ exception");
-  }
-  return on_error;
-}
+using replay_shim::dup_string;
+using replay_shim::guarded;
+using replay_shim::set_error;
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";

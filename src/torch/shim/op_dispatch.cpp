@@ -1,4 +1,5 @@
 // libtorch dispatcher shim: call any aten operator by name, boxed. See op_dispatch.h.
+#include "guarded.h"
 #include "op_dispatch.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -25,30 +26,9 @@ struct replay_prepared_call {
 
 namespace {
 
-char* dup_string(const std::string& s) {
-  char* out = static_cast<char*>(std::malloc(s.size() + 1));
-  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
-  return out;
-}
-
-void set_error(char** error, const std::string& message) {
-  if (error) *error = dup_string(message);
-}
-
-// Runs `f`, turning any C++ exception into an error string.
-template <typename F, typename R>
-R guarded(char** error, R on_error, F&& f) {
-  try {
-    return f();
-  } catch (const c10::Error& e) {
-    set_error(error, e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    set_error(error, e.what());
-  } catch (...) {
-    set_error(error, "unknown C++ exception");
-  }
-  return on_error;
-}
+using replay_shim::dup_string;
+using replay_shim::guarded;
+using replay_shim::set_error;
 
 std::string json_escape(const std::string& s) {
   std::string out;
