@@ -217,10 +217,9 @@ fn read_values(path: &Path, kind: Kind, sizes: &[i64]) -> Result<Tensor, String>
         ));
     }
     let bad = |e: std::io::Error| format!("{}: {e}", path.display());
-    let widen = |v: Vec<i64>| v;
     let values: Vec<i64> = match npy.dtype() {
         npyz::DType::Plain(t) => match (t.type_char(), t.num_bytes()) {
-            (npyz::TypeChar::Int, Some(8)) => widen(npy.into_vec::<i64>().map_err(bad)?),
+            (npyz::TypeChar::Int, Some(8)) => npy.into_vec::<i64>().map_err(bad)?,
             (npyz::TypeChar::Int, Some(4)) => npy
                 .into_vec::<i32>()
                 .map_err(bad)?

@@ -1,6 +1,6 @@
 // AOTInductor package shim: libtorch's AOTIModelPackageLoader behind a C ABI. See
 // aoti_package.h.
-#include "guarded.h"
+#include "shim_common.h"
 #include "aoti_package.h"
 
 #include <ATen/Tensor.h>
@@ -24,26 +24,8 @@ namespace {
 
 using replay_shim::dup_string;
 using replay_shim::guarded;
+using replay_shim::json_escape;
 using replay_shim::set_error;
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -57,7 +39,7 @@ char* replay_aoti_package_metadata(const char* path, const char* model_name, cha
     std::string out = "{";
     for (const auto& [key, value] : sorted) {
       if (out.size() > 1) out += ",";
-      out += json_string(key) + ":" + json_string(value);
+      out += "\"" + json_escape(key) + "\":\"" + json_escape(value) + "\"";
     }
     return dup_string(out + "}");
   });

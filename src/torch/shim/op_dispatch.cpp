@@ -1,5 +1,5 @@
 // libtorch dispatcher shim: call any aten operator by name, boxed. See op_dispatch.h.
-#include "guarded.h"
+#include "shim_common.h"
 #include "op_dispatch.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -28,27 +28,8 @@ namespace {
 
 using replay_shim::dup_string;
 using replay_shim::guarded;
+using replay_shim::json_escape;
 using replay_shim::set_error;
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 std::vector<c10::OperatorHandle> overloads_of(const std::string& name) {
   std::vector<c10::OperatorHandle> out;

@@ -1,10 +1,11 @@
-// C++ exceptions turned into error strings at the shim's C boundary, shared by every file of
-// the shim: a call that throws returns `on_error` and hands the message back through `error`
-// (malloc'ed; the Rust side frees it).
+// What every file of the shim shares: C++ exceptions turned into error strings at its C
+// boundary (a call that throws returns `on_error` and hands the message back through `error`,
+// malloc'ed; the Rust side frees it), and the escaping of strings written into JSON.
 #pragma once
 
 #include <c10/util/Exception.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -35,6 +36,27 @@ R guarded(char** error, R on_error, F&& f) {
     set_error(error, "unknown C++ exception");
   }
   return on_error;
+}
+
+// `s` escaped for the inside of a JSON string (quotes not added).
+inline std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
 }
 
 }  // namespace replay_shim
