@@ -15,6 +15,10 @@ Stages, in the order of what we learn per minute, with their weights (slices bel
                 the errors are then H200 against H100 (1.4x the memory bandwidth)
   compare   22  replay compare of bloom-560m at seq-len 5 float32 with --energy nvml on CUDA;
                 seq-len 128 bfloat16 if the slice has room (quick: bloom-tiny)
+  compiled  14  torch.compile on the device: capture --compile of bloom-tiny (Inductor's Triton
+                kernels recorded on a GPU), classify, isolated with the Inductor cache; an
+                AOTInductor package for the device timed by replay full when 120 s are left.
+                On the CPU only with --stage compiled
   scan      10  replay bench scan: cuda,torch on a GPU (cpu,torch on the CPU), forward and
                 both, Log/Max/Entropy, the largest grid that fits the slice, every case checked
                 against the float64 reference before it is timed
@@ -34,9 +38,9 @@ Slices: the stages share the deadline less a reserve (10 s, for the last archive
 summary). Each stage, when it starts, gets the seconds still left times its weight over the
 weights of the stages still to run, so time an early stage does not use goes to the later
 ones; a CUDA stage skipped on a machine without CUDA takes none. With the default 420 s and
-nothing left over: selftest 57 s, truth 57, compare 90, scan 41, quant 33, mhc 37,
-calibrate 29, cpu 66. --device cpu and --quick have weights of their own, from what their
-work takes on a 2-core machine (cpu: 15 10 28 9 8 2 4 24; quick: 16 15 14 5 7 3 6 34).
+nothing left over: selftest 50 s, truth 50, compare 79, compiled 50, scan 36, quant 29,
+mhc 32, calibrate 25, cpu 58. --device cpu and --quick have weights of their own, from what their
+work takes on a 2-core machine (cpu: 15 10 28 20 9 8 2 4 24; quick: 16 15 14 20 5 7 3 6 34).
 Each stage sizes its work to its slice (time budgets per kernel and per
 case, the scan grid, whether a second case fits). --slice STAGE=S sets one stage's slice.
 
@@ -46,7 +50,7 @@ killed with everything it started when its stage's slice ends; the stage is then
 a few seconds before the deadline (a hang outside any command included), recording the stage
 it stopped. summary.json is rewritten atomically after every command, so a killed run still
 brings its figures back; OUT holds at most 8 files (summary.json, gpu_check.log, one archive
-per stage except quant and mhc, whose figures are all in summary.json). A failed command is
+per stage except quant, mhc and cpu, whose figures are all in summary.json). A failed command is
 recorded (exit status, output tail) and the stage goes on.
 
 Statuses per stage: ok, failed (a command or a check failed), cut (its slice ran out), skipped
@@ -73,21 +77,24 @@ from gpu_check_runner import (CHILDREN, Background, Clock, Log, StageCut, load_j
 from gpu_check_stages import (ROOT, STAGE_FUNCTIONS, bundle_dir, find_model, model_file,  # noqa: E402
                               test_hook_hang)
 
-STAGES = ("selftest", "truth", "compare", "scan", "quant", "mhc", "calibrate", "cpu")
-WEIGHTS = {"selftest": 14, "truth": 14, "compare": 22, "scan": 10, "quant": 8, "mhc": 9,
+STAGES = ("selftest", "truth", "compare", "compiled", "scan", "quant", "mhc", "calibrate", "cpu")
+WEIGHTS = {"selftest": 14, "truth": 14, "compare": 22, "compiled": 14, "scan": 10, "quant": 8, "mhc": 9,
            "calibrate": 7, "cpu": 16}
 # --device cpu (the rehearsal here): what each stage needs on a 2-core CPU, where bloom-560m's
 # capture and compare take a minute and the mhc and calibrate stages seconds.
-CPU_WEIGHTS = {"selftest": 15, "truth": 10, "compare": 28, "scan": 9, "quant": 8, "mhc": 2,
+CPU_WEIGHTS = {"selftest": 15, "truth": 10, "compare": 28, "compiled": 20, "scan": 9, "quant": 8, "mhc": 2,
                "calibrate": 4, "cpu": 24}
 # --quick: each stage's share of what its quick work took on a 2-core machine (fixed costs,
 # the Python captures above all, dominate there).
-QUICK_WEIGHTS = {"selftest": 16, "truth": 15, "compare": 14, "scan": 5, "quant": 7, "mhc": 3,
+QUICK_WEIGHTS = {"selftest": 16, "truth": 15, "compare": 14, "compiled": 20, "scan": 5, "quant": 7, "mhc": 3,
                  "calibrate": 6, "cpu": 34}
-CUDA_STAGES = ("selftest", "truth", "compare", "scan", "quant", "mhc", "calibrate")
+CUDA_STAGES = ("selftest", "truth", "compare", "compiled", "scan", "quant", "mhc", "calibrate")
 # Stages whose whole result is in summary.json: no archive of their own, so the output folder
 # stays within MAX_OUT_FILES.
-SUMMARY_ONLY_STAGES = ("mhc", "quant")
+SUMMARY_ONLY_STAGES = ("mhc", "quant", "cpu")
+# Stages that --all runs on a GPU only: on a 2-core CPU the compiled capture alone takes a
+# minute (scripts/test_compile.py tests that path); `--stage compiled` runs it there.
+GPU_ONLY_IN_ALL = ("compiled",)
 MAX_OUT_FILES = 8
 DEFAULT_DEADLINE_S = 420
 RESERVE_S = 10.0
@@ -355,8 +362,16 @@ def main(argv=None):
 
     exports = start_exports(args, replay, log, cuda_ok)
     ctx = Context(args, log, clock, replay, s["machine"].get("gpu"), summary.write, exports)
-    runnable = [st for st in args.stages
-                if not (st in CUDA_STAGES and args.device == "cuda" and not cuda_ok)]
+    explicit = args.stage not in (None, "all")
+
+    def skip_reason(st):
+        if st in CUDA_STAGES and args.device == "cuda" and not cuda_ok:
+            return f"needs CUDA: {cuda_reason}"
+        if st in GPU_ONLY_IN_ALL and args.device == "cpu" and not explicit:
+            return "--all runs it on a GPU only (a minute of compiling on a 2-core CPU); --stage compiled runs it here"
+        return None
+
+    runnable = [st for st in args.stages if skip_reason(st) is None]
     failures = 0
     for stage in args.stages:
         entry = {"device": args.device if stage in CUDA_STAGES else "cpu", "quick": args.quick,
@@ -364,7 +379,7 @@ def main(argv=None):
         s["stages"][stage] = entry
         if stage not in runnable:
             entry["status"] = "skipped"
-            entry["skipped"] = f"needs CUDA: {cuda_reason}"
+            entry["skipped"] = skip_reason(stage)
             entry["wall_s"] = 0.0
             log.line(f"stage {stage}: skipped ({entry['skipped']})")
             summary.write()
