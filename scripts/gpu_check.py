@@ -17,7 +17,7 @@ Stages, in the order of what we learn per minute, with their weights (slices bel
                 seq-len 128 bfloat16 if the slice has room (quick: bloom-tiny)
   compiled  14  torch.compile on the device: capture --compile of bloom-tiny (Inductor's Triton
                 kernels recorded on a GPU), classify, isolated with the Inductor cache; an
-                AOTInductor package for the device timed by replay full when 120 s are left.
+                AOTInductor package for the device timed by replay full when 90 s are left.
                 On the CPU only with --stage compiled
   scan      10  replay bench scan: cuda,torch on a GPU (cpu,torch on the CPU), forward and
                 both, Log/Max/Entropy, the largest grid that fits the slice, every case checked

@@ -88,20 +88,25 @@ def quick_summary():
 def quick_cpu_run_passes_every_stage_and_stays_within_eight_files():
     p, s = quick_summary()
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert set(s["stages"]) == {"selftest", "truth", "compare", "scan", "mhc", "calibrate", "quant",
-                                "cpu"}, s["stages"].keys()
+    assert set(s["stages"]) == {"selftest", "truth", "compare", "compiled", "scan", "mhc", "calibrate",
+                                "quant", "cpu"}, s["stages"].keys()
+    # The compiled stage runs on a GPU only with --all (a minute of compiling on this CPU):
+    # skipped, saying how to run it here, and given no slice.
+    compiled = s["stages"].pop("compiled")
+    assert compiled["status"] == "skipped" and "--stage compiled" in compiled["skipped"], compiled
+    assert "compiled" not in s["slices_s"], s["slices_s"]
     for name, stage in s["stages"].items():
         assert stage["failed_commands"] == 0, (name, stage)
         assert stage["status"] == "ok", (name, stage)
         assert "skipped" not in stage, (name, stage)
-        if name in ("mhc", "quant"):
+        if name in ("mhc", "quant", "cpu"):
             assert "archive" not in stage, stage  # their figures are all in summary.json
         else:
             assert stage["archive"] == f"{name}.tar.gz"
     files = os.listdir(QUICK_OUT)
     assert len(files) <= 8, files
     assert sorted(files) == sorted(["summary.json", "gpu_check.log", "selftest.tar.gz", "truth.tar.gz",
-                                    "compare.tar.gz", "scan.tar.gz", "calibrate.tar.gz", "cpu.tar.gz"]), files
+                                    "compare.tar.gz", "scan.tar.gz", "calibrate.tar.gz"]), files
     assert s["cuda_available"] is False and "libcuda" in s["cuda_unavailable_reason"]
     assert s["machine"]["bundle"]["torch_version"] == s["machine"]["torch"]
 
@@ -112,10 +117,13 @@ def quick_all_run_keeps_its_deadline_and_plans_every_slice():
     # The whole command, the wrapper's torch check included, inside its deadline.
     assert QUICK["wall_s"] < QUICK_DEADLINE, QUICK["wall_s"]
     assert s["deadline_s"] == QUICK_DEADLINE and s["wall_s"] < QUICK_DEADLINE, s["wall_s"]
-    assert list(s["statuses"]) == ["selftest", "truth", "compare", "scan", "quant", "mhc", "calibrate", "cpu"]
-    assert set(s["statuses"].values()) == {"ok"}, s["statuses"]
-    # Each stage got a slice, and none ran past it by more than the watchdog's reaction time.
+    assert list(s["statuses"]) == ["selftest", "truth", "compare", "compiled", "scan", "quant", "mhc",
+                                   "calibrate", "cpu"]
+    assert set(s["statuses"].values()) == {"ok", "skipped"}, s["statuses"]
+    # Each stage that ran got a slice, and none ran past it by more than the watchdog's reaction time.
     for name, stage in s["stages"].items():
+        if stage["status"] == "skipped":
+            continue
         assert 0 < s["slices_s"][name] <= QUICK_DEADLINE - 10, s["slices_s"]
         assert stage["wall_s"] <= s["slices_s"][name] + 3, (name, stage["wall_s"], s["slices_s"][name])
     assert s["machine"]["kind"] == "cpu" and s["results_name"].endswith("-cpu-summary.json"), s["machine"]
@@ -152,7 +160,9 @@ def sixty_seconds_are_kept_with_a_slice_too_small_a_hung_call_and_a_hung_check()
     assert "watchdog: killed" in open(os.path.join(out, "gpu_check.log")).read()
     assert stages["cpu"]["status"] == "cut" and "watchdog" in stages["cpu"]["cut"], stages["cpu"]
     # Every stage between them ran in what was left: ok, or cut at its slice's end.
-    assert list(stages) == ["selftest", "truth", "compare", "scan", "quant", "mhc", "calibrate", "cpu"]
+    assert list(stages) == ["selftest", "truth", "compare", "compiled", "scan", "quant", "mhc", "calibrate",
+                            "cpu"]
+    assert stages["compiled"]["status"] == "skipped", stages["compiled"]
     for name in ("selftest", "compare", "quant", "mhc", "calibrate"):
         assert stages[name]["status"] in ("ok", "cut"), (name, stages[name])
         assert stages[name]["wall_s"] <= s["slices_s"][name] + 3, (name, stages[name]["wall_s"])
@@ -176,6 +186,31 @@ def an_h200_is_named_and_its_truth_errors_are_said_to_be_against_an_h100():
     h100 = gpu_check_stages.truth_machine("cuda", "NVIDIA H100 80GB HBM3")
     assert "h200" not in h100 and gpu_check.machine({"cuda": {"Err": "no driver"}})["kind"] == "cpu"
     assert gpu_check_stages.truth_machine("cpu", None) == {"ran_on": "cpu"}
+
+
+@test
+def compiled_stage_summarises_the_h200_capture_and_the_first_runs_summary_reads():
+    # The kernels.json that capture --compile wrote on the H200 (2026-11-26): ten Triton kernels.
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import gpu_check_stages
+    fixture = os.path.join(ROOT, "crates/core/tests/data/compiled/h200_bloom_tiny/inductor/kernels.json")
+    k = gpu_check_stages.kernels_summary(gpu_check_stages.load_json(fixture))
+    assert k["count"] == 10 and k["kinds"] == {"triton": 10}, k
+    assert all(r["name"].startswith("triton_") and r["layouts"] == 1 for r in k["kernels"]), k
+    assert gpu_check_stages.kernels_summary(None) == {"count": 0, "kinds": {}, "kernels": []}
+    rows = [{"id": "a", "name": "mm", "tier": 3, "status": "failed", "reason": "shapes", "trace_total_us": 30},
+            {"id": "b", "name": "triton_x", "tier": 4, "status": "ok", "predicted_us": 2.0, "trace_total_us": 60},
+            {"id": "d", "name": "triton_y", "tier": 4, "status": "unsupported", "trace_total_us": 20},
+            {"id": "c", "name": "copy", "tier": 1, "status": "ok", "trace_total_us": 10}]
+    iso = gpu_check_stages.isolated_summary({"results": rows})
+    assert iso["by_tier_status"] == {"tier3/failed": 1, "tier4/ok": 1, "tier4/unsupported": 1, "tier1/ok": 1}, iso
+    assert (iso["replayed_share"], iso["generated_replayed_share"]) == (70 / 120, 60 / 80), iso
+    assert [r["id"] for r in iso["rows"]] == ["a", "b", "d"], iso
+    # The committed summary of that run has every stage, in the check's order.
+    s = gpu_check_stages.load_json(os.path.join(ROOT, "results/gpu/2026-11-26-h200-summary.json"))
+    assert s["machine"]["gpu"] == "NVIDIA H200" and s["results_name"] == "2026-11-26-h200-summary.json"
+    assert list(s["stages"]) == ["selftest", "truth", "compare", "compiled", "scan", "quant", "mhc",
+                                 "calibrate", "cpu"], list(s["stages"])
 
 
 @test
