@@ -27,12 +27,16 @@ fn schemas_of(op_name: &str) -> Result<Arc<Vec<OpSchema>>, String> {
 
 /// The overload of `op_name` that the recorded inputs call, matched against libtorch's own
 /// schemas of the op, with the leading inputs that are not its arguments (see [`choose`]).
-pub fn resolve(op_name: &str, inputs: &[RecordedInput]) -> Result<OverloadChoice, OverloadError> {
+pub fn resolve(
+    op_name: &str,
+    inputs: &[RecordedInput],
+    site: CallSite,
+) -> Result<OverloadChoice, OverloadError> {
     let schemas = schemas_of(op_name).map_err(|message| OverloadError::NoSchema {
         op: op_name.to_owned(),
         message,
     })?;
-    choose(op_name, &schemas, inputs)
+    choose(op_name, &schemas, inputs, site)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::device::Device;
 use crate::measure::{MeasureError, Target};
 use crate::signature::schema::{GemmKernelRole, Signature, SignatureFile, Tier, Unit};
 
+use super::overload::CallSite;
 use super::recorded::{from_profiler_args, RecordedInput};
 use super::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use super::tier2_gemm::TorchGemmTarget;
@@ -317,8 +318,13 @@ pub fn target_for(
                     ))
                 }
             };
+            // Inside compiled code an extern kernel's output buffer is recorded as an input.
+            let site = sig
+                .op
+                .as_ref()
+                .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
             let first = match inputs {
-                Some(inputs) => prepare_op(&op_name, &inputs, device),
+                Some(inputs) => prepare_op(&op_name, &inputs, device, site),
                 None => Err(SetupError::Unsupported(format!(
                     "{op_name}: the trace recorded no input shapes"
                 ))),
@@ -343,8 +349,9 @@ fn prepare_op(
     op_name: &str,
     inputs: &[RecordedInput],
     device: &Device,
+    site: CallSite,
 ) -> Result<super::rotating_op::RotatingOp, SetupError> {
-    tier3_libtorch::prepare(op_name, inputs, device.torch_device()).map_err(|e| match e {
+    tier3_libtorch::prepare_at(op_name, inputs, device.torch_device(), site).map_err(|e| match e {
         Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
         Tier3Error::Failed(m) => SetupError::failed(m),
     })
@@ -358,11 +365,18 @@ fn enclosing_op_fallback(
     device: &Device,
 ) -> Option<(super::rotating_op::RotatingOp, Option<String>)> {
     let op = sig.op.as_ref()?;
-    for (name, inputs) in op.ancestry.iter().zip(&op.ancestor_inputs).rev() {
+    for (depth, (name, inputs)) in op
+        .ancestry
+        .iter()
+        .zip(&op.ancestor_inputs)
+        .enumerate()
+        .rev()
+    {
         let Some(inputs) = inputs.as_ref().and_then(typed_inputs) else {
             continue;
         };
-        if let Ok(prepared) = prepare_op(name, &inputs, device) {
+        let site = CallSite::of_ancestry(&op.ancestry[..depth]);
+        if let Ok(prepared) = prepare_op(name, &inputs, device, site) {
             let note = format!("enclosing op: {} cannot run on {}", op.name, device.spec());
             return Some((prepared, Some(note)));
         }

@@ -10,7 +10,7 @@ use replay_core::signature::dtype::Dtype;
 use tch::{Device, Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
-use super::overload::{resolve, ArgPlan, ListTarget, ScalarTarget};
+use super::overload::{resolve, ArgPlan, CallSite, ListTarget, ScalarTarget};
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
 use super::tier2_gemm::weight_copies;
@@ -213,7 +213,19 @@ pub fn prepare(
     inputs: &[RecordedInput],
     device: Device,
 ) -> Result<RotatingOp, Tier3Error> {
-    let choice = resolve(op_name, inputs).map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
+    prepare_at(op_name, inputs, device, CallSite::Eager)
+}
+
+/// [`prepare`] of a call made at `site`: in compiled code an `out=` overload may be the call
+/// (Inductor's `extern_kernels.mm(a, b, out=buf)`), and is rebuilt with its output buffer.
+pub fn prepare_at(
+    op_name: &str,
+    inputs: &[RecordedInput],
+    device: Device,
+    site: CallSite,
+) -> Result<RotatingOp, Tier3Error> {
+    let choice =
+        resolve(op_name, inputs, site).map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.

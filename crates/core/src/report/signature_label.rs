@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::signature::call_site::CallSite;
 use crate::signature::dtype::Dtype;
 use crate::signature::op_inputs::OpInputs;
 use crate::signature::schema::{RecordedInputs, Signature};
@@ -25,7 +26,11 @@ pub fn signature_label(signature: &Signature) -> String {
         .op
         .as_ref()
         .map_or(signature.name.as_str(), |op| op.name.as_str());
-    match signature.inputs.as_ref().and_then(|i| shapes(op, i)) {
+    let site = signature
+        .op
+        .as_ref()
+        .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
+    match signature.inputs.as_ref().and_then(|i| shapes(op, i, site)) {
         Some(shapes) => format!("{op} {shapes}"),
         None => op.to_owned(),
     }
@@ -34,13 +39,14 @@ pub fn signature_label(signature: &Signature) -> String {
 /// `[1,5,1024]×[250880,1024] f32`: the tensor arguments of `op` (less any leading inputs
 /// TorchScript left on its stack, see [`OpInputs::arguments_of`]) and their distinct dtypes.
 /// `None` when no tensor argument was recorded.
-fn shapes(op: &str, inputs: &RecordedInputs) -> Option<String> {
+fn shapes(op: &str, inputs: &RecordedInputs, site: CallSite) -> Option<String> {
     let parsed = OpInputs::from_values(
         inputs.dims.as_ref(),
         inputs.types.as_ref(),
         inputs.strides.as_ref(),
         inputs.concrete.as_ref(),
-    )?;
+    )?
+    .at(site);
     let arguments = parsed.arguments_of(op);
     let mut sizes: Vec<String> = Vec::new();
     let mut dtypes: Vec<&'static str> = Vec::new();

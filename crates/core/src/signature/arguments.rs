@@ -14,12 +14,13 @@ impl OpInputs {
     /// `aten::linear` with `[[1,16,768], [1,16,768], [768,768], [768]]`), so arguments are
     /// never taken by position alone: the inputs are matched against libtorch's schemas of
     /// the op by the rule the replay uses ([`super::overload::choose`], with the GEMM ops'
-    /// schemas of [`super::gemm_schemas`]). Inputs that no overload accepts, and ops outside
-    /// the table, are kept as recorded.
+    /// schemas of [`super::gemm_schemas`]; in compiled code an `out=` overload may take every
+    /// input, see [`OpInputs::site`]). Inputs that no overload accepts, and ops outside the
+    /// table, are kept as recorded.
     pub fn arguments_of(&self, op_name: &str) -> Cow<'_, OpInputs> {
         let skip = gemm_op_schemas(op_name)
             .map(|schemas| (schemas, from_op_inputs(self)))
-            .and_then(|(schemas, typed)| choose(op_name, schemas, &typed).ok())
+            .and_then(|(schemas, typed)| choose(op_name, schemas, &typed, self.site).ok())
             .map_or(0, |choice| choice.skip);
         if skip == 0 {
             Cow::Borrowed(self)
@@ -40,6 +41,7 @@ impl OpInputs {
             strides: self.strides.as_deref().map(|s| tail(s, n)),
             raw_strides: self.raw_strides.as_deref().map(|s| tail(s, n)),
             concrete: self.concrete.as_deref().map(|c| tail(c, n)),
+            site: self.site,
         }
     }
 }

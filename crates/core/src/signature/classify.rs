@@ -18,6 +18,7 @@ use crate::trace::{
     Category, Dim3, FxHashMap, Platform, RecordedInputs, StrId, Trace, MODULE_PREFIX,
 };
 
+use super::call_site::CallSite;
 use super::gemm::gemm_from_op;
 use super::generated::{triton_kernel, NO_CACHE_REASON};
 use super::kernel_kind::{
@@ -279,9 +280,15 @@ fn gpu_signature(
     let op_name = key.op.map(|op| trace.text(op));
     let kind = work_kind(event.category);
     let tier = tier_of(event.category, name, op_name);
+    let launching = link.op.map(|op| launching_op(trace, links, op));
+    // Inside compiled code an extern kernel's output buffer is recorded as an input (`out=`).
+    let site = launching
+        .as_ref()
+        .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
     let inputs = link
         .op
-        .and_then(|op| parse_inputs(trace, &trace.events[op].args.inputs));
+        .and_then(|op| parse_inputs(trace, &trace.events[op].args.inputs))
+        .map(|inputs| inputs.at(site));
 
     let mut labels = Vec::new();
     if link.launched_by_graph {
@@ -383,7 +390,7 @@ fn gpu_signature(
         unit: Unit::Kernel,
         kind,
         name: name.to_owned(),
-        op: link.op.map(|op| launching_op(trace, links, op)),
+        op: launching,
         labels,
         streams: invocations.streams.clone(),
         count: invocations.count,

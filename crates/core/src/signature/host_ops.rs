@@ -15,6 +15,7 @@ use crate::trace::{
     Category, Event, ExecutionId, FxHashMap, Platform, RecordedInputs, StrId, Trace,
 };
 
+use super::call_site::CallSite;
 use super::classify::{
     compiled_code_in_steps, launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash,
     sort_signatures, source, summarise, total_ns, us, Invocations,
@@ -106,7 +107,10 @@ fn host_op_signature(
 ) -> Signature {
     let name = trace.text(key.name);
     let mut reasons = Vec::new();
-    let parsed = parse_inputs(trace, &key.inputs);
+    let op = launching_op(trace, links, invocations.first);
+    // Inside compiled code an extern kernel's output buffer is recorded as an input (`out=`).
+    let site = CallSite::of_ancestry(&op.ancestry);
+    let parsed = parse_inputs(trace, &key.inputs).map(|inputs| inputs.at(site));
     // A generated kernel's arguments come from the capture's record of them, not from the
     // trace (Inductor records its kernels without inputs).
     let generated = inductor_cpp_op(name);
@@ -135,7 +139,7 @@ fn host_op_signature(
         unit: Unit::HostOp,
         kind: WorkKind::HostOp,
         name: name.to_owned(),
-        op: Some(launching_op(trace, links, invocations.first)),
+        op: Some(op),
         labels,
         streams: Vec::new(),
         count: invocations.count,

@@ -9,6 +9,7 @@
 //!   from the kept Inductor cache.
 
 mod arguments;
+pub mod call_site;
 mod classify;
 pub mod compiled_code;
 pub mod dtype;

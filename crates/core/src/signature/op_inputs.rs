@@ -10,6 +10,7 @@
 
 use serde_json::Value;
 
+use super::call_site::CallSite;
 use super::dtype::canonical_dtype;
 
 /// Argument types that are values rather than tensors. Their values are only known
@@ -50,6 +51,9 @@ pub struct OpInputs {
     pub raw_strides: Option<Vec<Value>>,
     /// Per argument value text, when recorded (PyTorch 2.1+).
     pub concrete: Option<Vec<String>>,
+    /// Where the call was made: in compiled code an `out=` overload may be the call
+    /// ([`CallSite`]; set with [`OpInputs::at`]).
+    pub site: CallSite,
 }
 
 /// One tensor argument.
@@ -113,7 +117,14 @@ impl OpInputs {
             strides,
             raw_strides,
             concrete,
+            site: CallSite::Eager,
         })
+    }
+
+    /// These inputs as recorded at `site`.
+    pub fn at(mut self, site: CallSite) -> OpInputs {
+        self.site = site;
+        self
     }
 
     /// Argument `index` as a tensor, when it has recorded sizes.

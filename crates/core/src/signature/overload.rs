@@ -5,7 +5,10 @@
 //! overloads can share a name (`aten::add.Tensor` and `aten::add.Scalar`); the right one is the
 //! overload whose argument types accept every recorded input, preferring exact kinds
 //! (an int for `int`) over conversions (an int for `Scalar`), and never an `out=` overload for
-//! a functional call.
+//! a functional call. Compiled code is the exception ([`CallSite::Compiled`]): Inductor's
+//! output code calls its extern kernels with `out=` (`extern_kernels.mm(a, b, out=buf)`), so
+//! the profiler records the output buffer as a trailing input, and there an `out=` overload
+//! that takes every recorded input is the call that was made.
 //!
 //! [`choose`] is the one rule that decides which recorded inputs are an op's arguments:
 //! tier 3 (`replay::overload::resolve`, with libtorch's schemas) builds its call from it, and
@@ -15,6 +18,7 @@
 
 use serde::Deserialize;
 
+pub use super::call_site::CallSite;
 use super::recorded::{RecordedInput, ScalarValue};
 
 /// One argument of an operator schema, as libtorch's dispatcher declares it.
@@ -255,6 +259,7 @@ pub fn plan_overload(
     op_name: &str,
     schema: &OpSchema,
     inputs: &[RecordedInput],
+    out_allowed: bool,
 ) -> Result<(OverloadChoice, u32), String> {
     if inputs.len() > schema.args.len() {
         return Err(format!(
@@ -269,7 +274,7 @@ pub fn plan_overload(
     let mut score = 0;
     let mut args = Vec::with_capacity(schema.args.len());
     for (i, arg) in schema.args.iter().enumerate() {
-        if arg.writes && !(in_place && i == 0) {
+        if arg.writes && !(in_place && i == 0) && !out_allowed {
             return Err(format!(
                 "writes its argument '{}' (an out= overload)",
                 arg.name
@@ -296,18 +301,25 @@ pub fn plan_overload(
 /// profiler reads the interpreter's stack and takes values left below the op's arguments
 /// (`aten::tanh` recorded with two tensors). When no overload accepts every recorded input,
 /// the shortest run of trailing inputs that an overload accepts is used, and `skip` says how
-/// many leading inputs were left out.
+/// many leading inputs were left out. In compiled code ([`CallSite::Compiled`]) an `out=`
+/// overload that takes every recorded input comes before that fallback.
 pub fn choose(
     op_name: &str,
     schemas: &[OpSchema],
     inputs: &[RecordedInput],
+    site: CallSite,
 ) -> Result<OverloadChoice, OverloadError> {
-    let exact = choose_exact(op_name, schemas, inputs);
+    let exact = choose_exact(op_name, schemas, inputs, false);
     if exact.is_ok() {
         return exact;
     }
+    if site == CallSite::Compiled {
+        if let Ok(choice) = choose_exact(op_name, schemas, inputs, true) {
+            return Ok(choice);
+        }
+    }
     for skip in 1..inputs.len() {
-        if let Ok(mut choice) = choose_exact(op_name, schemas, &inputs[skip..]) {
+        if let Ok(mut choice) = choose_exact(op_name, schemas, &inputs[skip..], false) {
             choice.skip = skip;
             return Ok(choice);
         }
@@ -319,11 +331,12 @@ fn choose_exact(
     op_name: &str,
     schemas: &[OpSchema],
     inputs: &[RecordedInput],
+    out_allowed: bool,
 ) -> Result<OverloadChoice, OverloadError> {
     let mut best: Option<(OverloadChoice, u32)> = None;
     let mut reasons = Vec::new();
     for schema in schemas {
-        match plan_overload(op_name, schema, inputs) {
+        match plan_overload(op_name, schema, inputs, out_allowed) {
             Ok((choice, score)) => {
                 if best.as_ref().is_none_or(|(_, s)| score > *s) {
                     best = Some((choice, score));
@@ -412,6 +425,7 @@ mod tests {
             "aten::add",
             &add_overloads(),
             &[tensor(), tensor(), alpha.clone()],
+            CallSite::Eager,
         )
         .unwrap();
         assert_eq!(choice.overload, "Tensor");
@@ -420,7 +434,13 @@ mod tests {
             ArgPlan::Scalar(ScalarValue::Int(1), ScalarTarget::Number)
         );
         let other = RecordedInput::Scalar(Some(ScalarValue::Float(0.5)));
-        let choice = choose("aten::add", &add_overloads(), &[tensor(), other, alpha]).unwrap();
+        let choice = choose(
+            "aten::add",
+            &add_overloads(),
+            &[tensor(), other, alpha],
+            CallSite::Eager,
+        )
+        .unwrap();
         assert_eq!(choice.overload, "Scalar");
     }
 
@@ -430,18 +450,56 @@ mod tests {
         // scalars for aten::add.Scalar(self, other, alpha).
         let one = RecordedInput::Scalar(Some(ScalarValue::Int(1)));
         let inputs = [tensor(), tensor(), tensor(), one.clone(), one];
-        let choice = choose("aten::add", &add_overloads(), &inputs).unwrap();
+        let choice = choose("aten::add", &add_overloads(), &inputs, CallSite::Eager).unwrap();
         assert_eq!((choice.overload.as_str(), choice.skip), ("Scalar", 2));
         // Exact matches never skip.
-        let choice = choose("aten::add", &add_overloads(), &[tensor(), tensor()]).unwrap();
+        let choice = choose(
+            "aten::add",
+            &add_overloads(),
+            &[tensor(), tensor()],
+            CallSite::Eager,
+        )
+        .unwrap();
         assert_eq!(choice.skip, 0);
     }
 
     #[test]
     fn out_overloads_are_never_chosen_for_functional_calls() {
-        let err =
-            plan_overload("aten::add", &add_overloads()[2], &[tensor(), tensor()]).unwrap_err();
+        let err = plan_overload(
+            "aten::add",
+            &add_overloads()[2],
+            &[tensor(), tensor()],
+            false,
+        )
+        .unwrap_err();
         assert!(err.contains("out="), "{err}");
+    }
+
+    #[test]
+    fn compiled_code_calls_extern_kernels_with_out() {
+        // Inductor's `extern_kernels.mm(a, b, out=buf)` as the H200 and CPU captures of
+        // bloom-tiny recorded it: [5,64] x [64,1000] (a transposed weight) into [5,1000].
+        let t = |sizes: Vec<i64>, strides: Vec<i64>| RecordedInput::Tensor {
+            dtype: Dtype::Float32,
+            sizes,
+            strides: Some(strides),
+        };
+        let inputs = [
+            t(vec![5, 64], vec![64, 1]),
+            t(vec![64, 1000], vec![1, 64]),
+            t(vec![5, 1000], vec![1000, 1]),
+        ];
+        let mm = crate::signature::gemm_schemas::gemm_op_schemas("aten::mm").unwrap();
+        let compiled = choose("aten::mm", mm, &inputs, CallSite::Compiled).unwrap();
+        assert_eq!((compiled.overload.as_str(), compiled.skip), ("out", 0));
+        assert_eq!(compiled.arg_names, ["self", "mat2", "out"]);
+        // The same inputs from eager code or TorchScript read as a leading stack value: the
+        // reading that made replay multiply [64,1000] by [5,1000].
+        let eager = choose("aten::mm", mm, &inputs, CallSite::Eager).unwrap();
+        assert_eq!((eager.overload.as_str(), eager.skip), ("", 1));
+        // A functional match still comes first in compiled code.
+        let two = choose("aten::mm", mm, &inputs[..2], CallSite::Compiled).unwrap();
+        assert_eq!((two.overload.as_str(), two.skip), ("", 0));
     }
 
     #[test]
@@ -457,7 +515,7 @@ mod tests {
             ],
             returns: 1,
         };
-        assert!(plan_overload("aten::add_", &schema, &[tensor(), tensor()]).is_ok());
+        assert!(plan_overload("aten::add_", &schema, &[tensor(), tensor()], false).is_ok());
     }
 
     #[test]
@@ -475,6 +533,7 @@ mod tests {
             "aten::gelu",
             &[gelu],
             &[tensor(), RecordedInput::Unrecorded],
+            CallSite::Eager,
         )
         .unwrap();
         assert_eq!(choice.args, vec![ArgPlan::Tensor, ArgPlan::Default]);
@@ -519,7 +578,7 @@ mod tests {
             RecordedInput::TensorList { tensors: vec![] },
             RecordedInput::Scalar(None),
         ];
-        let err = choose("aten::cat", &[cat], &inputs)
+        let err = choose("aten::cat", &[cat], &inputs, CallSite::Eager)
             .unwrap_err()
             .to_string();
         assert!(

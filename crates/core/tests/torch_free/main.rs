@@ -6,6 +6,7 @@
 mod common;
 
 mod classify_conservation;
+mod classify_extern_out;
 mod classify_generated;
 mod classify_linking;
 mod classify_malformed;
