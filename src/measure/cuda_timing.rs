@@ -213,7 +213,9 @@ impl Timer for CudaEvents {
         if self.blocker.is_some() && self.schedule.block_next() {
             self.bind()?;
             if let Some(blocker) = self.blocker.as_mut() {
-                blocker.block(self.stream)?;
+                // SAFETY: the handle's stream, live for the timer's life (its contract), in
+                // the context bound just above.
+                unsafe { blocker.block(self.stream) }?;
                 self.blocked = true;
             }
         }
@@ -261,7 +263,11 @@ impl Timer for CudaEvents {
 
 impl Drop for CudaEvents {
     fn drop(&mut self) {
-        // The blocker first: it releases a pending blocker and waits for the stream.
+        // The blocker first: it releases a pending blocker and waits for the stream (in the
+        // stream's context).
+        if self.blocker.is_some() {
+            let _ = self.bind();
+        }
         drop(self.blocker.take());
         // SAFETY: both events were created by cuEventCreate and are destroyed once.
         unsafe {

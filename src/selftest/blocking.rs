@@ -42,7 +42,7 @@ pub fn short_kernel_with_and_without(dev: &CudaDevice) -> Result<String, String>
     let unblocked = time(false)?;
     let blocked = time(true)?;
     let sum = out.to_device(TorchDevice::Cpu).double_value(&[0]);
-    if !(sum >= 2.0) {
+    if sum.is_nan() || sum < 2.0 {
         return Err(format!("the add did not run: out[0] = {sum}"));
     }
     judge_blocking(&blocked, &unblocked)
@@ -83,7 +83,7 @@ pub fn judge_blocking(blocked: &Summary, unblocked: &Summary) -> Result<String, 
             blocked.blocking_timeouts
         ));
     }
-    if !(blocked.median < unblocked.median) {
+    if blocked.median.partial_cmp(&unblocked.median) != Some(std::cmp::Ordering::Less) {
         problems.push("the blocked median is not below the unblocked one".into());
     }
     if problems.is_empty() {
@@ -130,8 +130,8 @@ mod tests {
     #[test]
     fn the_blocked_median_must_be_lower_without_a_timeout() {
         // The first GPU run's figures: 1.64 us in the trace, 6.27 us timed unblocked.
-        let detail = judge_blocking(&summary(1.7, BLOCKED, 0), &summary(6.27, UNBLOCKED, 0))
-            .unwrap();
+        let detail =
+            judge_blocking(&summary(1.7, BLOCKED, 0), &summary(6.27, UNBLOCKED, 0)).unwrap();
         assert!(
             detail.contains("1.70 us (host 5.10 us, 12 calls/sample, 40 samples) behind"),
             "{detail}"
