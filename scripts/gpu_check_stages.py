@@ -110,6 +110,21 @@ def signature_errors(isolated):
     return rows
 
 
+def timing_used(isolated):
+    """What timed an isolated.json's replays: signatures per timer (each result's stats.timer:
+    on a GPU `CUDA events behind a blocking kernel on ...`, or `CUDA events on ...` without it)
+    and the segments whose blocking kernel timed out."""
+    timers, timeouts = {}, 0
+    for r in isolated.get("results", []):
+        stats = r.get("stats") or {}
+        if r.get("replayed_as") != r.get("id") or not stats:
+            continue
+        timer = stats.get("timer") or "not recorded"
+        timers[timer] = timers.get(timer, 0) + 1
+        timeouts += stats.get("blocking_timeouts", 0)
+    return {"timers": timers, "blocking_timeouts": timeouts}
+
+
 def error_distribution(rows):
     if not rows:
         return {"signatures": 0}
@@ -187,6 +202,7 @@ def stage_truth(ctx, entry):
         if isolated is None:
             continue
         rows = signature_errors(isolated)
+        t["timing"] = timing_used(isolated)
         t["signature_error"] = error_distribution(rows)
         t["by_tier"] = {str(k): error_distribution([r for r in rows if r["tier"] == k])
                         for k in sorted({r["tier"] for r in rows}, key=str)}

@@ -257,6 +257,10 @@ def truth_stage_compares_every_replayed_signature_with_the_trace():
         assert abs(tl["error_percent"] - 100 * (tl["predicted_us"] - tl["measured_us"]) / tl["measured_us"]) < 1e-6
         # The trace's own durations through the timeline reproduce its step (self-check).
         assert abs(tl["self_check_error_percent"]) < 0.01, tl
+        # Every replay that was measured says what timed it: the clock, on the CPU.
+        timing = t["timing"]
+        assert list(timing["timers"]) == ["monotonic clock"], timing
+        assert timing["timers"]["monotonic clock"] >= 1 and timing["blocking_timeouts"] == 0, timing
     with tarfile.open(os.path.join(QUICK_OUT, "truth.tar.gz")) as tar:
         names = tar.getnames()
     assert "truth/h100_vit_infer/isolated.json" in names and "truth/h100_vit_infer/predict.json" in names, names

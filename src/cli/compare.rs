@@ -58,6 +58,11 @@ pub struct CompareArgs {
     /// --compile`); Inductor's cache and kernels.json go to `inductor/` in --output-dir
     #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "default", conflicts_with_all = ["trace", "kernels"])]
     pub compile: Option<CompileMode>,
+
+    /// Time the isolated replay on a GPU without the blocking kernel (as `replay isolated
+    /// --no-blocking-kernel`); the full model is timed without it either way
+    #[arg(long)]
+    pub no_blocking_kernel: bool,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -73,6 +78,7 @@ impl From<CompareArgs> for CompareOptions {
             profile: args.profile,
             inductor_cache: args.inductor_cache,
             compile: args.compile,
+            blocking_kernel: !args.no_blocking_kernel,
         }
     }
 }

@@ -62,6 +62,12 @@ pub struct IsolatedArgs {
     /// kernels.json) that generated kernels (tier 4) are replayed from
     #[arg(long, value_name = "DIR")]
     pub inductor_cache: Option<PathBuf>,
+
+    /// On a GPU, time without the blocking kernel (by default each sample's launches queue up
+    /// behind a kernel that holds the stream until they are all issued, so kernels shorter
+    /// than their launch are timed on the device alone); to compare the two
+    #[arg(long)]
+    pub no_blocking_kernel: bool,
 }
 
 impl From<IsolatedArgs> for IsolatedOptions {
@@ -83,6 +89,7 @@ impl From<IsolatedArgs> for IsolatedOptions {
             profile: args.profile,
             shard: replay_core::shard::Shard::WHOLE,
             inductor_cache: args.inductor_cache,
+            blocking_kernel: !args.no_blocking_kernel,
         }
     }
 }
@@ -121,6 +128,10 @@ mod tests {
         assert_eq!(options.min_samples, defaults.min_samples);
         assert_eq!(options.rounds, defaults.rounds);
         assert!(!options.cold);
+        assert!(options.blocking_kernel && defaults.blocking_kernel);
+        let off =
+            Cli::try_parse_from(["isolated", "--kernels", "k", "--no-blocking-kernel"]).unwrap();
+        assert!(!IsolatedOptions::from(off.isolated).blocking_kernel);
         let old = Cli::try_parse_from(["isolated", "--kernels", "k", "--max-time-per-kernel", "2"])
             .unwrap();
         assert_eq!(old.isolated.timing.max_time, Some(2.0));

@@ -167,6 +167,9 @@ pub struct CudaDevice {
     pub info: CudaDeviceInfo,
     pub context: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
+    /// Whether replays on this device queue their timed work behind the CUDA timer's blocking
+    /// kernel (`measure::blocking_kernel`); `--no-blocking-kernel` turns it off, to compare.
+    pub blocking_kernel: bool,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -199,6 +202,7 @@ impl CudaDevice {
                 info,
                 context,
                 stream,
+                blocking_kernel: true,
             })
         })
     }

@@ -30,6 +30,18 @@ impl Device {
         }
     }
 
+    /// This device with replays timed behind the CUDA timer's blocking kernel (`true`, how a
+    /// GPU is opened) or not (`--no-blocking-kernel`); the CPU has no launch queue to block.
+    pub fn with_blocking_kernel(self, blocking: bool) -> Device {
+        match self {
+            Device::Cuda(dev) => Device::Cuda(CudaDevice {
+                blocking_kernel: blocking,
+                ..dev
+            }),
+            cpu => cpu,
+        }
+    }
+
     pub fn spec(&self) -> DeviceSpec {
         match self {
             Device::Cpu(_) => DeviceSpec::Cpu,

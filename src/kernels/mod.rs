@@ -32,6 +32,8 @@ pub use generated::{MODULES, NVCC_USED, PTX_ARCH, SASS_ARCHS, UNAVAILABLE_REASON
 pub const REGISTERED: &[(&str, &[&str])] = &[
     // Cold-cache flushing between timed samples (`device::cache_flush`).
     ("l2_flush", &["l2_flush"]),
+    // The CUDA timer's blocking kernel (`measure::blocking_kernel`).
+    ("blocking", &["block_stream"]),
     // The semiring-scan suite's `cuda` backend (`suites::scan::cuda_backend`).
     (
         "semiring_scan",

@@ -4,9 +4,15 @@
 //! the core asks the handle for its timer ([`CudaEvents`]) and runs the target's calls inside
 //! it.
 //!
-//! Each timed segment: an event recorded on the stream before the work is issued, the host's
-//! issue time measured separately (the dispatch cost), an event recorded after, then the end
-//! event waited for and the device time between the two added up. Events are created with
+//! Each timed segment: the blocking kernel queued on the stream ([`super::blocking_kernel`]),
+//! an event recorded behind it, the work issued (the host's issue time measured separately: the
+//! dispatch cost), an event recorded after, the blocker released, then the end event waited for
+//! and the device time between the two added up. Queued behind the blocker, the work runs back
+//! to back once released, so the events measure the device's time even for kernels shorter than
+//! their launch (without it they measure the host's launch rate). The first segment of a timer
+//! and every segment after a blocker timed out run unblocked ([`BlockingSchedule`]); a handle
+//! made [`without the blocking kernel`](CudaStreamHandle::with_blocking_kernel) never blocks
+//! (`--no-blocking-kernel`, whole models, copies the host waits for). Events are created with
 //! `CU_EVENT_DEFAULT`: an event created with cudarc's default flags has timing disabled and
 //! cannot be used with `cuEventElapsedTime`.
 //!
@@ -19,12 +25,18 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys::{CUevent, CUevent_flags, CUstream};
 use cudarc::driver::{result, CudaContext, CudaStream, DriverError};
 
+use super::blocking_kernel::{BlockingKernel, BlockingSchedule, BLOCKED_MAX_CALLS_PER_SAMPLE};
 use super::{BatchTiming, DeviceStream, MeasureError, Timer};
 
 /// A driver call's failure as the measured target's error, named by the call.
 fn driver_error(call: &'static str) -> impl Fn(DriverError) -> MeasureError {
     move |e| MeasureError::target(format!("{call}: {e}"))
 }
+
+/// Replay's own stream, in words.
+pub const REPLAY_STREAM: &str = "replay's stream";
+/// libtorch's current stream of a device, in words.
+pub const LIBTORCH_STREAM: &str = "libtorch's current stream";
 
 /// A CUDA stream that the measurement core times with events: a target returns it as its
 /// [`Placement`](super::Placement).
@@ -35,6 +47,8 @@ pub struct CudaStreamHandle {
     owned: Option<Arc<CudaStream>>,
     /// The stream in words: "replay's stream", "libtorch's current stream".
     label: &'static str,
+    /// Whether timed segments are queued behind the blocking kernel.
+    blocking: bool,
 }
 
 impl CudaStreamHandle {
@@ -44,7 +58,8 @@ impl CudaStreamHandle {
         CudaStreamHandle {
             raw: stream.cu_stream(),
             owned: Some(stream.clone()),
-            label: "replay's stream",
+            label: REPLAY_STREAM,
+            blocking: true,
         }
     }
 
@@ -58,7 +73,21 @@ impl CudaStreamHandle {
             raw,
             owned: None,
             label,
+            blocking: true,
         }
+    }
+
+    /// This handle with timed segments queued behind the blocking kernel (`true`, how handles
+    /// are made) or not: `--no-blocking-kernel`, a whole model (its time includes the host's
+    /// launch gaps, as in the trace, and its launches overflow the queue), work the host waits
+    /// for inside the segment.
+    pub fn with_blocking_kernel(self, blocking: bool) -> CudaStreamHandle {
+        CudaStreamHandle { blocking, ..self }
+    }
+
+    /// Whether timed segments are queued behind the blocking kernel.
+    pub fn blocks(&self) -> bool {
+        self.blocking
     }
 
     fn bind(&self) -> Result<(), MeasureError> {
@@ -87,19 +116,49 @@ impl DeviceStream for CudaStreamHandle {
                 return Err(driver_error("cuEventCreate")(e));
             }
         };
+        let destroy_events = || {
+            // SAFETY: created just above, destroyed once.
+            unsafe {
+                let _ = result::event::destroy(start);
+                let _ = result::event::destroy(end);
+            }
+        };
+        let blocker = match self.blocking.then(BlockingKernel::new).transpose() {
+            Ok(blocker) => blocker,
+            Err(e) => {
+                destroy_events();
+                return Err(e);
+            }
+        };
         Ok(Box::new(CudaEvents {
             stream: self.raw,
             context: self.owned.as_ref().map(|s| s.context().clone()),
             _owned: self.owned.clone(),
             start,
             end,
+            schedule: BlockingSchedule::new(blocker.is_some()),
+            blocker,
+            blocked: false,
             host_start: None,
             total: BatchTiming::default(),
         }))
     }
 
     fn timer_name(&self) -> String {
-        format!("CUDA events on {}", self.label)
+        timer_name(self.label, self.blocking)
+    }
+
+    fn max_calls_per_sample(&self) -> Option<u64> {
+        self.blocking.then_some(BLOCKED_MAX_CALLS_PER_SAMPLE)
+    }
+}
+
+/// The CUDA timer in words, as reports print it (`timer`).
+pub fn timer_name(stream: &str, blocking: bool) -> String {
+    if blocking {
+        format!("CUDA events behind a blocking kernel on {stream}")
+    } else {
+        format!("CUDA events on {stream}")
     }
 }
 
@@ -111,18 +170,28 @@ pub struct CudaEvents {
     _owned: Option<Arc<CudaStream>>,
     start: CUevent,
     end: CUevent,
+    /// The blocking kernel (`None`: a handle without it), which segments it blocks, and
+    /// whether the current one is blocked.
+    blocker: Option<BlockingKernel>,
+    schedule: BlockingSchedule,
+    blocked: bool,
     /// When the host began issuing the current segment's work.
     host_start: Option<Instant>,
     total: BatchTiming,
 }
 
 impl CudaEvents {
-    fn record(&self, event: CUevent) -> Result<(), MeasureError> {
+    fn bind(&self) -> Result<(), MeasureError> {
         if let Some(context) = &self.context {
             context
                 .bind_to_thread()
                 .map_err(driver_error("cuCtxSetCurrent"))?;
         }
+        Ok(())
+    }
+
+    fn record(&self, event: CUevent) -> Result<(), MeasureError> {
+        self.bind()?;
         // SAFETY: a live event of this stream's context, recorded on the live stream.
         unsafe { result::event::record(event, self.stream) }.map_err(driver_error("cuEventRecord"))
     }
@@ -140,6 +209,16 @@ impl CudaEvents {
 
 impl Timer for CudaEvents {
     fn start(&mut self) -> Result<(), MeasureError> {
+        self.blocked = false;
+        if self.blocker.is_some() && self.schedule.block_next() {
+            self.bind()?;
+            if let Some(blocker) = self.blocker.as_mut() {
+                // SAFETY: the handle's stream, live for the timer's life (its contract), in
+                // the context bound just above.
+                unsafe { blocker.block(self.stream) }?;
+                self.blocked = true;
+            }
+        }
         self.record(self.start)?;
         self.host_start = Some(Instant::now());
         Ok(())
@@ -148,18 +227,48 @@ impl Timer for CudaEvents {
     fn stop(&mut self) -> Result<(), MeasureError> {
         let host_start = self.host_start.take().ok_or(MeasureError::UnpairedStop)?;
         self.total.host += host_start.elapsed();
-        self.record(self.end)?;
+        let recorded = self.record(self.end);
+        // Released whatever happened, so that the stream never waits for the timeout.
+        if let (true, Some(blocker)) = (self.blocked, &self.blocker) {
+            blocker.release();
+        }
+        recorded?;
         self.total.device += self.elapsed()?;
+        if self.blocked {
+            if let Some(blocker) = self.blocker.as_mut() {
+                // The end event, queued behind the blocker, has completed.
+                blocker.finished();
+                if blocker.timed_out() {
+                    // Timed as without the blocker (the start event fired when it gave up,
+                    // the rest ran as the host issued it): an upper bound, kept and counted.
+                    self.total.blocking_timeouts += 1;
+                    self.schedule.timed_out();
+                }
+            }
+        }
         Ok(())
     }
 
     fn take_batch(&mut self) -> BatchTiming {
+        // A segment that failed before its stop leaves its blocker pending: released here,
+        // where the core takes a failed batch, so that nothing waits for its timeout.
+        if self.host_start.take().is_some() && self.blocked {
+            if let Some(blocker) = &self.blocker {
+                blocker.release();
+            }
+        }
         std::mem::take(&mut self.total)
     }
 }
 
 impl Drop for CudaEvents {
     fn drop(&mut self) {
+        // The blocker first: it releases a pending blocker and waits for the stream (in the
+        // stream's context).
+        if self.blocker.is_some() {
+            let _ = self.bind();
+        }
+        drop(self.blocker.take());
         // SAFETY: both events were created by cuEventCreate and are destroyed once.
         unsafe {
             let _ = result::event::destroy(self.start);
@@ -174,16 +283,36 @@ mod tests {
     use crate::measure::Placement;
 
     #[test]
-    fn the_timer_is_named_by_its_stream_as_reports_have_always_said() {
-        // Naming touches no driver call, so this runs without a GPU; the timing file's
-        // `timer` of a model on a GPU must read exactly this.
+    fn the_timer_is_named_by_its_stream_and_says_whether_it_blocks() {
+        // Naming touches no driver call, so this runs without a GPU; the `timer` of a report
+        // on a GPU must read exactly this.
         // SAFETY: a handle that is only named, never timed.
         let libtorch =
             unsafe { CudaStreamHandle::foreign(std::ptr::null_mut(), "libtorch's current stream") };
+        assert!(libtorch.blocks(), "handles block by default");
         assert_eq!(
             Placement::Stream(&libtorch).timer_name(),
+            "CUDA events behind a blocking kernel on libtorch's current stream"
+        );
+        let unblocked = libtorch.with_blocking_kernel(false);
+        assert!(!unblocked.blocks());
+        assert_eq!(
+            Placement::Stream(&unblocked).timer_name(),
             "CUDA events on libtorch's current stream"
         );
         assert_eq!(Placement::Host.timer_name(), "monotonic clock");
+    }
+
+    #[test]
+    fn only_a_blocking_timer_bounds_the_calls_per_sample() {
+        // SAFETY: handles that are only asked, never timed.
+        let blocking = unsafe { CudaStreamHandle::foreign(std::ptr::null_mut(), "a stream") };
+        assert_eq!(
+            Placement::Stream(&blocking).max_calls_per_sample(),
+            Some(BLOCKED_MAX_CALLS_PER_SAMPLE)
+        );
+        let unblocked = blocking.with_blocking_kernel(false);
+        assert_eq!(Placement::Stream(&unblocked).max_calls_per_sample(), None);
+        assert_eq!(Placement::Host.max_calls_per_sample(), None);
     }
 }

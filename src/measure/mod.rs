@@ -4,6 +4,7 @@
 
 pub use replay_core::measure::*;
 
+pub mod blocking_kernel;
 pub mod counting_allocator;
 pub mod cuda_timing;
 pub mod host_allocator;

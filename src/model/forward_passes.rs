@@ -11,6 +11,11 @@ use crate::torch::work_target::libtorch_stream;
 /// placed where libtorch runs them: on a GPU
 /// libtorch's current stream (timed by the core with CUDA events there), on the CPU the host
 /// (the monotonic clock).
+///
+/// Without the CUDA timer's blocking kernel: a whole model's time is compared with the
+/// trace's step, which includes the gaps where the GPU waits for the host's launches, so those
+/// gaps belong in the measurement; and an eager model's hundreds to thousands of launches per
+/// pass would overflow the launch queue behind the blocker (it would time out every pass).
 pub struct ForwardPasses<'m> {
     model: &'m dyn WholeModel,
     input: Vec<tch::Tensor>,
@@ -24,7 +29,7 @@ impl<'m> ForwardPasses<'m> {
         let cuda = match model.device() {
             tch::Device::Cuda(i) => {
                 let stream = libtorch_stream(i).map_err(|e| Error::Model(e.to_string()))?;
-                Some((i as i64, stream))
+                Some((i as i64, stream.with_blocking_kernel(false)))
             }
             _ => None,
         };

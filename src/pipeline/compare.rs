@@ -40,7 +40,7 @@ pub fn run(
     observer: &mut dyn Observer,
 ) -> anyhow::Result<ComparisonReport> {
     let run = &options.run;
-    let device = Device::open(run.device)?;
+    let device = Device::open(run.device)?.with_blocking_kernel(options.blocking_kernel);
     super::threads::apply(run.threads)?;
     let mut probe = run.energy.open()?;
     crate::model::torchscript::check_model_file(&run.model)?;

@@ -55,7 +55,7 @@ impl SuiteCommand for IsolatedCommand {
         self.options.shard = shard;
         let options = &self.options;
         let file = signature::read_file(&options.kernels)?;
-        let device = Device::open(options.device)?;
+        let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
         let mut probe = options.energy.open()?;
         let results = replay(
             options,

@@ -173,6 +173,10 @@ pub struct IsolatedOptions {
     /// The kept Inductor cache (`--inductor-cache DIR`) that tier-4 signatures are replayed
     /// from.
     pub inductor_cache: Option<PathBuf>,
+    /// On a GPU, queue each timed sample behind the CUDA timer's blocking kernel, so that
+    /// kernels shorter than their launch are timed on the device alone (`--no-blocking-kernel`
+    /// turns it off, to compare).
+    pub blocking_kernel: bool,
 }
 
 impl Default for IsolatedOptions {
@@ -192,6 +196,7 @@ impl Default for IsolatedOptions {
             profile: None,
             shard: replay_core::shard::Shard::WHOLE,
             inductor_cache: None,
+            blocking_kernel: true,
         }
     }
 }
@@ -255,6 +260,9 @@ pub struct CompareOptions {
     pub inductor_cache: Option<PathBuf>,
     /// Capture the model compiled with torch.compile in this mode (see [`CaptureOptions`]).
     pub compile: Option<CompileMode>,
+    /// The isolated replay's blocking kernel (see [`IsolatedOptions::blocking_kernel`]); the
+    /// full model is timed without it either way.
+    pub blocking_kernel: bool,
 }
 
 impl Default for CompareOptions {
@@ -270,6 +278,7 @@ impl Default for CompareOptions {
             profile: None,
             inductor_cache: None,
             compile: None,
+            blocking_kernel: true,
         }
     }
 }
@@ -307,6 +316,7 @@ impl CompareOptions {
             energy: self.run.energy.clone(),
             profile: self.profile.clone(),
             inductor_cache: self.inductor_cache.clone(),
+            blocking_kernel: self.blocking_kernel,
             ..IsolatedOptions::default()
         }
     }
@@ -355,6 +365,7 @@ mod tests {
             rounds: 3,
             cold: true,
             compile: Some(CompileMode::MaxAutotune),
+            blocking_kernel: false,
             ..CompareOptions::default()
         };
         let capture = compare.capture("out/trace.json".into());
@@ -372,5 +383,14 @@ mod tests {
         assert_eq!(isolated.max_time_per_kernel_s, 0.02);
         assert_eq!(isolated.noise, DEFAULT_NOISE);
         assert_eq!(isolated.min_samples, DEFAULT_MIN_SAMPLES);
+        assert!(
+            !isolated.blocking_kernel,
+            "--no-blocking-kernel reaches the isolated replay"
+        );
+        assert!(
+            CompareOptions::default()
+                .isolated("k".into())
+                .blocking_kernel
+        );
     }
 }

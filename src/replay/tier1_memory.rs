@@ -181,8 +181,23 @@ pub mod cuda {
                     }
                 }
             };
+            // A copy from or to pageable host memory makes the host wait for the device (to
+            // pageable memory until it is done; from it as soon as the staging buffer is
+            // full), which behind the blocking kernel would wait for its timeout: timed
+            // without it.
+            let pageable = matches!(
+                &buffers,
+                Buffers::HtoD {
+                    host: Host::Pageable(_),
+                    ..
+                } | Buffers::DtoH {
+                    host: Host::Pageable(_),
+                    ..
+                }
+            );
             Ok(CudaMemoryTarget {
-                placement: CudaStreamHandle::replay(&stream),
+                placement: CudaStreamHandle::replay(&stream)
+                    .with_blocking_kernel(device.blocking_kernel && !pageable),
                 stream,
                 buffers,
             })

@@ -26,14 +26,21 @@ pub const CUDA_DEVICE_PAST_THE_LAST: &str = "cuda:N past the last device refused
 pub const TORCH_STREAM_EVENTS: &str = "CUDA events on libtorch's stream";
 /// `--energy nvml`: NVML opens and its joules increase over GPU work.
 pub const NVML_ENERGY: &str = "NVML energy over GPU work";
+/// The CUDA timer's blocking kernel: a short kernel times lower behind it than without it.
+pub const BLOCKING_KERNEL: &str = "blocking kernel hides the launch cost";
 
 type CudaCheck = fn(&CudaDevice) -> Result<String, String>;
 
 /// Every counterpart check, in the order the selftest runs them: tier, name, check.
-pub const CHECKS: [(u8, &str, CudaCheck); 4] = [
+pub const CHECKS: [(u8, &str, CudaCheck); 5] = [
     (0, CUDA_DEVICE_ATTRIBUTES, device_attributes),
     (0, CUDA_DEVICE_PAST_THE_LAST, device_past_the_last),
     (3, TORCH_STREAM_EVENTS, torch_stream_events),
+    (
+        3,
+        BLOCKING_KERNEL,
+        super::blocking::short_kernel_with_and_without,
+    ),
     (0, NVML_ENERGY, nvml_energy),
 ];
 

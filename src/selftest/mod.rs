@@ -7,6 +7,7 @@
 //! against the same model on the CPU, its timing, and (driven from `crate::pipeline::selftest`,
 //! which runs compare) the invariants of a `replay compare` report.
 
+mod blocking;
 mod calibrate;
 pub mod counterparts;
 mod mhc;

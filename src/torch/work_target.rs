@@ -4,7 +4,7 @@
 //! The suites that time libtorch compositions (`calibrate`'s matmul, copies and fusion
 //! patterns) use this instead of a timing loop of their own.
 
-use crate::measure::cuda_timing::CudaStreamHandle;
+use crate::measure::cuda_timing::{CudaStreamHandle, LIBTORCH_STREAM};
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::torch_current_cuda_stream;
 
@@ -15,7 +15,7 @@ pub fn libtorch_stream(index: usize) -> Result<CudaStreamHandle, MeasureError> {
     let raw = torch_current_cuda_stream(index).map_err(|e| MeasureError::target(e.0))?;
     // SAFETY: libtorch's current stream of a device it has used, in its current context;
     // libtorch keeps its streams for the life of the process.
-    Ok(unsafe { CudaStreamHandle::foreign(raw.cast(), "libtorch's current stream") })
+    Ok(unsafe { CudaStreamHandle::foreign(raw.cast(), LIBTORCH_STREAM) })
 }
 
 /// `work` run `calls` times per batch on `device`, under `no_grad`.
@@ -36,6 +36,17 @@ where
             _ => None,
         };
         Ok(TorchWork { work, cuda })
+    }
+
+    /// This target with its work on a GPU queued behind the CUDA timer's blocking kernel
+    /// (`true`, how it is made) or not (nothing changes on the CPU).
+    pub fn with_blocking_kernel(self, blocking: bool) -> Self {
+        TorchWork {
+            cuda: self
+                .cuda
+                .map(|(index, stream)| (index, stream.with_blocking_kernel(blocking))),
+            ..self
+        }
     }
 
     /// What times the work, in words for reports.

@@ -97,6 +97,10 @@ fn isolated_on_cpu_replays_bert_signatures_and_writes_json_and_csv() {
     for r in rows.iter().filter(|r| r["status"] == "ok") {
         assert_eq!(r["stats"]["rounds"], 3, "{r}");
         assert!(r["stats"]["samples"].as_u64().unwrap() >= 3, "{r}");
+        // What timed it (on a GPU: CUDA events, behind the blocking kernel or not); no
+        // blocking kernel on the CPU, so no timeout to count.
+        assert_eq!(r["stats"]["timer"], "monotonic clock", "{r}");
+        assert!(r["stats"].get("blocking_timeouts").is_none(), "{r}");
     }
     for tier in [2, 3] {
         assert!(

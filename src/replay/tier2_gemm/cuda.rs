@@ -174,7 +174,8 @@ impl CublasGemmTarget {
         };
         let blas = CudaBlas::new(stream.clone()).map_err(MeasureError::target)?;
         Ok(CublasGemmTarget {
-            placement: CudaStreamHandle::replay(&stream),
+            placement: CudaStreamHandle::replay(&stream)
+                .with_blocking_kernel(device.blocking_kernel),
             a: alloc(a_bytes)?,
             b: alloc(b_bytes)?,
             c: alloc(c_bytes)?,

@@ -67,8 +67,11 @@ pub(super) fn time_copy(
             let (Some(src), Placement::Offload { gpu }) = (x_gpu.as_ref(), placement) else {
                 return Err(not_applicable(placement, stage));
             };
-            let mut work =
-                TorchWork::new(Device::Cuda(gpu), || x.f_copy_(src)).map_err(measure_error)?;
+            // libtorch's blocking copy_ waits for the stream, so it cannot be queued behind
+            // the blocking kernel (it would wait for its timeout).
+            let mut work = TorchWork::new(Device::Cuda(gpu), || x.f_copy_(src))
+                .map_err(measure_error)?
+                .with_blocking_kernel(false);
             *note = format!("into pinned host memory; {}", work.timer());
             Ok(time(&mut work))
         }
@@ -78,8 +81,9 @@ pub(super) fn time_copy(
             else {
                 return Err(not_applicable(placement, stage));
             };
-            let mut work =
-                TorchWork::new(Device::Cuda(gpu), || dst.f_copy_(src)).map_err(measure_error)?;
+            let mut work = TorchWork::new(Device::Cuda(gpu), || dst.f_copy_(src))
+                .map_err(measure_error)?
+                .with_blocking_kernel(false);
             *note = format!("from pinned host memory; {}", work.timer());
             Ok(time(&mut work))
         }

@@ -29,6 +29,11 @@ impl<'t> TimedTarget<'t> {
         ran.map(|()| timing)
     }
 
+    /// Where the target's work runs (which picked the timer).
+    pub fn placement(&self) -> super::Placement<'_> {
+        self.target.placement()
+    }
+
     /// The target's preparation of a sample, outside the timed region.
     pub fn prepare_sample(&mut self) -> Result<(), MeasureError> {
         self.target.prepare_sample()

@@ -14,8 +14,16 @@ pub trait DeviceStream {
     /// region).
     fn timer(&self) -> Result<Box<dyn Timer>, MeasureError>;
 
-    /// The timer in words, for reports ("CUDA events on libtorch's current stream").
+    /// The timer in words, for reports ("CUDA events behind a blocking kernel on libtorch's
+    /// current stream").
     fn timer_name(&self) -> String;
+
+    /// The most calls one sample may hold on this stream, when its timer needs a bound (the
+    /// CUDA timer queues a sample's launches behind a blocking kernel, and the launch queue is
+    /// finite); `None`: only the measurement's own bound.
+    fn max_calls_per_sample(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Where a target's calls run.
@@ -33,6 +41,14 @@ impl Placement<'_> {
         match self {
             Placement::Host => Ok(Box::new(ClockTimer::new())),
             Placement::Stream(stream) => stream.timer(),
+        }
+    }
+
+    /// The bound on calls per sample that the place declares (none on the host).
+    pub fn max_calls_per_sample(&self) -> Option<u64> {
+        match self {
+            Placement::Host => None,
+            Placement::Stream(stream) => stream.max_calls_per_sample(),
         }
     }
 

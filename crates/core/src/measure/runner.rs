@@ -173,16 +173,26 @@ pub fn measure_detailed(
     let elapsed = || clock.now().saturating_sub(start);
 
     let mut target = TimedTarget::new(target)?;
-    let warm = warm_up(&mut target, config, &elapsed)?;
+    let placement = target.placement();
+    let timer = placement.timer_name();
+    // The stream's own bound (the CUDA timer's launch queue) tightens the configuration's.
+    let max_calls = placement
+        .max_calls_per_sample()
+        .map_or(config.max_calls_per_sample, |cap| {
+            cap.clamp(1, config.max_calls_per_sample)
+        });
+    let warm = warm_up(&mut target, config, max_calls, &elapsed)?;
     let cps = warm.calls_per_sample;
     let rule = config.stopping.as_ref();
 
     let mut device_us = Vec::new();
     let mut host_us = Vec::new();
     let mut rse_computed_at = 0;
+    let mut blocking_timeouts = warm.blocking_timeouts;
     let stopped_by: StopReason = loop {
         target.prepare_sample()?;
         let timing = target.batch(cps)?;
+        blocking_timeouts += u64::from(timing.blocking_timeouts);
         device_us.push(per_call_us(timing.device, cps));
         host_us.push(per_call_us(timing.host, cps));
 
@@ -213,6 +223,8 @@ pub fn measure_detailed(
             stopped_by,
             elapsed_us: elapsed.as_secs_f64() * 1e6,
             rounds: 1,
+            timer: Some(timer),
+            blocking_timeouts,
         },
     )?;
     Ok(Measurement {
@@ -230,6 +242,8 @@ struct SummaryContext {
     stopped_by: StopReason,
     elapsed_us: f64,
     rounds: u32,
+    timer: Option<String>,
+    blocking_timeouts: u64,
 }
 
 fn summarize(
@@ -265,6 +279,8 @@ fn summarize(
         host_mean: host.mean,
         elapsed: ctx.elapsed_us,
         rounds: ctx.rounds,
+        timer: ctx.timer,
+        blocking_timeouts: ctx.blocking_timeouts,
     })
 }
 
@@ -287,6 +303,8 @@ impl Measurement {
                 stopped_by: round.summary.stopped_by,
                 elapsed_us: previous.elapsed + round.summary.elapsed,
                 rounds: previous.rounds + round.summary.rounds,
+                timer: round.summary.timer.or_else(|| previous.timer.clone()),
+                blocking_timeouts: previous.blocking_timeouts + round.summary.blocking_timeouts,
             },
         )?;
         Ok(())
@@ -318,21 +336,24 @@ fn per_call_us(batch: Duration, calls: u64) -> f64 {
 struct WarmupResult {
     calls: u64,
     calls_per_sample: u64,
+    blocking_timeouts: u64,
 }
 
+/// Warms up and calibrates the batch size, in `[1, max_calls]` calls per sample.
 fn warm_up(
     target: &mut TimedTarget<'_>,
     config: &MeasureConfig,
+    max_calls: u64,
     elapsed: &dyn Fn() -> Duration,
 ) -> Result<WarmupResult, MeasureError> {
     let floor = config.min_sample_time.as_secs_f64();
-    let max_calls = config.max_calls_per_sample;
     // One call per sample leaves no batch size to calibrate, so a warm-up that asks for no
     // call and no time runs nothing (a fixed-runs measurement with `--warmup 0`).
     if max_calls == 1 && config.warmup.min_calls == 0 && config.warmup.min_time.is_zero() {
         return Ok(WarmupResult {
             calls: 0,
             calls_per_sample: 1,
+            blocking_timeouts: 0,
         });
     }
     let mut calls: u64 = 1;
@@ -341,8 +362,10 @@ fn warm_up(
     // batches so that samples stay above the floor even when warm-up saw slow calls (the first
     // call is usually the slowest: lazy initialisation, cold caches).
     let mut fastest: Option<f64> = None;
+    let mut blocking_timeouts = 0;
     loop {
         let timing = target.batch(calls)?;
+        blocking_timeouts += u64::from(timing.blocking_timeouts);
         total_calls = total_calls.saturating_add(calls);
         let batch = timing.device.as_secs_f64();
         if batch > 0.0 {
@@ -375,6 +398,7 @@ fn warm_up(
     Ok(WarmupResult {
         calls: total_calls,
         calls_per_sample,
+        blocking_timeouts,
     })
 }
 
@@ -595,6 +619,46 @@ mod tests {
         let s = measure(&mut fake, &MeasureConfig::default(), &clock).unwrap();
         assert_eq!(s.calls_per_sample, 1);
         assert!((s.median - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_stream_that_bounds_calls_per_sample_gets_no_more() {
+        // 0.25 µs calls would be batched 88 to a sample; a stream that allows 16 (as the CUDA
+        // timer bounds what queues behind its blocking kernel) gets 16, in warm-up too.
+        let clock = SyntheticClock::new();
+        let mut target = Fake::new(&clock, Duration::from_nanos(250), 0.0);
+        target.stream = SyntheticStream::new().with_max_calls_per_sample(16);
+        let s = measure(&mut target, &MeasureConfig::default(), &clock).unwrap();
+        assert_eq!(s.calls_per_sample, 16);
+        assert!(target
+            .events
+            .iter()
+            .all(|e| !matches!(e, Event::Batch(calls) if *calls > 16)));
+        assert_eq!(s.timer.as_deref(), Some("synthetic clocks"));
+        // A cold configuration's own bound of 1 stays the tighter one.
+        let mut target = Fake::new(&clock, Duration::from_nanos(250), 0.0);
+        target.stream = SyntheticStream::new().with_max_calls_per_sample(16);
+        let s = measure(&mut target, &MeasureConfig::default().cold(), &clock).unwrap();
+        assert_eq!(s.calls_per_sample, 1);
+    }
+
+    #[test]
+    fn blocking_timeouts_are_counted_from_warm_up_on_and_add_up_over_rounds() {
+        let clock = SyntheticClock::new();
+        let config = MeasureConfig::default();
+        let mut target = Fake::new(&clock, Duration::from_micros(50), 0.0);
+        // The first two segments, in warm-up: counted, though no sample timed out.
+        target.stream.time_out_segments(2);
+        let mut first = measure_detailed(&mut target, &config, &clock).unwrap();
+        assert_eq!(first.summary.blocking_timeouts, 2);
+        let stream = SyntheticStream::new();
+        let mut target = Fake::new(&clock, Duration::from_micros(50), 0.0);
+        target.stream = stream.clone();
+        let quiet = measure_detailed(&mut target, &config, &clock).unwrap();
+        assert_eq!(quiet.summary.blocking_timeouts, 0);
+        first.add_round(quiet).unwrap();
+        assert_eq!(first.summary.blocking_timeouts, 2);
+        assert_eq!(first.summary.timer.as_deref(), Some("synthetic clocks"));
     }
 
     #[test]

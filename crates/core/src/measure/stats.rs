@@ -207,6 +207,19 @@ pub struct Summary {
     /// Interleaved rounds pooled into these statistics (1 when measured in one go).
     #[serde(default = "one_round")]
     pub rounds: u32,
+    /// What timed the samples, in words: the placement's timer (`monotonic clock`, `CUDA
+    /// events behind a blocking kernel on replay's stream`, `CUDA events on ...` without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<String>,
+    /// Timed segments (warm-up included) whose blocking kernel gave up waiting for the host
+    /// (see [`BatchTiming::blocking_timeouts`](super::BatchTiming)); the timer queues none
+    /// behind it after the first, so later samples are timed as without it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocking_timeouts: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Serde default of a `rounds` field written before rounds existed.
@@ -331,6 +344,8 @@ mod tests {
             host_mean: 0.6,
             elapsed: 1234.0,
             rounds: 3,
+            timer: Some("CUDA events behind a blocking kernel on replay's stream".into()),
+            blocking_timeouts: 1,
         };
         let json = serde_json::to_value(&summary).unwrap();
         for key in [
@@ -350,7 +365,27 @@ mod tests {
         }
         assert_eq!(json["stopped_by"], "noise_target");
         assert_eq!(json["median_us"], 1.5);
-        let back: Summary = serde_json::from_value(json).unwrap();
+        assert_eq!(
+            json["timer"],
+            "CUDA events behind a blocking kernel on replay's stream"
+        );
+        assert_eq!(json["blocking_timeouts"], 1);
+        let back: Summary = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(back, summary);
+
+        // A summary written before the timer was recorded reads back without one, and one
+        // with no timeout leaves the count out.
+        let mut old = json;
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("timer");
+        fields.remove("blocking_timeouts");
+        let back: Summary = serde_json::from_value(old).unwrap();
+        assert_eq!((back.timer, back.blocking_timeouts), (None, 0));
+        let quiet = Summary {
+            blocking_timeouts: 0,
+            ..summary
+        };
+        let json = serde_json::to_value(&quiet).unwrap();
+        assert!(json.get("blocking_timeouts").is_none(), "{json}");
     }
 }

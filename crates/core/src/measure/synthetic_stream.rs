@@ -2,6 +2,8 @@
 //! clocks by the time the work "took", and the core times them with the stream's timer like
 //! any other, deterministically and instantly.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::clock::{Clock, SyntheticClock};
@@ -10,11 +12,15 @@ use super::timer::{BatchTiming, Timer};
 use super::MeasureError;
 
 /// A stream whose timer reads two [`SyntheticClock`]s: one for the device's time and one for
-/// the host's (dispatch) time. Clones share the clocks.
+/// the host's (dispatch) time. Clones share the clocks. Like the CUDA timer, it may declare a
+/// bound on calls per sample and report segments whose blocking kernel timed out.
 #[derive(Debug, Clone, Default)]
 pub struct SyntheticStream {
     device: SyntheticClock,
     host: SyntheticClock,
+    max_calls_per_sample: Option<u64>,
+    /// Segments still to end as if their blocking kernel had timed out (shared by clones).
+    timeouts_ahead: Arc<AtomicU32>,
 }
 
 impl SyntheticStream {
@@ -29,7 +35,21 @@ impl SyntheticStream {
         SyntheticStream {
             device: clock.clone(),
             host: clock.clone(),
+            ..Self::default()
         }
+    }
+
+    /// This stream with a bound on calls per sample, as the CUDA timer declares one.
+    pub fn with_max_calls_per_sample(self, cap: u64) -> Self {
+        SyntheticStream {
+            max_calls_per_sample: Some(cap),
+            ..self
+        }
+    }
+
+    /// The next `n` segments to end are reported as blocking timeouts.
+    pub fn time_out_segments(&self, n: u32) {
+        self.timeouts_ahead.fetch_add(n, Ordering::SeqCst);
     }
 
     /// The device's clock: a fake advances it by its work's device time.
@@ -55,6 +75,10 @@ impl DeviceStream for SyntheticStream {
     fn timer_name(&self) -> String {
         "synthetic clocks".into()
     }
+
+    fn max_calls_per_sample(&self) -> Option<u64> {
+        self.max_calls_per_sample
+    }
 }
 
 /// Each segment's time is how far the stream's clocks moved during it.
@@ -74,6 +98,12 @@ impl Timer for SyntheticTimer {
         let (device, host) = self.started.take().ok_or(MeasureError::UnpairedStop)?;
         self.total.device += self.stream.device.now().saturating_sub(device);
         self.total.host += self.stream.host.now().saturating_sub(host);
+        let timed_out = self
+            .stream
+            .timeouts_ahead
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        self.total.blocking_timeouts += u32::from(timed_out);
         Ok(())
     }
 
@@ -104,6 +134,7 @@ mod tests {
             BatchTiming {
                 device: Duration::from_micros(10),
                 host: Duration::from_micros(2),
+                blocking_timeouts: 0,
             }
         );
         assert_eq!(timer.take_batch(), BatchTiming::default());

@@ -19,6 +19,10 @@ pub struct BatchTiming {
     /// Host time spent issuing the calls of the timed segments (the dispatch cost). On the
     /// host, where calls are synchronous, this equals `device`.
     pub host: Duration,
+    /// Timed segments queued behind a blocking kernel (the CUDA timer's) that gave up waiting
+    /// for the host: their device time includes the host's launch gaps, as an unblocked
+    /// segment's does, so it is an upper bound rather than the kernels' time alone.
+    pub blocking_timeouts: u32,
 }
 
 /// Times segments of work and adds them up. Segments do not nest: each [`Timer::start`] is
@@ -79,6 +83,7 @@ impl Timer for ClockTimer {
         BatchTiming {
             device: total,
             host: total,
+            blocking_timeouts: 0,
         }
     }
 }

@@ -28,6 +28,7 @@ use super::timing::{time_trials, Latency, Trials};
 use super::CalibrateError;
 use crate::device::Device;
 use crate::kernels::KernelCache;
+use crate::measure::cuda_timing::{timer_name, LIBTORCH_STREAM, REPLAY_STREAM};
 use crate::measure::{MeasureError, Placement, Target};
 
 /// How a measurement moved the memory.
@@ -217,10 +218,11 @@ pub fn measure_memory_with(
     out
 }
 
-fn torch_timer(device: &Device) -> &'static str {
+/// What times libtorch's copies (`torch_copy`, a `TorchWork` made with the blocking kernel).
+fn torch_timer(device: &Device) -> String {
     match device {
-        Device::Cpu(_) => "monotonic clock",
-        Device::Cuda(_) => "CUDA events on libtorch's current stream",
+        Device::Cpu(_) => "monotonic clock".into(),
+        Device::Cuda(_) => timer_name(LIBTORCH_STREAM, true),
     }
 }
 
@@ -290,8 +292,9 @@ fn measure_own(
                         "threads_per_block".into(),
                         json!(geometry.threads_per_block),
                     );
+                    // (`cuda_kernels`' targets are replay's stream with the blocking kernel.)
                     run.extra
-                        .insert("timer".into(), json!("CUDA events on replay's stream"));
+                        .insert("timer".into(), json!(timer_name(REPLAY_STREAM, true)));
                     // Checked once before timing: a fast wrong kernel is no bandwidth.
                     let result = bench.run_and_check(kernel).and_then(|()| {
                         time_trials(&mut bench.target(kernel), trials)
