@@ -209,6 +209,23 @@ def stage_truth(ctx, entry):
         t["not_replayed"] = [{"name": r["name"], "status": r["status"], "reason": r.get("reason")}
                              for r in isolated["results"] if r["status"] not in ("ok", "included")]
         ctx.checkpoint()
+        if ctx.device.startswith("cuda") and not ctx.quick:
+            # The same replay with each sample's calls issued straight into the events, as
+            # before the blocking kernel (the first GPU run: 1-2 us kernels read 5-7 us), side
+            # by side in one run.
+            plain = out + "-unblocked"
+            r = ctx.run([ctx.replay, "isolated", "--kernels", sigs, "--device", ctx.device, "--quiet",
+                         "--no-blocking-kernel", "--output-dir", plain, *budget], 480)
+            unblocked = load_json(os.path.join(plain, "isolated.json"))
+            t["unblocked"] = {"isolated": record(r)}
+            if unblocked is not None:
+                plain_rows = signature_errors(unblocked)
+                t["unblocked"]["timing"] = timing_used(unblocked)
+                t["unblocked"]["signature_error"] = error_distribution(plain_rows)
+                t["unblocked"]["by_tier"] = {
+                    str(k): error_distribution([r for r in plain_rows if r["tier"] == k])
+                    for k in sorted({r["tier"] for r in plain_rows}, key=str)}
+            ctx.checkpoint()
         trace = trace_path(name)
         if trace is None:
             t["timeline"] = {"skipped": f"{name}.json.gz is neither in the bundle nor in ../shared"}
