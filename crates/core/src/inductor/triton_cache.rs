@@ -37,6 +37,8 @@ pub struct TritonLaunch {
     pub profile_scratch_size: u64,
     /// The compute capability it was built for (90: sm_90), when known.
     pub arch: Option<u32>,
+    /// Whether Triton launches it as a cooperative grid (its blocks synchronise).
+    pub cooperative: bool,
     /// Where the launch data came from: `kernels.json`, or the metadata file read.
     pub origin: String,
 }
@@ -55,6 +57,8 @@ pub struct TritonMetadata {
     pub profile_scratch_size: u64,
     #[serde(default)]
     pub target: Option<serde_json::Value>,
+    #[serde(default)]
+    pub launch_cooperative_grid: bool,
 }
 
 fn one() -> u32 {
@@ -138,6 +142,7 @@ pub fn resolve(
                 .or(metadata.as_ref().map(|m| m.profile_scratch_size))
                 .unwrap_or(0),
             arch: kernel.arch.or(metadata.as_ref().and_then(|m| m.arch())),
+            cooperative: metadata.as_ref().is_some_and(|m| m.launch_cooperative_grid),
             origin: "kernels.json".to_owned(),
             cubin,
         }));
@@ -198,6 +203,7 @@ pub fn resolve(
         global_scratch_size: metadata.global_scratch_size,
         profile_scratch_size: metadata.profile_scratch_size,
         arch: metadata.arch(),
+        cooperative: metadata.launch_cooperative_grid,
         origin: json.display().to_string(),
     }))
 }
