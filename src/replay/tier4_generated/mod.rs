@@ -9,8 +9,7 @@
 //! - [`cpu_kernel`]: the Python-free library the capture built from an Inductor C++ kernel's
 //!   source, opened and called through its uniform entry point;
 //! - [`triton_kernel`]: a Triton kernel's cubin loaded with the CUDA driver and launched on
-//!   replay's stream with the recorded grid and Triton's parameter list (CUDA only; untested
-//!   until a GPU run).
+//!   replay's stream with the recorded grid and Triton's parameter list (CUDA only).
 
 pub mod arguments;
 pub mod cpu_kernel;

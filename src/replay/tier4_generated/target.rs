@@ -14,8 +14,7 @@ pub const CPP_METHOD: &str = "inductor C++ kernel";
 /// The report's name of how a Triton kernel is replayed.
 pub const TRITON_METHOD: &str = "triton kernel";
 /// What each replayed Triton kernel's result says of its method.
-pub const TRITON_LAUNCH_METHOD: &str =
-    "triton kernel: its cubin by cuLaunchKernel (untested until a GPU run)";
+pub const TRITON_LAUNCH_METHOD: &str = "triton kernel: its cubin by cuLaunchKernel";
 
 /// The call of a kernel that is timed: the layout the recorded pass used most (the first of
 /// those on a tie). A trace records a generated kernel by name only, so its signature stands

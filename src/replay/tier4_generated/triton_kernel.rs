@@ -11,8 +11,10 @@
 //! against the parameter sizes the cubin declares, so a kernel whose record does not match
 //! its cubin is refused rather than launched with garbage.
 //!
-//! Untested on a GPU until the next GPU run (`scripts/gpu_check.sh`, stage `compiled`); the
-//! packing is tested on the host against the real cubins of an H200 capture.
+//! Ran on an H200 (2026-11-26, `results/gpu/2026-11-26-h200-triton-isolated.txt`): the ten
+//! kernels of the bloom-tiny capture loaded, launched and were timed. The packing is tested on
+//! the host against the same real cubins; the next GPU run's `compiled` stage of
+//! `scripts/gpu_check.sh` exercises it on a fresh capture.
 
 use std::path::Path;
 

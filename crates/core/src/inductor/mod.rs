@@ -6,6 +6,7 @@
 
 pub mod attach;
 pub mod cubin;
+pub mod error;
 pub mod kernels;
 pub mod read;
 pub mod triton_cache;

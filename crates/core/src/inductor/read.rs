@@ -4,26 +4,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
+pub use super::error::KernelsFileError;
 use super::kernels::{KernelArg, KernelsFile, KERNELS_FORMAT, KERNELS_VERSION};
 use super::triton_cache::{self, TritonLaunch};
 use crate::signature::schema::GeneratedKind;
-
-/// A `kernels.json` that cannot be used; the message names the file and what is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {problem}", path.display())]
-pub struct KernelsFileError {
-    pub path: PathBuf,
-    pub problem: String,
-}
-
-impl KernelsFileError {
-    pub fn new(path: &Path, problem: impl Into<String>) -> KernelsFileError {
-        KernelsFileError {
-            path: path.to_path_buf(),
-            problem: problem.into(),
-        }
-    }
-}
 
 /// A read and checked `kernels.json`, with the folder its paths are relative to.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::cubin;
+use super::error::KernelsFileError;
 use super::kernels::{KernelArg, KernelCall, RecordedKernel};
-use super::read::KernelsFileError;
 
 /// The folder of the kept Triton cache, relative to `kernels.json`.
 pub const TRITON_CACHE_DIR: &str = "cache/triton";
