@@ -333,11 +333,15 @@ def stage_compare(ctx, entry):
 
 def kernels_summary(kernels):
     """What capture --compile recorded in inductor/kernels.json: per kernel its kind, trace
-    name and how many argument layouts it was seen with."""
+    name and how many argument layouts it was seen with; for a Triton kernel, the launch data
+    the recorder found (cubin and cache_hash: replay's reader looks in the kept cache without)."""
     rows = []
     for k in (kernels or {}).get("kernels", []):
-        rows.append({"name": k.get("name"), "kind": k.get("kind"), "trace_name": k.get("trace_name"),
-                     "layouts": len(k.get("layouts") or k.get("calls") or [])})
+        row = {"name": k.get("name"), "kind": k.get("kind"), "trace_name": k.get("trace_name"),
+               "layouts": len(k.get("layouts") or k.get("calls") or [])}
+        if k.get("kind") == "triton":
+            row.update({key: k.get(key) for key in ("cubin", "cache_hash", "num_warps", "shared_mem")})
+        rows.append(row)
     kinds = {}
     for r in rows:
         kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
@@ -345,13 +349,15 @@ def kernels_summary(kernels):
 
 
 def isolated_summary(isolated):
-    """An isolated.json: signatures by status and tier, and every row that did not end ok."""
+    """An isolated.json: signatures by status and tier, and every row that did not end ok or is
+    a generated kernel (tier 4: a Triton launch's failure names the kernel and the driver's
+    error; its method says how it ran)."""
     by_status, rows = {}, []
     for r in (isolated or {}).get("results", []):
         key = f"tier{r.get('tier')}/{r.get('status')}"
         by_status[key] = by_status.get(key, 0) + 1
         if r.get("status") not in ("ok", "included") or r.get("tier") == 4:
-            rows.append({k: r.get(k) for k in ("id", "name", "tier", "status", "predicted_us",
+            rows.append({k: r.get(k) for k in ("id", "name", "tier", "status", "method", "predicted_us",
                                                "trace_mean_us", "error", "message", "reason")})
     results = (isolated or {}).get("results", [])
     total = sum(r.get("trace_total_us") or 0 for r in results)
@@ -369,7 +375,9 @@ def stage_compiled(ctx, entry):
     """torch.compile on the device: capture --compile of gpt2-small on a GPU with 90 s or more,
     else bloom-tiny (Inductor's kernels recorded
     in inductor/kernels.json: Triton on a GPU, C++ on the CPU), classify, isolated with that
-    Inductor cache; then, with room left, an AOTInductor package compiled for the device
+    Inductor cache (on a GPU its tier 4 is each Triton kernel's cubin launched by
+    cuLaunchKernel, tier4_generated/triton_kernel.rs: the rows say ok, or the kernel and the
+    driver's error); then, with room left, an AOTInductor package compiled for the device
     (export --format pt2 --aoti) and timed by `replay full` without Python."""
     out = os.path.join(ctx.work, "capture")
     trace = os.path.join(out, "trace.json")

@@ -6,6 +6,7 @@ generated kernels as `graph_N_cpp_fused_*` ops, each of them a `trace_name` of k
 each kernel's Python-free library must load with ctypes and reproduce, on the recorded
 layouts, what Inductor's own Python-binding kernel computes from the same inputs.
 """
+import glob
 import json
 import os
 import re
@@ -16,6 +17,8 @@ import torch
 
 import inductor_cpp_lib
 import inductor_record
+
+HERE_SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 
 PROFILED_OP = re.compile(r"^graph_\d+_cpp_fused_\w+$")
 
@@ -214,9 +217,49 @@ def tests(tmp, cli, run_script):
         saved = np.load(os.path.join(folder, call["args"][0]["tensor"]["values"]))
         assert (saved == ids.numpy()).all()
 
+    def triton_launch_fields_from_the_kept_cache_of_the_h200_capture():
+        """The Triton cache the first GPU run kept (H200, torch 2.11, Triton 3.6; the fixture
+        crates/core/tests/data/compiled/h200_bloom_tiny): each cubin's folder is the base32 of
+        its metadata's hash (what a static launcher's `cache_hash` names), and the fields come
+        from Triton's metadata beside the cubin of that folder."""
+        from types import SimpleNamespace
+        import inductor_triton
+        folder = os.path.join(os.path.dirname(HERE_SCRIPTS), "crates", "core", "tests", "data",
+                              "compiled", "h200_bloom_tiny", "inductor")
+        metas = sorted(glob.glob(os.path.join(folder, "cache", "triton", "0", "*", "*.json")))
+        assert len(metas) == 17, metas
+        for path in metas:
+            with open(path) as f:
+                meta = json.load(f)
+            assert inductor_triton.path_key(meta["hash"]) == os.path.basename(os.path.dirname(path)), path
+        # One build: found by name alone.
+        one = "triton_poi_fused_cumsum_mul_sub_unsqueeze_view_1"
+        fields = inductor_triton.cache_fields(folder, one)
+        assert fields["function"] == one and fields["cubin"].startswith("cache/triton/0/"), fields
+        assert fields["cubin"].endswith(one + ".cubin") and os.path.isfile(os.path.join(folder, fields["cubin"]))
+        assert (fields["num_warps"], fields["num_ctas"], fields["arch"]) == (1, 1, 90), fields
+        assert (fields["global_scratch_size"], fields["profile_scratch_size"]) == (0, 0), fields
+        assert fields["cache_hash"] == fields["cubin"].split("/")[3], fields
+        # Two autotuned builds: only the launcher's cache_hash settles which.
+        two = "triton_per_fused_add_addmm_native_layer_norm_view_5"
+        assert inductor_triton.cache_fields(folder, two) == {}
+        wide = "HIE3ORQADH7X55PJ3GFAMAFHDDSWWN3CVZZQ2437QSU3UE5OGQYQ"
+        launcher = SimpleNamespace(config={"XBLOCK": 8}, cache_hash=wide, shared=1024)
+        rec = inductor_record.KernelRecord(two, two, "triton", None, "x.py")
+        rec.signature, rec.launcher = [("in_ptr0", "*fp32"), ("xnumel", "i32")], launcher
+        fields = inductor_triton.kernel_fields(rec, folder)
+        assert fields["cubin"] == f"cache/triton/0/{wide}/{two}.cubin", fields
+        assert (fields["shared_mem"], fields["num_warps"], fields["cache_hash"]) == (1024, 2, wide), fields
+        assert fields["signature"] == ["*fp32", "i32"] and "launcher_args" not in fields, fields
+        # A hash the cache does not hold is kept for the reader, with no launch data guessed.
+        launcher.cache_hash = "NOTINTHECACHE"
+        fields = inductor_triton.kernel_fields(rec, folder)
+        assert fields["cache_hash"] == "NOTINTHECACHE" and "cubin" not in fields, fields
+
     return [compiled_mlp_pt2_capture_records_every_generated_kernel,
             compiled_zoo_bloom_tiny_capture_keeps_the_token_ids, compile_bad_input_exits_2,
-            triton_recording_from_a_stand_in_launcher_without_a_gpu]
+            triton_recording_from_a_stand_in_launcher_without_a_gpu,
+            triton_launch_fields_from_the_kept_cache_of_the_h200_capture]
 
 
 def zoo_vocab(name):

@@ -214,6 +214,21 @@ def compiled_stage_summarises_the_h200_capture_and_the_first_runs_summary_reads(
 
 
 @test
+def the_compiled_stage_summarises_the_h200_captures_triton_kernels():
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import gpu_check_stages
+    path = os.path.join(ROOT, "crates/core/tests/data/compiled/h200_bloom_tiny/inductor/kernels.json")
+    summary = gpu_check_stages.kernels_summary(gpu_check_stages.load_json(path))
+    assert summary["count"] == 10 and summary["kinds"] == {"triton": 10}, summary
+    # That run's recorder found no launch data: each row says so (replay's reader finds it).
+    assert all(r["cubin"] is None and r["cache_hash"] is None for r in summary["kernels"]), summary
+    rows = gpu_check_stages.isolated_summary({"results": [
+        {"id": 3, "name": "triton_poi_fused_add_0", "tier": 4, "status": "failed",
+         "method": None, "reason": "triton_poi_fused_add_0: cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"}]})
+    assert rows["by_tier_status"] == {"tier4/failed": 1} and "cuLaunchKernel" in rows["rows"][0]["reason"], rows
+
+
+@test
 def bad_slices_and_deadlines_are_refused():
     for args, words in ((["--slice", "nope=3"], "unknown stage"), (["--slice", "truth=x"], "not a number"),
                         (["--slice", "truth=0"], "more than 0"), (["--deadline", "5"], "at least"),

@@ -51,3 +51,61 @@ fn a_triton_kernel_is_unsupported_with_its_remedy_and_coverage_is_zero() {
         "{reason}"
     );
 }
+
+/// The H200 capture of bloom-tiny compiled (`crates/core/tests/data/compiled/h200_bloom_tiny`):
+/// with its kept cache its ten Triton kernels are replayable signatures, and on the CPU each
+/// ends `unsupported` saying a Triton kernel runs on CUDA only.
+#[test]
+fn the_triton_kernels_of_a_real_capture_need_cuda() {
+    let capture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/core/tests/data/compiled/h200_bloom_tiny");
+    let dir = tempfile::tempdir().unwrap();
+    let sigs = dir.path().join("sigs.json");
+    let output = replay()
+        .args(["classify", "--trace"])
+        .arg(capture.join("trace.json"))
+        .arg("--out")
+        .arg(&sigs)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let out = dir.path().join("iso");
+    let output = replay()
+        .args([
+            "isolated",
+            "--device",
+            "cpu",
+            "--max-time-per-kernel",
+            "0.02",
+            "-q",
+            "--kernels",
+        ])
+        .arg(&sigs)
+        .arg("--output-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("isolated.json")).unwrap()).unwrap();
+    let triton: Vec<&serde_json::Value> = results["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["tier"] == 4)
+        .collect();
+    assert_eq!(triton.len(), 10, "{results}");
+    for row in triton {
+        assert!(
+            row["name"].as_str().unwrap().starts_with("triton_"),
+            "{row}"
+        );
+        assert_eq!(row["status"], "unsupported", "{row}");
+        let reason = row["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("a Triton kernel runs on CUDA only")
+                && reason.contains("--device cuda"),
+            "{reason}"
+        );
+    }
+}

@@ -140,6 +140,40 @@ impl KernelArguments {
         self.pointers.as_ptr()
     }
 
+    /// The same array, as `cuLaunchKernel`'s `kernelParams` takes it.
+    pub fn pointers_mut(&mut self) -> &mut [*mut c_void] {
+        &mut self.pointers
+    }
+
+    /// Appends a pointer argument of value `ptr` (a device buffer, or null).
+    pub fn push_pointer(&mut self, ptr: *mut c_void) {
+        let mut boxed = Box::new(ptr);
+        self.pointers
+            .push((&mut *boxed) as *mut *mut c_void as *mut c_void);
+        self.slots.push(Slot::Null(boxed));
+    }
+
+    /// The bytes each argument's value takes, in order: what a kernel's parameter list must
+    /// declare for these to be passed by value.
+    pub fn sizes(&self) -> Vec<u32> {
+        self.slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Tensor(..) | Slot::Null(_) | Slot::I64(_) | Slot::U64(_) | Slot::F64(_) => 8,
+                Slot::I32(_) | Slot::F32(_) => 4,
+                Slot::Bool(_) => 1,
+            })
+            .collect()
+    }
+
+    /// The value of pointer argument `i` (a tensor's data pointer, or null), if it is one.
+    pub fn pointer(&self, i: usize) -> Option<*mut c_void> {
+        match self.slots.get(i)? {
+            Slot::Tensor(_, ptr) | Slot::Null(ptr) => Some(**ptr),
+            _ => None,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.pointers.len()
     }

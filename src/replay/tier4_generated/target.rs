@@ -7,12 +7,14 @@ use crate::device::Device;
 use crate::measure::Target;
 
 use super::error::Tier4Error;
-use super::{arguments, cpu_kernel};
+use super::{arguments, cpu_kernel, triton_kernel};
 
 /// The report's name of how an Inductor C++ kernel is replayed.
 pub const CPP_METHOD: &str = "inductor C++ kernel";
 /// The report's name of how a Triton kernel is replayed.
 pub const TRITON_METHOD: &str = "triton kernel";
+/// What each replayed Triton kernel's result says of its method.
+pub const TRITON_LAUNCH_METHOD: &str = "triton kernel: its cubin by cuLaunchKernel";
 
 /// The call of a kernel that is timed: the layout the recorded pass used most (the first of
 /// those on a tie). A trace records a generated kernel by name only, so its signature stands
@@ -40,11 +42,28 @@ pub fn target(
         ))
     })?;
     match kernel.kind {
-        GeneratedKind::Triton => Err(Tier4Error::Unsupported(
-            "replaying Triton kernels (cubin launches on CUDA) is not written yet; the capture \
-             records them in kernels.json"
-                .into(),
-        )),
+        GeneratedKind::Triton => {
+            let Device::Cuda(dev) = device else {
+                return Err(Tier4Error::Unsupported(
+                    "a Triton kernel runs on CUDA only; replay it with --device cuda".into(),
+                ));
+            };
+            let launch = kernels
+                .triton_launch(&sig.name)
+                .map_err(|why| Tier4Error::Unsupported(format!("{}: {why}", kernel.name)))?;
+            let call = timed_call(&kernel.calls).ok_or_else(|| {
+                Tier4Error::Unsupported(format!("the capture recorded no call of {}", kernel.name))
+            })?;
+            let mut target = triton_kernel::cuda::TritonKernelTarget::new(
+                dev,
+                launch,
+                &kernel.signature,
+                call,
+                &kernels.dir,
+            )?;
+            target.check_once()?;
+            Ok((Box::new(target), TRITON_LAUNCH_METHOD))
+        }
         GeneratedKind::InductorCpp => {
             let Device::Cpu(_) = device else {
                 return Err(Tier4Error::Unsupported(

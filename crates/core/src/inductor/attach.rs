@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::kernels::{INDUCTOR_DIR, KERNELS_FILE};
 use super::read::{read_kernels, InductorKernels, KernelsFileError};
 use crate::signature::generated::NO_CACHE_REASON;
-use crate::signature::schema::{SignatureFile, Tier};
+use crate::signature::schema::{GeneratedKind, SignatureFile, Tier};
 use crate::trace::Trace;
 
 /// Classifies a loaded trace (see [`crate::signature::classify`]) and names its generated
@@ -102,13 +102,19 @@ pub fn fill_sources(
             ));
         }
         params.source = Some(kernels.resolve(&kernel.source).display().to_string());
-        let reasons: Vec<&str> = sig
+        let mut reasons: Vec<String> = sig
             .reason
             .as_deref()
             .unwrap_or("")
             .split("; ")
             .filter(|r| !r.is_empty() && *r != NO_CACHE_REASON)
+            .map(str::to_owned)
             .collect();
+        if kernel.kind == GeneratedKind::Triton {
+            if let Err(why) = kernels.triton_launch(&kernel.trace_name) {
+                reasons.push(format!("Triton kernel not launchable: {why}"));
+            }
+        }
         sig.replayable = reasons.is_empty();
         sig.reason = (!reasons.is_empty()).then(|| reasons.join("; "));
         filled += 1;

@@ -7,6 +7,8 @@
 //!                  "source",                                   // Inductor's module, in cache/
 //!                  "kernel_source", "library", "symbol", "arg_types",   // inductor_cpp
 //!                  "cubin", "function", "num_warps", "shared_mem", "signature",  // triton
+//!                  "num_ctas", "global_scratch_size", "profile_scratch_size", "arch",
+//!                  "cache_hash",                                      // triton, optional
 //!                  "calls": [ { "count", "grid",
 //!                               "args": [ {"tensor": {"dtype", "sizes", "strides",
 //!                                                     "storage_offset", "values"}},
@@ -15,6 +17,12 @@
 //! ```
 //!
 //! Every path is relative to the folder holding `kernels.json` and stays inside it.
+//!
+//! A Triton kernel's launch data (`cubin` to `profile_scratch_size`) is optional: where the
+//! entry lacks it, it is read from the Triton cache kept beside `kernels.json`
+//! ([`super::triton_cache`]; `cache_hash`, the cache folder of the compiled kernel that ran,
+//! picks one of several autotuned cubins). The optional fields keep version 1 readable both
+//! ways.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +86,22 @@ pub struct RecordedKernel {
     pub num_warps: Option<u32>,
     #[serde(default)]
     pub shared_mem: Option<u32>,
+    /// triton: blocks per cluster (1 unless Hopper clusters were asked for).
+    #[serde(default)]
+    pub num_ctas: Option<u32>,
+    /// triton: global scratch bytes per block (Triton >= 3.3).
+    #[serde(default)]
+    pub global_scratch_size: Option<u64>,
+    /// triton: profiler scratch bytes per block (Triton >= 3.5).
+    #[serde(default)]
+    pub profile_scratch_size: Option<u64>,
+    /// triton: the compute capability the cubin was built for (90).
+    #[serde(default)]
+    pub arch: Option<u32>,
+    /// triton: the Triton cache folder (under `cache/triton/<device>/`) of the compiled
+    /// kernel that ran: Inductor's `launcher.cache_hash`.
+    #[serde(default)]
+    pub cache_hash: Option<String>,
     /// triton: Triton's signature (`*fp32`, `i32`, ...; constexprs dropped).
     #[serde(default)]
     pub signature: Vec<String>,

@@ -1,28 +1,13 @@
 //! Reading `kernels.json` and checking it: its format and version, the keys each kind of
 //! kernel needs, and that every path it names is a file inside its folder.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
+pub use super::error::KernelsFileError;
 use super::kernels::{KernelArg, KernelsFile, KERNELS_FORMAT, KERNELS_VERSION};
+use super::triton_cache::{self, TritonLaunch};
 use crate::signature::schema::GeneratedKind;
-
-/// A `kernels.json` that cannot be used; the message names the file and what is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {problem}", path.display())]
-pub struct KernelsFileError {
-    pub path: PathBuf,
-    pub problem: String,
-}
-
-impl KernelsFileError {
-    pub fn new(path: &Path, problem: impl Into<String>) -> KernelsFileError {
-        KernelsFileError {
-            path: path.to_path_buf(),
-            problem: problem.into(),
-        }
-    }
-}
 
 /// A read and checked `kernels.json`, with the folder its paths are relative to.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +17,9 @@ pub struct InductorKernels {
     /// The folder holding it.
     pub dir: PathBuf,
     pub file: KernelsFile,
+    /// Each Triton kernel's launch data by trace name, or why it has none
+    /// ([`triton_cache::resolve`]).
+    pub triton: HashMap<String, Result<TritonLaunch, String>>,
 }
 
 impl InductorKernels {
@@ -46,6 +34,19 @@ impl InductorKernels {
             .kernels
             .iter()
             .find(|k| k.trace_name == trace_name)
+    }
+
+    /// The launch data of the Triton kernel the profiler recorded as `trace_name`, or why
+    /// there is none.
+    pub fn triton_launch(&self, trace_name: &str) -> Result<&TritonLaunch, String> {
+        match self.triton.get(trace_name) {
+            Some(Ok(launch)) => Ok(launch),
+            Some(Err(why)) => Err(why.clone()),
+            None => Err(format!(
+                "{trace_name} is not a Triton kernel of {}",
+                self.path.display()
+            )),
+        }
     }
 }
 
@@ -85,10 +86,22 @@ pub fn read_kernels(path: &Path) -> Result<InductorKernels, KernelsFileError> {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
     check(&file, &dir).map_err(bad)?;
+    let mut triton = HashMap::new();
+    for kernel in file
+        .kernels
+        .iter()
+        .filter(|k| k.kind == GeneratedKind::Triton)
+    {
+        triton.insert(
+            kernel.trace_name.clone(),
+            triton_cache::resolve(&dir, kernel)?,
+        );
+    }
     Ok(InductorKernels {
         path: path.to_path_buf(),
         dir,
         file,
+        triton,
     })
 }
 
@@ -110,10 +123,8 @@ fn check(file: &KernelsFile, dir: &Path) -> Result<(), String> {
                 ("library", kernel.library.is_some()),
                 ("symbol", kernel.symbol.is_some()),
             ],
-            GeneratedKind::Triton => vec![
-                ("cubin", kernel.cubin.is_some()),
-                ("function", kernel.function.is_some()),
-            ],
+            // Its launch data may come from the kept Triton cache instead (triton_cache).
+            GeneratedKind::Triton => vec![],
         };
         if let Some((key, _)) = required.iter().find(|(_, present)| !present) {
             return Err(format!(

@@ -15,6 +15,7 @@ mod cli_entry;
 mod compiled_coverage;
 mod energy_probes;
 mod inductor_kernels;
+mod inductor_triton;
 mod predict_kineto_cases;
 mod predict_profile;
 mod predict_timeline;
