@@ -292,3 +292,46 @@ fn what_is_no_cubin_reads_as_nothing() {
     let bytes = std::fs::read(&launch.cubin).unwrap();
     assert_eq!(cubin::param_sizes(&bytes, "another_kernel"), None);
 }
+
+#[test]
+fn the_recorder_filled_the_launch_data_of_gpt2_small_compiled_on_an_h200() {
+    // The second GPU run (2026-11-26): `capture --compile --zoo gpt2-small --device cuda` with
+    // the recorder that reads the static launcher's cache_hash. Every Triton entry carries its
+    // cubin, entry and warps from the run itself, and the cubin is in the kept cache.
+    let dir = common::repo_root().join("crates/core/tests/data/compiled/h200_gpt2_small");
+    let kernels = read_kernels(&dir.join("inductor/kernels.json")).unwrap();
+    assert_eq!(kernels.triton.len(), 9);
+    for (name, launch) in &kernels.triton {
+        let launch = launch
+            .as_ref()
+            .unwrap_or_else(|why| panic!("{name}: {why}"));
+        assert_eq!(launch.origin, "kernels.json", "{name}");
+        assert!(launch.cubin.is_file(), "{name}: {}", launch.cubin.display());
+        assert_eq!(&launch.function, name);
+        assert!(
+            launch.num_warps >= 1 && launch.arch == Some(90),
+            "{name}: {launch:?}"
+        );
+    }
+    let trace_path = dir.join("trace.json.gz");
+    let loaded = trace::load(&trace_path).unwrap_or_else(|e| panic!("{e}"));
+    let file = inductor::classify_with_cache(&loaded, &trace_path, Some(&dir.join("inductor")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let generated: Vec<_> = file
+        .signatures
+        .iter()
+        .filter(|s| s.tier == Tier::Generated)
+        .collect();
+    assert_eq!(generated.len(), 9);
+    assert!(generated.iter().all(|s| s.replayable), "{generated:?}");
+    // The graph's extern GEMMs are tier 2 with their shapes (out= in compiled code).
+    let gemms: Vec<_> = file
+        .signatures
+        .iter()
+        .filter(|s| s.tier == Tier::Gemm)
+        .collect();
+    assert!(
+        !gemms.is_empty() && gemms.iter().all(|s| s.gemm.is_some()),
+        "{gemms:?}"
+    );
+}
