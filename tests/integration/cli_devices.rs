@@ -38,7 +38,7 @@ fn devices_mentions_the_cpu_and_libtorch() {
     assert!(text.contains("logical"), "{text}");
     assert!(text.contains("libtorch"), "{text}");
     assert!(
-        text.contains("kernels    l2_flush"),
+        text.contains("kernels    blocking, l2_flush"),
         "the CUDA kernels must be embedded: {text}"
     );
 }
