@@ -5,7 +5,7 @@
                    [--compile [default|reduce-overhead|max-autotune]]
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
                    [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
-                   [--input SPEC ...]
+                   [--input SPEC ...] [--time-runs R [--time-warmup W]]
 
 The model is a TorchScript file (.pt), a torch.export ExportedProgram (.pt2, run as its
 `.module()`), or `--zoo NAME`, a model of scripts/zoo.py built eagerly with random weights.
@@ -23,7 +23,10 @@ TorchScript) with torch.compile(mode=MODE) and Inductor's kernel profiling on, s
 generated C++ kernel is a CPU op `graph_N_cpp_fused_*` of the trace. Inductor's cache of the
 run is kept in `inductor/` beside the trace (TORCHINDUCTOR_CACHE_DIR=inductor/cache, set before
 torch is imported), and one more forward pass with every generated kernel wrapped records the
-arguments each receives into `inductor/kernels.json` (see inductor_record.py).
+arguments each receives into `inductor/kernels.json` (see inductor_record.py). With
+--time-runs R, the compiled model is then timed whole in this process, W untimed and R timed
+passes, into `compiled_model_timing.json` beside the trace (compiled_timing.py): what
+`replay compare --compile` measures the prediction against.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -49,6 +52,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, schedule  # noqa: E402
 
 import compiled_capture  # noqa: E402
+import compiled_timing  # noqa: E402
 import model_source  # noqa: E402
 from script_io import UsageError, make_out_folder  # noqa: E402
 
@@ -281,6 +285,11 @@ def describe_inputs(inputs):
 def capture(args):
     if args.seq_len < 1 or args.batch < 1 or args.warmup < 0 or args.candidates < 1:
         raise UsageError("--seq-len, --batch and --candidates must be at least 1, --warmup at least 0")
+    if args.time_runs:
+        if args.compile is None:
+            raise UsageError("--time-runs times the torch.compile'd model: give --compile too")
+        if args.time_runs < 2 or args.time_warmup < 0:
+            raise UsageError("--time-runs must be at least 2 (a spread needs two runs), --time-warmup at least 0")
     dev = parse_device(args.device)
     if args.threads is not None:
         if args.threads < 1:
@@ -310,6 +319,9 @@ def capture(args):
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     out_dir = make_out_folder(args.out)
+    timing_file = compiled_timing.timing_path(args.out)
+    if compiled is not None and os.path.exists(timing_file):
+        os.remove(timing_file)  # an earlier capture's, into this folder
     # Written next to the target and renamed, so a reader never sees a partial trace.
     tmps = []
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
@@ -350,6 +362,14 @@ def capture(args):
             os.replace(tmp + ".gz", args.out)
         else:
             os.replace(tmp, args.out)
+        timing = None
+        if args.time_runs:
+            samples = compiled_timing.time_passes(model, inputs, dev, args.time_warmup, args.time_runs)
+            timing = compiled_timing.timing_doc(
+                samples, model=loaded.label, dev=dev, mode=args.compile, seq_len=args.seq_len,
+                batch=args.batch, warmup=args.time_warmup,
+                inputs=list(args.input) or [f"int64[{args.batch},{args.seq_len}]:0..{vocab}"])
+            compiled_timing.write(timing_file, timing)
         if compiled is not None:
             with torch.no_grad(), QuietProfilerLog():
                 compiled.record_kernels(model, inputs, sync, dev)
@@ -364,6 +384,8 @@ def capture(args):
           f"step {step_seconds[chosen] * 1e6:.1f} us (median of {len(step_seconds)} profiled)")
     if compiled is not None:
         print(compiled.summary())
+    if timing is not None:
+        print(compiled_timing.summary(timing, timing_file))
 
 
 def main(argv=None):
@@ -386,6 +408,11 @@ def main(argv=None):
     p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own choice)")
     p.add_argument("--input", action="append", default=[], metavar="SPEC",
                    help="one model input instead of token ids (repeatable): " + INPUT_SPEC_HELP)
+    p.add_argument("--time-runs", type=int, default=0, metavar="R",
+                   help="with --compile: then time the compiled model whole, R timed passes, into "
+                   "compiled_model_timing.json beside the trace")
+    p.add_argument("--time-warmup", type=int, default=10, metavar="W",
+                   help="untimed passes before --time-runs (default 10)")
     args = p.parse_args(argv)
     try:
         capture(args)
