@@ -12,6 +12,11 @@ use super::console::ConsoleObserver;
 use super::full::FullArgs;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("model", |a| a
+    .required(false)
+    .required_unless_present("zoo")
+    .help("TorchScript model (write one with `replay export`); with --compile a torch.export \
+           ExportedProgram (.pt2, `replay export --format pt2`)")))]
 pub struct CompareArgs {
     /// The model, its input, the device and the full-model timing (as `replay full`); every
     /// file of the run goes to --output-dir
@@ -58,6 +63,16 @@ pub struct CompareArgs {
     /// --compile`); Inductor's cache and kernels.json go to `inductor/` in --output-dir
     #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "default", conflicts_with_all = ["trace", "kernels"])]
     pub compile: Option<CompileMode>,
+
+    /// A model of the zoo instead of --model, built eagerly with random weights (as `replay
+    /// capture --zoo`), with --compile: the model torch.compile compiles and the capture times
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "model",
+        requires = "compile"
+    )]
+    pub zoo: Option<String>,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -73,6 +88,7 @@ impl From<CompareArgs> for CompareOptions {
             profile: args.profile,
             inductor_cache: args.inductor_cache,
             compile: args.compile,
+            zoo: args.zoo,
         }
     }
 }

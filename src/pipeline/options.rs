@@ -127,6 +127,12 @@ pub struct CaptureOptions {
     /// libtorch intra-op threads; `None`: libtorch's own choice.
     pub threads: Option<i32>,
     pub candidates: u32,
+    /// With `compile`: time the compiled model whole in the capture's Python process after
+    /// the profiled steps, this many timed passes (0: not timed), into
+    /// `compiled_model_timing.json` beside the trace.
+    pub time_runs: u32,
+    /// Untimed passes before those.
+    pub time_warmup: u32,
 }
 
 impl Default for CaptureOptions {
@@ -143,6 +149,8 @@ impl Default for CaptureOptions {
             out: PathBuf::new(),
             threads: None,
             candidates: DEFAULT_CAPTURE_CANDIDATES,
+            time_runs: 0,
+            time_warmup: DEFAULT_FULL_WARMUP,
         }
     }
 }
@@ -253,8 +261,11 @@ pub struct CompareOptions {
     /// The kept Inductor cache of the trace (`--inductor-cache DIR`; default `inductor/`
     /// beside the trace).
     pub inductor_cache: Option<PathBuf>,
-    /// Capture the model compiled with torch.compile in this mode (see [`CaptureOptions`]).
+    /// Capture the model compiled with torch.compile in this mode (see [`CaptureOptions`]);
+    /// the compiled model is then timed in the capture's process (`--warmup`, `--runs`).
     pub compile: Option<CompileMode>,
+    /// A model of the zoo instead of `run.model` (with `compile`).
+    pub zoo: Option<String>,
 }
 
 impl Default for CompareOptions {
@@ -270,6 +281,7 @@ impl Default for CompareOptions {
             profile: None,
             inductor_cache: None,
             compile: None,
+            zoo: None,
         }
     }
 }
@@ -289,7 +301,23 @@ impl CompareOptions {
             // trace and timings see the same thread count.
             threads: self.run.threads.or(Some(tch::get_num_threads())),
             compile: self.compile,
+            zoo: self.zoo.clone(),
+            // A compiled model is timed where it was compiled, with compare's protocol.
+            time_runs: if self.compile.is_some() {
+                self.run.runs
+            } else {
+                0
+            },
+            time_warmup: self.run.warmup,
             ..CaptureOptions::default()
+        }
+    }
+
+    /// How messages and the report name the model: the file, or the zoo model.
+    pub fn model_name(&self) -> String {
+        match &self.zoo {
+            Some(name) => format!("zoo model {name}"),
+            None => self.run.model.display().to_string(),
         }
     }
 
@@ -365,6 +393,16 @@ mod tests {
         assert_eq!(capture.threads, Some(2));
         assert_eq!(capture.warmup, DEFAULT_CAPTURE_WARMUP);
         assert_eq!(capture.candidates, DEFAULT_CAPTURE_CANDIDATES);
+        // The compiled model is timed in the capture with compare's own protocol.
+        assert_eq!(
+            (capture.time_runs, capture.time_warmup),
+            (DEFAULT_FULL_RUNS, DEFAULT_FULL_WARMUP)
+        );
+        let eager = CompareOptions {
+            compile: None,
+            ..compare.clone()
+        };
+        assert_eq!(eager.capture("t.json".into()).time_runs, 0);
         let isolated = compare.isolated("out/signatures.json".into());
         assert_eq!(isolated.output_dir, PathBuf::from("out"));
         assert_eq!(isolated.rounds, 3);
