@@ -5,7 +5,7 @@
                    [--compile [default|reduce-overhead|max-autotune]]
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
                    [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
-                   [--input SPEC ...] [--time-runs R [--time-warmup W]]
+                   [--input SPEC ...] [--time-runs R [--time-warmup W] [--time-only]]
 
 The model is a TorchScript file (.pt), a torch.export ExportedProgram (.pt2, run as its
 `.module()`), or `--zoo NAME`, a model of scripts/zoo.py built eagerly with random weights.
@@ -26,7 +26,10 @@ torch is imported), and one more forward pass with every generated kernel wrappe
 arguments each receives into `inductor/kernels.json` (see inductor_record.py). With
 --time-runs R, the compiled model is then timed whole in this process, W untimed and R timed
 passes, into `compiled_model_timing.json` beside the trace (compiled_timing.py): what
-`replay compare --compile` measures the prediction against.
+`replay compare --compile` measures the prediction against. --time-only (after such a capture
+into the same folder) only compiles the model again, from the kept Inductor cache, and times
+it into `compiled_model_timing_after.json`: compare's later half of the runs, after its
+isolated replay.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -282,14 +285,40 @@ def describe_inputs(inputs):
     return ", ".join(f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}".replace(" ", "") for t in inputs)
 
 
+def time_compiled(args, model, inputs, dev, label, vocab, timed_in=compiled_timing.TIMED_IN):
+    samples = compiled_timing.time_passes(model, inputs, dev, args.time_warmup, args.time_runs)
+    return compiled_timing.timing_doc(
+        samples, model=label, dev=dev, mode=args.compile, seq_len=args.seq_len, batch=args.batch,
+        warmup=args.time_warmup, timed_in=timed_in,
+        inputs=list(args.input) or [f"int64[{args.batch},{args.seq_len}]:0..{vocab}"])
+
+
+def time_again(args, compiled, model, inputs, sync, dev, label, vocab):
+    """--time-only: the model compiled again (from the capture's Inductor cache beside --out)
+    and timed; no trace, no recording."""
+    if not os.path.isfile(args.out):
+        raise UsageError(f"--time-only: {args.out} does not exist; capture with --compile first")
+    with torch.no_grad(), QuietProfilerLog():
+        compiled.first_call(model, inputs, sync)
+    timing = time_compiled(args, model, inputs, dev, label, vocab,
+                           timed_in="a second Python process after the isolated replay")
+    path = compiled_timing.timing_path(args.out, after=True)
+    compiled_timing.write(path, timing)
+    cache = "warm Inductor cache" if compiled.warm_cache else "cold Inductor cache"
+    print(f"compiled again (mode {args.compile}) in {compiled.compile_seconds:.1f} s ({cache})")
+    print(compiled_timing.summary(timing, path))
+
+
 def capture(args):
     if args.seq_len < 1 or args.batch < 1 or args.warmup < 0 or args.candidates < 1:
         raise UsageError("--seq-len, --batch and --candidates must be at least 1, --warmup at least 0")
     if args.time_runs:
         if args.compile is None:
             raise UsageError("--time-runs times the torch.compile'd model: give --compile too")
-        if args.time_runs < 2 or args.time_warmup < 0:
-            raise UsageError("--time-runs must be at least 2 (a spread needs two runs), --time-warmup at least 0")
+        if args.time_runs < 1 or args.time_warmup < 0:
+            raise UsageError("--time-runs must be at least 1, --time-warmup at least 0")
+    if args.time_only and not args.time_runs:
+        raise UsageError("--time-only times the compiled model again: give --compile and --time-runs")
     dev = parse_device(args.device)
     if args.threads is not None:
         if args.threads < 1:
@@ -317,11 +346,14 @@ def capture(args):
         compiled = compiled_capture.CompiledRun(loaded.module, args.compile, args.out)
         model = compiled.module
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    if args.time_only:
+        return time_again(args, compiled, model, inputs, sync, dev, loaded.label, vocab)
 
     out_dir = make_out_folder(args.out)
     timing_file = compiled_timing.timing_path(args.out)
-    if compiled is not None and os.path.exists(timing_file):
-        os.remove(timing_file)  # an earlier capture's, into this folder
+    for earlier in (timing_file, compiled_timing.timing_path(args.out, after=True)):
+        if compiled is not None and os.path.exists(earlier):
+            os.remove(earlier)  # an earlier capture's, into this folder
     # Written next to the target and renamed, so a reader never sees a partial trace.
     tmps = []
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
@@ -364,11 +396,7 @@ def capture(args):
             os.replace(tmp, args.out)
         timing = None
         if args.time_runs:
-            samples = compiled_timing.time_passes(model, inputs, dev, args.time_warmup, args.time_runs)
-            timing = compiled_timing.timing_doc(
-                samples, model=loaded.label, dev=dev, mode=args.compile, seq_len=args.seq_len,
-                batch=args.batch, warmup=args.time_warmup,
-                inputs=list(args.input) or [f"int64[{args.batch},{args.seq_len}]:0..{vocab}"])
+            timing = time_compiled(args, model, inputs, dev, loaded.label, vocab)
             compiled_timing.write(timing_file, timing)
         if compiled is not None:
             with torch.no_grad(), QuietProfilerLog():
@@ -413,6 +441,9 @@ def main(argv=None):
                    "compiled_model_timing.json beside the trace")
     p.add_argument("--time-warmup", type=int, default=10, metavar="W",
                    help="untimed passes before --time-runs (default 10)")
+    p.add_argument("--time-only", action="store_true",
+                   help="after a capture with --compile into --out's folder: only compile again "
+                   "(from its Inductor cache) and time, into compiled_model_timing_after.json")
     args = p.parse_args(argv)
     try:
         capture(args)

@@ -16,13 +16,16 @@ import time
 import torch
 
 FILE = "compiled_model_timing.json"
+# The second half of the runs, timed by `capture_trace.py --time-only` in a process of its own
+# after replay's isolated replay, the model compiled again from the capture's Inductor cache.
+AFTER_FILE = "compiled_model_timing_after.json"
 FORMAT = "torch_compile"
 TIMED_IN = "the capture's Python process"
 
 
-def timing_path(out):
-    """`compiled_model_timing.json` beside the trace file `out`."""
-    return os.path.join(os.path.dirname(os.path.abspath(out)), FILE)
+def timing_path(out, after=False):
+    """`compiled_model_timing.json` (or the later half's file) beside the trace file `out`."""
+    return os.path.join(os.path.dirname(os.path.abspath(out)), AFTER_FILE if after else FILE)
 
 
 def timer_name(dev):
@@ -59,7 +62,7 @@ def percentile(sorted_values, q):
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def timing_doc(samples, *, model, dev, mode, inputs, seq_len, batch, warmup):
+def timing_doc(samples, *, model, dev, mode, inputs, seq_len, batch, warmup, timed_in=TIMED_IN):
     """The file's content: full_model_timing.json's fields, and how the model was compiled."""
     s = sorted(samples)
     mean = sum(s) / len(s)
@@ -69,7 +72,7 @@ def timing_doc(samples, *, model, dev, mode, inputs, seq_len, batch, warmup):
         "warmup": warmup, "runs": len(s), "threads": torch.get_num_threads(), "timer": timer_name(dev),
         "mean_us": mean, "median_us": percentile(s, 0.5), "min_us": s[0], "max_us": s[-1],
         "std_us": std, "p10_us": percentile(s, 0.1), "p90_us": percentile(s, 0.9), "rse_median": None,
-        "samples_us": samples, "model_format": FORMAT, "compile_mode": mode, "timed_in": TIMED_IN,
+        "samples_us": samples, "model_format": FORMAT, "compile_mode": mode, "timed_in": timed_in,
     }
 
 
@@ -82,6 +85,7 @@ def write(path, doc):
 
 
 def summary(doc, path):
-    return (f"timed the compiled model in this process: median {doc['median_us']:.1f} us "
+    where = "this process" if doc["timed_in"] == TIMED_IN else doc["timed_in"]
+    return (f"timed the compiled model in {where}: median {doc['median_us']:.1f} us "
             f"(p10 {doc['p10_us']:.1f}, p90 {doc['p90_us']:.1f}) over {doc['runs']} runs after "
             f"{doc['warmup']} warm-ups, {doc['timer']}; {path}")

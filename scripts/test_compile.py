@@ -149,6 +149,15 @@ def tests(tmp, cli, run_script):
         assert timing["inputs"] == [f"int64[1,5]:0..{zoo_vocab('bloom-tiny')}"], timing["inputs"]
         assert len(timing["samples_us"]) == 4 and min(timing["samples_us"]) > 0, timing["samples_us"]
         assert "timed the compiled model in this process: median" in so, so
+        # --time-only: compiled again from the kept cache in a process of its own, and timed.
+        rc, so, se = run_script("capture_trace.py", "--zoo", "bloom-tiny", "--compile", "--seq-len", 5,
+                                "--time-runs", 2, "--time-warmup", 1, "--time-only", "--out", out)
+        assert rc == 0 and "compiled again (mode default)" in so and "warm Inductor cache" in so, (so, se)
+        with open(compiled_timing.timing_path(out, after=True)) as f:
+            after = json.load(f)
+        assert (after["runs"], after["timed_in"]) == (2, "a second Python process after the isolated replay"), after
+        with open(compiled_timing.timing_path(out)) as f:
+            assert json.load(f) == timing, "the capture's own timing is left as it was"
         folder = os.path.join(os.path.dirname(out), "inductor")
         ids = capture_trace.make_inputs([], zoo_vocab("bloom-tiny"), 1, 5, 0)[0]
         saved = [np.load(os.path.join(folder, a["tensor"]["values"]))
@@ -162,8 +171,9 @@ def tests(tmp, cli, run_script):
                                 "--warmup", 0, "--candidates", 1, "--out", out)
         assert rc == 0 and "warm Inductor cache" in so, (so, se)
         check_compiled_capture(out, so)
-        # Not timed this time: the earlier capture's timing is not left to be read as this one's.
+        # Not timed this time: the earlier capture's timings are not left to be read as this one's.
         assert not os.path.exists(compiled_timing.timing_path(out))
+        assert not os.path.exists(compiled_timing.timing_path(out, after=True))
 
     def compile_bad_input_exits_2():
         ts = os.path.join(tmp, "tiny.pt")
@@ -185,7 +195,8 @@ def tests(tmp, cli, run_script):
             (["--zoo", "bloom-7b", "--compile"], "--zoo bloom-7b: unknown model (known: bert-base"),
             (["--zoo", "bloom-tiny", "--model", ts], "not allowed with argument"),
             (["--zoo", "bloom-tiny", "--time-runs", 5], "--time-runs times the torch.compile'd model: give --compile"),
-            (["--zoo", "bloom-tiny", "--compile", "--time-runs", 1], "--time-runs must be at least 2"),
+            (["--zoo", "bloom-tiny", "--compile", "--time-runs", -1], "--time-runs must be at least 1"),
+            (["--zoo", "bloom-tiny", "--compile", "--time-only"], "--time-only times the compiled model again"),
         ]
         for argv, msg in cases:
             rc, so, se = cli(capture_trace.main, *argv, "--candidates", 1, "--out", out)

@@ -114,6 +114,7 @@ impl<'m> ModelTimer<'m> {
             model_format: self.format.map(str::to_string),
             compile_mode: None,
             timed_in: None,
+            runs_after_isolated: None,
         })
     }
 }

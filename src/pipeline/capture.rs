@@ -56,6 +56,9 @@ fn script_args(options: &CaptureOptions) -> Vec<String> {
                 "--time-warmup".into(),
                 options.time_warmup.to_string(),
             ]);
+            if options.time_only {
+                argv.push("--time-only".into());
+            }
         }
     }
     argv
@@ -115,5 +118,14 @@ mod tests {
                 .ends_with("--compile default --time-runs 20 --time-warmup 4"),
             "{argv:?}"
         );
+        let argv = script_args(&CaptureOptions {
+            zoo: Some("bloom-tiny".into()),
+            compile: Some(CompileMode::Default),
+            time_runs: 20,
+            time_only: true,
+            out: "t.json".into(),
+            ..CaptureOptions::default()
+        });
+        assert!(argv.join(" ").ends_with(" --time-only"), "{argv:?}");
     }
 }

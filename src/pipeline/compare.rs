@@ -124,7 +124,23 @@ pub fn run(
                 observer,
                 |_, _| ControlFlow::Continue(()),
             )?;
-            let timing = compiled_model_timing(options, &device, trace_path.as_deref())?;
+            let trace = trace_path
+                .as_deref()
+                .context("a compiled compare captures its own trace")?;
+            if run.runs / 2 > 0 {
+                observer.stage_started(
+                    Stage::Full,
+                    &format!(
+                        "{} of {} runs of the compiled model after the isolated replay, in a \
+                         second Python process (Inductor's cache kept by the capture)",
+                        run.runs / 2,
+                        run.runs
+                    ),
+                );
+                super::capture::run(&options.time_again(trace.to_path_buf()), observer)?;
+                observer.stage_finished(Stage::Full);
+            }
+            let timing = compiled_model_timing(options, &device, trace)?;
             if probe.is_some() {
                 observer.warning(
                     "--energy: the compiled model's energy is not measured (it is timed in \
@@ -286,19 +302,22 @@ fn replay_and_time_the_model(
     Ok((results, full))
 }
 
-/// The compiled model's timing that the capture made in its Python process
-/// (`compiled_model_timing.json` beside the trace), named as the report names the model.
+/// The compiled model's timing that the capture made in its Python process, and the second
+/// half of the runs timed after the isolated replay (`compiled_model_timing.json` and
+/// `compiled_model_timing_after.json` beside the trace), named as the report names the model.
 fn compiled_model_timing(
     options: &CompareOptions,
     device: &Device,
-    trace: Option<&std::path::Path>,
+    trace: &std::path::Path,
 ) -> anyhow::Result<FullModelTiming> {
-    let trace = trace.context("a compiled compare captures its own trace")?;
-    let path = trace
-        .parent()
-        .unwrap_or(std::path::Path::new("."))
-        .join(compiled_model::FILE);
-    let mut timing = compiled_model::read(&path).map_err(crate::Error::from)?;
+    let folder = trace.parent().unwrap_or(std::path::Path::new("."));
+    let before = folder.join(compiled_model::FILE);
+    let mut timing = if options.run.runs / 2 > 0 {
+        compiled_model::read_halves(&before, &folder.join(compiled_model::AFTER_FILE))
+    } else {
+        compiled_model::read(&before)
+    }
+    .map_err(crate::Error::from)?;
     timing.model = options.model_name();
     timing.device = device.describe();
     Ok(timing)

@@ -133,6 +133,9 @@ pub struct CaptureOptions {
     pub time_runs: u32,
     /// Untimed passes before those.
     pub time_warmup: u32,
+    /// After a compiled capture into the same folder: only compile the model again (from the
+    /// kept Inductor cache) and time it, into `compiled_model_timing_after.json`.
+    pub time_only: bool,
 }
 
 impl Default for CaptureOptions {
@@ -151,6 +154,7 @@ impl Default for CaptureOptions {
             candidates: DEFAULT_CAPTURE_CANDIDATES,
             time_runs: 0,
             time_warmup: DEFAULT_FULL_WARMUP,
+            time_only: false,
         }
     }
 }
@@ -302,14 +306,26 @@ impl CompareOptions {
             threads: self.run.threads.or(Some(tch::get_num_threads())),
             compile: self.compile,
             zoo: self.zoo.clone(),
-            // A compiled model is timed where it was compiled, with compare's protocol.
+            // A compiled model is timed where it was compiled, with compare's protocol: the
+            // first half of the runs here, the rest after the isolated replay
+            // ([`Self::time_again`]).
             time_runs: if self.compile.is_some() {
-                self.run.runs
+                self.run.runs - self.run.runs / 2
             } else {
                 0
             },
             time_warmup: self.run.warmup,
             ..CaptureOptions::default()
+        }
+    }
+
+    /// The later half of a compiled model's runs, after the isolated replay: a second Python
+    /// process compiles the model again from the capture's Inductor cache beside `trace`.
+    pub fn time_again(&self, trace: PathBuf) -> CaptureOptions {
+        CaptureOptions {
+            time_runs: self.run.runs / 2,
+            time_only: true,
+            ..self.capture(trace)
         }
     }
 
@@ -393,11 +409,23 @@ mod tests {
         assert_eq!(capture.threads, Some(2));
         assert_eq!(capture.warmup, DEFAULT_CAPTURE_WARMUP);
         assert_eq!(capture.candidates, DEFAULT_CAPTURE_CANDIDATES);
-        // The compiled model is timed in the capture with compare's own protocol.
+        // The compiled model is timed with compare's own protocol, half its runs in the
+        // capture and half in a second process after the isolated replay.
         assert_eq!(
-            (capture.time_runs, capture.time_warmup),
-            (DEFAULT_FULL_RUNS, DEFAULT_FULL_WARMUP)
+            (capture.time_runs, capture.time_warmup, capture.time_only),
+            (DEFAULT_FULL_RUNS / 2, DEFAULT_FULL_WARMUP, false)
         );
+        let odd = CompareOptions {
+            run: FullOptions {
+                runs: 7,
+                ..compare.run.clone()
+            },
+            ..compare.clone()
+        };
+        let again = odd.time_again("out/trace.json".into());
+        assert_eq!((again.time_runs, again.time_only), (3, true));
+        assert_eq!(odd.capture("out/trace.json".into()).time_runs, 4);
+        assert_eq!(again.compile, Some(CompileMode::MaxAutotune));
         let eager = CompareOptions {
             compile: None,
             ..compare.clone()

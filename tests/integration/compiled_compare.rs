@@ -1,6 +1,7 @@
 //! `replay compare --compile` end to end through the real binary (issue 30, item 4): bloom-tiny
 //! of the zoo compiled with torch.compile on the CPU, its generated and extern kernels replayed
-//! alone, the compiled model timed whole in the capture's Python process, and the report of
+//! alone, the compiled model timed whole in the capture's Python process (and a second one
+//! after the isolated replay), and the report of
 //! both predictions, the tiers (generated kernels their own line) and the coverage; and a zoo
 //! name that does not exist.
 
@@ -42,13 +43,27 @@ fn a_compiled_zoo_model_is_predicted_from_its_kernels_and_timed_whole() {
         .success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
 
-    // The measured side: the capture's timing of the compiled model, with its protocol.
-    let timing = read_json(&out.join("compiled_model_timing.json"));
-    assert_eq!(timing["model_format"], "torch_compile");
-    assert_eq!(timing["compile_mode"], "default");
-    assert_eq!(timing["timed_in"], "the capture's Python process");
-    assert_eq!((timing["runs"].as_u64(), timing["warmup"].as_u64()), (Some(10), Some(3)));
-    assert_eq!(timing["samples_us"].as_array().unwrap().len(), 10);
+    // The measured side: the compiled model timed with compare's protocol, half the runs in
+    // the capture's Python process before the isolated replay, half in a second one after it.
+    let before = read_json(&out.join("compiled_model_timing.json"));
+    let after = read_json(&out.join("compiled_model_timing_after.json"));
+    for (half, timed_in) in [
+        (&before, "the capture's Python process"),
+        (&after, "a second Python process after the isolated replay"),
+    ] {
+        assert_eq!(half["model_format"], "torch_compile");
+        assert_eq!(half["compile_mode"], "default");
+        assert_eq!(half["timed_in"], timed_in);
+        assert_eq!(
+            (half["runs"].as_u64(), half["warmup"].as_u64()),
+            (Some(5), Some(3))
+        );
+        assert_eq!(half["samples_us"].as_array().unwrap().len(), 5);
+    }
+    let samples: Vec<serde_json::Value> = [&before, &after]
+        .iter()
+        .flat_map(|h| h["samples_us"].as_array().unwrap().clone())
+        .collect();
 
     let report = read_json(&out.join("comparison_report.json"));
     let full = &report["full_model"];
@@ -56,14 +71,25 @@ fn a_compiled_zoo_model_is_predicted_from_its_kernels_and_timed_whole() {
     assert_eq!(full["model"], "zoo model bloom-tiny");
     assert_eq!(report["model"], "zoo model bloom-tiny");
     assert_eq!(full["runs"], 10);
-    assert_eq!(full["samples_us"], timing["samples_us"], "the capture's samples");
+    assert_eq!(full["runs_after_isolated"], 5);
+    assert_eq!(
+        full["samples_us"].as_array().unwrap(),
+        &samples,
+        "both halves, in order"
+    );
     let measured = report["full_model_inference_us"].as_f64().unwrap();
-    let (p10, p90) = (full["p10_us"].as_f64().unwrap(), full["p90_us"].as_f64().unwrap());
-    assert!(measured > 0.0 && p10 <= measured && measured <= p90, "{full}");
+    let (p10, p90) = (
+        full["p10_us"].as_f64().unwrap(),
+        full["p90_us"].as_f64().unwrap(),
+    );
+    assert!(
+        measured > 0.0 && p10 <= measured && measured <= p90,
+        "{full}"
+    );
     let note = report["full_model_note"].as_str().unwrap();
     assert!(
         note.starts_with("timed in the capture's Python process: torch.compile (mode default)")
-            && note.contains("10 timed runs after 3 warm-ups")
+            && note.contains("5 timed runs before the isolated replay and 5 after it")
             && note.contains("drift control does not apply"),
         "{note}"
     );
@@ -71,11 +97,13 @@ fn a_compiled_zoo_model_is_predicted_from_its_kernels_and_timed_whole() {
     // full_model_timing.json, which the run's files list names, holds the same timing.
     assert_eq!(
         read_json(&out.join("full_model_timing.json"))["samples_us"],
-        timing["samples_us"]
+        full["samples_us"]
     );
 
     // Both predictions.
-    let sum = report["predictions"]["sum"]["predicted_us"].as_f64().unwrap();
+    let sum = report["predictions"]["sum"]["predicted_us"]
+        .as_f64()
+        .unwrap();
     let timeline = report["predictions"]["timeline"]["predicted_us"]
         .as_f64()
         .unwrap();
@@ -117,7 +145,14 @@ fn a_compiled_zoo_model_is_predicted_from_its_kernels_and_timed_whole() {
 fn compare_of_a_zoo_model_that_does_not_exist_exits_2_listing_the_zoo() {
     let dir = tempfile::tempdir().unwrap();
     replay()
-        .args(["compare", "--compile", "--zoo", "bloom-7b", "--device", "cpu"])
+        .args([
+            "compare",
+            "--compile",
+            "--zoo",
+            "bloom-7b",
+            "--device",
+            "cpu",
+        ])
         .arg("--output-dir")
         .arg(dir.path().join("r"))
         .assert()

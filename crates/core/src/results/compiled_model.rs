@@ -12,39 +12,76 @@ use crate::measure::Stats;
 
 /// The file's name, beside the trace of a compiled capture.
 pub const FILE: &str = "compiled_model_timing.json";
+/// The later half of the runs (`capture_trace.py --time-only`, after the isolated replay).
+pub const AFTER_FILE: &str = "compiled_model_timing_after.json";
 /// `model_format` of a torch.compile'd model's timing.
 pub const FORMAT: &str = "torch_compile";
 
 /// Reads the timing at `path`: a file of another format, or one whose samples do not match
 /// its protocol, is refused naming the file.
 pub fn read(path: &Path) -> Result<FullModelTiming> {
-    let bad = |message: String| Error::BadInput {
-        path: path.to_path_buf(),
-        message,
-    };
-    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
-    let mut timing: FullModelTiming = serde_json::from_slice(&bytes)
-        .map_err(|e| bad(format!("not a compiled model's timing: {e}")))?;
-    from_samples(&mut timing).map_err(bad)?;
+    let mut timing = parse(path)?;
+    restat(&mut timing).map_err(|message| bad_input(path, message))?;
     Ok(timing)
 }
 
-/// Checks the file's protocol against its samples and recomputes the statistics from them.
-fn from_samples(timing: &mut FullModelTiming) -> std::result::Result<(), String> {
+/// The timing of `before` (the capture's runs) and `after` (the runs timed after the isolated
+/// replay) as one: the samples pooled in the order they were taken.
+pub fn read_halves(before: &Path, after: &Path) -> Result<FullModelTiming> {
+    let mut timing = parse(before)?;
+    let later = parse(after)?;
+    if (later.warmup, &later.compile_mode) != (timing.warmup, &timing.compile_mode) {
+        return Err(bad_input(
+            after,
+            format!(
+                "timed after {} warm-ups, mode {:?}; {} after {}, mode {:?}",
+                later.warmup,
+                later.compile_mode,
+                before.display(),
+                timing.warmup,
+                timing.compile_mode
+            ),
+        ));
+    }
+    timing.samples_us.extend_from_slice(&later.samples_us);
+    timing.runs += later.runs;
+    timing.runs_after_isolated = Some(later.runs);
+    restat(&mut timing).map_err(|message| bad_input(before, message))?;
+    Ok(timing)
+}
+
+fn bad_input(path: &Path, message: String) -> Error {
+    Error::BadInput {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+/// The file as written, its format and its sample count checked.
+fn parse(path: &Path) -> Result<FullModelTiming> {
+    let bad = |message: String| bad_input(path, message);
+    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let timing: FullModelTiming = serde_json::from_slice(&bytes)
+        .map_err(|e| bad(format!("not a compiled model's timing: {e}")))?;
     if timing.model_format.as_deref() != Some(FORMAT) {
-        return Err(format!(
+        return Err(bad(format!(
             "model_format is {:?}, not {FORMAT:?}: not a torch.compile'd model's timing",
             timing.model_format
-        ));
+        )));
     }
-    let samples = &timing.samples_us;
-    if samples.len() != timing.runs as usize {
-        return Err(format!(
+    if timing.samples_us.len() != timing.runs as usize {
+        return Err(bad(format!(
             "{} samples for {} runs",
-            samples.len(),
+            timing.samples_us.len(),
             timing.runs
-        ));
+        )));
     }
+    Ok(timing)
+}
+
+/// Recomputes the statistics from the samples, at least two positive times.
+fn restat(timing: &mut FullModelTiming) -> std::result::Result<(), String> {
+    let samples = &timing.samples_us;
     if samples.len() < 2 {
         return Err("fewer than 2 runs: no spread".into());
     }
@@ -82,14 +119,23 @@ pub fn provenance(timing: &FullModelTiming) -> Option<String> {
 /// What the report says of the measured side when replay did not time it itself: where and
 /// how it was timed, and that the isolated replay's drift control does not reach it.
 pub fn measured_note(timing: &FullModelTiming) -> Option<String> {
-    Some(format!(
-        "{}; {} timed runs after {} warm-ups, {}, before the isolated replay: not interleaved \
-         with its rounds, so their drift control does not apply",
-        provenance(timing)?,
-        timing.runs,
-        timing.warmup,
-        timing.timer
-    ))
+    let timed = match timing.runs_after_isolated {
+        Some(after) if after > 0 => format!(
+            "{} timed runs before the isolated replay and {after} after it, in a second Python \
+             process that compiled the model again from the kept Inductor cache, each half after \
+             {} warm-ups, {}: not interleaved with the isolated rounds, so their drift control \
+             does not apply; the two halves bracket them",
+            timing.runs - after,
+            timing.warmup,
+            timing.timer
+        ),
+        _ => format!(
+            "{} timed runs after {} warm-ups, {}, before the isolated replay: not interleaved \
+             with its rounds, so their drift control does not apply",
+            timing.runs, timing.warmup, timing.timer
+        ),
+    };
+    Some(format!("{}; {timed}", provenance(timing)?))
 }
 
 #[cfg(test)]
@@ -138,6 +184,41 @@ mod tests {
         );
         t.model_format = None;
         assert_eq!((provenance(&t), measured_note(&t)), (None, None));
+    }
+
+    #[test]
+    fn the_halves_before_and_after_the_isolated_replay_pool_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let before = write(dir.path(), &doc(&[100.0, 110.0, 120.0], 3, FORMAT));
+        let after = dir.path().join(AFTER_FILE);
+        let mut later = doc(&[130.0, 140.0], 2, FORMAT);
+        std::fs::write(&after, serde_json::to_vec(&later).unwrap()).unwrap();
+        let t = read_halves(&before, &after).unwrap();
+        assert_eq!(t.samples_us, [100.0, 110.0, 120.0, 130.0, 140.0]);
+        assert_eq!(
+            (t.runs, t.runs_after_isolated, t.median_us),
+            (5, Some(2), 120.0)
+        );
+        let note = measured_note(&t).unwrap();
+        assert!(
+            note.contains("3 timed runs before the isolated replay and 2 after it")
+                && note.contains("each half after 3 warm-ups")
+                && note.contains("drift control does not apply"),
+            "{note}"
+        );
+        // One sample before and one after is a spread of two runs.
+        let one = write(dir.path(), &doc(&[100.0], 1, FORMAT));
+        later = doc(&[105.0], 1, FORMAT);
+        std::fs::write(&after, serde_json::to_vec(&later).unwrap()).unwrap();
+        assert_eq!(read_halves(&one, &after).unwrap().runs, 2);
+        // Halves of another protocol are not pooled.
+        later["warmup"] = 10.into();
+        std::fs::write(&after, serde_json::to_vec(&later).unwrap()).unwrap();
+        let e = read_halves(&one, &after).unwrap_err().to_string();
+        assert!(
+            e.contains(AFTER_FILE) && e.contains("timed after 10 warm-ups"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -43,4 +43,8 @@ pub struct FullModelTiming {
     /// process` for `torch_compile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timed_in: Option<String>,
+    /// Of `runs`, those timed after the isolated replay (the later half of a
+    /// `torch_compile` timing, in a second Python process); the others were timed before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_after_isolated: Option<u32>,
 }
