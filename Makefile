@@ -59,6 +59,13 @@ bench-classify-vs-hta: bench-classify
 bench-aoti: build
 	.venv/bin/python scripts/bench_aoti.py
 
+# Issue 30's compiled-model goals on the CPU: compare --compile of zoo models (replayed share of
+# the step, best error) three times each, beside the eager compare of the same model
+# (results/bench_compiled.json). Choose models with ARGS="--models bloom-tiny".
+.PHONY: bench-compiled
+bench-compiled: build
+	.venv/bin/python scripts/bench_compiled.py $(ARGS)
+
 # Replay coverage of the H100 traces on the CPU and run-to-run noise (results/bench_isolated.json).
 .PHONY: bench-isolated
 bench-isolated: build

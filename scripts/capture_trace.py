@@ -5,7 +5,7 @@
                    [--compile [default|reduce-overhead|max-autotune]]
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
                    [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
-                   [--input SPEC ...]
+                   [--input SPEC ...] [--time-runs R [--time-warmup W] [--time-only]]
 
 The model is a TorchScript file (.pt), a torch.export ExportedProgram (.pt2, run as its
 `.module()`), or `--zoo NAME`, a model of scripts/zoo.py built eagerly with random weights.
@@ -23,7 +23,13 @@ TorchScript) with torch.compile(mode=MODE) and Inductor's kernel profiling on, s
 generated C++ kernel is a CPU op `graph_N_cpp_fused_*` of the trace. Inductor's cache of the
 run is kept in `inductor/` beside the trace (TORCHINDUCTOR_CACHE_DIR=inductor/cache, set before
 torch is imported), and one more forward pass with every generated kernel wrapped records the
-arguments each receives into `inductor/kernels.json` (see inductor_record.py).
+arguments each receives into `inductor/kernels.json` (see inductor_record.py). With
+--time-runs R, the compiled model is then timed whole in this process, W untimed and R timed
+passes, into `compiled_model_timing.json` beside the trace (compiled_timing.py): what
+`replay compare --compile` measures the prediction against. --time-only (after such a capture
+into the same folder) only compiles the model again, from the kept Inductor cache, and times
+it into `compiled_model_timing_after.json`: compare's later half of the runs, after its
+isolated replay.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -49,6 +55,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, schedule  # noqa: E402
 
 import compiled_capture  # noqa: E402
+import compiled_timing  # noqa: E402
 import model_source  # noqa: E402
 from script_io import UsageError, make_out_folder  # noqa: E402
 
@@ -278,9 +285,40 @@ def describe_inputs(inputs):
     return ", ".join(f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}".replace(" ", "") for t in inputs)
 
 
+def time_compiled(args, model, inputs, dev, label, vocab, timed_in=compiled_timing.TIMED_IN):
+    samples = compiled_timing.time_passes(model, inputs, dev, args.time_warmup, args.time_runs)
+    return compiled_timing.timing_doc(
+        samples, model=label, dev=dev, mode=args.compile, seq_len=args.seq_len, batch=args.batch,
+        warmup=args.time_warmup, timed_in=timed_in,
+        inputs=list(args.input) or [f"int64[{args.batch},{args.seq_len}]:0..{vocab}"])
+
+
+def time_again(args, compiled, model, inputs, sync, dev, label, vocab):
+    """--time-only: the model compiled again (from the capture's Inductor cache beside --out)
+    and timed; no trace, no recording."""
+    if not os.path.isfile(args.out):
+        raise UsageError(f"--time-only: {args.out} does not exist; capture with --compile first")
+    with torch.no_grad(), QuietProfilerLog():
+        compiled.first_call(model, inputs, sync)
+    timing = time_compiled(args, model, inputs, dev, label, vocab,
+                           timed_in="a second Python process after the isolated replay")
+    path = compiled_timing.timing_path(args.out, after=True)
+    compiled_timing.write(path, timing)
+    cache = "warm Inductor cache" if compiled.warm_cache else "cold Inductor cache"
+    print(f"compiled again (mode {args.compile}) in {compiled.compile_seconds:.1f} s ({cache})")
+    print(compiled_timing.summary(timing, path))
+
+
 def capture(args):
     if args.seq_len < 1 or args.batch < 1 or args.warmup < 0 or args.candidates < 1:
         raise UsageError("--seq-len, --batch and --candidates must be at least 1, --warmup at least 0")
+    if args.time_runs:
+        if args.compile is None:
+            raise UsageError("--time-runs times the torch.compile'd model: give --compile too")
+        if args.time_runs < 1 or args.time_warmup < 0:
+            raise UsageError("--time-runs must be at least 1, --time-warmup at least 0")
+    if args.time_only and not args.time_runs:
+        raise UsageError("--time-only times the compiled model again: give --compile and --time-runs")
     dev = parse_device(args.device)
     if args.threads is not None:
         if args.threads < 1:
@@ -308,8 +346,14 @@ def capture(args):
         compiled = compiled_capture.CompiledRun(loaded.module, args.compile, args.out)
         model = compiled.module
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    if args.time_only:
+        return time_again(args, compiled, model, inputs, sync, dev, loaded.label, vocab)
 
     out_dir = make_out_folder(args.out)
+    timing_file = compiled_timing.timing_path(args.out)
+    for earlier in (timing_file, compiled_timing.timing_path(args.out, after=True)):
+        if compiled is not None and os.path.exists(earlier):
+            os.remove(earlier)  # an earlier capture's, into this folder
     # Written next to the target and renamed, so a reader never sees a partial trace.
     tmps = []
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
@@ -350,6 +394,10 @@ def capture(args):
             os.replace(tmp + ".gz", args.out)
         else:
             os.replace(tmp, args.out)
+        timing = None
+        if args.time_runs:
+            timing = time_compiled(args, model, inputs, dev, loaded.label, vocab)
+            compiled_timing.write(timing_file, timing)
         if compiled is not None:
             with torch.no_grad(), QuietProfilerLog():
                 compiled.record_kernels(model, inputs, sync, dev)
@@ -364,6 +412,8 @@ def capture(args):
           f"step {step_seconds[chosen] * 1e6:.1f} us (median of {len(step_seconds)} profiled)")
     if compiled is not None:
         print(compiled.summary())
+    if timing is not None:
+        print(compiled_timing.summary(timing, timing_file))
 
 
 def main(argv=None):
@@ -386,6 +436,14 @@ def main(argv=None):
     p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own choice)")
     p.add_argument("--input", action="append", default=[], metavar="SPEC",
                    help="one model input instead of token ids (repeatable): " + INPUT_SPEC_HELP)
+    p.add_argument("--time-runs", type=int, default=0, metavar="R",
+                   help="with --compile: then time the compiled model whole, R timed passes, into "
+                   "compiled_model_timing.json beside the trace")
+    p.add_argument("--time-warmup", type=int, default=10, metavar="W",
+                   help="untimed passes before --time-runs (default 10)")
+    p.add_argument("--time-only", action="store_true",
+                   help="after a capture with --compile into --out's folder: only compile again "
+                   "(from its Inductor cache) and time, into compiled_model_timing_after.json")
     args = p.parse_args(argv)
     try:
         capture(args)

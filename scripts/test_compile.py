@@ -15,6 +15,7 @@ import shutil
 import numpy as np
 import torch
 
+import compiled_timing
 import inductor_cpp_lib
 import inductor_record
 
@@ -139,9 +140,27 @@ def tests(tmp, cli, run_script):
     def compiled_zoo_bloom_tiny_capture_keeps_the_token_ids():
         out = os.path.join(tmp, "compile", "bloom", "t.json")
         rc, so, se = run_script("capture_trace.py", "--zoo", "bloom-tiny", "--compile", "--seq-len", 5,
-                                "--warmup", 1, "--candidates", 1, "--out", out)
+                                "--warmup", 1, "--candidates", 1, "--time-runs", 4, "--time-warmup", 1,
+                                "--out", out)
         assert rc == 0, se
         doc = check_compiled_capture(out, so)
+        # The compiled model timed whole in this process, beside the trace.
+        with open(compiled_timing.timing_path(out)) as f:
+            timing = json.load(f)
+        assert (timing["model_format"], timing["compile_mode"], timing["runs"], timing["warmup"]) == \
+            ("torch_compile", "default", 4, 1), timing
+        assert timing["inputs"] == [f"int64[1,5]:0..{zoo_vocab('bloom-tiny')}"], timing["inputs"]
+        assert len(timing["samples_us"]) == 4 and min(timing["samples_us"]) > 0, timing["samples_us"]
+        assert "timed the compiled model in this process: median" in so, so
+        # --time-only: compiled again from the kept cache in a process of its own, and timed.
+        rc, so, se = run_script("capture_trace.py", "--zoo", "bloom-tiny", "--compile", "--seq-len", 5,
+                                "--time-runs", 2, "--time-warmup", 1, "--time-only", "--out", out)
+        assert rc == 0 and "compiled again (mode default)" in so and "warm Inductor cache" in so, (so, se)
+        with open(compiled_timing.timing_path(out, after=True)) as f:
+            after = json.load(f)
+        assert (after["runs"], after["timed_in"]) == (2, "a second Python process after the isolated replay"), after
+        with open(compiled_timing.timing_path(out)) as f:
+            assert json.load(f) == timing, "the capture's own timing is left as it was"
         folder = os.path.join(os.path.dirname(out), "inductor")
         ids = capture_trace.make_inputs([], zoo_vocab("bloom-tiny"), 1, 5, 0)[0]
         saved = [np.load(os.path.join(folder, a["tensor"]["values"]))
@@ -155,6 +174,9 @@ def tests(tmp, cli, run_script):
                                 "--warmup", 0, "--candidates", 1, "--out", out)
         assert rc == 0 and "warm Inductor cache" in so, (so, se)
         check_compiled_capture(out, so)
+        # Not timed this time: the earlier capture's timings are not left to be read as this one's.
+        assert not os.path.exists(compiled_timing.timing_path(out))
+        assert not os.path.exists(compiled_timing.timing_path(out, after=True))
 
     def compile_bad_input_exits_2():
         ts = os.path.join(tmp, "tiny.pt")
@@ -175,6 +197,9 @@ def tests(tmp, cli, run_script):
             (["--model", ts, "--compile"], "is TorchScript, which torch.compile does not compile"),
             (["--zoo", "bloom-7b", "--compile"], "--zoo bloom-7b: unknown model (known: bert-base"),
             (["--zoo", "bloom-tiny", "--model", ts], "not allowed with argument"),
+            (["--zoo", "bloom-tiny", "--time-runs", 5], "--time-runs times the torch.compile'd model: give --compile"),
+            (["--zoo", "bloom-tiny", "--compile", "--time-runs", -1], "--time-runs must be at least 1"),
+            (["--zoo", "bloom-tiny", "--compile", "--time-only"], "--time-only times the compiled model again"),
         ]
         for argv, msg in cases:
             rc, so, se = cli(capture_trace.main, *argv, "--candidates", 1, "--out", out)
@@ -256,7 +281,41 @@ def tests(tmp, cli, run_script):
         fields = inductor_triton.kernel_fields(rec, folder)
         assert fields["cache_hash"] == "NOTINTHECACHE" and "cubin" not in fields, fields
 
-    return [compiled_mlp_pt2_capture_records_every_generated_kernel,
+
+    def compiled_timing_times_each_pass_after_the_warmups():
+        """The protocol on a model whose time is known: each pass sleeps 2 ms and counts itself."""
+        import time
+
+        calls = []
+
+        def model(x):
+            calls.append(torch.is_grad_enabled())
+            time.sleep(0.002)
+            return x
+
+        samples = compiled_timing.time_passes(model, [torch.zeros(1)], torch.device("cpu"), 3, 5)
+        assert len(calls) == 8 and not any(calls), calls  # 3 untimed + 5 timed, under no_grad
+        assert len(samples) == 5 and all(2000 <= s < 200_000 for s in samples), samples
+        doc = compiled_timing.timing_doc([300.0, 100.0, 200.0, 400.0], model="m.pt2", dev=torch.device("cpu"),
+                                         mode="max-autotune", inputs=["float32[4,64]"], seq_len=5, batch=1,
+                                         warmup=3)
+        assert (doc["median_us"], doc["min_us"], doc["max_us"], doc["runs"]) == (250.0, 100.0, 400.0, 4), doc
+        assert abs(doc["p10_us"] - 130.0) < 1e-9 and abs(doc["p90_us"] - 370.0) < 1e-9, doc
+        assert doc["samples_us"] == [300.0, 100.0, 200.0, 400.0], "in the order they were taken"
+        assert doc["timer"] == "monotonic clock (time.perf_counter_ns)" and doc["compile_mode"] == "max-autotune"
+        # The fields replay's FullModelTiming requires (crates/core/src/results/full_model.rs).
+        required = {"model", "device", "seq_len", "batch", "warmup", "runs", "threads", "timer", "mean_us",
+                    "median_us", "min_us", "max_us", "std_us", "p10_us", "p90_us", "rse_median", "samples_us"}
+        assert required <= set(doc), sorted(required - set(doc))
+        path = compiled_timing.timing_path(os.path.join(tmp, "compile", "timing", "t.json"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        compiled_timing.write(path, doc)
+        with open(path) as f:
+            assert json.load(f) == doc
+        assert not os.path.exists(path + ".tmp")
+
+    return [compiled_timing_times_each_pass_after_the_warmups,
+            compiled_mlp_pt2_capture_records_every_generated_kernel,
             compiled_zoo_bloom_tiny_capture_keeps_the_token_ids, compile_bad_input_exits_2,
             triton_recording_from_a_stand_in_launcher_without_a_gpu,
             triton_launch_fields_from_the_kept_cache_of_the_h200_capture]

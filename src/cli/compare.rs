@@ -12,6 +12,11 @@ use super::console::ConsoleObserver;
 use super::full::FullArgs;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("model", |a| a
+    .required(false)
+    .required_unless_present("zoo")
+    .help("TorchScript model (write one with `replay export`); with --compile a torch.export \
+           ExportedProgram (.pt2, `replay export --format pt2`)")))]
 pub struct CompareArgs {
     /// The model, its input, the device and the full-model timing (as `replay full`); every
     /// file of the run goes to --output-dir
@@ -63,6 +68,15 @@ pub struct CompareArgs {
     /// --no-blocking-kernel`); the full model is timed without it either way
     #[arg(long)]
     pub no_blocking_kernel: bool,
+    /// A model of the zoo instead of --model, built eagerly with random weights (as `replay
+    /// capture --zoo`), with --compile: the model torch.compile compiles and the capture times
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "model",
+        requires = "compile"
+    )]
+    pub zoo: Option<String>,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -79,6 +93,7 @@ impl From<CompareArgs> for CompareOptions {
             inductor_cache: args.inductor_cache,
             compile: args.compile,
             blocking_kernel: !args.no_blocking_kernel,
+            zoo: args.zoo,
         }
     }
 }

@@ -18,8 +18,8 @@ use super::console::ConsoleObserver;
 pub struct FullArgs {
     /// TorchScript model (write one with `replay export`), or an AOTInductor package (.pt2,
     /// `replay export --format pt2 --aoti`), which runs on the input it was compiled for
-    #[arg(long, value_name = "FILE")]
-    pub model: PathBuf,
+    #[arg(long, value_name = "FILE", required = true)]
+    pub model: Option<PathBuf>,
 
     /// Tokens in the input sequence
     #[arg(long, default_value_t = DEFAULT_SEQ_LEN, value_parser = crate::cli::value_parsers::positive::<i64>)]
@@ -59,7 +59,8 @@ pub struct FullArgs {
 impl From<FullArgs> for FullOptions {
     fn from(args: FullArgs) -> Self {
         FullOptions {
-            model: args.model,
+            // Required on the command line; `replay compare --zoo` goes without.
+            model: args.model.unwrap_or_default(),
             seq_len: args.seq_len,
             batch: args.batch,
             inputs: args.inputs,

@@ -159,6 +159,7 @@ impl From<CaptureArgs> for CaptureOptions {
             out: args.out,
             threads: args.threads.threads,
             candidates: args.candidates,
+            ..CaptureOptions::default()
         }
     }
 }

@@ -112,6 +112,9 @@ impl<'m> ModelTimer<'m> {
             samples_us: samples.to_vec(),
             energy: None,
             model_format: self.format.map(str::to_string),
+            compile_mode: None,
+            timed_in: None,
+            runs_after_isolated: None,
         })
     }
 }

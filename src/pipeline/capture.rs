@@ -49,6 +49,17 @@ fn script_args(options: &CaptureOptions) -> Vec<String> {
     }
     if let Some(mode) = options.compile {
         argv.extend(["--compile".into(), mode.to_string()]);
+        if options.time_runs > 0 {
+            argv.extend([
+                "--time-runs".into(),
+                options.time_runs.to_string(),
+                "--time-warmup".into(),
+                options.time_warmup.to_string(),
+            ]);
+            if options.time_only {
+                argv.push("--time-only".into());
+            }
+        }
     }
     argv
 }
@@ -94,5 +105,27 @@ mod tests {
         });
         assert!(argv.join(" ").starts_with("--model m.pt2 "), "{argv:?}");
         assert!(argv.join(" ").ends_with("--compile default"), "{argv:?}");
+        let argv = script_args(&CaptureOptions {
+            zoo: Some("bloom-tiny".into()),
+            compile: Some(CompileMode::Default),
+            time_runs: 20,
+            time_warmup: 4,
+            out: "t.json".into(),
+            ..CaptureOptions::default()
+        });
+        assert!(
+            argv.join(" ")
+                .ends_with("--compile default --time-runs 20 --time-warmup 4"),
+            "{argv:?}"
+        );
+        let argv = script_args(&CaptureOptions {
+            zoo: Some("bloom-tiny".into()),
+            compile: Some(CompileMode::Default),
+            time_runs: 20,
+            time_only: true,
+            out: "t.json".into(),
+            ..CaptureOptions::default()
+        });
+        assert!(argv.join(" ").ends_with(" --time-only"), "{argv:?}");
     }
 }

@@ -8,11 +8,13 @@ use anyhow::Context as _;
 
 use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
-use crate::model::full::{check_runs, ModelTimer};
+use crate::model::full::{check_runs, FullModelTiming, ModelTimer};
 use crate::model::torchscript::TorchScriptModel;
 use crate::report::aggregate::{aggregate, Context};
 use crate::report::comparison::ComparisonReport;
 use crate::report::{html, table};
+use crate::results::compiled_model;
+use crate::results::isolated::IsolatedResults;
 use crate::signature;
 use crate::trace;
 
@@ -43,7 +45,9 @@ pub fn run(
     let device = Device::open(run.device)?.with_blocking_kernel(options.blocking_kernel);
     super::threads::apply(run.threads)?;
     let mut probe = run.energy.open()?;
-    crate::model::torchscript::check_model_file(&run.model)?;
+    if options.compile.is_none() {
+        crate::model::torchscript::check_model_file(&run.model)?;
+    }
     check_runs(run.runs)?;
     let files = OutputDir::new(&run.output_dir);
     // Before the capture: an output folder that cannot be made would lose the whole run.
@@ -59,7 +63,7 @@ pub fn run(
                 Stage::Capture,
                 &format!(
                     "profiling one forward pass of {}{} on {}",
-                    run.model.display(),
+                    options.model_name(),
                     options
                         .compile
                         .map(|mode| format!(" compiled with torch.compile (mode {mode})"))
@@ -102,55 +106,54 @@ pub fn run(
         ),
     );
     let isolated_options = options.isolated(sig_path.clone());
-    // 4. The whole model, timed in as many chunks as the isolated replay has rounds, one
-    // after each round: the kernels and the model meet the same machine, so a machine whose
-    // speed drifts moves both sides of the comparison alike.
-    let model = TorchScriptModel::load(&run.model, device.torch_device())?;
-    let mut timer = ModelTimer::new(&model, run.batch, run.seq_len, &run.inputs)?;
-    timer.warm_up(run.warmup)?;
-    let chunks = runs_per_round(run.runs, options.rounds);
-    let rewarm = rewarm_passes(run.warmup, options.rounds);
-    let mut model_error: Option<crate::Error> = None;
-    let results = super::isolated::replay(
-        &isolated_options,
-        &file,
-        &device,
-        probe.as_deref_mut(),
-        observer,
-        |round, observer| {
-            observer.stage_started(
-                Stage::Full,
-                &format!(
-                    "{} of {} runs after round {} of {}",
-                    chunks[round as usize],
-                    run.runs,
-                    round + 1,
-                    options.rounds
-                ),
-            );
-            let timed = timer
-                .warm_up(if round == 0 { 0 } else { rewarm })
-                .and_then(|()| timer.time_runs(chunks[round as usize]));
-            observer.stage_finished(Stage::Full);
-            match timed {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
-                    model_error = Some(e);
-                    ControlFlow::Break(())
-                }
+    let (results, full) = match options.compile {
+        None => replay_and_time_the_model(
+            options,
+            &file,
+            &device,
+            &mut probe,
+            observer,
+            &isolated_options,
+        )?,
+        Some(_) => {
+            let results = super::isolated::replay(
+                &isolated_options,
+                &file,
+                &device,
+                probe.as_deref_mut(),
+                observer,
+                |_, _| ControlFlow::Continue(()),
+            )?;
+            let trace = trace_path
+                .as_deref()
+                .context("a compiled compare captures its own trace")?;
+            if run.runs / 2 > 0 {
+                observer.stage_started(
+                    Stage::Full,
+                    &format!(
+                        "{} of {} runs of the compiled model after the isolated replay, in a \
+                         second Python process (Inductor's cache kept by the capture)",
+                        run.runs / 2,
+                        run.runs
+                    ),
+                );
+                super::capture::run(&options.time_again(trace.to_path_buf()), observer)?;
+                observer.stage_finished(Stage::Full);
             }
-        },
-    )?;
-    if let Some(e) = model_error {
-        return Err(e).context(format!("timing {}", run.model.display()));
-    }
-    let timing = timer.timing(
-        &run.model.display().to_string(),
-        &device.describe(),
-        run.seq_len,
-        run.batch,
-    )?;
-    let full = super::full::finish(run, &model, timing, probe.as_deref_mut())?;
+            let timing = compiled_model_timing(options, &device, trace)?;
+            if probe.is_some() {
+                observer.warning(
+                    "--energy: the compiled model's energy is not measured (it is timed in \
+                     the capture's Python process); the report has the kernels' alone",
+                );
+            }
+            files.write(
+                OutputFile::FullModelTiming,
+                &export::json::to_bytes(&timing),
+            )?;
+            (results, timing)
+        }
+    };
 
     // 5. The comparison.
     let timeline = loaded_trace
@@ -165,7 +168,7 @@ pub fn run(
         &results,
         &full,
         Context {
-            model: run.model.display().to_string(),
+            model: options.model_name(),
             seq_len: run.seq_len,
             trace: trace_path.as_ref().map(|p| p.display().to_string()),
             signatures: sig_path.display().to_string(),
@@ -236,6 +239,88 @@ pub fn run(
         .join(", ")
     ));
     Ok(report)
+}
+
+/// The isolated replay with the whole TorchScript model timed in as many chunks as it has
+/// rounds, one after each round: the kernels and the model meet the same machine, so a
+/// machine whose speed drifts moves both sides of the comparison alike.
+fn replay_and_time_the_model(
+    options: &CompareOptions,
+    file: &signature::schema::SignatureFile,
+    device: &Device,
+    probe: &mut Option<Box<dyn crate::energy::EnergyProbe>>,
+    observer: &mut dyn Observer,
+    isolated_options: &super::options::IsolatedOptions,
+) -> anyhow::Result<(IsolatedResults, FullModelTiming)> {
+    let run = &options.run;
+    let model = TorchScriptModel::load(&run.model, device.torch_device())?;
+    let mut timer = ModelTimer::new(&model, run.batch, run.seq_len, &run.inputs)?;
+    timer.warm_up(run.warmup)?;
+    let chunks = runs_per_round(run.runs, options.rounds);
+    let rewarm = rewarm_passes(run.warmup, options.rounds);
+    let mut model_error: Option<crate::Error> = None;
+    let results = super::isolated::replay(
+        isolated_options,
+        file,
+        device,
+        probe.as_deref_mut(),
+        observer,
+        |round, observer| {
+            observer.stage_started(
+                Stage::Full,
+                &format!(
+                    "{} of {} runs after round {} of {}",
+                    chunks[round as usize],
+                    run.runs,
+                    round + 1,
+                    options.rounds
+                ),
+            );
+            let timed = timer
+                .warm_up(if round == 0 { 0 } else { rewarm })
+                .and_then(|()| timer.time_runs(chunks[round as usize]));
+            observer.stage_finished(Stage::Full);
+            match timed {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    model_error = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        },
+    )?;
+    if let Some(e) = model_error {
+        return Err(e).context(format!("timing {}", run.model.display()));
+    }
+    let timing = timer.timing(
+        &run.model.display().to_string(),
+        &device.describe(),
+        run.seq_len,
+        run.batch,
+    )?;
+    let full = super::full::finish(run, &model, timing, probe.as_deref_mut())?;
+    Ok((results, full))
+}
+
+/// The compiled model's timing that the capture made in its Python process, and the second
+/// half of the runs timed after the isolated replay (`compiled_model_timing.json` and
+/// `compiled_model_timing_after.json` beside the trace), named as the report names the model.
+fn compiled_model_timing(
+    options: &CompareOptions,
+    device: &Device,
+    trace: &std::path::Path,
+) -> anyhow::Result<FullModelTiming> {
+    let folder = trace.parent().unwrap_or(std::path::Path::new("."));
+    let before = folder.join(compiled_model::FILE);
+    let mut timing = if options.run.runs / 2 > 0 {
+        compiled_model::read_halves(&before, &folder.join(compiled_model::AFTER_FILE))
+    } else {
+        compiled_model::read(&before)
+    }
+    .map_err(crate::Error::from)?;
+    timing.model = options.model_name();
+    timing.device = device.describe();
+    Ok(timing)
 }
 
 #[cfg(test)]

@@ -127,6 +127,15 @@ pub struct CaptureOptions {
     /// libtorch intra-op threads; `None`: libtorch's own choice.
     pub threads: Option<i32>,
     pub candidates: u32,
+    /// With `compile`: time the compiled model whole in the capture's Python process after
+    /// the profiled steps, this many timed passes (0: not timed), into
+    /// `compiled_model_timing.json` beside the trace.
+    pub time_runs: u32,
+    /// Untimed passes before those.
+    pub time_warmup: u32,
+    /// After a compiled capture into the same folder: only compile the model again (from the
+    /// kept Inductor cache) and time it, into `compiled_model_timing_after.json`.
+    pub time_only: bool,
 }
 
 impl Default for CaptureOptions {
@@ -143,6 +152,9 @@ impl Default for CaptureOptions {
             out: PathBuf::new(),
             threads: None,
             candidates: DEFAULT_CAPTURE_CANDIDATES,
+            time_runs: 0,
+            time_warmup: DEFAULT_FULL_WARMUP,
+            time_only: false,
         }
     }
 }
@@ -258,11 +270,14 @@ pub struct CompareOptions {
     /// The kept Inductor cache of the trace (`--inductor-cache DIR`; default `inductor/`
     /// beside the trace).
     pub inductor_cache: Option<PathBuf>,
-    /// Capture the model compiled with torch.compile in this mode (see [`CaptureOptions`]).
+    /// Capture the model compiled with torch.compile in this mode (see [`CaptureOptions`]);
+    /// the compiled model is then timed in the capture's process (`--warmup`, `--runs`).
     pub compile: Option<CompileMode>,
     /// The isolated replay's blocking kernel (see [`IsolatedOptions::blocking_kernel`]); the
     /// full model is timed without it either way.
     pub blocking_kernel: bool,
+    /// A model of the zoo instead of `run.model` (with `compile`).
+    pub zoo: Option<String>,
 }
 
 impl Default for CompareOptions {
@@ -279,6 +294,7 @@ impl Default for CompareOptions {
             inductor_cache: None,
             compile: None,
             blocking_kernel: true,
+            zoo: None,
         }
     }
 }
@@ -298,7 +314,35 @@ impl CompareOptions {
             // trace and timings see the same thread count.
             threads: self.run.threads.or(Some(tch::get_num_threads())),
             compile: self.compile,
+            zoo: self.zoo.clone(),
+            // A compiled model is timed where it was compiled, with compare's protocol: the
+            // first half of the runs here, the rest after the isolated replay
+            // ([`Self::time_again`]).
+            time_runs: if self.compile.is_some() {
+                self.run.runs - self.run.runs / 2
+            } else {
+                0
+            },
+            time_warmup: self.run.warmup,
             ..CaptureOptions::default()
+        }
+    }
+
+    /// The later half of a compiled model's runs, after the isolated replay: a second Python
+    /// process compiles the model again from the capture's Inductor cache beside `trace`.
+    pub fn time_again(&self, trace: PathBuf) -> CaptureOptions {
+        CaptureOptions {
+            time_runs: self.run.runs / 2,
+            time_only: true,
+            ..self.capture(trace)
+        }
+    }
+
+    /// How messages and the report name the model: the file, or the zoo model.
+    pub fn model_name(&self) -> String {
+        match &self.zoo {
+            Some(name) => format!("zoo model {name}"),
+            None => self.run.model.display().to_string(),
         }
     }
 
@@ -376,6 +420,28 @@ mod tests {
         assert_eq!(capture.threads, Some(2));
         assert_eq!(capture.warmup, DEFAULT_CAPTURE_WARMUP);
         assert_eq!(capture.candidates, DEFAULT_CAPTURE_CANDIDATES);
+        // The compiled model is timed with compare's own protocol, half its runs in the
+        // capture and half in a second process after the isolated replay.
+        assert_eq!(
+            (capture.time_runs, capture.time_warmup, capture.time_only),
+            (DEFAULT_FULL_RUNS / 2, DEFAULT_FULL_WARMUP, false)
+        );
+        let odd = CompareOptions {
+            run: FullOptions {
+                runs: 7,
+                ..compare.run.clone()
+            },
+            ..compare.clone()
+        };
+        let again = odd.time_again("out/trace.json".into());
+        assert_eq!((again.time_runs, again.time_only), (3, true));
+        assert_eq!(odd.capture("out/trace.json".into()).time_runs, 4);
+        assert_eq!(again.compile, Some(CompileMode::MaxAutotune));
+        let eager = CompareOptions {
+            compile: None,
+            ..compare.clone()
+        };
+        assert_eq!(eager.capture("t.json".into()).time_runs, 0);
         let isolated = compare.isolated("out/signatures.json".into());
         assert_eq!(isolated.output_dir, PathBuf::from("out"));
         assert_eq!(isolated.rounds, 3);

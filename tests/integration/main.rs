@@ -18,6 +18,7 @@ mod cli_malformed_inputs;
 mod cluster_templates;
 mod compare_pipeline;
 mod compiled_capture;
+mod compiled_compare;
 mod energy_isolated;
 mod gemm_cublas_mapping;
 mod isolated_generated;

@@ -135,6 +135,7 @@ pub fn aggregate(
         signatures: ctx.signatures,
         full_model_inference_us: measured,
         full_model: full.clone(),
+        full_model_note: crate::results::compiled_model::measured_note(full),
         predicted_from_kernels_us: sum,
         error_percent: seed_error_percent(sum, measured),
         prediction_error_percent: predictions.sum.error_percent,

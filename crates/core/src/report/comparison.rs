@@ -145,6 +145,10 @@ pub struct ComparisonReport {
     /// Median of the measured full-model runs (µs).
     pub full_model_inference_us: f64,
     pub full_model: FullModelTiming,
+    /// Where and how the full model was timed when replay did not time it itself between the
+    /// isolated rounds (a torch.compile'd model, timed in the capture's Python process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_model_note: Option<String>,
     /// The original tool's prediction: Σ isolated median × count.
     pub predicted_from_kernels_us: f64,
     /// The seed's error of the kernel sum, with the seed's sign: (measured − predicted) /

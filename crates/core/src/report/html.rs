@@ -166,7 +166,7 @@ pub fn render(report: &ComparisonReport, timeline: &[TimelineSpan]) -> String {
 td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}}td.l,th.l{{text-align:left;max-width:520px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}}
 .k{{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}}</style></head><body>
 <h1>replay: {model}</h1>
-<p>{device}, sequence length {seq}, input {inputs}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}).
+<p>{device}, sequence length {seq}, input {inputs}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}){note}.
 Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {coverage} of the trace's time replayed{unseen}.</p>
 <h2>Predicted versus measured</h2>
 <p><span class="k" style="background:{c1}"></span>tier 1 copies<span class="k" style="background:{c2}"></span>tier 2 GEMM<span class="k" style="background:{c3}"></span>tier 3 libtorch{tier4}</p>
@@ -179,6 +179,11 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
         runs = report.full_model.runs,
         p10 = report.full_model.p10_us,
         p90 = report.full_model.p90_us,
+        note = report
+            .full_model_note
+            .as_ref()
+            .map(|n| format!("; {}", escape(n)))
+            .unwrap_or_default(),
         sum = p.sum.predicted_us,
         sum_err = p.sum.error_percent,
         timeline_text = p

@@ -20,6 +20,9 @@ pub fn render(r: &ComparisonReport) -> String {
         "measured full model     {:>12.1} us   (median of {} runs; p10 {:.1}, p90 {:.1})",
         r.full_model_inference_us, f.runs, f.p10_us, f.p90_us
     );
+    if let Some(note) = &r.full_model_note {
+        let _ = writeln!(out, "  {note}");
+    }
     let _ = writeln!(
         out,
         "predicted, kernel sum   {:>12.1} us   {:+.1}%",

@@ -31,7 +31,20 @@ pub struct FullModelTiming {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::energy::EnergySummary>,
     /// What was timed when it was not a TorchScript model: `aoti_package`, an AOTInductor
-    /// package run by libtorch's `AOTIModelPackageLoader` (absent for TorchScript).
+    /// package run by libtorch's `AOTIModelPackageLoader`; `torch_compile`, the model
+    /// compiled with torch.compile, timed in the capture's Python process (absent for
+    /// TorchScript).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_format: Option<String>,
+    /// torch.compile's mode, for `torch_compile`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile_mode: Option<String>,
+    /// Where the runs were timed when not in replay's own process (`the capture's Python
+    /// process` for `torch_compile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_in: Option<String>,
+    /// Of `runs`, those timed after the isolated replay (the later half of a
+    /// `torch_compile` timing, in a second Python process); the others were timed before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_after_isolated: Option<u32>,
 }

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Issue 30's goals for compiled models on the CPU, as a benchmark: `make bench-compiled`.
+
+  bench_compiled.py [--models bloom-tiny gpt2-small] [--repeats 3] [--runs 50] [--warmup 10]
+                    [--max-time 0.5] [--rounds 5] [--threads N] [--workdir results/compiled]
+                    [--out results/bench_compiled.json]
+
+For each model, --repeats times, side by side in the same run:
+
+  - `replay compare --compile --zoo M --device cpu`: the zoo model compiled with torch.compile
+    (mode default), its generated and extern kernels replayed alone, the compiled model timed
+    whole in the capture's Python process (half the runs before the isolated replay, half in a
+    second process after it);
+  - `replay compare --model M.pt --device cpu`: the same model eager, as TorchScript
+    (`replay export`, once per model), timed by replay between the isolated rounds.
+
+Each comparison's measured median with p10..p90, both predictions with their errors, the best
+one, the share of the trace's time replayed and the compiled step's unseen share are kept, with
+each side's spread over the repeats. The goals, checked on every repeat of the compiled side:
+at least 99 % of the step's time replayed (the replayed share of the trace's time, less the
+share no recorded op covers), and the best prediction within 5 % of the measured time.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+REPLAYED_GOAL = 0.99
+ERROR_GOAL_PERCENT = 5.0
+
+
+def run(cmd):
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    return seconds
+
+
+def compare(replay, model_args, out, args):
+    cmd = [replay, "compare", *model_args, "--device", "cpu", "--runs", str(args.runs),
+           "--warmup", str(args.warmup), "--max-time", str(args.max_time), "--rounds", str(args.rounds),
+           "--output-dir", out, "--quiet"]
+    if args.threads:
+        cmd += ["--threads", str(args.threads)]
+    seconds = run(cmd)
+    with open(os.path.join(out, "comparison_report.json")) as f:
+        report = json.load(f)
+    return result(report, seconds)
+
+
+def result(report, seconds):
+    """What one comparison contributes: measured, predictions, best error, coverage."""
+    full, p, cov = report["full_model"], report["predictions"], report["coverage"]
+    best = p[p["best"]] if p.get(p["best"]) else p["sum"]
+    unseen = cov.get("unseen_share_of_step") or 0.0
+    replayed = cov["replayed_share_of_trace_time"]
+    return {
+        "measured_us": report["full_model_inference_us"], "p10_us": full["p10_us"], "p90_us": full["p90_us"],
+        "runs": full["runs"], "timed_in": full.get("timed_in", "replay (between the isolated rounds)"),
+        "sum_us": p["sum"]["predicted_us"], "sum_error_percent": p["sum"]["prediction_error_percent"],
+        "timeline_us": (p["timeline"] or {}).get("predicted_us"),
+        "timeline_error_percent": (p["timeline"] or {}).get("prediction_error_percent"),
+        "best": p["best"], "best_error_percent": best["prediction_error_percent"],
+        "replayed_share_of_trace_time": replayed, "unseen_share_of_step": unseen,
+        "replayed_share_of_step": replayed * (1.0 - unseen),
+        "tier4_share": (report["tier_breakdown"].get("tier4_generated") or {}).get("share", 0.0),
+        "wall_seconds": round(seconds, 1),
+    }
+
+
+def spread(results, key):
+    values = [r[key] for r in results if r.get(key) is not None]
+    return {"min": min(values), "max": max(values)} if values else None
+
+
+def side(results):
+    return {"repeats": results, "spread": {k: spread(results, k) for k in
+                                           ("measured_us", "best_error_percent", "replayed_share_of_step")}}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="+", default=["bloom-tiny", "gpt2-small"])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--max-time", type=float, default=0.5)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", type=int)
+    p.add_argument("--workdir", default=os.path.join(ROOT, "results", "compiled"))
+    p.add_argument("--out", default=os.path.join(ROOT, "results", "bench_compiled.json"))
+    p.add_argument("--replay", default=os.path.join(ROOT, "target", "release", "replay"))
+    args = p.parse_args(argv)
+    if args.repeats < 1 or args.runs < 2:
+        print("bench_compiled: error: --repeats must be at least 1, --runs at least 2", file=sys.stderr)
+        return 2
+    doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_average": os.getloadavg(),
+           "device": "cpu", "protocol": {k: getattr(args, k) for k in ("repeats", "runs", "warmup", "max_time",
+                                                                       "rounds", "threads")},
+           "goals": {"replayed_share_of_step": REPLAYED_GOAL, "best_error_percent": ERROR_GOAL_PERCENT},
+           "models": {}}
+    for model in args.models:
+        folder = os.path.join(args.workdir, model)
+        os.makedirs(folder, exist_ok=True)
+        torchscript = os.path.join(folder, f"{model}.pt")
+        run([args.replay, "export", "--model", model, "--out", torchscript])
+        compiled, eager = [], []
+        for i in range(args.repeats):
+            compiled.append(compare(args.replay, ["--compile", "--zoo", model],
+                                    os.path.join(folder, f"compiled-{i}"), args))
+            eager.append(compare(args.replay, ["--model", torchscript], os.path.join(folder, f"eager-{i}"), args))
+            c, e = compiled[-1], eager[-1]
+            print(f"{model} repeat {i + 1}: compiled {c['measured_us']:.1f} us, best {c['best']} "
+                  f"{c['best_error_percent']:+.1f}%, {100 * c['replayed_share_of_step']:.1f}% of the step replayed; "
+                  f"eager {e['measured_us']:.1f} us, best {e['best']} {e['best_error_percent']:+.1f}%", flush=True)
+        met = all(r["replayed_share_of_step"] >= REPLAYED_GOAL and abs(r["best_error_percent"]) <= ERROR_GOAL_PERCENT
+                  for r in compiled)
+        doc["models"][model] = {"compiled": side(compiled), "eager": side(eager), "goals_met": met}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
