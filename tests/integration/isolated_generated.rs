@@ -2,16 +2,15 @@
 //! `unsupported` with the reason and the remedy, and a run that replayed nothing reports
 //! coverage 0.0%, never -0.0% (issue 30, on the real A100 Triton trace).
 
+use std::path::Path;
+
 use crate::common;
 
 use common::{classify_shared, replay};
 
-#[test]
-fn a_triton_kernel_is_unsupported_with_its_remedy_and_coverage_is_zero() {
-    let dir = tempfile::tempdir().unwrap();
-    let sigs = dir.path().join("sigs.json");
-    classify_shared("a100_triton_example.json.gz", &sigs);
-    let out = dir.path().join("iso");
+/// `replay isolated --device cpu` of a signature file with a short budget: its printed summary
+/// and its isolated.json.
+fn isolated_on_cpu(sigs: &Path, out: &Path) -> (String, serde_json::Value) {
     let output = replay()
         .args([
             "isolated",
@@ -22,13 +21,26 @@ fn a_triton_kernel_is_unsupported_with_its_remedy_and_coverage_is_zero() {
             "-q",
             "--kernels",
         ])
-        .arg(&sigs)
+        .arg(sigs)
         .arg("--output-dir")
-        .arg(&out)
+        .arg(out)
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let results =
+        serde_json::from_slice(&std::fs::read(out.join("isolated.json")).unwrap()).unwrap();
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        results,
+    )
+}
+
+#[test]
+fn a_triton_kernel_is_unsupported_with_its_remedy_and_coverage_is_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let sigs = dir.path().join("sigs.json");
+    classify_shared("a100_triton_example.json.gz", &sigs);
+    let (stdout, results) = isolated_on_cpu(&sigs, &dir.path().join("iso"));
     assert!(
         stdout.contains("coverage: 0.0% of the trace's time replayed"),
         "{stdout}"
@@ -39,8 +51,6 @@ fn a_triton_kernel_is_unsupported_with_its_remedy_and_coverage_is_zero() {
         stdout.contains("uninstrumented compiled code"),
         "the unseen part of the compiled region is named: {stdout}"
     );
-    let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("isolated.json")).unwrap()).unwrap();
     let row = &results["results"][0];
     assert_eq!(row["tier"], 4);
     assert_eq!(row["status"], "unsupported");
@@ -69,25 +79,7 @@ fn the_triton_kernels_of_a_real_capture_need_cuda() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    let out = dir.path().join("iso");
-    let output = replay()
-        .args([
-            "isolated",
-            "--device",
-            "cpu",
-            "--max-time-per-kernel",
-            "0.02",
-            "-q",
-            "--kernels",
-        ])
-        .arg(&sigs)
-        .arg("--output-dir")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("isolated.json")).unwrap()).unwrap();
+    let (_, results) = isolated_on_cpu(&sigs, &dir.path().join("iso"));
     let triton: Vec<&serde_json::Value> = results["results"]
         .as_array()
         .unwrap()

@@ -1,7 +1,7 @@
 //! Helpers shared by the torch-free tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
@@ -46,4 +46,36 @@ pub fn has_nvidia_driver() -> bool {
         // SAFETY: only tries to dlopen the driver library by its usual names, as cudarc does.
         unsafe { libloading::Library::new(name) }.is_ok()
     })
+}
+
+/// A copy of the folder `from` in a temporary folder, at `into` inside it, with its
+/// `kernels.json` (at `kernels`, relative to the temporary folder) changed by `edit`: an
+/// Inductor cache to break. Returns the folder (kept while it lives) and that file's path.
+pub fn edited_kernels_copy(
+    from: &Path,
+    into: &str,
+    kernels: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(from, &dir.path().join(into));
+    let path = dir.path().join(kernels);
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    edit(&mut value);
+    std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    (dir, path)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }

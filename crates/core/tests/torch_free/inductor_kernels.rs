@@ -24,30 +24,12 @@ fn fixture() -> PathBuf {
 
 /// A copy of the fixture folder to break, with the kernels.json text `edit` makes.
 fn broken_copy(edit: impl FnOnce(&mut serde_json::Value)) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(
+    common::edited_kernels_copy(
         &compiled_data().join("inductor"),
-        &dir.path().join("inductor"),
-    );
-    let path = dir.path().join("inductor/kernels.json");
-    let mut value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    edit(&mut value);
-    std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-    (dir, path)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+        "inductor",
+        "inductor/kernels.json",
+        edit,
+    )
 }
 
 fn problem(path: &Path) -> String {
