@@ -237,3 +237,9 @@ def write_json_atomic(path, value):
         json.dump(finite(value), f, indent=2, allow_nan=False, default=str)
         f.write("\n")
     os.replace(tmp, path)
+
+
+def per_kernel_budget(seconds, signatures, floor=0.005, ceiling=0.5):
+    """--max-time-per-kernel that fits `signatures` replays into `seconds` (warm-ups, rounds
+    and the process's start take the rest: a third is kept for them)."""
+    return round(max(floor, min(ceiling, seconds * 0.66 / max(1, signatures))), 4)

@@ -192,22 +192,22 @@ def an_h200_is_named_and_its_truth_errors_are_said_to_be_against_an_h100():
 def compiled_stage_summarises_the_h200_capture_and_the_first_runs_summary_reads():
     # The kernels.json that capture --compile wrote on the H200 (2026-11-26): ten Triton kernels.
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import gpu_check_stages
+    import gpu_check_compiled
     fixture = os.path.join(ROOT, "crates/core/tests/data/compiled/h200_bloom_tiny/inductor/kernels.json")
-    k = gpu_check_stages.kernels_summary(gpu_check_stages.load_json(fixture))
+    k = gpu_check_compiled.kernels_summary(gpu_check_compiled.load_json(fixture))
     assert k["count"] == 10 and k["kinds"] == {"triton": 10}, k
     assert all(r["name"].startswith("triton_") and r["layouts"] == 1 for r in k["kernels"]), k
-    assert gpu_check_stages.kernels_summary(None) == {"count": 0, "kinds": {}, "kernels": []}
+    assert gpu_check_compiled.kernels_summary(None) == {"count": 0, "kinds": {}, "kernels": []}
     rows = [{"id": "a", "name": "mm", "tier": 3, "status": "failed", "reason": "shapes", "trace_total_us": 30},
             {"id": "b", "name": "triton_x", "tier": 4, "status": "ok", "predicted_us": 2.0, "trace_total_us": 60},
             {"id": "d", "name": "triton_y", "tier": 4, "status": "unsupported", "trace_total_us": 20},
             {"id": "c", "name": "copy", "tier": 1, "status": "ok", "trace_total_us": 10}]
-    iso = gpu_check_stages.isolated_summary({"results": rows})
+    iso = gpu_check_compiled.isolated_summary({"results": rows})
     assert iso["by_tier_status"] == {"tier3/failed": 1, "tier4/ok": 1, "tier4/unsupported": 1, "tier1/ok": 1}, iso
     assert (iso["replayed_share"], iso["generated_replayed_share"]) == (70 / 120, 60 / 80), iso
     assert [r["id"] for r in iso["rows"]] == ["a", "b", "d"], iso
     # The committed summary of that run has every stage, in the check's order.
-    s = gpu_check_stages.load_json(os.path.join(ROOT, "results/gpu/2026-11-26-h200-summary.json"))
+    s = gpu_check_compiled.load_json(os.path.join(ROOT, "results/gpu/2026-11-26-h200-summary.json"))
     assert s["machine"]["gpu"] == "NVIDIA H200" and s["results_name"] == "2026-11-26-h200-summary.json"
     assert list(s["stages"]) == ["selftest", "truth", "compare", "compiled", "scan", "quant", "mhc",
                                  "calibrate", "cpu"], list(s["stages"])
@@ -216,13 +216,13 @@ def compiled_stage_summarises_the_h200_capture_and_the_first_runs_summary_reads(
 @test
 def the_compiled_stage_summarises_the_h200_captures_triton_kernels():
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import gpu_check_stages
+    import gpu_check_compiled
     path = os.path.join(ROOT, "crates/core/tests/data/compiled/h200_bloom_tiny/inductor/kernels.json")
-    summary = gpu_check_stages.kernels_summary(gpu_check_stages.load_json(path))
+    summary = gpu_check_compiled.kernels_summary(gpu_check_compiled.load_json(path))
     assert summary["count"] == 10 and summary["kinds"] == {"triton": 10}, summary
     # That run's recorder found no launch data: each row says so (replay's reader finds it).
     assert all(r["cubin"] is None and r["cache_hash"] is None for r in summary["kernels"]), summary
-    rows = gpu_check_stages.isolated_summary({"results": [
+    rows = gpu_check_compiled.isolated_summary({"results": [
         {"id": 3, "name": "triton_poi_fused_add_0", "tier": 4, "status": "failed",
          "method": None, "reason": "triton_poi_fused_add_0: cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"}]})
     assert rows["by_tier_status"] == {"tier4/failed": 1} and "cuLaunchKernel" in rows["rows"][0]["reason"], rows
