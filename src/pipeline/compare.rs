@@ -127,13 +127,13 @@ pub fn run(
             let trace = trace_path
                 .as_deref()
                 .context("a compiled compare captures its own trace")?;
-            if run.runs / 2 > 0 {
+            if options.runs_after_isolated() > 0 {
                 observer.stage_started(
                     Stage::Full,
                     &format!(
                         "{} of {} runs of the compiled model after the isolated replay, in a \
                          second Python process (Inductor's cache kept by the capture)",
-                        run.runs / 2,
+                        options.runs_after_isolated(),
                         run.runs
                     ),
                 );
@@ -312,7 +312,7 @@ fn compiled_model_timing(
 ) -> anyhow::Result<FullModelTiming> {
     let folder = trace.parent().unwrap_or(std::path::Path::new("."));
     let before = folder.join(compiled_model::FILE);
-    let mut timing = if options.run.runs / 2 > 0 {
+    let mut timing = if options.runs_after_isolated() > 0 {
         compiled_model::read_halves(&before, &folder.join(compiled_model::AFTER_FILE))
     } else {
         compiled_model::read(&before)

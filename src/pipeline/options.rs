@@ -319,7 +319,7 @@ impl CompareOptions {
             // first half of the runs here, the rest after the isolated replay
             // ([`Self::time_again`]).
             time_runs: if self.compile.is_some() {
-                self.run.runs - self.run.runs / 2
+                self.run.runs - self.runs_after_isolated()
             } else {
                 0
             },
@@ -332,10 +332,16 @@ impl CompareOptions {
     /// process compiles the model again from the capture's Inductor cache beside `trace`.
     pub fn time_again(&self, trace: PathBuf) -> CaptureOptions {
         CaptureOptions {
-            time_runs: self.run.runs / 2,
+            time_runs: self.runs_after_isolated(),
             time_only: true,
             ..self.capture(trace)
         }
+    }
+
+    /// Of a compiled model's runs, those timed after the isolated replay (the later half; none
+    /// when there is only one run).
+    pub fn runs_after_isolated(&self) -> u32 {
+        self.run.runs / 2
     }
 
     /// How messages and the report name the model: the file, or the zoo model.

@@ -24,47 +24,29 @@ fn scratch() -> PathBuf {
 /// bloom-tiny compiled by AOTInductor for the CPU, exported once for every test here.
 fn package() -> &'static Path {
     static PACKAGE: OnceLock<PathBuf> = OnceLock::new();
-    PACKAGE.get_or_init(|| {
-        let path = scratch().join("bloom-tiny.pt2");
-        let _ = std::fs::remove_file(&path);
-        replay()
-            .args([
-                "export",
-                "--model",
-                "bloom-tiny",
-                "--format",
-                "pt2",
-                "--aoti",
-                "--out",
-            ])
-            .arg(&path)
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("AOTInductor package for cpu"));
-        path
-    })
+    PACKAGE.get_or_init(|| export_pt2("bloom-tiny.pt2", true, "AOTInductor package for cpu"))
 }
 
 /// The ExportedProgram of bloom-tiny (not compiled), exported once.
 fn exported_program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        let path = scratch().join("bloom-tiny-program.pt2");
-        replay()
-            .args([
-                "export",
-                "--model",
-                "bloom-tiny",
-                "--format",
-                "pt2",
-                "--out",
-            ])
-            .arg(&path)
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("(ExportedProgram)"));
-        path
-    })
+    PROGRAM.get_or_init(|| export_pt2("bloom-tiny-program.pt2", false, "(ExportedProgram)"))
+}
+
+/// `replay export --model bloom-tiny --format pt2 [--aoti]` into the scratch folder as `name`;
+/// its summary line must say `says`.
+fn export_pt2(name: &str, aoti: bool, says: &str) -> PathBuf {
+    let path = scratch().join(name);
+    let _ = std::fs::remove_file(&path);
+    replay()
+        .args(["export", "--model", "bloom-tiny", "--format", "pt2"])
+        .args(aoti.then_some("--aoti"))
+        .arg("--out")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(says));
+    path
 }
 
 fn full(model: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
