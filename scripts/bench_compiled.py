@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Issue 30's goals for compiled models on the CPU, as a benchmark: `make bench-compiled`.
 
-  bench_compiled.py [--models bloom-tiny gpt2-small] [--repeats 3] [--runs 50] [--warmup 10]
-                    [--max-time 0.5] [--rounds 5] [--threads N] [--workdir results/compiled]
-                    [--out results/bench_compiled.json]
+  bench_compiled.py [--models gpt2-small bert-base t5-small resnet50 bloom-560m] [--repeats 3]
+                    [--seq-len 5] [--runs 50] [--warmup 10] [--max-time 0.5] [--rounds 5]
+                    [--threads N] [--workdir results/compiled] [--out results/bench_compiled.json]
+
+Text models run at --seq-len tokens (batch 1), image models on one 224x224 image.
 
 For each model, --repeats times, side by side in the same run:
 
@@ -19,6 +21,9 @@ one, the share of the trace's time replayed and the compiled step's unseen share
 each side's spread over the repeats. The goals, checked on every repeat of the compiled side:
 at least 99 % of the step's time replayed (the replayed share of the trace's time, less the
 share no recorded op covers), and the best prediction within 5 % of the measured time.
+
+The JSON is rewritten after every comparison, and a comparison that fails is kept with its error
+(the command and the end of its stderr) while the run goes on.
 """
 import argparse
 import json
@@ -33,13 +38,29 @@ REPLAYED_GOAL = 0.99
 ERROR_GOAL_PERCENT = 5.0
 
 
+ZOO = ["gpt2-small", "bert-base", "t5-small", "resnet50", "bloom-560m"]
+IMAGE_MODELS = {"resnet50": 224, "resnet-tiny": 32}
+
+
+class Failed(Exception):
+    """A command of the benchmark that exited non-zero."""
+
+
 def run(cmd):
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+        raise Failed(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return seconds
+
+
+def size_args(model, seq_len):
+    """The input of one comparison: --seq-len tokens, or one image for an image model."""
+    if model in IMAGE_MODELS:
+        s = IMAGE_MODELS[model]
+        return ["--input", f"float32[1,3,{s},{s}]"]
+    return ["--seq-len", str(seq_len)]
 
 
 def compare(replay, model_args, out, args):
@@ -84,10 +105,46 @@ def side(results):
                                            ("measured_us", "best_error_percent", "replayed_share_of_step")}}
 
 
+def goals_met(compiled, repeats):
+    """Every one of the --repeats compiled comparisons ran and met both goals."""
+    done = [r for r in compiled if "error" not in r]
+    return len(done) == repeats and all(
+        r["replayed_share_of_step"] >= REPLAYED_GOAL and abs(r["best_error_percent"]) <= ERROR_GOAL_PERCENT
+        for r in done)
+
+
+def attempt(fn):
+    """fn()'s result, or the failure kept as {"error": ...} so the run goes on."""
+    try:
+        return fn()
+    except Failed as e:
+        print(f"  failed: {str(e).splitlines()[0]}", file=sys.stderr, flush=True)
+        return {"error": str(e)}
+
+
+def write(doc, out):
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, out)
+
+
+def line(model, i, c, e):
+    def one(r, extra):
+        if "error" in r:
+            return "failed"
+        return f"{r['measured_us']:.1f} us, best {r['best']} {r['best_error_percent']:+.1f}%{extra(r)}"
+    return (f"{model} repeat {i + 1}: compiled "
+            + one(c, lambda r: f", {100 * r['replayed_share_of_step']:.1f}% of the step replayed")
+            + "; eager " + one(e, lambda r: ""))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", nargs="+", default=["bloom-tiny", "gpt2-small"])
+    p.add_argument("--models", nargs="+", default=ZOO)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seq-len", type=int, default=5)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--max-time", type=float, default=0.5)
@@ -97,36 +154,41 @@ def main(argv=None):
     p.add_argument("--out", default=os.path.join(ROOT, "results", "bench_compiled.json"))
     p.add_argument("--replay", default=os.path.join(ROOT, "target", "release", "replay"))
     args = p.parse_args(argv)
-    if args.repeats < 1 or args.runs < 2:
-        print("bench_compiled: error: --repeats must be at least 1, --runs at least 2", file=sys.stderr)
+    if args.repeats < 1 or args.runs < 2 or args.seq_len < 1:
+        print("bench_compiled: error: --repeats and --seq-len must be at least 1, --runs at least 2",
+              file=sys.stderr)
         return 2
+    # `make bench-compiled ARGS="--models a,b"` passes one comma-separated word.
+    args.models = [m for word in args.models for m in word.split(",") if m]
     doc = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_average": os.getloadavg(),
            "device": "cpu", "protocol": {k: getattr(args, k) for k in ("repeats", "runs", "warmup", "max_time",
-                                                                       "rounds", "threads")},
+                                                                       "rounds", "threads", "seq_len")},
            "goals": {"replayed_share_of_step": REPLAYED_GOAL, "best_error_percent": ERROR_GOAL_PERCENT},
            "models": {}}
     for model in args.models:
         folder = os.path.join(args.workdir, model)
         os.makedirs(folder, exist_ok=True)
         torchscript = os.path.join(folder, f"{model}.pt")
-        run([args.replay, "export", "--model", model, "--out", torchscript])
         compiled, eager = [], []
+        entry = doc["models"][model] = {"input": size_args(model, args.seq_len)}
+        exported = attempt(lambda: run([args.replay, "export", "--model", model, "--out", torchscript]))
         for i in range(args.repeats):
-            compiled.append(compare(args.replay, ["--compile", "--zoo", model],
-                                    os.path.join(folder, f"compiled-{i}"), args))
-            eager.append(compare(args.replay, ["--model", torchscript], os.path.join(folder, f"eager-{i}"), args))
-            c, e = compiled[-1], eager[-1]
-            print(f"{model} repeat {i + 1}: compiled {c['measured_us']:.1f} us, best {c['best']} "
-                  f"{c['best_error_percent']:+.1f}%, {100 * c['replayed_share_of_step']:.1f}% of the step replayed; "
-                  f"eager {e['measured_us']:.1f} us, best {e['best']} {e['best_error_percent']:+.1f}%", flush=True)
-        met = all(r["replayed_share_of_step"] >= REPLAYED_GOAL and abs(r["best_error_percent"]) <= ERROR_GOAL_PERCENT
-                  for r in compiled)
-        doc["models"][model] = {"compiled": side(compiled), "eager": side(eager), "goals_met": met}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
+            compiled.append(attempt(lambda: compare(
+                args.replay, ["--compile", "--zoo", model, *size_args(model, args.seq_len)],
+                os.path.join(folder, f"compiled-{i}"), args)))
+            eager.append(exported if isinstance(exported, dict) else attempt(lambda: compare(
+                args.replay, ["--model", torchscript, *size_args(model, args.seq_len)],
+                os.path.join(folder, f"eager-{i}"), args)))
+            entry.update({"compiled": side(compiled), "eager": side(eager),
+                          "goals_met": goals_met(compiled, args.repeats)})
+            write(doc, args.out)
+            print(line(model, i, compiled[-1], eager[-1]), flush=True)
     print(f"wrote {args.out}")
-    return 0
+    failed = sum("error" in r for m in doc["models"].values()
+                 for r in m.get("compiled", {}).get("repeats", []) + m.get("eager", {}).get("repeats", []))
+    if failed:
+        print(f"bench_compiled: {failed} comparison(s) failed; their errors are in {args.out}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
