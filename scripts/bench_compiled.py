@@ -153,6 +153,9 @@ def main(argv=None):
     p.add_argument("--workdir", default=os.path.join(ROOT, "results", "compiled"))
     p.add_argument("--out", default=os.path.join(ROOT, "results", "bench_compiled.json"))
     p.add_argument("--replay", default=os.path.join(ROOT, "target", "release", "replay"))
+    p.add_argument("--update", action="store_true",
+                   help="keep the other models of an existing --out file, replacing those run now "
+                        "(each model keeps its own date and load)")
     args = p.parse_args(argv)
     if args.repeats < 1 or args.runs < 2 or args.seq_len < 1:
         print("bench_compiled: error: --repeats and --seq-len must be at least 1, --runs at least 2",
@@ -165,12 +168,21 @@ def main(argv=None):
                                                                        "rounds", "threads", "seq_len")},
            "goals": {"replayed_share_of_step": REPLAYED_GOAL, "best_error_percent": ERROR_GOAL_PERCENT},
            "models": {}}
+    if args.update and os.path.exists(args.out):
+        with open(args.out) as f:
+            earlier = json.load(f)
+        for name, entry in earlier.get("models", {}).items():
+            if name not in args.models:
+                entry.setdefault("date", earlier.get("date"))
+                entry.setdefault("load_average", earlier.get("load_average"))
+                doc["models"][name] = entry
     for model in args.models:
         folder = os.path.join(args.workdir, model)
         os.makedirs(folder, exist_ok=True)
         torchscript = os.path.join(folder, f"{model}.pt")
         compiled, eager = [], []
-        entry = doc["models"][model] = {"input": size_args(model, args.seq_len)}
+        entry = doc["models"][model] = {"input": size_args(model, args.seq_len), "date": doc["date"],
+                                        "load_average": os.getloadavg()}
         exported = attempt(lambda: run([args.replay, "export", "--model", model, "--out", torchscript]))
         for i in range(args.repeats):
             compiled.append(attempt(lambda: compare(

@@ -174,8 +174,12 @@ class KernelRecorder:
         rec.fields = {"argtypes": list(argtypes), "source_code": source}
 
         def recording(*args):
+            out = fn(*args)
+            # Recorded after the call: an integer buffer the kernel fills and then reads
+            # through another argument (t5's decoder ids, a `cat` it writes and embeds in one
+            # kernel) holds uninitialised memory before it, whose values index out of bounds.
             rec.record(args)
-            return fn(*args)
+            return out
         setattr(mod, name, recording)
         self.restore.append((mod, name, fn))
 
