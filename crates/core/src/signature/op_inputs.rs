@@ -66,6 +66,28 @@ pub struct TensorArgument<'a> {
     pub type_name: &'a str,
 }
 
+impl TensorArgument<'_> {
+    /// Whether the recorded strides are those of a contiguous (row-major, packed) tensor, size-1
+    /// dimensions aside; `None` when the strides were not recorded.
+    pub fn is_contiguous(&self) -> Option<bool> {
+        let strides = self.strides?;
+        if self.sizes.contains(&0) {
+            return Some(true);
+        }
+        let mut expected = 1i64;
+        for (&size, &stride) in self.sizes.iter().zip(strides).rev() {
+            if size == 1 {
+                continue;
+            }
+            if stride != expected {
+                return Some(false);
+            }
+            expected = expected.saturating_mul(size);
+        }
+        Some(true)
+    }
+}
+
 impl OpInputs {
     /// Parses the four recorded fields from their JSON text (as the trace keeps them);
     /// `None` when `Input Dims` is absent or malformed. A malformed other field counts as
@@ -221,6 +243,26 @@ fn concrete_text(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contiguity_is_read_from_the_recorded_strides_with_size_one_dimensions_aside() {
+        let arg = |sizes: &'static [i64], strides: Option<&'static [i64]>| TensorArgument {
+            sizes,
+            strides,
+            type_name: "float",
+        };
+        assert_eq!(arg(&[2, 3, 4], Some(&[12, 4, 1])).is_contiguous(), Some(true));
+        // A permuted view of a fused qkv projection, and a transposed matrix.
+        assert_eq!(
+            arg(&[1, 12, 16, 64], Some(&[36864, 64, 2304, 1])).is_contiguous(),
+            Some(false)
+        );
+        assert_eq!(arg(&[768, 50257], Some(&[1, 768])).is_contiguous(), Some(false));
+        // Size-1 dimensions may have any stride; empty tensors are contiguous.
+        assert_eq!(arg(&[1, 16, 1, 8], Some(&[999, 8, 7, 1])).is_contiguous(), Some(true));
+        assert_eq!(arg(&[0, 4], Some(&[1, 9])).is_contiguous(), Some(true));
+        assert_eq!(arg(&[4, 4], None).is_contiguous(), None);
+    }
 
     #[test]
     fn addmm_inputs_parse_with_strides_and_scalars() {

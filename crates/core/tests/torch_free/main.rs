@@ -5,6 +5,7 @@
 
 mod common;
 
+mod classify_composite_gemm;
 mod classify_conservation;
 mod classify_extern_out;
 mod classify_generated;
