@@ -251,15 +251,24 @@ mod tests {
             strides,
             type_name: "float",
         };
-        assert_eq!(arg(&[2, 3, 4], Some(&[12, 4, 1])).is_contiguous(), Some(true));
+        assert_eq!(
+            arg(&[2, 3, 4], Some(&[12, 4, 1])).is_contiguous(),
+            Some(true)
+        );
         // A permuted view of a fused qkv projection, and a transposed matrix.
         assert_eq!(
             arg(&[1, 12, 16, 64], Some(&[36864, 64, 2304, 1])).is_contiguous(),
             Some(false)
         );
-        assert_eq!(arg(&[768, 50257], Some(&[1, 768])).is_contiguous(), Some(false));
+        assert_eq!(
+            arg(&[768, 50257], Some(&[1, 768])).is_contiguous(),
+            Some(false)
+        );
         // Size-1 dimensions may have any stride; empty tensors are contiguous.
-        assert_eq!(arg(&[1, 16, 1, 8], Some(&[999, 8, 7, 1])).is_contiguous(), Some(true));
+        assert_eq!(
+            arg(&[1, 16, 1, 8], Some(&[999, 8, 7, 1])).is_contiguous(),
+            Some(true)
+        );
         assert_eq!(arg(&[0, 4], Some(&[1, 9])).is_contiguous(), Some(true));
         assert_eq!(arg(&[4, 4], None).is_contiguous(), None);
     }

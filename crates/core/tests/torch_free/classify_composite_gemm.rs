@@ -23,15 +23,15 @@ fn a_matmul_of_permuted_views_is_tier_3_with_its_gemm_shape_and_plain_linears_st
     let qk = file
         .signatures
         .iter()
-        .find(|s| {
-            s.name == "aten::matmul"
-                && strided_dims(s).0 == "[[1,12,16,64],[1,12,64,16]]"
-        })
+        .find(|s| s.name == "aten::matmul" && strided_dims(s).0 == "[[1,12,16,64],[1,12,64,16]]")
         .expect("the attention's q @ k^T matmul is a signature");
     assert_eq!(strided_dims(qk).1, "[[36864,64,2304,1],[36864,64,1,2304]]");
     assert_eq!(qk.tier, Tier::Op, "replayed whole through the dispatcher");
     assert!(qk.replayable, "{:?}", qk.reason);
-    let gemm = qk.gemm.as_ref().expect("the GEMM's shape is kept for the report");
+    let gemm = qk
+        .gemm
+        .as_ref()
+        .expect("the GEMM's shape is kept for the report");
     assert_eq!((gemm.batch, gemm.m, gemm.n, gemm.k), (12, 16, 16, 64));
     // Every composite GEMM op with only contiguous operands is still its GEMM (tier 2); every
     // one with a strided operand is tier 3. Both kinds are in this trace.
