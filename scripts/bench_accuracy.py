@@ -4,10 +4,14 @@ results/bench_accuracy.json.
 
 For every model and input size (text models at sequence lengths 5 and 128, image models at
 batch 1 and 8), runs the whole pipeline --repeats times at a fixed --threads and reports, per
-run, the measured full-model median, both predictions with their errors and the coverage, and
-per model and size the spread across the repeats: of the measured time and of each
-prediction's error. Goal (issue 12): the better prediction within 5 % for every model and size,
-and coverage 100 % (no unreplayed signature). Ends with a markdown table of the figures.
+run, the measured full-model median, the three predictions with their errors (the kernel sum,
+the timeline, and the sequence: the timeline with the step re-run in order) and the coverage,
+and per model and size the spread across the repeats: of the measured time and of each
+prediction's error. Also, per run, the context effect op by op: each signature's in-context
+time (the step re-run in order) against the trace's own mean, for ops above 50 us. Goals
+(issues 12 and 31): the best prediction within 5 % for every model and size (bloom-tiny within
+10 %), coverage 100 % (no unreplayed signature), and the in-context per-op median |error| within
+5 %. Ends with a markdown table of the figures.
 
 Usage: scripts/bench_accuracy.py [--repeats 3] [--threads 2] [--models a,b,...]
                                  [--runs 100] [--max-time-per-kernel 0.5] [--quick]
@@ -75,6 +79,9 @@ def one_run(model, size_args, args, tmp):
         "sum_us": p["sum"]["predicted_us"], "sum_error_percent": signed_error(p["sum"]),
         "timeline_us": p["timeline"]["predicted_us"] if p["timeline"] else None,
         "timeline_error_percent": signed_error(p["timeline"]) if p["timeline"] else None,
+        "sequence_us": p["sequence"]["predicted_us"] if p.get("sequence") else None,
+        "sequence_error_percent": signed_error(p["sequence"]) if p.get("sequence") else None,
+        "in_context_op_abs_errors_percent": in_context_errors(r),
         "best": p["best"],
         "coverage": r["coverage"]["replayed_share_of_trace_time"],
         "unreplayed": [u["name"] for u in r["coverage"]["unreplayed"]],
@@ -82,6 +89,24 @@ def one_run(model, size_args, args, tmp):
         # trace's own time for them.
         "top_signatures": r["top_signatures"][:10],
     }
+
+
+# Ops above this trace mean (us) enter the per-op in-context goal.
+IN_CONTEXT_MIN_US = 50.0
+
+
+def in_context_errors(report):
+    """|in-context - trace mean| / trace mean x 100 of every signature of the run with a trace
+    mean above IN_CONTEXT_MIN_US and an in-context time (the step re-run in order)."""
+    return [100 * abs(s["in_context_us"] - s["trace_mean_us"]) / s["trace_mean_us"]
+            for s in report.get("signature_times", [])
+            if s.get("in_context_us") is not None and s["trace_mean_us"] >= IN_CONTEXT_MIN_US]
+
+
+def best_abs_error(run):
+    """The smallest |error| of the run's predictions."""
+    return min(abs(e) for e in (run["sum_error_percent"], run["timeline_error_percent"],
+                                run.get("sequence_error_percent")) if e is not None)
 
 
 def spread(values):
@@ -95,7 +120,9 @@ def spread(values):
 
 def summarise(runs):
     measured = [r["measured_us"] for r in runs]
-    best = [min(abs(r["sum_error_percent"]), abs(r["timeline_error_percent"] or 1e9)) for r in runs]
+    best = [best_abs_error(r) for r in runs]
+    per_op = [statistics.median(r["in_context_op_abs_errors_percent"]) for r in runs
+              if r.get("in_context_op_abs_errors_percent")]
     coverage = min(r["coverage"] for r in runs)
     summary = {
         "runs": runs,
@@ -104,12 +131,20 @@ def summarise(runs):
             100 * (max(measured) - min(measured)) / statistics.median(measured),
         "sum_error_percent": spread([r["sum_error_percent"] for r in runs]),
         "timeline_error_percent": spread([r["timeline_error_percent"] for r in runs]),
+        "sequence_error_percent": spread([r.get("sequence_error_percent") for r in runs]),
+        "in_context_op_median_abs_error_percent": spread(per_op),
         "best_abs_error_percent": spread(best),
         "coverage_min": coverage,
         "unreplayed": sorted({n for r in runs for n in r["unreplayed"]}),
     }
     summary["meets_goal"] = summary["best_abs_error_percent"]["median"] <= 5.0 and coverage >= 1.0
     return summary
+
+
+def goal_for(name):
+    """The best prediction's goal (|error| %): bloom-tiny, whose step is mostly framework time,
+    within 10 %, every other model within 5 %."""
+    return 10.0 if name == "bloom-tiny" else 5.0
 
 
 def fmt_error(s):
@@ -119,15 +154,25 @@ def fmt_error(s):
     return f"{s['median']:+.1f} % ({s['min']:+.1f} .. {s['max']:+.1f})"
 
 
+def fmt_abs(s):
+    """`median (min .. max)` of an unsigned figure across the repeats."""
+    if s is None:
+        return "-"
+    return f"{s['median']:.1f} % ({s['min']:.1f} .. {s['max']:.1f})"
+
+
 def table(report):
-    lines = ["| model | size | measured (run-to-run range) | kernel-sum error | timeline error | coverage |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| model | size | measured (run-to-run range) | kernel-sum error | timeline error "
+             "| sequence error | in-context per-op median abs error (ops > 50 us) | coverage |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, by_size in report["models"].items():
         for label, s in by_size.items():
             m = s["measured_us"]
             lines.append(
                 f"| {name} | {label} | {m['median'] / 1000:.2f} ms ({s['measured_run_to_run_spread_percent']:.1f} %) "
                 f"| {fmt_error(s['sum_error_percent'])} | {fmt_error(s['timeline_error_percent'])} "
+                f"| {fmt_error(s.get('sequence_error_percent'))} "
+                f"| {fmt_abs(s.get('in_context_op_median_abs_error_percent'))} "
                 f"| {100 * s['coverage_min']:.1f} % |")
     return "\n".join(lines)
 
@@ -165,7 +210,9 @@ def main():
         return 2
     report = {"threads": args.threads, "repeats": args.repeats, "runs": args.runs,
               "max_time_per_kernel_s": args.max_time_per_kernel, "cold": args.cold,
-              "quick": args.quick, "goal": "best prediction within 5 % and coverage 100 %",
+              "quick": args.quick,
+              "goal": "best of the three predictions within 5 % (bloom-tiny 10 %), coverage 100 %, "
+                      "in-context per-op median |error| within 5 % (ops above 50 us)",
               "models": {}}
     for name in names:
         model = model_path(name, args.models_dir)
@@ -175,10 +222,12 @@ def main():
                 with tempfile.TemporaryDirectory() as tmp:
                     runs.append(one_run(model, size_args, args, tmp))
             s = summarise(runs)
+            s["meets_goal"] = s["best_abs_error_percent"]["median"] <= goal_for(name) and s["coverage_min"] >= 1.0
             report["models"].setdefault(name, {})[label] = s
             print(f"{name} {label}: measured {[round(r['measured_us']) for r in runs]} us, "
                   f"sum errors {[round(r['sum_error_percent'], 1) for r in runs]} %, "
                   f"timeline errors {[round(r['timeline_error_percent'] or 0, 1) for r in runs]} %, "
+                  f"sequence errors {[round(r['sequence_error_percent'] or 0, 1) for r in runs]} %, "
                   f"coverage {100 * s['coverage_min']:.1f} %{'' if s['meets_goal'] else '  (misses the goal)'}",
                   flush=True)
             os.makedirs(os.path.dirname(args.out), exist_ok=True)

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::pipeline::options::{DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_ROUNDS};
+use crate::pipeline::options::{
+    DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S, DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_ROUNDS,
+};
 use crate::pipeline::{CompareOptions, CompileMode};
 
 use super::console::ConsoleObserver;
@@ -77,6 +79,15 @@ pub struct CompareArgs {
         requires = "compile"
     )]
     pub zoo: Option<String>,
+
+    /// Leave out the third prediction: the trace's step re-run in order (`replay sequence`),
+    /// every op timed in its place, through the timeline model
+    #[arg(long)]
+    pub no_sequence: bool,
+
+    /// Time budget of the step's re-run in order, warm-up included, in seconds
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S, value_parser = crate::cli::value_parsers::positive_seconds)]
+    pub sequence_max_time: f64,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -94,6 +105,8 @@ impl From<CompareArgs> for CompareOptions {
             compile: args.compile,
             blocking_kernel: !args.no_blocking_kernel,
             zoo: args.zoo,
+            sequence: !args.no_sequence,
+            sequence_max_time_s: args.sequence_max_time,
         }
     }
 }

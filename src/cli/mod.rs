@@ -16,6 +16,7 @@ pub mod merge;
 mod scan;
 pub mod scripts;
 mod selftest;
+pub mod sequence;
 pub mod timing_args;
 pub mod value_parsers;
 
@@ -42,6 +43,9 @@ pub enum Command {
     Devices(devices::DevicesArgs),
     /// Replay every signature of a signature file alone on a device and time it
     Isolated(isolated::IsolatedArgs),
+    /// Re-run a trace's step in order, every op with inputs of its own, and time each op in
+    /// its place (a trace recorded on one device re-runs on any)
+    Sequence(sequence::SequenceArgs),
     /// Run one replay per tier on a device and check the numbers against libtorch on the CPU;
     /// with --model, also the whole model and a small compare pipeline on that device
     Selftest(selftest::SelftestArgs),
@@ -80,6 +84,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices(args) => devices::run(args),
         Command::Isolated(args) => Ok(isolated::run(args)?),
+        Command::Sequence(args) => sequence::run(args),
         Command::Selftest(args) => selftest::run(args),
         Command::Full(args) => full::run(args),
         Command::Export(args) => scripts::export(args),
@@ -115,6 +120,6 @@ mod tests {
             );
             compared += 1;
         }
-        assert_eq!(compared, 11);
+        assert_eq!(compared, 12);
     }
 }

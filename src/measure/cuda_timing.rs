@@ -259,6 +259,10 @@ impl Timer for CudaEvents {
         }
         std::mem::take(&mut self.total)
     }
+
+    fn running(&self) -> BatchTiming {
+        self.total
+    }
 }
 
 impl Drop for CudaEvents {

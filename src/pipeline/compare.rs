@@ -163,6 +163,42 @@ pub fn run(
                 .map_err(|e| crate::Error::from(replay_core::Error::from(e)))
         })
         .transpose()?;
+    // 6. The third prediction: the step re-run in order, its in-context times through the
+    //    same timeline model. Its failure leaves the other two.
+    let sequence = match (&loaded_trace, &trace_path, options.sequence) {
+        (Some(t), Some(path), true) => {
+            let rerun = super::sequence::rerun(
+                t,
+                &file,
+                &device,
+                &options.sequence_of(path.clone()),
+                &mut super::observer::ResultsAsInfo(&mut *observer),
+            )
+            .and_then(|s| {
+                let timeline = crate::predict::with_replayed_durations(t, &s.signatures)
+                    .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+                Ok((s, timeline.predicted_us))
+            });
+            match rerun {
+                Ok(done) => Some(done),
+                Err(e) => {
+                    observer.warning(&format!("no sequence prediction: {e:#}"));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let in_context_us = sequence
+        .as_ref()
+        .map(|(s, _)| {
+            s.signatures
+                .results
+                .iter()
+                .filter_map(|r| Some((r.id.clone(), r.predicted_us?)))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut report = aggregate(
         &file,
         &results,
@@ -175,6 +211,8 @@ pub fn run(
             timeline_predicted_us: timeline.as_ref().map(|t| t.predicted_us),
             timeline_interruptions: timeline.as_ref().map(|t| t.interruptions),
             self_check: timeline.as_ref().map(|t| t.self_check.clone()),
+            sequence_predicted_us: sequence.as_ref().map(|(_, us)| *us),
+            in_context_us,
         },
     );
     // Energy along the timeline needs the device's power between kernels; without it (or a

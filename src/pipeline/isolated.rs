@@ -316,7 +316,7 @@ pub fn summary(
 /// itself (where `compare` keeps both). None when the file has no generated kernel, or no cache
 /// is found (its kernels then end unsupported, saying how to give one); a cache that is there
 /// but malformed exits 2 naming it.
-fn generated_kernels(
+pub(crate) fn generated_kernels(
     file: &signature::schema::SignatureFile,
     signatures_path: &std::path::Path,
     cache: Option<&std::path::Path>,

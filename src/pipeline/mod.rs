@@ -11,12 +11,13 @@ pub mod isolated;
 pub mod observer;
 pub mod options;
 pub mod selftest;
+pub mod sequence;
 pub mod suite_command;
 pub mod threads;
 
 pub use observer::{Observer, Stage, Tick};
 pub use options::{
     CaptureOptions, CompareOptions, CompileMode, EnergyOptions, FullOptions, IsolatedOptions,
-    SelftestOptions,
+    SelftestOptions, SequenceOptions,
 };
 pub use suite_command::{drive, CaseReporter, ShardRecord, SuiteCommand};

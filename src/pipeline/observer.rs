@@ -17,6 +17,8 @@ pub enum Stage {
     Full,
     /// Measuring the device's power between kernels, for energy along the timeline.
     Energy,
+    /// Re-running the trace's step in order (`replay sequence`).
+    Sequence,
     /// A suite command working through its cases (`bench scan`, `calibrate`, ...): its
     /// name, as the user typed it.
     Suite(&'static str),
@@ -30,6 +32,7 @@ impl fmt::Display for Stage {
             Stage::Isolated => "isolated",
             Stage::Full => "full",
             Stage::Energy => "energy",
+            Stage::Sequence => "sequence",
             Stage::Suite(name) => name,
         })
     }

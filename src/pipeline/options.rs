@@ -213,6 +213,51 @@ impl Default for IsolatedOptions {
     }
 }
 
+/// Time budget of `replay sequence`'s runs of the whole step, warm-up included (seconds).
+pub const DEFAULT_SEQUENCE_MAX_TIME_S: f64 = 10.0;
+/// The same inside `replay compare`, where it is the third prediction beside the others.
+pub const DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S: f64 = 3.0;
+
+/// `replay sequence`: re-run a trace's step in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SequenceOptions {
+    /// The profiler trace whose step is re-run.
+    pub trace: PathBuf,
+    /// Its signature file, when classified already (`replay classify`); else the trace is
+    /// classified.
+    pub kernels: Option<PathBuf>,
+    pub device: DeviceSpec,
+    /// Where sequence.json and sequence.csv go.
+    pub output_dir: PathBuf,
+    /// Time budget of the runs, warm-up included (seconds).
+    pub max_time_s: f64,
+    pub noise: f64,
+    pub min_samples: usize,
+    /// libtorch intra-op threads; `None`: libtorch's own choice.
+    pub threads: Option<i32>,
+    /// The kept Inductor cache generated kernels are rebuilt from.
+    pub inductor_cache: Option<PathBuf>,
+    /// On a GPU, each op's segment queued behind the CUDA timer's blocking kernel.
+    pub blocking_kernel: bool,
+}
+
+impl Default for SequenceOptions {
+    fn default() -> Self {
+        SequenceOptions {
+            trace: PathBuf::new(),
+            kernels: None,
+            device: DEFAULT_DEVICE,
+            output_dir: PathBuf::from(DEFAULT_OUTPUT_DIR),
+            max_time_s: DEFAULT_SEQUENCE_MAX_TIME_S,
+            noise: DEFAULT_NOISE,
+            min_samples: DEFAULT_MIN_SAMPLES,
+            threads: None,
+            inductor_cache: None,
+            blocking_kernel: true,
+        }
+    }
+}
+
 /// `replay full`: time the whole TorchScript model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FullOptions {
@@ -278,6 +323,10 @@ pub struct CompareOptions {
     pub blocking_kernel: bool,
     /// A model of the zoo instead of `run.model` (with `compile`).
     pub zoo: Option<String>,
+    /// Re-run the trace's step in order for the third prediction (`replay sequence`).
+    pub sequence: bool,
+    /// Its time budget (seconds).
+    pub sequence_max_time_s: f64,
 }
 
 impl Default for CompareOptions {
@@ -295,6 +344,8 @@ impl Default for CompareOptions {
             compile: None,
             blocking_kernel: true,
             zoo: None,
+            sequence: true,
+            sequence_max_time_s: DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S,
         }
     }
 }
@@ -349,6 +400,20 @@ impl CompareOptions {
         match &self.zoo {
             Some(name) => format!("zoo model {name}"),
             None => self.run.model.display().to_string(),
+        }
+    }
+
+    /// The re-run of `trace`'s step in order (the third prediction): compare's device,
+    /// folder and Inductor cache. Threads were set for the whole run.
+    pub fn sequence_of(&self, trace: PathBuf) -> SequenceOptions {
+        SequenceOptions {
+            trace,
+            device: self.run.device,
+            output_dir: self.run.output_dir.clone(),
+            max_time_s: self.sequence_max_time_s,
+            inductor_cache: self.inductor_cache.clone(),
+            blocking_kernel: self.blocking_kernel,
+            ..SequenceOptions::default()
         }
     }
 

@@ -8,6 +8,7 @@ pub mod overload;
 pub use replay_core::signature::recorded;
 pub mod registry;
 pub mod rotating_op;
+pub mod sequence;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;

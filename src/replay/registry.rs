@@ -215,6 +215,17 @@ fn typed_inputs(inputs: &crate::signature::schema::RecordedInputs) -> Option<Vec
     )
 }
 
+/// The parameters (weights, biases) a replay reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parameters {
+    /// Copies used in turn, so that they come from memory as in a forward pass: a call
+    /// replayed alone over and over (`isolated`).
+    Rotating,
+    /// One set: a call in its place in the re-run step (`sequence`), where every op instance
+    /// has parameters of its own and the working set is the model's.
+    OneSet,
+}
+
 /// Sets up the replayer for `unit` on `device`.
 pub fn target_for(
     file: &SignatureFile,
@@ -222,6 +233,18 @@ pub fn target_for(
     device: &Device,
     generated: Option<&InductorKernels>,
 ) -> Result<(Box<dyn Target>, Method), SetupError> {
+    target_with(file, unit, device, generated, Parameters::Rotating)
+}
+
+/// [`target_for`] with the given parameter working set.
+pub fn target_with(
+    file: &SignatureFile,
+    unit: &ReplayUnit,
+    device: &Device,
+    generated: Option<&InductorKernels>,
+    parameters: Parameters,
+) -> Result<(Box<dyn Target>, Method), SetupError> {
+    let rotate = parameters == Parameters::Rotating;
     let sig = &file.signatures[unit.lead];
     // Tier 4 says how its kernels are replayed, whether or not the cache was at hand.
     if !sig.replayable && !matches!(unit.tier, Tier::Op | Tier::Generated) {
@@ -268,8 +291,8 @@ pub fn target_for(
             };
             match device {
                 Device::Cpu(_) => {
-                    let target =
-                        TorchGemmTarget::new(gemm, tch::Device::Cpu).map_err(|e| match e {
+                    let target = TorchGemmTarget::with_copies(gemm, tch::Device::Cpu, rotate)
+                        .map_err(|e| match e {
                             super::tier2_gemm::TorchGemmError::Unsupported(why) => {
                                 SetupError::Unsupported(why)
                             }
@@ -324,14 +347,16 @@ pub fn target_for(
                 .as_ref()
                 .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
             let first = match inputs {
-                Some(inputs) => prepare_op(&op_name, &inputs, device, site),
+                Some(inputs) => prepare_op(&op_name, &inputs, device, site, rotate),
                 None => Err(SetupError::Unsupported(format!(
                     "{op_name}: the trace recorded no input shapes"
                 ))),
             };
             let (prepared, note) = match first {
                 Ok(prepared) => (prepared, None),
-                Err(first_error) => enclosing_op_fallback(sig, device).ok_or(first_error)?,
+                Err(first_error) => {
+                    enclosing_op_fallback(sig, device, rotate).ok_or(first_error)?
+                }
             };
             let mut method = format!("libtorch dispatcher {}", prepared.name());
             if let Some(note) = note {
@@ -350,11 +375,14 @@ fn prepare_op(
     inputs: &[RecordedInput],
     device: &Device,
     site: CallSite,
+    rotate: bool,
 ) -> Result<super::rotating_op::RotatingOp, SetupError> {
-    tier3_libtorch::prepare_at(op_name, inputs, device.torch_device(), site).map_err(|e| match e {
-        Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
-        Tier3Error::Failed(m) => SetupError::failed(m),
-    })
+    tier3_libtorch::prepare_with(op_name, inputs, device.torch_device(), site, rotate).map_err(
+        |e| match e {
+            Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
+            Tier3Error::Failed(m) => SetupError::failed(m),
+        },
+    )
 }
 
 /// When the launching op cannot run here (a CUDA-only kernel op replayed on the CPU, say),
@@ -363,6 +391,7 @@ fn prepare_op(
 fn enclosing_op_fallback(
     sig: &Signature,
     device: &Device,
+    rotate: bool,
 ) -> Option<(super::rotating_op::RotatingOp, Option<String>)> {
     let op = sig.op.as_ref()?;
     for (depth, (name, inputs)) in op
@@ -376,7 +405,7 @@ fn enclosing_op_fallback(
             continue;
         };
         let site = CallSite::of_ancestry(&op.ancestry[..depth]);
-        if let Ok(prepared) = prepare_op(name, &inputs, device, site) {
+        if let Ok(prepared) = prepare_op(name, &inputs, device, site, rotate) {
             let note = format!("enclosing op: {} cannot run on {}", op.name, device.spec());
             return Some((prepared, Some(note)));
         }

@@ -224,6 +224,18 @@ pub fn prepare_at(
     device: Device,
     site: CallSite,
 ) -> Result<RotatingOp, Tier3Error> {
+    prepare_with(op_name, inputs, device, site, true)
+}
+
+/// [`prepare_at`]; with `rotate` false, one set of parameters only (see
+/// [`super::tier2_gemm::TorchGemmTarget::with_copies`]).
+pub fn prepare_with(
+    op_name: &str,
+    inputs: &[RecordedInput],
+    device: Device,
+    site: CallSite,
+    rotate: bool,
+) -> Result<RotatingOp, Tier3Error> {
     let choice =
         resolve(op_name, inputs, site).map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
     let inputs = &inputs[choice.skip..];
@@ -320,7 +332,7 @@ pub fn prepare_at(
         })
         .collect();
     let copies = match device {
-        Device::Cpu if !parameters.is_empty() => {
+        Device::Cpu if rotate && !parameters.is_empty() => {
             let bytes: u64 = parameters
                 .iter()
                 .map(|&i| match &args[i] {

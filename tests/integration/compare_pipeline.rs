@@ -204,14 +204,17 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
             "--runs",
             "20",
         ])
-        .args(["--max-time-per-kernel", "0.02", "--quiet", "--model"])
+        .args(["--max-time-per-kernel", "0.02", "--sequence-max-time", "1"])
+        .args(["--quiet", "--model"])
         .arg(&model)
         .arg("--output-dir")
         .arg(&out)
         .assert()
         .success()
         .stdout(predicate::str::contains("measured full model"))
-        .stdout(predicate::str::contains("predicted, timeline"));
+        .stdout(predicate::str::contains("predicted, timeline"))
+        .stdout(predicate::str::contains("predicted, sequence"))
+        .stdout(predicate::str::contains("in context us"));
 
     let report = json(&out.join("comparison_report.json"));
     let measured = report["full_model_inference_us"].as_f64().unwrap();
@@ -247,7 +250,45 @@ fn compare_on_bloom_tiny_writes_a_consistent_report() {
         timeline > sum,
         "framework time between ops is added to the kernels"
     );
-    assert!(["sum", "timeline"].contains(&report["predictions"]["best"].as_str().unwrap()));
+    // The third: the step re-run in order (sequence.json beside), through the same timeline
+    // model; every top signature that ran in the step has its in-context time.
+    let sequence = report["predictions"]["sequence"]["predicted_us"]
+        .as_f64()
+        .unwrap();
+    assert!(sequence > 0.0);
+    let rerun = json(&out.join("sequence.json"));
+    let entries = rerun["entries"].as_array().unwrap();
+    assert!(!entries.is_empty());
+    assert!(
+        entries.iter().all(|e| e["status"] == "ok"),
+        "every op of bloom-tiny's step is rebuilt: {entries:?}"
+    );
+    // Every step of the capture runs the same ops: the timeline puts each op's in-context
+    // time in its place and adds the framework time between them.
+    let ops_in_context: f64 = entries
+        .iter()
+        .map(|e| e["in_context"]["median_us"].as_f64().unwrap())
+        .sum();
+    assert!(
+        sequence >= ops_in_context,
+        "the timeline adds framework time to the re-run ops: {sequence} vs {ops_in_context}"
+    );
+    let best = report["predictions"]["best"].as_str().unwrap();
+    assert!(["sum", "timeline", "sequence"].contains(&best));
+    let error_of = |name: &str| {
+        report["predictions"][name]["prediction_error_percent"]
+            .as_f64()
+            .unwrap()
+            .abs()
+    };
+    for other in ["sum", "timeline", "sequence"] {
+        assert!(error_of(best) <= error_of(other), "{best} is the closest");
+    }
+    assert!(report["top_signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["in_context_us"].as_f64().is_some_and(|us| us > 0.0)));
     // Coverage and the self-check.
     let coverage = report["coverage"]["replayed_share_of_trace_time"]
         .as_f64()

@@ -36,6 +36,7 @@ mod scan_seed_names;
 mod scan_tool;
 mod scan_torch_backend;
 mod selftest_model;
+mod sequence_cli;
 mod shard_merge;
 mod torchscript_gpt2_trace;
 mod zoo_compare;

@@ -115,6 +115,16 @@ pub struct TorchGemmTarget {
 
 impl TorchGemmTarget {
     pub fn new(p: &GemmParams, device: Device) -> Result<TorchGemmTarget, TorchGemmError> {
+        Self::with_copies(p, device, true)
+    }
+
+    /// [`Self::new`]; with `rotate` false, one weight operand only: a call in its place in a
+    /// re-run model (`replay sequence`), where every op instance has its own weights already.
+    pub fn with_copies(
+        p: &GemmParams,
+        device: Device,
+        rotate: bool,
+    ) -> Result<TorchGemmTarget, TorchGemmError> {
         let unsupported = |dtype: &str| {
             TorchGemmError::Unsupported(format!("dtype {dtype} has no libtorch GEMM"))
         };
@@ -132,7 +142,7 @@ impl TorchGemmTarget {
         } else {
             None
         };
-        let copies = if batched {
+        let copies = if batched || !rotate {
             1
         } else {
             weight_copies(b.numel() as u64 * b.kind().elt_size_in_bytes() as u64)

@@ -48,6 +48,10 @@ pub enum Command {
     /// Replay every signature of a signature file alone on a device and time it
     #[command(disable_help_flag = true)]
     Isolated(Forwarded),
+    /// Re-run a trace's step in order, every op with inputs of its own, and time each op in
+    /// its place (a trace recorded on one device re-runs on any)
+    #[command(disable_help_flag = true)]
+    Sequence(Forwarded),
     /// Run one replay per tier on a device and check the numbers against libtorch on the CPU;
     /// with --model, also the whole model and a small compare pipeline on that device
     #[command(disable_help_flag = true)]
@@ -103,6 +107,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Devices(f) => ("devices", f),
         Command::Isolated(f) => ("isolated", f),
+        Command::Sequence(f) => ("sequence", f),
         Command::Selftest(f) => ("selftest", f),
         Command::Full(f) => ("full", f),
         Command::Export(f) => ("export", f),

@@ -31,6 +31,48 @@ pub const ISOLATED_COLUMNS: &[&str] = &[
     "reason",
 ];
 
+/// The columns of `sequence.csv`: one row per entry of the re-run step, in order.
+pub const SEQUENCE_COLUMNS: &[&str] = &[
+    "position",
+    "name",
+    "tier",
+    "status",
+    "method",
+    "trace_us",
+    "in_context_median_us",
+    "in_context_p10_us",
+    "in_context_p90_us",
+    "samples",
+    "signatures",
+    "reason",
+];
+
+/// `sequence.csv`: every entry of a re-run step with its trace time and in-context spread.
+pub fn sequence_to_bytes(results: &crate::results::sequence::SequenceResults) -> Vec<u8> {
+    let mut writer = ::csv::Writer::from_writer(Vec::new());
+    let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    let _ = writer.write_record(SEQUENCE_COLUMNS);
+    for e in &results.entries {
+        let s = e.in_context.as_ref();
+        let ids: Vec<&str> = e.members.iter().map(|(id, _)| id.as_str()).collect();
+        let _ = writer.write_record([
+            e.position.to_string(),
+            e.name.clone(),
+            e.tier.to_string(),
+            status_text(e.status).into(),
+            e.method.clone().unwrap_or_default(),
+            format!("{}", e.trace_us),
+            num(s.map(|s| s.median_us)),
+            num(s.map(|s| s.p10_us)),
+            num(s.map(|s| s.p90_us)),
+            s.map(|s| s.samples.to_string()).unwrap_or_default(),
+            ids.join(" "),
+            e.reason.clone().unwrap_or_default(),
+        ]);
+    }
+    writer.into_inner().unwrap_or_default()
+}
+
 fn status_text(s: Status) -> &'static str {
     match s {
         Status::Ok => "ok",

@@ -19,6 +19,9 @@ pub enum OutputFile {
     /// `replay compare`: the report, as JSON and as a page.
     ComparisonReport,
     ReportHtml,
+    /// `replay sequence`: the step re-run in order, as JSON and its entries as CSV.
+    SequenceJson,
+    SequenceCsv,
 }
 
 impl OutputFile {
@@ -32,6 +35,8 @@ impl OutputFile {
             OutputFile::Signatures => "signatures.json",
             OutputFile::ComparisonReport => "comparison_report.json",
             OutputFile::ReportHtml => "report.html",
+            OutputFile::SequenceJson => "sequence.json",
+            OutputFile::SequenceCsv => "sequence.csv",
         }
     }
 }

@@ -1084,6 +1084,9 @@ mod tests {
             self.taken.borrow_mut().push(t.device);
             t
         }
+        fn running(&self) -> BatchTiming {
+            self.clock.running()
+        }
     }
 
     impl DeviceStream for RecordedClock {

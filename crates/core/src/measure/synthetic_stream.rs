@@ -110,6 +110,10 @@ impl Timer for SyntheticTimer {
     fn take_batch(&mut self) -> BatchTiming {
         std::mem::take(&mut self.total)
     }
+
+    fn running(&self) -> BatchTiming {
+        self.total
+    }
 }
 
 #[cfg(test)]

@@ -38,6 +38,11 @@ pub trait Timer {
 
     /// The sum of the segments since the last take; the next segment starts a new sum.
     fn take_batch(&mut self) -> BatchTiming;
+
+    /// What the segments since the last take add up to so far, without taking it: a target
+    /// that runs several things in one call reads it before and after each to time each in
+    /// its place (`replay sequence`'s in-context time per op).
+    fn running(&self) -> BatchTiming;
 }
 
 /// Times `work` as one segment of `timer` and returns what it returned: how a target with
@@ -86,6 +91,14 @@ impl Timer for ClockTimer {
             blocking_timeouts: 0,
         }
     }
+
+    fn running(&self) -> BatchTiming {
+        BatchTiming {
+            device: self.total,
+            host: self.total,
+            blocking_timeouts: 0,
+        }
+    }
 }
 
 /// A timer that times nothing: runs a target whose calls mark their own segments when no one
@@ -103,6 +116,10 @@ impl Timer for Untimed {
     }
 
     fn take_batch(&mut self) -> BatchTiming {
+        BatchTiming::default()
+    }
+
+    fn running(&self) -> BatchTiming {
         BatchTiming::default()
     }
 }
@@ -134,7 +151,9 @@ mod tests {
         .unwrap();
         let outside = outside.elapsed();
         assert_eq!(answer, 42);
+        let so_far = timer.running();
         let t = timer.take_batch();
+        assert_eq!(so_far, t, "running reads what take_batch then takes");
         assert_eq!(t.device, t.host, "one reading on the host");
         assert!(t.device >= Duration::from_millis(5), "{t:?}");
         assert!(

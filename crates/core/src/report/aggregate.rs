@@ -109,6 +109,10 @@ pub struct Context {
     pub timeline_predicted_us: Option<f64>,
     pub timeline_interruptions: Option<crate::predict::Interruptions>,
     pub self_check: Option<SelfCheck>,
+    /// The timeline with the in-context times of the re-run step (`replay sequence`).
+    pub sequence_predicted_us: Option<f64>,
+    /// In-context time per invocation by signature id, from the same re-run.
+    pub in_context_us: HashMap<String, f64>,
 }
 
 /// Builds the report.
@@ -120,7 +124,12 @@ pub fn aggregate(
 ) -> ComparisonReport {
     let measured = full.median_us;
     let sum: f64 = results.results.iter().map(|r| predicted_total(r).0).sum();
-    let predictions = predictions(sum, ctx.timeline_predicted_us, measured);
+    let predictions = predictions(
+        sum,
+        ctx.timeline_predicted_us,
+        ctx.sequence_predicted_us,
+        measured,
+    );
     let labels: HashMap<&str, String> = file
         .signatures
         .iter()
@@ -142,12 +151,12 @@ pub fn aggregate(
         predictions,
         invocations: results.results.iter().map(|r| r.count).sum(),
         tier_breakdown: tiers(file, results, sum),
-        top_signatures: top_signatures(results, &labels),
+        top_signatures: top_signatures(results, &labels, &ctx.in_context_us),
         coverage: coverage(file, results),
         trace_self_check: ctx.self_check,
         timeline_interruptions: ctx.timeline_interruptions,
         energy: None,
-        signature_times: signature_times(results, &labels),
+        signature_times: signature_times(results, &labels, &ctx.in_context_us),
     }
 }
 
@@ -204,29 +213,43 @@ fn tiers(file: &SignatureFile, results: &IsolatedResults, sum: f64) -> Tiers {
     }
 }
 
-/// The kernel sum and the timeline against the measured time, and which is closer.
-fn predictions(sum: f64, timeline_us: Option<f64>, measured: f64) -> Predictions {
-    let sum_prediction = PredictionError {
-        predicted_us: sum,
-        error_percent: error_percent(sum, measured),
-    };
-    let timeline = timeline_us.map(|t| PredictionError {
+/// The kernel sum, the timeline and the sequence against the measured time, and which is
+/// closest (the earlier one on a tie).
+fn predictions(
+    sum: f64,
+    timeline_us: Option<f64>,
+    sequence_us: Option<f64>,
+    measured: f64,
+) -> Predictions {
+    let against = |t: f64| PredictionError {
         predicted_us: t,
         error_percent: error_percent(t, measured),
-    });
-    let best = match &timeline {
-        Some(t) if t.error_percent.abs() < sum_prediction.error_percent.abs() => "timeline",
-        _ => "sum",
     };
+    let sum_prediction = against(sum);
+    let timeline = timeline_us.map(against);
+    let sequence = sequence_us.map(against);
+    let mut best = ("sum", sum_prediction.error_percent.abs());
+    for (name, p) in [("timeline", &timeline), ("sequence", &sequence)] {
+        if let Some(p) = p {
+            if p.error_percent.abs() < best.1 {
+                best = (name, p.error_percent.abs());
+            }
+        }
+    }
     Predictions {
         sum: sum_prediction,
         timeline,
-        best: best.to_string(),
+        sequence,
+        best: best.0.to_string(),
     }
 }
 
 /// The twenty signatures with the largest predicted time.
-fn top_signatures(results: &IsolatedResults, labels: &HashMap<&str, String>) -> Vec<TopSignature> {
+fn top_signatures(
+    results: &IsolatedResults,
+    labels: &HashMap<&str, String>,
+    in_context: &HashMap<String, f64>,
+) -> Vec<TopSignature> {
     let mut top: Vec<TopSignature> = results
         .results
         .iter()
@@ -243,6 +266,7 @@ fn top_signatures(results: &IsolatedResults, labels: &HashMap<&str, String>) -> 
             isolated_median_us: r.stats.as_ref().map(|s| s.median),
             predicted_total_us: predicted_total(r).0,
             trace_total_us: r.trace_total_us,
+            in_context_us: in_context.get(&r.id).copied(),
         })
         .collect();
     top.sort_by(|a, b| b.predicted_total_us.total_cmp(&a.predicted_total_us));
@@ -254,6 +278,7 @@ fn top_signatures(results: &IsolatedResults, labels: &HashMap<&str, String>) -> 
 fn signature_times(
     results: &IsolatedResults,
     labels: &HashMap<&str, String>,
+    in_context: &HashMap<String, f64>,
 ) -> Vec<SignatureTime> {
     let trace_total: f64 = results.results.iter().map(|r| r.trace_total_us).sum();
     let mut signature_times: Vec<SignatureTime> = results
@@ -277,6 +302,7 @@ fn signature_times(
                 } else {
                     0.0
                 },
+                in_context_us: in_context.get(&r.id).copied(),
             }
         })
         .collect();
@@ -426,6 +452,8 @@ mod tests {
             timeline_predicted_us,
             timeline_interruptions: None,
             self_check: None,
+            sequence_predicted_us: None,
+            in_context_us: HashMap::new(),
         }
     }
 

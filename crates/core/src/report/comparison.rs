@@ -87,6 +87,10 @@ pub struct TopSignature {
     /// replay is slower than the traced run; `None` when it did not replay on its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolated_over_trace: Option<f64>,
+    /// Its time per invocation in its place in the re-run step (`replay sequence`), when
+    /// compare re-ran it: against the isolated time, the context effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_context_us: Option<f64>,
 }
 
 /// One signature's isolated time against its time in the trace: a dot of the report's
@@ -105,6 +109,9 @@ pub struct SignatureTime {
     pub isolated_over_trace: Option<f64>,
     /// Its share of the trace's time (Σ of every signature's trace time).
     pub share_of_trace: f64,
+    /// Its time per invocation in the re-run step (see [`TopSignature::in_context_us`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_context_us: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -181,7 +188,11 @@ pub struct ComparisonReport {
 pub struct Predictions {
     pub sum: PredictionError,
     pub timeline: Option<PredictionError>,
-    /// `sum` or `timeline`: the one closer to the measured time.
+    /// The timeline with every op's time from the trace's step re-run in order (`replay
+    /// sequence`): in-context times instead of isolated ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<PredictionError>,
+    /// `sum`, `timeline` or `sequence`: the one closest to the measured time.
     pub best: String,
 }
 

@@ -63,6 +63,16 @@ fn bars(report: &ComparisonReport) -> String {
             )],
         ));
     }
+    if let Some(sq) = &report.predictions.sequence {
+        rows.push((
+            "predicted: sequence".into(),
+            vec![(
+                sq.predicted_us,
+                "#59a14f",
+                format!("{:.1} us", sq.predicted_us),
+            )],
+        ));
+    }
     let max = rows
         .iter()
         .map(|(_, segs)| segs.iter().map(|s| s.0).sum::<f64>())
@@ -122,26 +132,31 @@ fn timeline_svg(spans: &[TimelineSpan], labels: &HashMap<&str, &str>) -> String 
     lanes::render(&bars)
 }
 
-/// Isolated against trace time per invocation, one dot per signature that replayed.
-fn scatter_svg(report: &ComparisonReport) -> String {
+/// A replayed time against trace time per invocation, one dot per signature that has one:
+/// `which` picks the isolated or the in-context time.
+fn scatter_svg(report: &ComparisonReport, which: Replayed) -> String {
     let points: Vec<scatter::Point> = report
         .signature_times
         .iter()
         .filter_map(|s| {
-            let isolated = s.isolated_us?;
+            let replayed = match which {
+                Replayed::Isolated => s.isolated_us?,
+                Replayed::InContext => s.in_context_us?,
+            };
             Some(scatter::Point {
                 x: s.trace_mean_us,
-                y: isolated,
+                y: replayed,
                 weight: s.share_of_trace,
                 colour: tier_colour(Some(s.tier.number())),
                 title: format!(
-                    "{} (tier {}, {}×): isolated {:.2} us, trace {:.2} us, ratio {:.2}, {:.1}% of the trace",
+                    "{} (tier {}, {}×): {} {:.2} us, trace {:.2} us, ratio {:.2}, {:.1}% of the trace",
                     s.label,
                     s.tier.number(),
                     s.count,
-                    isolated,
+                    which.word(),
+                    replayed,
                     s.trace_mean_us,
-                    s.isolated_over_trace.unwrap_or(f64::NAN),
+                    replayed / s.trace_mean_us,
                     100.0 * s.share_of_trace
                 ),
             })
@@ -149,10 +164,35 @@ fn scatter_svg(report: &ComparisonReport) -> String {
         .collect();
     scatter::Scatter {
         x_label: "trace: mean per invocation",
-        y_label: "isolated: median per invocation",
+        y_label: which.axis(),
         size: 420.0,
     }
     .render(&points)
+}
+
+/// Which replayed time a scatter draws.
+#[derive(Clone, Copy)]
+enum Replayed {
+    /// Each signature alone (`isolated`).
+    Isolated,
+    /// Each op in its place in the step re-run in order (`sequence`).
+    InContext,
+}
+
+impl Replayed {
+    fn word(self) -> &'static str {
+        match self {
+            Replayed::Isolated => "isolated",
+            Replayed::InContext => "in context",
+        }
+    }
+
+    fn axis(self) -> &'static str {
+        match self {
+            Replayed::Isolated => "isolated: median per invocation",
+            Replayed::InContext => "in context: median per invocation",
+        }
+    }
 }
 
 /// The whole page.
@@ -193,7 +233,12 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
                 " Timeline: <b>{:.1} us</b> ({:+.1}%).",
                 t.predicted_us, t.error_percent
             ))
-            .unwrap_or_default(),
+            .into_iter()
+            .chain(p.sequence.as_ref().map(|s| format!(
+                " Sequence (the step re-run in order): <b>{:.1} us</b> ({:+.1}%).",
+                s.predicted_us, s.error_percent
+            )))
+            .collect::<String>(),
         coverage = super::percent_text(report.coverage.replayed_share_of_trace_time),
         unseen = escape(&super::unseen_text(&report.coverage)),
         tier4 = if report.tier_breakdown.tier4_generated.is_some() {
@@ -275,7 +320,15 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
     html.push_str("</table>");
     if !report.signature_times.is_empty() {
         html.push_str("<h2>Isolated against trace time, per signature</h2><p>One dot per signature that replayed, its area its share of the trace's time, coloured by tier; on the diagonal the replay took as long as the traced run, the dashed lines are twice and half. Hover a dot for its label.</p>");
-        html.push_str(&scatter_svg(report));
+        html.push_str(&scatter_svg(report, Replayed::Isolated));
+    }
+    if report
+        .signature_times
+        .iter()
+        .any(|s| s.in_context_us.is_some())
+    {
+        html.push_str("<h2>In context against trace time, per signature</h2><p>The same dots with each op's time in its place in the step re-run in order (<code>replay sequence</code>): against the isolated scatter above, the context effect (caches, prefetchers and clocks an op meets after its predecessor instead of after itself).</p>");
+        html.push_str(&scatter_svg(report, Replayed::InContext));
     }
     html.push_str("<h2>Timeline of one step (predicted)</h2><p>The host and each stream on a row of their own; hover a bar for what it is and when.</p>");
     let labels: HashMap<&str, &str> = report

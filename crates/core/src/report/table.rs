@@ -35,6 +35,13 @@ pub fn render(r: &ComparisonReport) -> String {
             t.predicted_us, t.error_percent
         );
     }
+    if let Some(t) = &r.predictions.sequence {
+        let _ = writeln!(
+            out,
+            "predicted, sequence     {:>12.1} us   {:+.1}%   (the timeline with the step re-run in order)",
+            t.predicted_us, t.error_percent
+        );
+    }
     let _ = writeln!(out, "better prediction: {}", r.predictions.best);
     let _ = writeln!(out, "\ntier  method                                        unique  invocations   predicted us   share");
     for (n, b) in r.tier_breakdown.numbered() {
@@ -107,10 +114,17 @@ fn top_signatures(out: &mut String, r: &ComparisonReport) {
     if r.top_signatures.is_empty() {
         return;
     }
+    let in_context = r.top_signatures.iter().any(|s| s.in_context_us.is_some());
     let _ = writeln!(
         out,
-        "\n{:<LABEL_WIDTH$} {:>4} {:>6} {:>12} {:>12} {:>8}",
-        "top signatures", "tier", "count", "isolated us", "trace us", "ratio"
+        "\n{:<LABEL_WIDTH$} {:>4} {:>6} {:>12} {:>12} {:>8}{}",
+        "top signatures",
+        "tier",
+        "count",
+        "isolated us",
+        "trace us",
+        "ratio",
+        if in_context { "  in context us" } else { "" }
     );
     for s in r.top_signatures.iter().take(TOP_LISTED) {
         let label = s.label.as_deref().or(s.op.as_deref()).unwrap_or(&s.name);
@@ -123,9 +137,14 @@ fn top_signatures(out: &mut String, r: &ComparisonReport) {
             .isolated_over_trace
             .map(|x| format!("{x:.2}"))
             .unwrap_or_else(|| "-".into());
+        let context = match (in_context, s.in_context_us) {
+            (false, _) => String::new(),
+            (true, Some(us)) => format!(" {us:>14.2}"),
+            (true, None) => format!(" {:>14}", "-"),
+        };
         let _ = writeln!(
             out,
-            "{:<LABEL_WIDTH$} {:>4} {:>6} {:>12} {:>12.2} {:>8}",
+            "{:<LABEL_WIDTH$} {:>4} {:>6} {:>12} {:>12.2} {:>8}{context}",
             cut(label, LABEL_WIDTH),
             s.tier.number(),
             s.count,

@@ -1,0 +1,290 @@
+//! `sequence.json`: what `replay sequence` measured when it re-ran a trace's step in order.
+//! Plain data, shared by the replay engine that writes it and the reports that read it.
+//!
+//! Every launching op of the step is an *entry*, in the recorded order, with inputs of its
+//! own; the whole sequence is run repeatedly on the measurement core and each entry's time is
+//! read in its place (in context). Per signature, the in-context time of one invocation is
+//! also kept as `isolated.json`'s rows ([`SequenceResults::signatures`]), so every report
+//! and the timeline model read it as they read an isolated replay.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{Stats, Summary};
+use crate::signature::schema::{SignatureFile, Tier};
+
+use super::isolated::{IsolatedResults, RunConfig, SignatureResult, Status};
+
+pub const SEQUENCE_SCHEMA_VERSION: u32 = 1;
+
+/// What a re-run of a trace recorded elsewhere can and cannot say, printed and kept in the
+/// file.
+pub const COMPARABLE: &str = "comparable with the trace: the work (every rebuilt op with its \
+     recorded shapes, dtypes and scalars) and its order; not comparable: the host time between \
+     ops (framework time), which is the recording machine's and is not re-run, and data flow \
+     (each op reads inputs of its own, not its producer's output)";
+
+/// The spread of one entry's in-context samples (µs per run of the entry).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub median_us: f64,
+    pub p10_us: f64,
+    pub p90_us: f64,
+    pub samples: usize,
+}
+
+impl Spread {
+    /// The spread of `samples` (µs), `None` for none.
+    pub fn of(samples: &[f64]) -> Option<Spread> {
+        let s = Stats::from_samples(samples)?;
+        Some(Spread {
+            median_us: s.median,
+            p10_us: s.p10,
+            p90_us: s.p90,
+            samples: s.n,
+        })
+    }
+}
+
+/// One entry of the sequence: one launching op instance of the step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EntryResult {
+    /// Position in the step (0 first).
+    pub position: usize,
+    pub name: String,
+    pub tier: Tier,
+    /// The signatures whose work this entry runs, with each one's share of its time (summing
+    /// to 1), as the isolated replay shares a unit's time.
+    pub members: Vec<(String, f64)>,
+    /// Signatures whose work runs inside this entry and get no time of their own (a GEMM's
+    /// split-K reduction).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub included: Vec<String>,
+    /// The entry's time in the trace (µs): the op's on a CPU trace, its activities' on a GPU
+    /// trace.
+    pub trace_us: f64,
+    /// `ok` (run in the sequence), or why not (`unsupported`, `failed`, `oom`): then it enters
+    /// the step with its trace time.
+    pub status: Status,
+    pub method: Option<String>,
+    pub reason: Option<String>,
+    /// Its time in its place in the sequence, over the measured runs.
+    pub in_context: Option<Spread>,
+}
+
+impl EntryResult {
+    /// What this entry contributes to the step: its in-context median, or its trace time
+    /// when it was not run.
+    pub fn step_us(&self) -> f64 {
+        match (&self.status, &self.in_context) {
+            (Status::Ok, Some(s)) => s.median_us,
+            _ => self.trace_us,
+        }
+    }
+}
+
+/// The whole `sequence.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SequenceResults {
+    pub schema_version: u32,
+    pub tool: String,
+    pub device: String,
+    /// The trace whose step was re-run.
+    pub trace: String,
+    /// Which step: `ProfilerStep#6`, or `window` when the trace marks none.
+    pub step: String,
+    /// The step's own time in the trace (µs), framework time included.
+    pub trace_step_us: f64,
+    /// The ops' time in the trace's step (µs): the sum of the entries' trace times.
+    pub trace_ops_us: f64,
+    /// See [`COMPARABLE`].
+    pub comparable: String,
+    /// One sample per run of the whole sequence: the sum of the entries' timed parts (µs);
+    /// `None` when nothing could be run.
+    pub runs: Option<Summary>,
+    /// The step's ops as re-run: the runs' median plus the trace time of the entries that
+    /// could not be rebuilt (µs).
+    pub step_ops_us: f64,
+    /// The trace time of the entries that could not be rebuilt (µs), inside `step_ops_us`.
+    pub unrebuilt_trace_us: f64,
+    pub entries: Vec<EntryResult>,
+    /// Per signature: the in-context time of one invocation (the mean over its entries of
+    /// their median × its share), as `isolated.json`'s rows.
+    pub signatures: IsolatedResults,
+}
+
+impl SequenceResults {
+    /// The per-signature rows of `entries`: a signature that ran in at least one entry is
+    /// `ok` with the mean of its in-context times; one that is only ever `included` is
+    /// `included`; one whose entries all failed keeps the first entry's status and reason.
+    pub fn signature_rows(
+        entries: &[EntryResult],
+        file: &SignatureFile,
+        device: &str,
+        trace: &str,
+        config: RunConfig,
+    ) -> IsolatedResults {
+        #[derive(Default)]
+        struct Acc {
+            times: Vec<f64>,
+            included: bool,
+            first_failure: Option<(Status, Option<String>)>,
+            method: Option<String>,
+            replayed_as: Option<String>,
+            share: f64,
+            summary: Option<Spread>,
+        }
+        let mut by_id: BTreeMap<&str, Acc> = BTreeMap::new();
+        for entry in entries {
+            let lead = entry.members.first().map(|(id, _)| id.clone());
+            for (id, share) in &entry.members {
+                let acc = by_id.entry(id.as_str()).or_default();
+                match (&entry.status, &entry.in_context) {
+                    (Status::Ok, Some(spread)) => {
+                        acc.times.push(spread.median_us * share);
+                        acc.method = entry.method.clone();
+                        acc.replayed_as = lead.clone();
+                        acc.share = *share;
+                        acc.summary.get_or_insert(*spread);
+                    }
+                    _ => {
+                        acc.first_failure
+                            .get_or_insert((entry.status, entry.reason.clone()));
+                    }
+                }
+            }
+            for id in &entry.included {
+                let acc = by_id.entry(id.as_str()).or_default();
+                acc.included = true;
+                acc.replayed_as = lead.clone();
+            }
+        }
+        let mut results = Vec::new();
+        for sig in &file.signatures {
+            let Some(acc) = by_id.get(sig.id.as_str()) else {
+                continue;
+            };
+            let (status, predicted, reason) = if !acc.times.is_empty() {
+                let mean = acc.times.iter().sum::<f64>() / acc.times.len() as f64;
+                (Status::Ok, Some(mean), None)
+            } else if acc.included {
+                (Status::Included, Some(0.0), None)
+            } else {
+                let (status, reason) = acc
+                    .first_failure
+                    .clone()
+                    .unwrap_or((Status::Failed, Some("never run".into())));
+                (status, None, reason)
+            };
+            results.push(SignatureResult {
+                id: sig.id.clone(),
+                tier: sig.tier,
+                name: sig.name.clone(),
+                op: sig.op.as_ref().map(|o| o.name.clone()),
+                count: sig.count,
+                trace_mean_us: sig.trace_mean_us,
+                trace_total_us: sig.trace_total_us,
+                status,
+                method: acc.method.clone(),
+                reason,
+                replayed_as: acc.replayed_as.clone().unwrap_or_else(|| sig.id.clone()),
+                share: if status == Status::Ok { acc.share } else { 0.0 },
+                predicted_us: predicted,
+                host_us: None,
+                stats: None,
+                joules_per_invocation: None,
+                energy: None,
+                roofline: None,
+            });
+        }
+        IsolatedResults {
+            schema_version: super::isolated::ISOLATED_SCHEMA_VERSION,
+            tool: format!("replay {}", env!("CARGO_PKG_VERSION")),
+            device: device.to_owned(),
+            signatures_file: trace.to_owned(),
+            config,
+            signatures_total: file.signatures.len(),
+            complete: true,
+            results,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(position: usize, members: &[(&str, f64)], median: Option<f64>) -> EntryResult {
+        EntryResult {
+            position,
+            name: members[0].0.into(),
+            tier: Tier::Op,
+            members: members.iter().map(|(id, s)| ((*id).into(), *s)).collect(),
+            included: vec![],
+            trace_us: 10.0,
+            status: if median.is_some() {
+                Status::Ok
+            } else {
+                Status::Failed
+            },
+            method: median.map(|_| "libtorch dispatcher".into()),
+            reason: median.is_none().then(|| "no kernel".into()),
+            in_context: median.map(|m| Spread {
+                median_us: m,
+                p10_us: m,
+                p90_us: m,
+                samples: 3,
+            }),
+        }
+    }
+
+    fn config() -> RunConfig {
+        RunConfig {
+            cold: false,
+            max_time_per_kernel_s: 1.0,
+            noise_target: 0.01,
+            min_samples: 10,
+            rounds: 1,
+        }
+    }
+
+    #[test]
+    fn a_signature_takes_the_mean_of_its_instances_in_context_times_and_failures_keep_their_reason()
+    {
+        // The committed signature file of the real BERT trace; three of its signatures.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../signatures/h100_bert_small_infer.json");
+        let file = crate::signature::read_file(&path).expect("committed signature file reads");
+        let [a, b, c] = [0, 1, 2].map(|i| file.signatures[i].id.as_str());
+        let entries = vec![
+            entry(0, &[(a, 1.0)], Some(4.0)),
+            entry(1, &[(b, 0.25), (c, 0.75)], Some(8.0)),
+            entry(2, &[(a, 1.0)], Some(6.0)),
+        ];
+        let rows = SequenceResults::signature_rows(&entries, &file, "cpu", "t.json", config());
+        assert_eq!(
+            rows.results.len(),
+            3,
+            "only the signatures the sequence ran"
+        );
+        let get = |id: &str| rows.results.iter().find(|r| r.id == id).unwrap();
+        assert_eq!(get(a).predicted_us, Some(5.0));
+        assert_eq!(get(b).predicted_us, Some(2.0));
+        assert_eq!(get(c).predicted_us, Some(6.0));
+        assert_eq!(get(c).replayed_as, b);
+        assert_eq!(get(c).status, Status::Ok);
+        let failed = vec![entry(0, &[(a, 1.0)], None)];
+        let rows = SequenceResults::signature_rows(&failed, &file, "cpu", "t.json", config());
+        assert_eq!(rows.results.len(), 1);
+        assert_eq!(rows.results[0].status, Status::Failed);
+        assert_eq!(rows.results[0].predicted_us, None);
+        assert_eq!(rows.results[0].reason.as_deref(), Some("no kernel"));
+        assert_eq!(entries[1].step_us(), 8.0);
+        assert_eq!(
+            failed[0].step_us(),
+            10.0,
+            "a failed entry enters with its trace time"
+        );
+    }
+}

@@ -1,0 +1,398 @@
+//! Sequence: re-run a trace's step as a program, every launching op in the recorded order with
+//! inputs of its own, timed whole and per op in its place (`replay sequence`).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::device::Device;
+use crate::export::{self, OutputDir, OutputFile};
+use crate::measure::{measure_detailed, MeasureConfig, MonotonicClock};
+use crate::replay::registry::{replay_units, target_with, Parameters, SetupError};
+use crate::replay::sequence::{program, ProgramEntry, SequenceTarget, Step};
+use crate::signature::schema::{SignatureFile, Tier};
+use replay_core::results::isolated::{RunConfig, Status};
+use replay_core::results::sequence::{
+    EntryResult, SequenceResults, Spread, COMPARABLE, SEQUENCE_SCHEMA_VERSION,
+};
+
+use super::observer::{Observer, Stage, Tick};
+use super::options::SequenceOptions;
+
+fn bad(what: &Path, message: String) -> crate::Error {
+    crate::Error::from(replay_core::Error::BadInput {
+        path: what.to_path_buf(),
+        message,
+    })
+}
+
+/// Runs `replay sequence` with `options`, writing `sequence.json` and `sequence.csv`.
+pub fn run(
+    options: &SequenceOptions,
+    observer: &mut dyn Observer,
+) -> anyhow::Result<SequenceResults> {
+    if !(options.max_time_s.is_finite() && options.max_time_s > 0.0) {
+        anyhow::bail!(bad(
+            Path::new("--max-time"),
+            "must be a positive number of seconds".into()
+        ));
+    }
+    OutputDir::new(&options.output_dir)
+        .ensure()
+        .map_err(crate::Error::from)?;
+    let trace = replay_core::trace::load(&options.trace).map_err(crate::Error::from)?;
+    let file = match &options.kernels {
+        Some(path) => crate::signature::read_file(path).map_err(crate::Error::from)?,
+        None => replay_core::signature::classify(&trace, &options.trace),
+    };
+    super::threads::apply(options.threads)?;
+    let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
+    rerun(&trace, &file, &device, options, observer)
+}
+
+/// Re-runs the last step of `trace` (classified as `file`) on `device` and writes
+/// `sequence.json` and `sequence.csv` to `options.output_dir`; also `replay compare`'s third
+/// prediction.
+pub fn rerun(
+    trace: &replay_core::trace::Trace,
+    file: &SignatureFile,
+    device: &Device,
+    options: &SequenceOptions,
+    observer: &mut dyn Observer,
+) -> anyhow::Result<SequenceResults> {
+    let files = OutputDir::new(&options.output_dir);
+    let skeleton = replay_core::predict::skeleton(trace)
+        .map_err(|e| bad(&options.trace, format!("no step to re-run: {e}")))?;
+    let Some(step) = skeleton.steps.last() else {
+        anyhow::bail!(bad(
+            &options.trace,
+            "no step to re-run: the trace has no profiled step".into()
+        ));
+    };
+    let units = replay_units(file);
+    let entries = program(&skeleton, step, file, &units);
+    if entries.is_empty() {
+        anyhow::bail!(bad(
+            &options.trace,
+            format!("step {} launched nothing to re-run", step.name)
+        ));
+    }
+    let generated = super::isolated::generated_kernels(
+        file,
+        options.kernels.as_deref().unwrap_or(&options.trace),
+        options.inductor_cache.as_deref(),
+    )?;
+    let _no_grad = tch::no_grad_guard();
+
+    // 1. Every op instance rebuilt, inputs and parameters allocated before any timing, and
+    //    run once alone: an op that fails here enters the step with its trace time.
+    observer.stage_started(
+        Stage::Sequence,
+        &format!(
+            "rebuilding the {} ops of {} on {}",
+            entries.len(),
+            step.name,
+            device.describe()
+        ),
+    );
+    let mut results: Vec<EntryResult> = Vec::with_capacity(entries.len());
+    let mut steps: Vec<Step> = Vec::new();
+    let mut step_of: Vec<Option<usize>> = Vec::with_capacity(entries.len());
+    for (position, entry) in entries.iter().enumerate() {
+        let (name, tier, members, included) = describe(entry, file, &units);
+        observer.progress(Tick {
+            step: position,
+            steps: entries.len(),
+            round: 0,
+            rounds: 1,
+            name: &name,
+        });
+        let mut result = EntryResult {
+            position,
+            name,
+            tier,
+            members,
+            included,
+            trace_us: entry.trace_ns as f64 / 1000.0,
+            status: Status::Ok,
+            method: None,
+            reason: None,
+            in_context: None,
+        };
+        let built = match entry.unit {
+            None => Err(SetupError::Unsupported(
+                "the trace names no signature for this work".into(),
+            )),
+            Some(u) => target_with(
+                file,
+                &units[u],
+                device,
+                generated.as_ref(),
+                Parameters::OneSet,
+            )
+            .and_then(|(mut target, method)| {
+                target.run(1).map_err(SetupError::from)?;
+                Ok((target, method))
+            }),
+        };
+        match built {
+            Ok((target, method)) => {
+                result.method = Some(method.0);
+                step_of.push(Some(steps.len()));
+                steps.push(Step {
+                    target,
+                    samples: Vec::new(),
+                });
+            }
+            Err(e) => {
+                let (status, reason) = match e {
+                    SetupError::Unsupported(m) => (Status::Unsupported, m),
+                    SetupError::Failed(m) => (Status::Failed, m),
+                    SetupError::Oom(m) => (Status::Oom, m),
+                };
+                result.status = status;
+                result.reason = Some(reason);
+                step_of.push(None);
+            }
+        }
+        results.push(result);
+    }
+    observer.stage_finished(Stage::Sequence);
+
+    // 2. The whole sequence, repeated on the measurement core: one run per sample.
+    let runs = if steps.is_empty() {
+        None
+    } else {
+        let sequence = SequenceTarget::new(steps);
+        if let Some(why) = sequence.placement_mismatch() {
+            anyhow::bail!(crate::Error::Pipeline(anyhow::anyhow!(
+                "{why}: replay sequence on {} is unavailable for this trace",
+                device.spec()
+            )));
+        }
+        observer.stage_started(
+            Stage::Sequence,
+            &format!(
+                "running the step's {} rebuilt ops in order, {:.1} s at most",
+                step_of.iter().flatten().count(),
+                options.max_time_s
+            ),
+        );
+        let mut config =
+            MeasureConfig::with_time_budget(Duration::from_secs_f64(options.max_time_s));
+        config.max_calls_per_sample = 1;
+        config.stopping = std::sync::Arc::new(crate::measure::StopCriteria {
+            noise: crate::measure::RelativeNoise {
+                max_rse_of_median: options.noise,
+            },
+            min_samples: crate::measure::MinSamples(options.min_samples),
+            ..crate::measure::StopCriteria::with_budget(Duration::from_secs_f64(options.max_time_s))
+        });
+        let mut sequence = sequence;
+        let measured = measure_detailed(&mut sequence, &config, &MonotonicClock::new())
+            .context("running the sequence")?;
+        observer.stage_finished(Stage::Sequence);
+        let steps = sequence.into_steps();
+        let n = measured.device_us.len();
+        for (result, index) in results.iter_mut().zip(&step_of) {
+            if let Some(i) = index {
+                let samples = &steps[*i].samples;
+                result.in_context = Spread::of(&samples[samples.len().saturating_sub(n)..]);
+            }
+        }
+        Some(measured.summary)
+    };
+
+    let unrebuilt: f64 = results
+        .iter()
+        .filter(|r| r.status != Status::Ok)
+        .map(|r| r.trace_us)
+        .sum();
+    let config = RunConfig {
+        cold: false,
+        max_time_per_kernel_s: options.max_time_s,
+        noise_target: options.noise,
+        min_samples: options.min_samples,
+        rounds: 1,
+    };
+    let trace_name = options.trace.display().to_string();
+    let signatures =
+        SequenceResults::signature_rows(&results, file, &device.describe(), &trace_name, config);
+    let sequence = SequenceResults {
+        schema_version: SEQUENCE_SCHEMA_VERSION,
+        tool: format!("replay {}", env!("CARGO_PKG_VERSION")),
+        device: device.describe(),
+        trace: trace_name,
+        step: step.name.clone(),
+        trace_step_us: step.measured_ns as f64 / 1000.0,
+        trace_ops_us: results.iter().map(|r| r.trace_us).sum(),
+        comparable: COMPARABLE.to_owned(),
+        step_ops_us: runs.as_ref().map_or(0.0, |r| r.median) + unrebuilt,
+        runs,
+        unrebuilt_trace_us: unrebuilt,
+        entries: results,
+        signatures,
+    };
+    files
+        .write(OutputFile::SequenceJson, &export::json::to_bytes(&sequence))
+        .and_then(|_| {
+            files.write(
+                OutputFile::SequenceCsv,
+                &export::csv::sequence_to_bytes(&sequence),
+            )
+        })
+        .context("writing sequence results")?;
+    observer.result(&summary(&sequence, &files));
+    Ok(sequence)
+}
+
+/// An entry's name, tier, members with their shares, and included signatures: the unit's,
+/// limited to the signatures this instance ran (a unit's member may be missing from one
+/// instance).
+fn describe(
+    entry: &ProgramEntry,
+    file: &SignatureFile,
+    units: &[crate::replay::registry::ReplayUnit],
+) -> (String, Tier, Vec<(String, f64)>, Vec<String>) {
+    let by_id = |id: &str| file.signatures.iter().find(|s| s.id == id);
+    let Some(unit) = entry.unit.map(|u| &units[u]) else {
+        let name = entry
+            .signatures
+            .first()
+            .and_then(|id| by_id(id.as_str()))
+            .map_or_else(|| "unattributed".to_owned(), |s| s.name.clone());
+        let tier = entry
+            .signatures
+            .first()
+            .and_then(|id| by_id(id.as_str()))
+            .map_or(Tier::Op, |s| s.tier);
+        return (name, tier, Vec::new(), Vec::new());
+    };
+    let lead = &file.signatures[unit.lead];
+    let ran = |i: usize| entry.signatures.contains(&file.signatures[i].id);
+    let members: Vec<(usize, f64)> = unit
+        .members
+        .iter()
+        .copied()
+        .filter(|&(i, _)| ran(i))
+        .collect();
+    let total: f64 = members.iter().map(|(_, s)| s).sum();
+    let members = members
+        .into_iter()
+        .map(|(i, s)| {
+            let share = if total > 0.0 { s / total } else { 1.0 };
+            (file.signatures[i].id.clone(), share)
+        })
+        .collect();
+    let included = unit
+        .included
+        .iter()
+        .copied()
+        .filter(|&i| ran(i))
+        .map(|i| file.signatures[i].id.clone())
+        .collect();
+    (lead.name.clone(), unit.tier, members, included)
+}
+
+/// What `replay sequence` prints: the step re-run against the trace's, the entries that could
+/// not run, the slowest ops in context, what is comparable, and the files.
+fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
+    let mut out = String::new();
+    let count = |s: Status| sequence.entries.iter().filter(|e| e.status == s).count();
+    let _ = writeln!(
+        out,
+        "re-ran {} of {} ({} ops) on {}: {} ran, {} unsupported, {} failed, {} oom",
+        sequence.trace,
+        sequence.step,
+        sequence.entries.len(),
+        sequence.device,
+        count(Status::Ok),
+        count(Status::Unsupported),
+        count(Status::Failed),
+        count(Status::Oom),
+    );
+    match &sequence.runs {
+        Some(runs) => {
+            let _ = writeln!(
+                out,
+                "sequence of the rebuilt ops  {:>12.1} us   (median of {} runs; p10 {:.1}, p90 {:.1}; {})",
+                runs.median,
+                runs.samples,
+                runs.p10,
+                runs.p90,
+                runs.timer.as_deref().unwrap_or("monotonic clock")
+            );
+        }
+        None => {
+            let _ = writeln!(out, "sequence of the rebuilt ops  none could be rebuilt");
+        }
+    }
+    if sequence.unrebuilt_trace_us > 0.0 {
+        let _ = writeln!(
+            out,
+            "ops not rebuilt, trace time  {:>12.1} us",
+            sequence.unrebuilt_trace_us
+        );
+    }
+    let _ = writeln!(
+        out,
+        "the step's ops, re-run       {:>12.1} us   (trace: {:.1} us of ops in a {:.1} us step, {:+.1}%)",
+        sequence.step_ops_us,
+        sequence.trace_ops_us,
+        sequence.trace_step_us,
+        replay_core::predict::error_percent(sequence.step_ops_us, sequence.trace_ops_us)
+    );
+    let mut slowest: Vec<&EntryResult> = sequence
+        .entries
+        .iter()
+        .filter(|e| e.in_context.is_some())
+        .collect();
+    slowest.sort_by(|a, b| b.step_us().total_cmp(&a.step_us()));
+    if !slowest.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nslowest ops in context{:>31} {:>12} {:>8}",
+            "in context us", "trace us", "ratio"
+        );
+        for e in slowest.iter().take(8) {
+            let name: String = e.name.chars().take(44).collect();
+            let _ = writeln!(
+                out,
+                "  {:<4} {:<44} {:>12.2} {:>12.2} {:>8.2}",
+                e.position,
+                name,
+                e.step_us(),
+                e.trace_us,
+                if e.trace_us > 0.0 {
+                    e.step_us() / e.trace_us
+                } else {
+                    0.0
+                }
+            );
+        }
+    }
+    for e in sequence
+        .entries
+        .iter()
+        .filter(|e| e.status != Status::Ok)
+        .take(5)
+    {
+        let _ = writeln!(
+            out,
+            "not run: #{} {}: {}",
+            e.position,
+            e.name,
+            e.reason.as_deref().unwrap_or("")
+        );
+    }
+    let _ = writeln!(out, "\n{}", sequence.comparable);
+    let _ = write!(
+        out,
+        "results: {}, {}",
+        files.path(OutputFile::SequenceJson).display(),
+        files.path(OutputFile::SequenceCsv).display()
+    );
+    out
+}
