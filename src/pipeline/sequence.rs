@@ -388,7 +388,7 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
         );
     }
     let _ = writeln!(out, "\n{}", sequence.comparable);
-    let _ = write!(
+    let _ = writeln!(
         out,
         "results: {}, {}",
         files.path(OutputFile::SequenceJson).display(),
