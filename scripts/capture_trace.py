@@ -6,6 +6,7 @@
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
                    [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
                    [--input SPEC ...] [--time-runs R [--time-warmup W] [--time-only]]
+                   [--execution-trace]
 
 The model is a TorchScript file (.pt), a torch.export ExportedProgram (.pt2, run as its
 `.module()`), or `--zoo NAME`, a model of scripts/zoo.py built eagerly with random weights.
@@ -30,6 +31,13 @@ passes, into `compiled_model_timing.json` beside the trace (compiled_timing.py):
 into the same folder) only compiles the model again, from the kept Inductor cache, and times
 it into `compiled_model_timing_after.json`: compare's later half of the runs, after its
 isolated replay.
+--execution-trace also records a PyTorch Execution Trace (torch.profiler.ExecutionTraceObserver)
+beside the trace: `NAME.et.json` for `NAME.json` (`.et.json.gz` for `.json.gz`). The observer
+records every op's input values as it runs and slows each op several times over (bloom-tiny's
+ops 5-30x on the CPU), so it does not run in the kept step: it records one more step of the same
+input, profiled with Kineto too, and that step's record-function ids are copied onto the kept
+step's ops, op for op, once both steps are checked to have run the same ops in the same order
+on the same shapes (`replayExecutionTrace` in the trace says so).
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -209,8 +217,12 @@ class QuietProfilerLog:
         os.close(self.saved)
         self.log.seek(0)
         for line in self.log.read().decode(errors="replace").splitlines():
-            if not line.startswith(self.NOISE) and "gpuGetDeviceCount failed" not in line:
-                print(line, file=sys.stderr)
+            if line.startswith(self.NOISE) or "gpuGetDeviceCount failed" in line:
+                continue
+            # The ExecutionTraceObserver's own notes as it is switched on and off.
+            if line.startswith("[W") and line.endswith("abling Execution Trace Observer"):
+                continue
+            print(line, file=sys.stderr)
         self.log.close()
         return False
 
@@ -255,9 +267,19 @@ def profiler_step_seconds(path):
     return None
 
 
-def profile_one_step(model, inputs, sync, activities, path):
+def execution_trace_path(trace_path):
+    """`t.et.json` beside `t.json`, `t.et.json.gz` beside `t.json.gz`."""
+    for ext in (".json.gz", ".json"):
+        if trace_path.endswith(ext):
+            return trace_path[: -len(ext)] + ".et" + ext
+    return trace_path + ".et.json"
+
+
+def profile_one_step(model, inputs, sync, activities, path, et_path=None):
     """Profiles one step into `path` and returns its time in seconds: the trace's own
     `ProfilerStep#N` span (the host's clock around the call where the trace has none).
+    With `et_path`, an ExecutionTraceObserver records the same step there (the profiler
+    starts and stops it with its recording, and finalizes the file when it exits).
 
     warmup=1 lets the profiler itself warm up on one step; only the next is recorded, and
     exported when its cycle ends. The step runs under prof.step(), so the trace holds a real
@@ -265,8 +287,13 @@ def profile_one_step(model, inputs, sync, activities, path):
     """
     import time
     seconds = 0.0
+    observer = None
+    if et_path is not None:
+        from torch.profiler import ExecutionTraceObserver
+        observer = ExecutionTraceObserver().register_callback(et_path)
     with profile(activities=activities, record_shapes=True, with_stack=False,
                  schedule=schedule(wait=0, warmup=1, active=1, repeat=1),
+                 execution_trace_observer=observer,
                  on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
         for i in range(2):
             t0 = time.perf_counter()
@@ -356,6 +383,8 @@ def capture(args):
             os.remove(earlier)  # an earlier capture's, into this folder
     # Written next to the target and renamed, so a reader never sees a partial trace.
     tmps = []
+    et_tmps = []
+    et_out = execution_trace_path(args.out) if args.execution_trace else None
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     try:
         with torch.no_grad(), QuietProfilerLog():
@@ -373,6 +402,14 @@ def capture(args):
                 os.close(fd)
                 tmps.append(tmp)
                 step_seconds.append(profile_one_step(model, inputs, sync, activities, tmp))
+            if et_out is not None:
+                # The observer slows every op several times over, so the kept step is profiled
+                # without it and the Execution Trace is recorded in one more step of the same
+                # input, with a Kineto trace of its own that carries the record-function ids.
+                fd, et_kineto = tempfile.mkstemp(suffix=".json", dir=out_dir)
+                os.close(fd)
+                et_tmps.extend([et_kineto, et_kineto[: -len(".json")] + ".et.json"])
+                profile_one_step(model, inputs, sync, activities, et_kineto, et_tmps[1])
         chosen = sorted(range(len(step_seconds)), key=lambda i: step_seconds[i])[len(step_seconds) // 2]
         tmp = tmps[chosen]
         if os.path.getsize(tmp) == 0:
@@ -382,6 +419,9 @@ def capture(args):
         with open(tmp) as f:
             trace = json.load(f)
         trace["replayProfilerOverheadUsPerOp"] = overhead
+        if et_out is not None:
+            with open(et_tmps[0]) as f:
+                trace["replayExecutionTrace"] = copy_record_function_ids(json.load(f), trace, et_out)
         trace["replayCaptureCandidateStepsUs"] = [round(x * 1e6, 1) for x in step_seconds]
         trace["replayCaptureChosenCandidate"] = chosen
         if compiled is not None:
@@ -394,6 +434,8 @@ def capture(args):
             os.replace(tmp + ".gz", args.out)
         else:
             os.replace(tmp, args.out)
+        if et_out is not None:
+            keep_execution_trace(et_tmps[1], et_out)
         timing = None
         if args.time_runs:
             timing = time_compiled(args, model, inputs, dev, loaded.label, vocab)
@@ -402,7 +444,7 @@ def capture(args):
             with torch.no_grad(), QuietProfilerLog():
                 compiled.record_kernels(model, inputs, sync, dev)
     finally:
-        for t in tmps:
+        for t in tmps + et_tmps:
             for leftover in (t, t + ".gz"):
                 if os.path.exists(leftover):
                     os.remove(leftover)
@@ -410,10 +452,63 @@ def capture(args):
           f"input {describe_inputs(inputs)}  threads {torch.get_num_threads()}  "
           f"profiler overhead {overhead:.2f} us/op  "
           f"step {step_seconds[chosen] * 1e6:.1f} us (median of {len(step_seconds)} profiled)")
+    if et_out is not None:
+        linked = trace["replayExecutionTrace"]
+        print(f"{et_out}  execution trace of one more step of the same input; its "
+              f"record-function ids copied onto the kept step's {linked['ops']} ops")
     if compiled is not None:
         print(compiled.summary())
     if timing is not None:
         print(compiled_timing.summary(timing, timing_file))
+
+
+def _op_events(trace):
+    """The trace's ops (`cpu_op` and `user_annotation`), in file order."""
+    return [e for e in trace.get("traceEvents", [])
+            if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+
+
+def copy_record_function_ids(et_step, kept, et_path):
+    """Copies the record-function ids of `et_step` (the Kineto trace of the step the Execution
+    Trace was recorded in) onto the ops of `kept` (the kept step, profiled without the observer),
+    op for op, after checking that both steps ran the same ops, in the same order, on the same
+    shapes: then `replay classify --execution-trace` links the kept step's ops to the ET's nodes.
+    Returns the note written into the kept trace."""
+    def key(e):
+        args = e.get("args", {})
+        name = e.get("name", "")
+        # A step annotation is numbered per session (`ProfilerStep#1`); the ids are what counts.
+        return (name.split("#")[0], json.dumps(args.get("Input Dims")))
+    donors, ops = _op_events(et_step), _op_events(kept)
+    if len(donors) != len(ops) or any(key(a) != key(b) for a, b in zip(donors, ops)):
+        first = next((i for i, (a, b) in enumerate(zip(donors, ops)) if key(a) != key(b)),
+                     min(len(donors), len(ops)))
+        raise RuntimeError(
+            f"the step profiled with the execution trace ran other ops than the kept step "
+            f"({len(donors)} against {len(ops)} ops, first difference at op {first}); "
+            "the model is not deterministic enough to link an execution trace to its trace")
+    copied = 0
+    for donor, op in zip(donors, ops):
+        rf_id = donor.get("args", {}).get("Record function id")
+        if isinstance(rf_id, int) and rf_id > 0:
+            op.setdefault("args", {})["Record function id"] = rf_id
+            copied += 1
+    return {"file": os.path.basename(et_path), "ops": len(ops), "ids_copied": copied,
+            "how": "recorded in one more step of the same input (the observer slows every op); "
+                   "its Kineto ops' record-function ids copied onto this step's, op for op, "
+                   "the two steps' op names and input shapes checked equal"}
+
+
+def keep_execution_trace(tmp, out):
+    """Moves the kept step's Execution Trace to `out` (gzipped for a `.gz` name)."""
+    if not os.path.exists(tmp) or os.path.getsize(tmp) == 0:
+        raise RuntimeError("the ExecutionTraceObserver wrote no execution trace")
+    if out.endswith(".gz"):
+        with open(tmp, "rb") as src, gzip.open(tmp + ".gz", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(tmp + ".gz", out)
+    else:
+        os.replace(tmp, out)
 
 
 def main(argv=None):
@@ -444,6 +539,9 @@ def main(argv=None):
     p.add_argument("--time-only", action="store_true",
                    help="after a capture with --compile into --out's folder: only compile again "
                    "(from its Inductor cache) and time, into compiled_model_timing_after.json")
+    p.add_argument("--execution-trace", action="store_true",
+                   help="also record the kept step's PyTorch Execution Trace beside the trace "
+                   "(NAME.et.json), linked to it by record-function ids")
     args = p.parse_args(argv)
     try:
         capture(args)

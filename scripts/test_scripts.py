@@ -384,6 +384,40 @@ def capture_cpu_trace():
 
 
 @test
+def capture_execution_trace_links_the_kept_step():
+    model = os.path.join(TMP, "tiny.pt")
+    if not os.path.exists(model):
+        cli(export_model.main, "--model", "bloom-tiny", "--out", model)
+    out = os.path.join(TMP, "et", "tiny.json")
+    rc, so, se = run_script("capture_trace.py", "--model", model, "--device", "cpu",
+                            "--candidates", 1, "--execution-trace", "--out", out)
+    assert rc == 0, se
+    assert "Execution Trace Observer" not in se, "the observer's notes are held back"
+    et_path = os.path.join(TMP, "et", "tiny.et.json")
+    assert "tiny.et.json  execution trace of one more step" in so, so
+    with open(out) as f:
+        trace = json.load(f)
+    with open(et_path) as f:
+        et = json.load(f)
+    nodes = {a["value"]: n["name"] for n in et["nodes"] for a in n.get("attrs", [])
+             if a["name"] == "rf_id"}
+    ops = [e for e in trace["traceEvents"] if e.get("cat") in ("cpu_op", "user_annotation")]
+    ids = [e["args"].get("Record function id") for e in ops]
+    assert all(isinstance(i, int) and i > 0 for i in ids), ids[:10]
+    assert all(nodes.get(i, "").split("#")[0] == e["name"].split("#")[0] for i, e in zip(ids, ops))
+    assert trace["replayExecutionTrace"]["ids_copied"] == len(ops)
+    assert not [n for n in os.listdir(os.path.dirname(out)) if n.startswith("tmp")], "temp files left"
+    # A step that ran other ops gets no ids: the capture fails rather than link wrongly.
+    other = json.loads(json.dumps(trace))
+    next(e for e in other["traceEvents"] if e.get("cat") == "cpu_op")["name"] = "aten::other"
+    try:
+        capture_trace.copy_record_function_ids(other, trace, et_path)
+        raise AssertionError("a different op sequence was linked")
+    except RuntimeError as e:
+        assert "ran other ops than the kept step" in str(e), e
+
+
+@test
 def capture_with_input_specs():
     model = os.path.join(TMP, "resnet-tiny.pt")
     if not os.path.exists(model):

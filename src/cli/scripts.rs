@@ -143,6 +143,13 @@ pub struct CaptureArgs {
     /// stretch the host gaps the timeline prediction reads
     #[arg(long, default_value_t = DEFAULT_CAPTURE_CANDIDATES, value_name = "N", value_parser = crate::cli::value_parsers::positive::<u32>)]
     pub candidates: u32,
+
+    /// Also record the kept step's PyTorch Execution Trace (torch.profiler's
+    /// ExecutionTraceObserver) beside the trace, NAME.et.json for NAME.json: exact operator
+    /// schemas and input values, linked to the trace's ops by record-function ids (`replay
+    /// classify --execution-trace`). The observer's own cost is inside the profiled step
+    #[arg(long)]
+    pub execution_trace: bool,
 }
 
 impl From<CaptureArgs> for CaptureOptions {
@@ -159,6 +166,7 @@ impl From<CaptureArgs> for CaptureOptions {
             out: args.out,
             threads: args.threads.threads,
             candidates: args.candidates,
+            execution_trace: args.execution_trace,
             ..CaptureOptions::default()
         }
     }

@@ -47,6 +47,9 @@ fn script_args(options: &CaptureOptions) -> Vec<String> {
     for spec in &options.inputs {
         argv.extend(["--input".into(), spec.to_string()]);
     }
+    if options.execution_trace {
+        argv.push("--execution-trace".into());
+    }
     if let Some(mode) = options.compile {
         argv.extend(["--compile".into(), mode.to_string()]);
         if options.time_runs > 0 {
@@ -127,5 +130,19 @@ mod tests {
             ..CaptureOptions::default()
         });
         assert!(argv.join(" ").ends_with(" --time-only"), "{argv:?}");
+    }
+
+    #[test]
+    fn an_execution_trace_is_asked_for_by_its_flag() {
+        let argv = script_args(&CaptureOptions {
+            zoo: Some("bloom-tiny".into()),
+            out: "t.json".into(),
+            execution_trace: true,
+            ..CaptureOptions::default()
+        });
+        assert!(
+            argv.join(" ").ends_with("--out t.json --execution-trace"),
+            "{argv:?}"
+        );
     }
 }

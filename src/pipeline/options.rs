@@ -136,6 +136,9 @@ pub struct CaptureOptions {
     /// After a compiled capture into the same folder: only compile the model again (from the
     /// kept Inductor cache) and time it, into `compiled_model_timing_after.json`.
     pub time_only: bool,
+    /// Also record the kept step's PyTorch Execution Trace beside the trace
+    /// (`NAME.et.json`), linked to it by record-function ids.
+    pub execution_trace: bool,
 }
 
 impl Default for CaptureOptions {
@@ -155,6 +158,7 @@ impl Default for CaptureOptions {
             time_runs: 0,
             time_warmup: DEFAULT_FULL_WARMUP,
             time_only: false,
+            execution_trace: false,
         }
     }
 }

@@ -39,6 +39,63 @@ pub fn resolve(
     choose(op_name, &schemas, inputs, site)
 }
 
+/// Where a call's overload came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OverloadSource {
+    /// Matched against libtorch's schemas from the recorded inputs (no Execution Trace).
+    Matched,
+    /// The exact overload an Execution Trace recorded.
+    Exact,
+    /// The Execution Trace named an overload that libtorch does not have, or whose arguments
+    /// the recorded inputs do not fit (the message says which): matched instead.
+    ExactNotUsed(String),
+}
+
+impl OverloadSource {
+    /// The note for the method text, where there is one to make.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            OverloadSource::Matched => None,
+            OverloadSource::Exact => Some("the execution trace's exact overload".into()),
+            OverloadSource::ExactNotUsed(why) => Some(format!(
+                "the execution trace's overload {why}: matched by schema"
+            )),
+        }
+    }
+}
+
+/// [`resolve`], with the exact operator schema an Execution Trace recorded (`exact`, the
+/// schema text): that overload when libtorch knows it and the inputs fit it, else the
+/// matched one, and which of the two it is.
+pub fn resolve_exact(
+    op_name: &str,
+    exact: Option<&str>,
+    inputs: &[RecordedInput],
+    site: CallSite,
+) -> Result<(OverloadChoice, OverloadSource), OverloadError> {
+    let Some(exact) = exact else {
+        return resolve(op_name, inputs, site).map(|c| (c, OverloadSource::Matched));
+    };
+    let overload = replay_core::execution_trace::overload_of_schema(exact);
+    let qualified = replay_core::execution_trace::operator_of_schema(exact);
+    let named = if qualified == op_name {
+        schemas_of(op_name)
+            .ok()
+            .and_then(|schemas| choose_named(op_name, &schemas, overload, inputs))
+    } else {
+        None
+    };
+    let why = match named {
+        Some(Ok(choice)) => return Ok((choice, OverloadSource::Exact)),
+        Some(Err(error)) => format!("does not take the recorded inputs ({error})"),
+        None => format!(
+            "{} is not libtorch's",
+            exact.split('(').next().unwrap_or(exact)
+        ),
+    };
+    resolve(op_name, inputs, site).map(|c| (c, OverloadSource::ExactNotUsed(why)))
+}
+
 #[cfg(test)]
 mod builtin_schema_tests {
     use replay_core::signature::gemm_schemas::{gemm_op_schemas, GEMM_SCHEMAS};

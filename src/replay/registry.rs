@@ -346,14 +346,16 @@ pub fn target_with(
                 .op
                 .as_ref()
                 .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
+            // An Execution Trace linked at classification names the exact overload.
+            let exact = sig.op.as_ref().and_then(|op| op.schema.as_deref());
             let first = match inputs {
-                Some(inputs) => prepare_op(&op_name, &inputs, device, site, rotate),
+                Some(inputs) => prepare_exact(&op_name, exact, &inputs, device, site, rotate),
                 None => Err(SetupError::Unsupported(format!(
                     "{op_name}: the trace recorded no input shapes"
                 ))),
             };
             let (prepared, note) = match first {
-                Ok(prepared) => (prepared, None),
+                Ok((prepared, source)) => (prepared, source.note()),
                 Err(first_error) => {
                     enclosing_op_fallback(sig, device, rotate).ok_or(first_error)?
                 }
@@ -377,12 +379,29 @@ fn prepare_op(
     site: CallSite,
     rotate: bool,
 ) -> Result<super::rotating_op::RotatingOp, SetupError> {
-    tier3_libtorch::prepare_with(op_name, inputs, device.torch_device(), site, rotate).map_err(
-        |e| match e {
+    prepare_exact(op_name, None, inputs, device, site, rotate).map(|(op, _)| op)
+}
+
+/// [`prepare_op`] with the Execution Trace's exact schema, where the signature has one.
+fn prepare_exact(
+    op_name: &str,
+    exact: Option<&str>,
+    inputs: &[RecordedInput],
+    device: &Device,
+    site: CallSite,
+    rotate: bool,
+) -> Result<
+    (
+        super::rotating_op::RotatingOp,
+        super::overload::OverloadSource,
+    ),
+    SetupError,
+> {
+    tier3_libtorch::prepare_exact(op_name, exact, inputs, device.torch_device(), site, rotate)
+        .map_err(|e| match e {
             Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
             Tier3Error::Failed(m) => SetupError::failed(m),
-        },
-    )
+        })
 }
 
 /// When the launching op cannot run here (a CUDA-only kernel op replayed on the CPU, say),

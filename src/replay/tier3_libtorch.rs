@@ -10,7 +10,7 @@ use replay_core::signature::dtype::Dtype;
 use tch::{Device, Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
-use super::overload::{resolve, ArgPlan, CallSite, ListTarget, ScalarTarget};
+use super::overload::{resolve_exact, ArgPlan, CallSite, ListTarget, OverloadSource, ScalarTarget};
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
 use super::tier2_gemm::weight_copies;
@@ -236,8 +236,22 @@ pub fn prepare_with(
     site: CallSite,
     rotate: bool,
 ) -> Result<RotatingOp, Tier3Error> {
-    let choice =
-        resolve(op_name, inputs, site).map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
+    prepare_exact(op_name, None, inputs, device, site, rotate).map(|(op, _)| op)
+}
+
+/// [`prepare_with`] with the exact operator schema an Execution Trace recorded (`exact`): that
+/// overload is called where libtorch has it and the inputs fit, else the matched one; the
+/// second value says which.
+pub fn prepare_exact(
+    op_name: &str,
+    exact: Option<&str>,
+    inputs: &[RecordedInput],
+    device: Device,
+    site: CallSite,
+    rotate: bool,
+) -> Result<(RotatingOp, OverloadSource), Tier3Error> {
+    let (choice, source) = resolve_exact(op_name, exact, inputs, site)
+        .map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.
@@ -373,7 +387,7 @@ pub fn prepare_with(
     let mut op = RotatingOp::new(calls);
     // One call up front: a rebuilt call libtorch rejects is `failed`, reported with its message.
     op.run(1).map_err(|e| Tier3Error::Failed(e.0))?;
-    Ok(op)
+    Ok((op, source))
 }
 
 /// The same argument, its tensors shared (not copied).
@@ -742,6 +756,64 @@ mod tests {
         assert!(
             matches!(&err, Tier3Error::Failed(m) if m.contains("cannot be multiplied")),
             "{err:?}"
+        );
+    }
+
+    #[test]
+    fn the_execution_traces_overload_is_called_and_an_unknown_one_is_matched() {
+        // Inductor's `extern_kernels.mm(a, b, out=buf)`: three tensors recorded. Matched as an
+        // eager call, the first would be taken for a leftover of the interpreter's stack.
+        let three = from_profiler_args(
+            &json!([[2, 3], [3, 4], [2, 4]]),
+            &json!(["float", "float", "float"]),
+            &json!([[3, 1], [4, 1], [4, 1]]),
+            &json!(["", "", ""]),
+        )
+        .unwrap();
+        let mm_out = "aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)";
+        let (op, source) = no_grad(|| {
+            prepare_exact(
+                "aten::mm",
+                Some(mm_out),
+                &three,
+                Device::Cpu,
+                CallSite::Eager,
+                true,
+            )
+        })
+        .unwrap();
+        assert_eq!(
+            (op.name(), &source),
+            ("aten::mm.out", &OverloadSource::Exact)
+        );
+        assert_eq!(op.last_output().unwrap().size(), [2, 4]);
+        assert_eq!(
+            source.note().as_deref(),
+            Some("the execution trace's exact overload")
+        );
+        let two = from_profiler_args(
+            &json!([[2, 3], [3, 4]]),
+            &json!(["float", "float"]),
+            &json!([[3, 1], [4, 1]]),
+            &json!(["", ""]),
+        )
+        .unwrap();
+        let bogus = "aten::mm.bogus(Tensor self, Tensor mat2) -> Tensor";
+        let (op, source) = no_grad(|| {
+            prepare_exact(
+                "aten::mm",
+                Some(bogus),
+                &two,
+                Device::Cpu,
+                CallSite::Eager,
+                true,
+            )
+        })
+        .unwrap();
+        assert_eq!(op.name(), "aten::mm");
+        assert_eq!(
+            source.note().as_deref(),
+            Some("the execution trace's overload aten::mm.bogus is not libtorch's: matched by schema")
         );
     }
 }

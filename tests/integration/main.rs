@@ -20,6 +20,7 @@ mod compare_pipeline;
 mod compiled_capture;
 mod compiled_compare;
 mod energy_isolated;
+mod execution_trace_capture;
 mod gemm_cublas_mapping;
 mod isolated_generated;
 mod isolated_profile;

@@ -14,6 +14,11 @@ pub enum Error {
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
 
+    /// An Execution Trace that cannot be read, or that is not the Kineto trace's (the
+    /// message names the files).
+    #[error(transparent)]
+    ExecutionTrace(#[from] crate::execution_trace::EtError),
+
     /// A signature file that cannot be read (the message names the file).
     #[error(transparent)]
     SignatureFile(#[from] crate::signature::SignatureFileError),
@@ -56,6 +61,7 @@ impl Error {
         match self {
             Error::BadInput { .. }
             | Error::Trace(_)
+            | Error::ExecutionTrace(_)
             | Error::SignatureFile(_)
             | Error::InductorKernels(_)
             | Error::Shard(_)

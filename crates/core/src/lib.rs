@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod energy;
 pub mod error;
+pub mod execution_trace;
 pub mod exit;
 pub mod export;
 pub mod inductor;

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use crate::execution_trace;
 use crate::export;
 use crate::inductor;
 use crate::trace;
@@ -27,6 +28,12 @@ pub struct ClassifyArgs {
     /// the trace, when there is one]
     #[arg(long, value_name = "DIR")]
     pub inductor_cache: Option<PathBuf>,
+
+    /// The Execution Trace recorded in the same step (`replay capture --execution-trace`
+    /// writes one beside the trace), linked by record-function ids: each signature whose op
+    /// linked records the exact overload it called (`op.schema`) and its argument values
+    #[arg(long, value_name = "FILE")]
+    pub execution_trace: Option<PathBuf>,
 }
 
 /// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`.
@@ -44,8 +51,19 @@ pub fn default_output(trace: &Path) -> PathBuf {
 
 pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
     let loaded = trace::load(&args.trace).map_err(crate::Error::from)?;
-    let file = inductor::classify_with_cache(&loaded, &args.trace, args.inductor_cache.as_deref())
-        .map_err(crate::Error::from)?;
+    let mut file =
+        inductor::classify_with_cache(&loaded, &args.trace, args.inductor_cache.as_deref())
+            .map_err(crate::Error::from)?;
+    let et_summary = match &args.execution_trace {
+        Some(path) => {
+            let et = execution_trace::load(path).map_err(crate::Error::from)?;
+            let links = execution_trace::link::link(&et, &loaded, &args.trace)
+                .map_err(crate::Error::from)?;
+            let source = execution_trace::attach::attach(&mut file, &loaded, &et, &links);
+            Some(et_summary(&source))
+        }
+        None => None,
+    };
     let out = args
         .out
         .clone()
@@ -56,9 +74,26 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
         print!("{}", String::from_utf8_lossy(&bytes));
     } else {
         print!("{}", file.summary_table());
+        if let Some(summary) = et_summary {
+            println!("{summary}");
+        }
         println!("wrote {}", out.display());
     }
     Ok(())
+}
+
+/// One line on how the Execution Trace linked.
+fn et_summary(source: &crate::signature::ExecutionTraceSource) -> String {
+    format!(
+        "execution trace {} (schema {}): {} of {} ops linked by record-function id; \
+         {} of {} signatures with an op carry its exact schema",
+        source.path,
+        source.schema,
+        source.linked_ops,
+        source.kineto_ops,
+        source.signatures_with_schema,
+        source.signatures_with_op
+    )
 }
 
 #[cfg(test)]

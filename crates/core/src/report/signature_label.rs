@@ -141,6 +141,8 @@ mod tests {
                 ancestry: Vec::new(),
                 module: None,
                 ancestor_inputs: Vec::new(),
+                schema: None,
+                exact_inputs: Vec::new(),
             }),
             inputs: Some(RecordedInputs {
                 dims: Some(dims),

@@ -463,6 +463,8 @@ pub(crate) fn launching_op(trace: &Trace, links: &Links, op: usize) -> Launching
         ancestry,
         module,
         ancestor_inputs,
+        schema: None,
+        exact_inputs: Vec::new(),
     }
 }
 
@@ -557,5 +559,6 @@ pub(crate) fn source(trace: &Trace, links: &Links, source_path: &Path) -> Source
             external_id_contradicted: stats.external_id_contradicted,
             external_id_not_recorded: stats.external_id_not_recorded,
         },
+        execution_trace: None,
     }
 }

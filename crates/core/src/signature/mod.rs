@@ -13,6 +13,7 @@ pub mod call_site;
 mod classify;
 pub mod compiled_code;
 pub mod dtype;
+mod exact;
 pub mod gemm;
 pub mod gemm_schemas;
 pub mod generated;
@@ -34,11 +35,11 @@ use crate::trace::{link, Platform, Trace};
 pub use ids::{signature_ids, SignatureIds};
 pub use read::{read_file, SignatureFileError};
 pub use schema::{
-    BlasOp, CompiledCode, CublasCall, GemmKernelRole, GemmOperand, GemmParams, GeneratedKind,
-    GeneratedParams, HostOverhead, Label, LaunchingOp, LayoutSource, LinkingReport, MemcpyKind,
-    MemcpyParams, MemoryKind, MemsetParams, RecordedInputs, Signature, SignatureFile, Source,
-    Summary, ThreadOverhead, Tier, TierSummary, Totals, UnattributedGroup, Unit, WorkKind,
-    SCHEMA_VERSION,
+    BlasOp, CompiledCode, CublasCall, ExactInput, ExecutionTraceSource, GemmKernelRole,
+    GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead, Label, LaunchingOp,
+    LayoutSource, LinkingReport, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
+    RecordedInputs, Signature, SignatureFile, Source, Summary, ThreadOverhead, Tier, TierSummary,
+    Totals, UnattributedGroup, Unit, WorkKind, SCHEMA_VERSION,
 };
 
 /// Classifies every GPU activity of `trace` (or, for a CPU-only trace, every top-level

@@ -327,6 +327,41 @@ pub fn choose(
     exact
 }
 
+/// The overload an Execution Trace names (`overload`: `Tensor` for `aten::add.Tensor(...)`),
+/// planned against the recorded inputs: `None` when `schemas` has no overload of that name
+/// (libtorch does not know it; the caller then matches as [`choose`] does), else the plan or
+/// why the inputs do not fit it. The ET says this overload was called, so an `out=` overload
+/// is taken as it is; leading inputs that are not arguments are left out as in [`choose`].
+pub fn choose_named(
+    op_name: &str,
+    schemas: &[OpSchema],
+    overload: &str,
+    inputs: &[RecordedInput],
+) -> Option<Result<OverloadChoice, OverloadError>> {
+    let schema = schemas.iter().find(|s| s.overload == overload)?;
+    let mut first_reason = None;
+    for skip in 0..inputs.len().max(1) {
+        match plan_overload(op_name, schema, inputs.get(skip..).unwrap_or(&[]), true) {
+            Ok((mut choice, _)) => {
+                choice.skip = skip;
+                return Some(Ok(choice));
+            }
+            Err(reason) => {
+                first_reason.get_or_insert(reason);
+            }
+        }
+    }
+    let name = if overload.is_empty() {
+        "(default)"
+    } else {
+        overload
+    };
+    Some(Err(OverloadError::NoMatch {
+        op: op_name.to_owned(),
+        reasons: vec![format!("{name}: {}", first_reason.unwrap_or_default())],
+    }))
+}
+
 fn choose_exact(
     op_name: &str,
     schemas: &[OpSchema],
@@ -362,6 +397,38 @@ fn choose_exact(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_execution_traces_overload_is_taken_even_where_matching_refuses_it() {
+        // `add(a, b, alpha=1, out=c)`: an eager call matched by schema may not be `out=`.
+        let inputs = [
+            tensor(),
+            tensor(),
+            RecordedInput::Scalar(Some(ScalarValue::Int(1))),
+            tensor(),
+        ];
+        assert!(choose("aten::add", &add_overloads(), &inputs, CallSite::Eager).is_err());
+        let choice = choose_named("aten::add", &add_overloads(), "out", &inputs)
+            .unwrap()
+            .unwrap();
+        assert_eq!((choice.overload.as_str(), choice.skip), ("out", 0));
+        // An overload libtorch does not have is None: the caller falls back to matching.
+        assert!(choose_named("aten::add", &add_overloads(), "Tensor_mode", &inputs).is_none());
+        // One whose arguments the inputs do not fit says why.
+        let error = choose_named(
+            "aten::add",
+            &add_overloads(),
+            "Scalar",
+            &[tensor(), tensor()],
+        )
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("Scalar: a tensor was recorded for 'other'"),
+            "{error}"
+        );
+    }
     use crate::signature::dtype::Dtype;
 
     fn arg(name: &str, ty: &str, has_default: bool) -> SchemaArg {

@@ -15,7 +15,10 @@
 //!               "device_properties": <as recorded>, "distributed_info": <as recorded>,
 //!               "linking": { "gpu_activities", "with_launch", "with_op", "unattributed",
 //!                            "launched_by_graph", "collective", "external_id_confirmed",
-//!                            "external_id_contradicted", "external_id_not_recorded" } },
+//!                            "external_id_contradicted", "external_id_not_recorded" },
+//!               "execution_trace": { "path", "schema", "kineto_ops", "kineto_ops_with_id",
+//!                   "linked_ops", "signatures_with_op", "signatures_linked",
+//!                   "signatures_with_schema", "invocations", "invocations_linked" } },
 //!   "summary": { "unit": "kernel" | "host_op",
 //!                "tiers": [ { "tier": 1, "unique", "invocations", "total_us" }, .. 2, 3, 4 ],
 //!                "unattributed": { "invocations", "total_us" },
@@ -25,7 +28,9 @@
 //!       "tier": 1 | 2 | 3 | 4, "unit": "kernel" | "host_op",
 //!       "kind": "kernel" | "memcpy" | "memset" | "host_op",
 //!       "name": "<kernel / copy / op name>",
-//!       "op": { "name": "aten::addmm", "ancestry": ["aten::linear"], "module": "Linear_0" },
+//!       "op": { "name": "aten::addmm", "ancestry": ["aten::linear"], "module": "Linear_0",
+//!               "schema": "aten::addmm(Tensor self, ...) -> Tensor",       // with an ET
+//!               "exact_inputs": [ { "type": "Int", "value": 1 }, .. ] },   // with an ET
 //!       "labels": [ "graph" | "collective" | "rocm" | "no_op" ],
 //!       "streams": [7], "count", "trace_total_us", "trace_mean_us", "trace_min_us", "trace_max_us",
 //!       "inputs": { "dims", "types", "strides", "concrete" },   // as recorded, or null
@@ -58,6 +63,8 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::trace::Platform;
+
+pub use super::exact::{ExactInput, ExecutionTraceSource};
 
 /// Version of this schema. Bump on any change a reader must know about.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -141,6 +148,9 @@ pub struct Source {
     #[serde(default)]
     pub distributed_info: Option<serde_json::Value>,
     pub linking: LinkingReport,
+    /// The Execution Trace linked at classification (`classify --execution-trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_trace: Option<ExecutionTraceSource>,
 }
 
 /// How the GPU activities were linked to launch calls and ops.
@@ -349,6 +359,13 @@ pub struct LaunchingOp {
     /// around it runs anywhere).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ancestor_inputs: Vec<Option<RecordedInputs>>,
+    /// The exact operator schema the op called (`aten::add.Tensor(Tensor self, ...) ->
+    /// Tensor`), from a linked Execution Trace; tier 3 calls that overload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// The op's arguments as the Execution Trace recorded them (first linked invocation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exact_inputs: Vec<ExactInput>,
 }
 
 /// `Input Dims`, `Input type`, `Input Strides`, `Concrete Inputs` as recorded.

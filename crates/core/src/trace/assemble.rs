@@ -211,6 +211,8 @@ impl<'p> TraceAssembler<'p> {
             callback_id: raw.cbid.0.or(raw.cid.0),
             sequence_number: raw.sequence_number.0,
             forward_thread_id: raw.forward_thread_id.0,
+            // 0 is what the profiler writes when no observer asked for ids.
+            record_function_id: raw.record_function_id.0.filter(|&id| id > 0),
             // kineto writes -1 where it does not know.
             wait_on: match (raw.wait_on_stream.0, raw.wait_on_event_record.0) {
                 (Some(stream), Some(record_correlation))

@@ -176,6 +176,9 @@ pub struct EventArgs {
     pub callback_id: Option<i64>,
     pub sequence_number: Option<i64>,
     pub forward_thread_id: Option<i64>,
+    /// `Record function id`, the op's `rf_id` in an Execution Trace recorded in the same
+    /// step (`None` where the profiler wrote 0: no observer asked for ids).
+    pub record_function_id: Option<i64>,
     /// What a `cuda_sync` row of a `cudaStreamWaitEvent` says it waits for (newer kineto);
     /// boxed, as almost no event has it.
     pub wait_on: Option<Box<WaitOn>>,

@@ -117,6 +117,7 @@ impl<'a> Cursor<'a> {
                 "cid" => args.cid = cursor.lenient_int()?,
                 "Sequence number" => args.sequence_number = cursor.lenient_int()?,
                 "Fwd thread id" => args.forward_thread_id = cursor.lenient_int()?,
+                "Record function id" => args.record_function_id = cursor.lenient_int()?,
                 "wait_on_stream" => args.wait_on_stream = cursor.lenient_int()?,
                 "wait_on_cuda_event_record_corr_id" => {
                     args.wait_on_event_record = cursor.lenient_int()?
@@ -440,6 +441,7 @@ mod tests {
                         a.cid.0,
                         a.sequence_number.0,
                         a.forward_thread_id.0,
+                        a.record_function_id.0,
                         a.wait_on_stream.0,
                         a.wait_on_event_record.0,
                     ],

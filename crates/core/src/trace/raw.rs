@@ -113,6 +113,8 @@ pub struct RawArgs<'a> {
     pub cid: LenientInt,
     pub sequence_number: LenientInt,
     pub forward_thread_id: LenientInt,
+    /// `Record function id`: the op's id in an Execution Trace recorded with it.
+    pub record_function_id: LenientInt,
     /// `cuda_sync` rows of `cudaStreamWaitEvent`: the stream the event was recorded on, and
     /// the correlation id of its `cudaEventRecord` (-1 where unknown).
     pub wait_on_stream: LenientInt,
@@ -160,6 +162,7 @@ impl<'de> Visitor<'de> for RawArgsSeed<'_, 'de> {
                 "cid" => args.cid = map.next_value()?,
                 "Sequence number" => args.sequence_number = map.next_value()?,
                 "Fwd thread id" => args.forward_thread_id = map.next_value()?,
+                "Record function id" => args.record_function_id = map.next_value()?,
                 "wait_on_stream" => args.wait_on_stream = map.next_value()?,
                 "wait_on_cuda_event_record_corr_id" => {
                     args.wait_on_event_record = map.next_value()?

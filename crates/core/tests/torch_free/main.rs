@@ -15,6 +15,7 @@ mod classify_tracelens;
 mod cli_entry;
 mod compiled_coverage;
 mod energy_probes;
+mod execution_trace;
 mod inductor_kernels;
 mod inductor_triton;
 mod predict_kineto_cases;

@@ -1,0 +1,25 @@
+//! Reading PyTorch Execution Traces (`torch.profiler.ExecutionTraceObserver`, the format
+//! MLCommons Chakra builds on) and linking them to the Kineto trace of the same step.
+//!
+//! An Execution Trace records what a Kineto trace does not: the exact operator schema of
+//! every call, every input value, and tensor identities (tensor id, storage id, offset), so
+//! that outputs can be followed into the ops that consume them and views into their base.
+//!
+//! - [`load`] reads a plain or gzipped ET of schema 1.0.x or 1.1.x ([`layout`]) into an
+//!   [`ExecutionTrace`] of [`EtNode`]s;
+//! - [`link::link`] ties the Kineto trace's ops to its nodes by record-function id, refusing
+//!   an ET recorded in another step or run;
+//! - [`attach::attach`] writes the linked nodes' schemas and values into a signature file.
+
+pub mod attach;
+mod error;
+pub mod layout;
+pub mod link;
+mod node;
+mod read;
+
+pub use error::EtError;
+pub use node::{
+    operator_of_schema, overload_of_schema, EtArg, EtNode, ExecutionTrace, SchemaVersion, TensorRef,
+};
+pub use read::{load, load_bytes};

@@ -1,0 +1,141 @@
+//! `replay capture --execution-trace` end to end through the real binary: bloom-tiny of the
+//! zoo on the CPU, its PyTorch Execution Trace beside the trace and linked to it by
+//! record-function ids (copied from the ET's own step onto the kept one); `classify --execution-trace` records each op's exact overload, and
+//! `isolated` calls those overloads (issue 31, part 4).
+
+use crate::common;
+
+use std::path::Path;
+
+use common::replay;
+use predicates::prelude::*;
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_captured_execution_trace_links_and_names_the_overloads_isolated_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let et = dir.path().join("t.et.json");
+    replay()
+        .args([
+            "capture",
+            "--zoo",
+            "bloom-tiny",
+            "--device",
+            "cpu",
+            "--warmup",
+            "1",
+            "--candidates",
+            "2",
+            "--execution-trace",
+            "--out",
+        ])
+        .arg(&trace)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "t.et.json  execution trace of one more step of the same input",
+        ));
+    // The kept step was profiled without the observer (it slows every op several times over)
+    // and carries the ids of the ET's step, copied op for op.
+    let kept = read_json(&trace);
+    let note = &kept["replayExecutionTrace"];
+    assert_eq!(note["file"], "t.et.json");
+    assert!(note["ids_copied"].as_u64() >= Some(100), "{note}");
+    let doc = read_json(&et);
+    assert!(
+        doc["schema"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("1.1.")),
+        "{}",
+        doc["schema"]
+    );
+
+    let signatures = dir.path().join("s.json");
+    replay()
+        .args(["classify", "--trace"])
+        .arg(&trace)
+        .arg("--execution-trace")
+        .arg(&et)
+        .arg("--out")
+        .arg(&signatures)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ops linked by record-function id"));
+    let file = read_json(&signatures);
+    let source = &file["source"]["execution_trace"];
+    let number = |key: &str| source[key].as_u64().unwrap();
+    // Every op the Kineto trace recorded in the step carries an id, and (nearly) every id
+    // names an ET node of the same name.
+    assert!(
+        number("kineto_ops_with_id") * 10 >= number("kineto_ops") * 9,
+        "{source}"
+    );
+    assert!(
+        number("linked_ops") * 10 >= number("kineto_ops_with_id") * 9,
+        "{source}"
+    );
+    assert!(number("signatures_with_op") >= 20, "{source}");
+    assert!(
+        number("signatures_with_schema") * 10 >= number("signatures_with_op") * 9,
+        "{source}"
+    );
+    assert!(
+        number("invocations_linked") * 10 >= number("invocations") * 9,
+        "{source}"
+    );
+    for signature in file["signatures"].as_array().unwrap() {
+        let op = &signature["op"];
+        let Some(schema) = op["schema"].as_str() else {
+            continue;
+        };
+        // The schema is the op's own, and its arguments' values are recorded beside it.
+        let name = op["name"].as_str().unwrap();
+        assert!(
+            schema.starts_with(&format!("{name}(")) || schema.starts_with(&format!("{name}.")),
+            "{name}: {schema}"
+        );
+        assert!(op["exact_inputs"].is_array(), "{signature}");
+    }
+
+    let results = dir.path().join("results");
+    replay()
+        .args([
+            "isolated",
+            "--device",
+            "cpu",
+            "--max-time",
+            "0.02",
+            "--rounds",
+            "1",
+            "--quiet",
+            "--kernels",
+        ])
+        .arg(&signatures)
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .success();
+    let rows = read_json(&results.join("isolated.json"))["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let tier3: Vec<&serde_json::Value> = rows.iter().filter(|r| r["tier"] == 3).collect();
+    let exact = tier3
+        .iter()
+        .filter(|r| {
+            r["method"]
+                .as_str()
+                .is_some_and(|m| m.contains("the execution trace's exact overload"))
+        })
+        .count();
+    assert!(!tier3.is_empty());
+    assert!(
+        exact * 10 >= tier3.len() * 9,
+        "{exact} of {} tier-3 rows: {tier3:?}",
+        tier3.len()
+    );
+}
