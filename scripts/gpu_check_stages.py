@@ -12,6 +12,7 @@ import tempfile
 import time
 
 from gpu_check_compiled import stage_compiled
+from gpu_check_sequence import run_sequence
 from gpu_check_runner import StageCut, load_json, ok, per_kernel_budget, record, write_json_atomic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -172,8 +173,9 @@ def truth_machine(device, gpu_name):
 
 def stage_truth(ctx, entry):
     """replay isolated of both H100 signature files on the device; per signature its isolated
-    median against the trace's own mean per invocation, per tier, and each trace's step
-    predicted from the isolated durations (replay predict --isolated)."""
+    median against the trace's own mean per invocation, per tier, each trace's step predicted
+    from the isolated durations (replay predict --isolated), and the step re-run in order on
+    the device (replay sequence: each op in context against the trace)."""
     entry["device"] = ctx.device
     entry["recorded_on"] = "NVIDIA H100 (both traces)"
     entry.update(truth_machine(ctx.device, ctx.gpu_name))
@@ -239,6 +241,7 @@ def stage_truth(ctx, entry):
             write_json_atomic(os.path.join(out, "predict.json"), pred)
         except (ValueError, KeyError):
             t["timeline"] = {"command": record(p)}
+        t["sequence"] = run_sequence(ctx, trace, sigs, out + "-sequence", min(10.0, ctx.stage_left() / 4))
 
 
 # ----------------------------------------------------------------------------------------------
