@@ -86,24 +86,15 @@ impl EtNode {
     }
 }
 
-/// The overload name of a schema text: what lies between the operator's name and `(`.
+/// The overload name of a schema text: what lies between the operator's name and `(`
+/// ([`schema_name`](crate::signature::overload::schema_name)).
 pub fn overload_of_schema(schema: &str) -> &str {
-    let head = schema.split('(').next().unwrap_or("");
-    // `aten::add.Tensor`: the namespace's `::` holds no dot, the overload follows the last one.
-    let name = head.rsplit("::").next().unwrap_or(head);
-    name.split_once('.').map_or("", |(_, overload)| overload)
+    crate::signature::overload::schema_name(schema).1
 }
 
 /// The operator name of a schema text: `aten::add` for `aten::add.Tensor(...)`.
 pub fn operator_of_schema(schema: &str) -> &str {
-    let head = schema.split('(').next().unwrap_or("").trim();
-    match head.rfind("::") {
-        Some(ns) => match head[ns..].find('.') {
-            Some(dot) => &head[..ns + dot],
-            None => head,
-        },
-        None => head.split('.').next().unwrap_or(head),
-    }
+    crate::signature::overload::schema_name(schema).0
 }
 
 /// One input or output of a node.

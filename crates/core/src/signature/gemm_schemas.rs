@@ -64,10 +64,7 @@ pub fn gemm_op_schemas(op_name: &str) -> Option<&'static [OpSchema]> {
 pub fn parse_schema(text: &str) -> Option<(String, OpSchema)> {
     let open = text.find('(')?;
     let close = text.rfind(") ->")?;
-    let (op, overload) = match text[..open].split_once('.') {
-        Some((op, overload)) => (op, overload),
-        None => (&text[..open], ""),
-    };
+    let (op, overload) = super::overload::schema_name(text);
     let mut args = Vec::new();
     let mut kwarg_only = false;
     for part in text[open + 1..close].split(", ").filter(|p| !p.is_empty()) {

@@ -42,6 +42,20 @@ pub struct OpSchema {
     pub returns: usize,
 }
 
+/// The operator and overload names of a schema text: (`aten::add`, `Tensor`) for
+/// `aten::add.Tensor(Tensor self, ...) -> Tensor`, an empty overload for the default one
+/// (`aten::t(...)`). The namespace's `::` holds no dot: the overload follows the name's dot.
+pub fn schema_name(schema: &str) -> (&str, &str) {
+    let head = schema.split('(').next().unwrap_or("").trim();
+    match head.rfind("::") {
+        Some(ns) => match head[ns..].find('.') {
+            Some(dot) => (&head[..ns + dot], &head[ns + dot + 1..]),
+            None => (head, ""),
+        },
+        None => head.split_once('.').unwrap_or((head, "")),
+    }
+}
+
 /// Why a recorded call matches no overload of its op.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum OverloadError {
