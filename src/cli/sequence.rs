@@ -56,6 +56,13 @@ pub struct SequenceArgs {
     /// On a GPU, time each op without the blocking kernel
     #[arg(long)]
     pub no_blocking_kernel: bool,
+
+    /// The Execution Trace recorded in the same step (`replay capture --execution-trace`
+    /// writes one beside the trace): each op calls its exact overload, outputs flow into the
+    /// ops that consume them, views alias their base, and parameters and model inputs are
+    /// allocated once per tensor (the model's working set)
+    #[arg(long, value_name = "FILE")]
+    pub execution_trace: Option<PathBuf>,
 }
 
 impl From<SequenceArgs> for SequenceOptions {
@@ -71,6 +78,7 @@ impl From<SequenceArgs> for SequenceOptions {
             threads: args.threads.threads,
             inductor_cache: args.inductor_cache,
             blocking_kernel: !args.no_blocking_kernel,
+            execution_trace: args.execution_trace,
         }
     }
 }

@@ -172,6 +172,7 @@ pub fn run(
                 &file,
                 &device,
                 &options.sequence_of(path.clone()),
+                None,
                 &mut super::observer::ResultsAsInfo(&mut *observer),
             )
             .and_then(|s| {

@@ -243,6 +243,9 @@ pub struct SequenceOptions {
     pub inductor_cache: Option<PathBuf>,
     /// On a GPU, each op's segment queued behind the CUDA timer's blocking kernel.
     pub blocking_kernel: bool,
+    /// The Execution Trace recorded in the same step: outputs flow into the ops that
+    /// consume them, as in the model.
+    pub execution_trace: Option<PathBuf>,
 }
 
 impl Default for SequenceOptions {
@@ -258,6 +261,7 @@ impl Default for SequenceOptions {
             threads: None,
             inductor_cache: None,
             blocking_kernel: true,
+            execution_trace: None,
         }
     }
 }

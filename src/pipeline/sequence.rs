@@ -10,12 +10,16 @@ use anyhow::Context;
 use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
 use crate::measure::{measure_detailed, MeasureConfig, MonotonicClock};
-use crate::replay::registry::{replay_units, target_with, Parameters, SetupError};
+use crate::replay::flow_wiring::Wiring;
+use crate::replay::registry::{replay_units, SetupError};
 use crate::replay::sequence::{program, ProgramEntry, SequenceTarget, Step};
+use crate::replay::sequence_build::SequenceBuilder;
 use crate::signature::schema::{SignatureFile, Tier};
+use replay_core::execution_trace::link::EtLinks;
+use replay_core::execution_trace::ExecutionTrace;
 use replay_core::results::isolated::{RunConfig, Status};
 use replay_core::results::sequence::{
-    EntryResult, SequenceResults, Spread, COMPARABLE, SEQUENCE_SCHEMA_VERSION,
+    comparable, EntryResult, SequenceResults, Spread, SEQUENCE_SCHEMA_VERSION,
 };
 
 use super::observer::{Observer, Stage, Tick};
@@ -43,23 +47,39 @@ pub fn run(
         .ensure()
         .map_err(crate::Error::from)?;
     let trace = replay_core::trace::load(&options.trace).map_err(crate::Error::from)?;
-    let file = match &options.kernels {
+    let mut file = match &options.kernels {
         Some(path) => crate::signature::read_file(path).map_err(crate::Error::from)?,
         None => replay_core::signature::classify(&trace, &options.trace),
     };
+    // The Execution Trace: read and linked before anything runs (a bad one, or one of
+    // another run, exits 2 naming the file); its exact overloads go into the signatures.
+    let linked = match &options.execution_trace {
+        Some(path) => {
+            let et = replay_core::execution_trace::load(path)
+                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+            let links = replay_core::execution_trace::link::link(&et, &trace, &options.trace)
+                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+            replay_core::execution_trace::attach::attach(&mut file, &trace, &et, &links);
+            Some((et, links))
+        }
+        None => None,
+    };
     super::threads::apply(options.threads)?;
     let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
-    rerun(&trace, &file, &device, options, observer)
+    let linked = linked.as_ref().map(|(et, links)| (et, links));
+    rerun(&trace, &file, &device, options, linked, observer)
 }
 
 /// Re-runs the last step of `trace` (classified as `file`) on `device` and writes
 /// `sequence.json` and `sequence.csv` to `options.output_dir`; also `replay compare`'s third
-/// prediction.
+/// prediction. With `execution_trace` (read and linked to `trace`), outputs flow into the ops
+/// that consume them, as in the model.
 pub fn rerun(
     trace: &replay_core::trace::Trace,
     file: &SignatureFile,
     device: &Device,
     options: &SequenceOptions,
+    execution_trace: Option<(&ExecutionTrace, &EtLinks)>,
     observer: &mut dyn Observer,
 ) -> anyhow::Result<SequenceResults> {
     let files = OutputDir::new(&options.output_dir);
@@ -85,6 +105,19 @@ pub fn rerun(
         options.inductor_cache.as_deref(),
     )?;
     let _no_grad = tch::no_grad_guard();
+    if matches!(device, Device::Cuda(_)) {
+        observer.warning(
+            "replay sequence on CUDA runs every op on libtorch's current stream (GEMMs, copies \
+             and memsets issued by libtorch too); this path has not run on a GPU yet: untested",
+        );
+    }
+    let mut builder = SequenceBuilder {
+        file,
+        units: &units,
+        device,
+        generated: generated.as_ref(),
+        wiring: execution_trace.map(|(et, links)| Wiring::new(et, links, &entries)),
+    };
 
     // 1. Every op instance rebuilt, inputs and parameters allocated before any timing, and
     //    run once alone: an op that fails here enters the step with its trace time.
@@ -121,22 +154,7 @@ pub fn rerun(
             reason: None,
             in_context: None,
         };
-        let built = match entry.unit {
-            None => Err(SetupError::Unsupported(
-                "the trace names no signature for this work".into(),
-            )),
-            Some(u) => target_with(
-                file,
-                &units[u],
-                device,
-                generated.as_ref(),
-                Parameters::OneSet,
-            )
-            .and_then(|(mut target, method)| {
-                target.run(1).map_err(SetupError::from)?;
-                Ok((target, method))
-            }),
-        };
+        let built = builder.build(position, entry);
         match built {
             Ok((target, method)) => {
                 result.method = Some(method.0);
@@ -160,6 +178,8 @@ pub fn rerun(
         results.push(result);
     }
     observer.stage_finished(Stage::Sequence);
+    let flow = builder.wiring.take().map(Wiring::finish);
+    let data_flow = flow.as_ref().is_some_and(|f| f.linked_entries > 0);
 
     // 2. The whole sequence, repeated on the measurement core: one run per sample.
     let runs = if steps.is_empty() {
@@ -228,7 +248,9 @@ pub fn rerun(
         step: step.name.clone(),
         trace_step_us: step.measured_ns as f64 / 1000.0,
         trace_ops_us: results.iter().map(|r| r.trace_us).sum(),
-        comparable: COMPARABLE.to_owned(),
+        comparable: comparable(data_flow).to_owned(),
+        data_flow,
+        flow,
         step_ops_us: runs.as_ref().map_or(0.0, |r| r.median) + unrebuilt,
         runs,
         unrebuilt_trace_us: unrebuilt,
@@ -386,6 +408,35 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
             e.name,
             e.reason.as_deref().unwrap_or("")
         );
+    }
+    match &sequence.flow {
+        Some(flow) if sequence.data_flow => {
+            let _ = writeln!(
+                out,
+                "\ndata flow: the model's ({}): {} ops linked, {} inputs read their producer's \
+                 output, {} read tensors from outside the step ({} of them shared, {} views of \
+                 one allocation), {} fell back to inputs of their own",
+                flow.execution_trace,
+                flow.linked_entries,
+                flow.flowing_inputs,
+                flow.external_inputs,
+                flow.shared_external_inputs,
+                flow.aliased_external_inputs,
+                flow.fallbacks
+            );
+            for why in &flow.fallback_reasons {
+                let _ = writeln!(out, "  fell back: {why}");
+            }
+        }
+        Some(flow) => {
+            let _ = writeln!(
+                out,
+                "\ndata flow: not the model's: no op of the step linked to a node of {} \
+                 (data flow is followed on a CPU trace's top-level ops)",
+                flow.execution_trace
+            );
+        }
+        None => {}
     }
     let _ = writeln!(out, "\n{}", sequence.comparable);
     let _ = writeln!(

@@ -332,44 +332,54 @@ pub fn target_with(
             Ok((target, Method(method.into())))
         }
         Tier::Op => {
-            let (op_name, inputs) = match (&sig.op, sig.unit) {
-                (Some(op), _) => (op.name.clone(), recorded_inputs(sig)),
-                (None, Unit::HostOp) => (sig.name.clone(), recorded_inputs(sig)),
-                (None, Unit::Kernel) => {
-                    return Err(SetupError::Unsupported(
-                        "no launching op was recorded for this kernel".into(),
-                    ))
-                }
-            };
-            // Inside compiled code an extern kernel's output buffer is recorded as an input.
-            let site = sig
-                .op
-                .as_ref()
-                .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
-            // An Execution Trace linked at classification names the exact overload.
-            let exact = sig.op.as_ref().and_then(|op| op.schema.as_deref());
-            let first = match inputs {
-                Some(inputs) => prepare_exact(&op_name, exact, &inputs, device, site, rotate),
-                None => Err(SetupError::Unsupported(format!(
-                    "{op_name}: the trace recorded no input shapes"
-                ))),
-            };
-            let (prepared, note) = match first {
-                Ok((prepared, source)) => (prepared, source.note()),
-                Err(first_error) => {
-                    enclosing_op_fallback(sig, device, rotate).ok_or(first_error)?
-                }
-            };
-            let mut method = format!("libtorch dispatcher {}", prepared.name());
-            if let Some(note) = note {
-                method.push_str(&format!(" ({note})"));
-            }
+            let (prepared, method) = dispatcher_call(sig, device, rotate)?;
             Ok((
                 Box::new(tier3_libtorch::LibtorchOpTarget::new(prepared, device)?),
-                Method(method),
+                method,
             ))
         }
     }
+}
+
+/// The call of `sig`'s op through libtorch's dispatcher (tier 3's replay), prepared and run
+/// once: for a tier-3 signature, and in a sequence for any op that libtorch must run (a
+/// GEMM on libtorch's stream, or taking and giving flowing tensors).
+pub fn dispatcher_call(
+    sig: &Signature,
+    device: &Device,
+    rotate: bool,
+) -> Result<(super::rotating_op::RotatingOp, Method), SetupError> {
+    let (op_name, inputs) = match (&sig.op, sig.unit) {
+        (Some(op), _) => (op.name.clone(), recorded_inputs(sig)),
+        (None, Unit::HostOp) => (sig.name.clone(), recorded_inputs(sig)),
+        (None, Unit::Kernel) => {
+            return Err(SetupError::Unsupported(
+                "no launching op was recorded for this kernel".into(),
+            ))
+        }
+    };
+    // Inside compiled code an extern kernel's output buffer is recorded as an input.
+    let site = sig
+        .op
+        .as_ref()
+        .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
+    // An Execution Trace linked at classification names the exact overload.
+    let exact = sig.op.as_ref().and_then(|op| op.schema.as_deref());
+    let first = match inputs {
+        Some(inputs) => prepare_exact(&op_name, exact, &inputs, device, site, rotate),
+        None => Err(SetupError::Unsupported(format!(
+            "{op_name}: the trace recorded no input shapes"
+        ))),
+    };
+    let (prepared, note) = match first {
+        Ok((prepared, source)) => (prepared, source.note()),
+        Err(first_error) => enclosing_op_fallback(sig, device, rotate).ok_or(first_error)?,
+    };
+    let mut method = format!("libtorch dispatcher {}", prepared.name());
+    if let Some(note) = note {
+        method.push_str(&format!(" ({note})"));
+    }
+    Ok((prepared, Method(method)))
 }
 
 fn prepare_op(

@@ -25,6 +25,9 @@ pub struct ProgramEntry {
     pub signatures: Vec<String>,
     /// Its time in the trace: the op's (CPU trace) or its activities' (GPU trace).
     pub trace_ns: Nanos,
+    /// The trace event of a CPU trace's top-level op (what links it to its Execution Trace
+    /// node); `None` on a GPU trace and for a skeleton not built from a trace.
+    pub event: Option<usize>,
 }
 
 /// The step's op instances in order: each host thread's in turn (threads in the skeleton's
@@ -64,6 +67,7 @@ pub fn program(
         // Whether the last entry was opened by this thread's previous launch (nothing but
         // framework time since), so a launch of the same unit may belong to it.
         let mut open = false;
+        let mut host_ops = thread.op_events.iter().copied();
         for item in &thread.items {
             match item {
                 HostItem::HostOp { signature, ns } => {
@@ -72,6 +76,7 @@ pub fn program(
                         unit,
                         signatures: id.into_iter().collect(),
                         trace_ns: *ns,
+                        event: host_ops.next(),
                     });
                     open = false;
                 }
@@ -96,6 +101,7 @@ pub fn program(
                                 unit,
                                 signatures: id.into_iter().collect(),
                                 trace_ns: activity.trace_ns,
+                                event: None,
                             });
                         }
                         open = true;
@@ -224,6 +230,14 @@ mod tests {
         assert!(entries
             .iter()
             .all(|e| e.unit.is_some() && e.signatures.len() == 1));
+        // Each entry knows its op's trace event: a top-level op of that name and time.
+        for entry in &entries {
+            let event = &trace.events[entry.event.expect("a CPU trace's top-level op")];
+            assert_eq!(event.dur_ns, entry.trace_ns);
+            let id = entry.signatures[0].as_str();
+            let name = &file.signatures.iter().find(|s| s.id == id).unwrap().name;
+            assert_eq!(trace.name(event), name.as_str());
+        }
     }
 
     #[test]
@@ -251,6 +265,7 @@ mod tests {
             assert_eq!(seen.len(), entry.signatures.len(), "{entry:?}");
         }
         assert!(entries.len() <= launched.len() && !entries.is_empty());
+        assert!(entries.iter().all(|e| e.event.is_none()));
     }
 
     /// Spins for a fixed time on the host.

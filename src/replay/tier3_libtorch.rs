@@ -384,7 +384,7 @@ pub fn prepare_exact(
                 .map_err(|e| Tier3Error::Failed(e.0))?,
         );
     }
-    let mut op = RotatingOp::new(calls);
+    let mut op = RotatingOp::new(calls).with_first_input(choice.skip);
     // One call up front: a rebuilt call libtorch rejects is `failed`, reported with its message.
     op.run(1).map_err(|e| Tier3Error::Failed(e.0))?;
     Ok((op, source))
@@ -458,6 +458,11 @@ impl Target for LibtorchOpTarget {
 }
 
 impl LibtorchOpTarget {
+    /// The first tensor the last call returned.
+    pub fn last_output(&self) -> Option<Tensor> {
+        self.op.last_output()
+    }
+
     fn issue(&mut self, calls: u64) -> Result<(), MeasureError> {
         self.op.run(calls).map_err(|e| MeasureError::target(e.0))
     }

@@ -158,6 +158,17 @@ impl PreparedOp {
         Ok(())
     }
 
+    /// A handle on the tensor bound as argument `arg` (element `element` of a tensor list):
+    /// the same tensor the prepared call holds, so that changing it in place (`set_`)
+    /// changes what the next call reads. `None` where the argument is no tensor.
+    pub fn bound_tensor(&self, arg: usize, element: Option<usize>) -> Option<Tensor> {
+        match (self._args.get(arg)?, element) {
+            (OpArg::Tensor(t), None) => Some(t.shallow_clone()),
+            (OpArg::TensorList(list), Some(i)) => list.get(i)?.as_ref().map(Tensor::shallow_clone),
+            _ => None,
+        }
+    }
+
     /// The first tensor the last call returned.
     pub fn last_output(&self) -> Option<Tensor> {
         // SAFETY: returns a new heap `torch::Tensor*` (or null) that tch takes ownership of.

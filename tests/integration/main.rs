@@ -38,6 +38,7 @@ mod scan_tool;
 mod scan_torch_backend;
 mod selftest_model;
 mod sequence_cli;
+mod sequence_flow_cli;
 mod shard_merge;
 mod torchscript_gpt2_trace;
 mod zoo_compare;

@@ -45,6 +45,11 @@ pub struct HostThread {
     /// `pid/tid` in the trace.
     pub label: String,
     pub items: Vec<HostItem>,
+    /// The trace event (index into the trace's events) of each [`HostItem::HostOp`] item, in
+    /// order: what ties a CPU trace's top-level op to its Execution Trace node (`replay
+    /// sequence --execution-trace`). Built from a trace only; not written out.
+    #[serde(skip)]
+    pub op_events: Vec<usize>,
 }
 
 /// One thing a host thread does.
@@ -211,6 +216,7 @@ impl StepSkeleton {
         self.threads.push(HostThread {
             label: label.into(),
             items: Vec::new(),
+            op_events: Vec::new(),
         });
         self.threads.len() - 1
     }

@@ -19,11 +19,53 @@ use super::isolated::{IsolatedResults, RunConfig, SignatureResult, Status};
 pub const SEQUENCE_SCHEMA_VERSION: u32 = 1;
 
 /// What a re-run of a trace recorded elsewhere can and cannot say, printed and kept in the
-/// file.
+/// file, when each op reads inputs of its own (no Execution Trace).
 pub const COMPARABLE: &str = "comparable with the trace: the work (every rebuilt op with its \
      recorded shapes, dtypes and scalars) and its order; not comparable: the host time between \
      ops (framework time), which is the recording machine's and is not re-run, and data flow \
      (each op reads inputs of its own, not its producer's output)";
+
+/// [`COMPARABLE`] for a re-run whose data flow is the model's (an Execution Trace linked).
+pub const COMPARABLE_WITH_FLOW: &str = "comparable with the trace: the work (every rebuilt op \
+     with its recorded shapes, dtypes and scalars), its order and its data flow (each op reads \
+     its producer's real output of the same run, views alias their base, the parameters and \
+     model inputs are allocated once per tensor of the Execution Trace: the model's working \
+     set); not comparable: the host time between ops (framework time), which is the recording \
+     machine's and is not re-run";
+
+/// What the sequence says is comparable, with or without the model's data flow.
+pub fn comparable(data_flow: bool) -> &'static str {
+    if data_flow {
+        COMPARABLE_WITH_FLOW
+    } else {
+        COMPARABLE
+    }
+}
+
+/// How the step's inputs were wired when an Execution Trace gave the data flow.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowCounts {
+    /// The Execution Trace read.
+    pub execution_trace: String,
+    /// Rebuilt entries whose op linked to an Execution Trace node.
+    pub linked_entries: usize,
+    /// Tensor inputs that read an earlier op's real output of the same run.
+    pub flowing_inputs: usize,
+    /// Tensor inputs produced outside the step (parameters, the model's inputs): one tensor
+    /// per Execution Trace tensor, allocated before the timed region.
+    pub external_inputs: usize,
+    /// Of those, reads of a tensor another entry reads too (a weight read twice).
+    pub shared_external_inputs: usize,
+    /// External inputs that are views into a storage another external input also views (one
+    /// allocation, different offsets).
+    pub aliased_external_inputs: usize,
+    /// Inputs that should have flowed but read a tensor of their own: the producer's output
+    /// did not match the recorded sizes or dtype, or the producer was not run.
+    pub fallbacks: usize,
+    /// Why, for the first few of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_reasons: Vec<String>,
+}
 
 /// The spread of one entry's in-context samples (µs per run of the entry).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -98,8 +140,15 @@ pub struct SequenceResults {
     pub trace_step_us: f64,
     /// The ops' time in the trace's step (µs): the sum of the entries' trace times.
     pub trace_ops_us: f64,
-    /// See [`COMPARABLE`].
+    /// See [`COMPARABLE`] and [`COMPARABLE_WITH_FLOW`].
     pub comparable: String,
+    /// Whether the ops' inputs flowed as in the model (an Execution Trace linked, see
+    /// [`FlowCounts`]); false: each op read inputs of its own.
+    #[serde(default)]
+    pub data_flow: bool,
+    /// How the inputs were wired, when an Execution Trace was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowCounts>,
     /// One sample per run of the whole sequence: the sum of the entries' timed parts (µs);
     /// `None` when nothing could be run.
     pub runs: Option<Summary>,

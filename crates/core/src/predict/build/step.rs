@@ -134,6 +134,7 @@ impl TraceContext<'_> {
                 stream_index: &stream_index,
                 thread: index,
                 items: Vec::new(),
+                op_events: Vec::new(),
                 cursor: window.start_ns,
                 last_launched: None,
                 recorded: None,
@@ -159,10 +160,11 @@ impl TraceContext<'_> {
                     .min(window.end_ns)
             };
             builder.gap_until(until);
-            let items = builder.items;
+            let (items, op_events) = (builder.items, builder.op_events);
             step.threads.push(HostThread {
                 label: self.label(key),
                 items,
+                op_events,
             });
         }
         // When each activity was issued: its launch call's start, or its own without one.

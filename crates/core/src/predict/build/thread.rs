@@ -20,6 +20,8 @@ pub(super) struct ThreadBuilder<'b, 't> {
     pub(super) stream_index: &'b FxHashMap<StreamKey, usize>,
     pub(super) thread: usize,
     pub(super) items: Vec<HostItem>,
+    /// The trace event of each `HostOp` item pushed, in order.
+    pub(super) op_events: Vec<usize>,
     /// End of the host time accounted for so far, on the trace's axis.
     pub(super) cursor: Nanos,
     /// The last activity this thread launched (step-local index).
@@ -65,6 +67,7 @@ impl ThreadBuilder<'_, '_> {
                 signature: self.context.ids.index_of_event(op),
                 ns: event.dur_ns,
             });
+            self.op_events.push(op);
             self.cursor = self.cursor.max(event.end_ns());
         }
     }

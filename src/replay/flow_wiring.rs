@@ -1,0 +1,447 @@
+//! The model's data flow in a re-run step, from its Execution Trace (`replay sequence
+//! --execution-trace`).
+//!
+//! Each op of the step found its Execution Trace node (linked by record-function id). A
+//! node's tensor inputs and outputs carry identities (tensor id, storage id, offset). An
+//! input whose tensor an earlier op of the step produced reads that op's real output of the
+//! same run ([`FlowingOp`]); an input produced outside the step (a parameter, the model's
+//! input) is allocated once before the timed region, one tensor per Execution Trace tensor,
+//! so that two ops that read one weight read one tensor; external inputs that are views at
+//! different offsets of one storage are views of one allocation. A view op's output is the
+//! view of its real input, since the view op itself runs on the flowing tensor.
+//!
+//! An input that should flow but cannot (its producer was not run, gave no such output, or
+//! gave one of other sizes or dtype than recorded) reads a tensor of its own and is counted
+//! as a fallback, with the reason.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+use tch::Tensor;
+
+use super::flowing_op::{slots, FlowingOp, Inflow, Slots};
+use super::registry::SetupError;
+use super::rotating_op::RotatingOp;
+use super::sequence::ProgramEntry;
+use super::tier3_libtorch::{storage_len, LibtorchOpTarget};
+use crate::device::Device;
+use crate::measure::Target;
+use replay_core::execution_trace::link::EtLinks;
+use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
+use replay_core::results::sequence::FlowCounts;
+
+/// How many fallback reasons are kept for the report.
+const REASONS_KEPT: usize = 8;
+
+/// A tensor of the Execution Trace: (tensor id, storage id). Ids are reused once a tensor is
+/// freed; the latest producer before a read is the one it reads.
+type TensorKey = (i64, i64);
+
+fn key(tensor: &TensorRef) -> TensorKey {
+    (tensor.tensor_id, tensor.storage_id)
+}
+
+/// Who made a tensor of the step.
+#[derive(Debug, Clone)]
+enum Producer {
+    /// The op at this position; its first output is kept in its slot.
+    Slot(usize),
+    /// An op whose output cannot be read, and why.
+    Unavailable(String),
+}
+
+/// External tensors that view one storage at different places: one allocation of `len`
+/// elements of `itemsize` bytes.
+#[derive(Debug)]
+struct SharedStorage {
+    len: i64,
+    itemsize: i64,
+    base: Option<Tensor>,
+}
+
+/// The elements a tensor argument spans in its storage, from the node's own shape and
+/// strides (contiguous when the schema records none): `offset + extent`.
+fn span(arg: &EtArg, tensor: &TensorRef) -> Option<i64> {
+    let ints =
+        |v: &Value| -> Option<Vec<i64>> { v.as_array()?.iter().map(Value::as_i64).collect() };
+    let sizes = ints(&arg.shape)?;
+    let strides = match arg.strides.as_ref().and_then(ints) {
+        Some(s) if s.len() == sizes.len() => s,
+        _ => {
+            let mut s = vec![1; sizes.len()];
+            for i in (0..sizes.len().saturating_sub(1)).rev() {
+                s[i] = s[i + 1] * sizes[i + 1].max(1);
+            }
+            s
+        }
+    };
+    Some(tensor.offset + storage_len(&sizes, &strides))
+}
+
+/// Wires the ops of one step to each other as its Execution Trace says.
+pub struct Wiring<'a> {
+    et: &'a ExecutionTrace,
+    links: &'a EtLinks,
+    produced: HashMap<TensorKey, Producer>,
+    /// Positions whose output some later op reads.
+    consumed: HashSet<usize>,
+    external: HashMap<TensorKey, Tensor>,
+    storages: HashMap<i64, SharedStorage>,
+    slots: Slots,
+    counts: FlowCounts,
+}
+
+impl<'a> Wiring<'a> {
+    /// The wiring of `entries` (the step's program) by `et`, linked to the trace by `links`.
+    pub fn new(et: &'a ExecutionTrace, links: &'a EtLinks, entries: &[ProgramEntry]) -> Self {
+        let mut wiring = Wiring {
+            et,
+            links,
+            produced: HashMap::new(),
+            consumed: HashSet::new(),
+            external: HashMap::new(),
+            storages: HashMap::new(),
+            slots: slots(entries.len()),
+            counts: FlowCounts {
+                execution_trace: et.path.display().to_string(),
+                ..FlowCounts::default()
+            },
+        };
+        // Which outputs are read later, and which external tensors share a storage.
+        let mut producer: HashMap<TensorKey, usize> = HashMap::new();
+        let mut views: HashMap<i64, HashMap<i64, (i64, i64)>> = HashMap::new();
+        for (position, entry) in entries.iter().enumerate() {
+            let Some(node) = wiring.node(entry) else {
+                continue;
+            };
+            for arg in node.inputs.iter().filter(|a| a.is_tensor()) {
+                for tensor in &arg.tensors {
+                    match producer.get(&key(tensor)) {
+                        Some(&p) => {
+                            wiring.consumed.insert(p);
+                        }
+                        None => {
+                            if let Some(end) = span(arg, tensor) {
+                                let tensors = views.entry(tensor.storage_id).or_default();
+                                let (len, _) = tensors
+                                    .entry(tensor.tensor_id)
+                                    .or_insert((end, tensor.itemsize));
+                                *len = (*len).max(end);
+                            }
+                        }
+                    }
+                }
+            }
+            // A list input's elements flow too.
+            for arg in node.inputs.iter().filter(|a| !a.is_tensor()) {
+                for tensor in &arg.tensors {
+                    if let Some(&p) = producer.get(&key(tensor)) {
+                        wiring.consumed.insert(p);
+                    }
+                }
+            }
+            for arg in node.outputs.iter().filter(|a| a.is_tensor()) {
+                for tensor in &arg.tensors {
+                    producer.insert(key(tensor), position);
+                }
+            }
+        }
+        for (storage, tensors) in views {
+            let itemsize = tensors.values().next().map_or(0, |&(_, s)| s);
+            if tensors.len() > 1 && tensors.values().all(|&(_, s)| s == itemsize) {
+                let len = tensors.values().map(|&(l, _)| l).max().unwrap_or(0);
+                wiring.storages.insert(
+                    storage,
+                    SharedStorage {
+                        len,
+                        itemsize,
+                        base: None,
+                    },
+                );
+            }
+        }
+        wiring
+    }
+
+    /// The Execution Trace node of `entry`, if its op linked to one.
+    pub fn node(&self, entry: &ProgramEntry) -> Option<&'a EtNode> {
+        entry.event.and_then(|e| self.links.node(self.et, e))
+    }
+
+    /// What was wired so far.
+    pub fn counts(&self) -> &FlowCounts {
+        &self.counts
+    }
+
+    /// The slot table the wired ops read and write.
+    pub fn slots(&self) -> Slots {
+        self.slots.clone()
+    }
+
+    /// The counts, once every entry is wired.
+    pub fn finish(self) -> FlowCounts {
+        self.counts
+    }
+
+    fn fallback(&mut self, why: String) {
+        self.counts.fallbacks += 1;
+        if self.counts.fallback_reasons.len() < REASONS_KEPT {
+            self.counts.fallback_reasons.push(why);
+        }
+    }
+
+    /// The op at `position` (linked to `node`) was not run by a libtorch call that gives its
+    /// output (`why`): the ops that read its outputs read tensors of their own.
+    pub fn not_run(&mut self, node: &EtNode, position: usize, why: &str) {
+        for arg in &node.outputs {
+            for tensor in &arg.tensors {
+                self.produced.insert(
+                    key(tensor),
+                    Producer::Unavailable(format!("#{position} {} {why}", node.name)),
+                );
+            }
+        }
+    }
+
+    /// Wires the prepared call `op` of the op at `position`, linked to `node`, and returns it
+    /// as the target that runs it in the sequence. Its external inputs are bound now; its
+    /// flowing inputs are checked against the outputs its producers gave when they were set
+    /// up (run once, in order, before this one).
+    pub fn wire(
+        &mut self,
+        position: usize,
+        node: &EtNode,
+        op: RotatingOp,
+        device: &Device,
+    ) -> Result<Box<dyn Target>, SetupError> {
+        let mut inflows = Vec::new();
+        for (input, arg) in node.inputs.iter().enumerate() {
+            for (k, tensor) in arg.tensors.iter().enumerate() {
+                let element = (!arg.is_tensor()).then_some(k);
+                let bound = op
+                    .argument_of_input(input)
+                    .and_then(|a| op.bound_tensor(a, element));
+                let what = format!("#{position} {} input {input}", node.name);
+                match self.produced.get(&key(tensor)).cloned() {
+                    Some(Producer::Slot(slot)) => match bound {
+                        None => self
+                            .fallback(format!("{what}: not a tensor argument of the rebuilt call")),
+                        Some(bound) => match self.check_slot(slot, &bound) {
+                            Ok(()) => {
+                                self.counts.flowing_inputs += 1;
+                                inflows.push(Inflow { bound, slot });
+                            }
+                            Err(why) => self.fallback(format!("{what}: {why}")),
+                        },
+                    },
+                    Some(Producer::Unavailable(why)) => {
+                        self.fallback(format!("{what}: its producer {why}"))
+                    }
+                    // A wrapped number the rebuilt call passes as a scalar has no tensor.
+                    None => {
+                        if let Some(bound) = bound.filter(|_| arg.is_tensor()) {
+                            self.external_input(arg, tensor, bound)
+                                .map_err(SetupError::Failed)?;
+                        }
+                    }
+                }
+            }
+        }
+        for (index, arg) in node.outputs.iter().enumerate() {
+            for tensor in &arg.tensors {
+                let producer = if index == 0 && arg.is_tensor() {
+                    Producer::Slot(position)
+                } else {
+                    Producer::Unavailable(format!(
+                        "#{position} {}: output {index} is not kept (only an op's first \
+                         output flows)",
+                        node.name
+                    ))
+                };
+                self.produced.insert(key(tensor), producer);
+            }
+        }
+        self.counts.linked_entries += 1;
+        let output = self.consumed.contains(&position).then_some(position);
+        let call = LibtorchOpTarget::new(op, device).map_err(SetupError::from)?;
+        Ok(Box::new(FlowingOp::new(
+            call,
+            inflows,
+            output,
+            self.slots.clone(),
+        )))
+    }
+
+    /// Whether the output in `slot` can stand for `bound`: its producer ran and gave a
+    /// tensor of the recorded sizes and dtype.
+    fn check_slot(&self, slot: usize, bound: &Tensor) -> Result<(), String> {
+        let slots = self.slots.borrow();
+        match slots.get(slot) {
+            Some(Some(source))
+                if source.size() == bound.size() && source.kind() == bound.kind() =>
+            {
+                Ok(())
+            }
+            Some(Some(source)) => Err(format!(
+                "its producer's output is {:?} {:?}, the recorded input {:?} {:?}",
+                source.kind(),
+                source.size(),
+                bound.kind(),
+                bound.size()
+            )),
+            _ => Err("its producer gave no tensor".into()),
+        }
+    }
+
+    /// Binds an input produced outside the step: the tensor already allocated for it, if
+    /// another op read it; else its own, placed in its storage's one allocation when other
+    /// external tensors view that storage too.
+    fn external_input(
+        &mut self,
+        arg: &EtArg,
+        tensor: &TensorRef,
+        mut bound: Tensor,
+    ) -> Result<(), String> {
+        self.counts.external_inputs += 1;
+        let err = |e: tch::TchError| format!("binding an external input: {e}");
+        if let Some(known) = self.external.get(&key(tensor)) {
+            if known.size() == bound.size() && known.kind() == bound.kind() {
+                // The in-place call returns another handle on `bound`, not needed.
+                let _ = bound.f_set_source_tensor_(known).map_err(err)?;
+                self.counts.shared_external_inputs += 1;
+            }
+            return Ok(());
+        }
+        let size = bound.size();
+        let stride = bound.stride();
+        let fits = span(arg, tensor).is_some_and(|end| {
+            end >= tensor.offset + storage_len(&size, &stride)
+                && bound.kind().elt_size_in_bytes() as i64 == tensor.itemsize
+        });
+        if let Some(storage) = self.storages.get_mut(&tensor.storage_id) {
+            let kind_fits = storage
+                .base
+                .as_ref()
+                .is_none_or(|b| b.kind() == bound.kind());
+            if fits && kind_fits && storage.itemsize == tensor.itemsize {
+                let base = match &storage.base {
+                    Some(base) => base.shallow_clone(),
+                    None => {
+                        let base = Tensor::f_zeros([storage.len], (bound.kind(), bound.device()))
+                            .map_err(err)?;
+                        storage.base = Some(base.shallow_clone());
+                        base
+                    }
+                };
+                let view = base
+                    .f_as_strided(&size, &stride, Some(tensor.offset))
+                    .map_err(err)?;
+                // The values the input rules made (valid indices, positive divisors) move in.
+                let mut view_mut = view.shallow_clone();
+                view_mut.f_copy_(&bound).map_err(err)?;
+                let _ = bound.f_set_source_tensor_(&view).map_err(err)?;
+                self.counts.aliased_external_inputs += 1;
+            }
+        }
+        self.external.insert(key(tensor), bound);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceSpec;
+    use crate::replay::registry::replay_units;
+    use crate::replay::sequence::program;
+    use crate::replay::sequence_build::SequenceBuilder;
+    use replay_core::execution_trace::{attach::attach, link::link};
+    use std::path::Path;
+
+    #[test]
+    fn the_bloom_tiny_pairs_activations_flow_and_its_tied_weight_is_one_tensor() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
+        let trace_path = dir.join("bloom_tiny_cpu.json.gz");
+        let trace = replay_core::trace::load(&trace_path).unwrap();
+        let et =
+            replay_core::execution_trace::load(&dir.join("bloom_tiny_cpu.et.json.gz")).unwrap();
+        let links = link(&et, &trace, &trace_path).unwrap();
+        let mut file = replay_core::signature::classify(&trace, &trace_path);
+        attach(&mut file, &trace, &et, &links);
+        let skeleton = replay_core::predict::skeleton(&trace).unwrap();
+        let step = skeleton.steps.last().unwrap();
+        let units = replay_units(&file);
+        let entries = program(&skeleton, step, &file, &units);
+        let device = Device::open(DeviceSpec::Cpu).unwrap();
+        let _no_grad = tch::no_grad_guard();
+        let mut builder = SequenceBuilder {
+            file: &file,
+            units: &units,
+            device: &device,
+            generated: None,
+            wiring: Some(Wiring::new(&et, &links, &entries)),
+        };
+        for (position, entry) in entries.iter().enumerate() {
+            if let Err(e) = builder.build(position, entry) {
+                panic!("#{position}: {e:?}");
+            }
+        }
+        let wiring = builder.wiring.take().unwrap();
+        let slots = wiring.slots();
+        let counts = wiring.finish();
+
+        // The same from the Execution Trace alone: every top-level op's node, in order; an
+        // input is an activation of the step when an earlier op output its tensor.
+        let nodes: Vec<&EtNode> = entries
+            .iter()
+            .map(|e| {
+                links
+                    .node(&et, e.event.expect("a CPU trace's op"))
+                    .expect("linked")
+            })
+            .collect();
+        assert_eq!(counts.linked_entries, entries.len());
+        let mut producer: HashMap<TensorKey, usize> = HashMap::new();
+        let mut flowing = 0;
+        let mut external: HashMap<TensorKey, usize> = HashMap::new();
+        let mut views = Vec::new();
+        for (position, node) in nodes.iter().enumerate() {
+            for arg in node.inputs.iter().filter(|a| a.is_tensor()) {
+                for tensor in &arg.tensors {
+                    match producer.get(&key(tensor)) {
+                        Some(&p) => {
+                            flowing += 1;
+                            if node.name == "aten::view" {
+                                views.push((p, position));
+                            }
+                        }
+                        None => *external.entry(key(tensor)).or_default() += 1,
+                    }
+                }
+            }
+            for arg in node.outputs.iter().filter(|a| a.is_tensor()) {
+                for tensor in &arg.tensors {
+                    producer.insert(key(tensor), position);
+                }
+            }
+        }
+        assert!(flowing > 100, "{flowing}");
+        assert_eq!(counts.flowing_inputs, flowing);
+        assert_eq!(counts.fallbacks, 0, "{:?}", counts.fallback_reasons);
+        // Read twice: the embedding's table (tied to the LM head's weight) and the input ids
+        // (the embedding's and ones_like's); each is one tensor.
+        let read_again: usize = external.values().map(|n| n - 1).sum();
+        assert!(read_again >= 1);
+        assert_eq!(counts.shared_external_inputs, read_again);
+        // A view of a flowing tensor is a view of the producer's real output: same memory.
+        let slots = slots.borrow();
+        let mut checked = 0;
+        for (from, view) in views {
+            if let (Some(Some(base)), Some(Some(out))) = (slots.get(from), slots.get(view)) {
+                assert_eq!(base.data_ptr(), out.data_ptr(), "#{view} views #{from}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 0);
+    }
+}

@@ -1,0 +1,83 @@
+//! `replay sequence --execution-trace`: the bloom-tiny step re-run on the CPU with the
+//! model's data flow from its Execution Trace (recorded in the same step), and an Execution
+//! Trace that is not the trace's refused.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::replay;
+use predicates::prelude::*;
+
+fn et_data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/core/tests/data/et")
+        .join(name)
+}
+
+fn sequence(trace: &Path, et: &Path, out: &Path) -> assert_cmd::assert::Assert {
+    replay()
+        .args(["sequence", "--device", "cpu", "--quiet", "--max-time", "1"])
+        .args(["--min-samples", "3", "--trace"])
+        .arg(trace)
+        .arg("--execution-trace")
+        .arg(et)
+        .arg("--output-dir")
+        .arg(out)
+        .assert()
+}
+
+#[test]
+fn the_bloom_tiny_step_re_runs_with_the_models_data_flow() {
+    let dir = tempfile::tempdir().unwrap();
+    sequence(
+        &et_data("bloom_tiny_cpu.json.gz"),
+        &et_data("bloom_tiny_cpu.et.json.gz"),
+        dir.path(),
+    )
+    .success()
+    .stdout(predicate::str::contains("data flow: the model's"))
+    .stdout(predicate::str::contains("and its data flow"));
+    let path = dir.path().join("sequence.json");
+    let rerun: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(rerun["data_flow"], true);
+    let flow = &rerun["flow"];
+    let entries = rerun["entries"].as_array().unwrap();
+    assert_eq!(flow["linked_entries"].as_u64(), Some(entries.len() as u64));
+    assert!(flow["flowing_inputs"].as_u64().unwrap() > 100, "{flow}");
+    assert_eq!(flow["fallbacks"], 0, "{flow}");
+    // Every op ran, in its place; the GEMMs through libtorch's call of the op itself.
+    for e in entries {
+        assert_eq!(e["status"], "ok", "{e}");
+        assert!(e["in_context"]["median_us"].as_f64().unwrap() > 0.0, "{e}");
+        let method = e["method"].as_str().unwrap();
+        assert!(method.starts_with("libtorch dispatcher"), "{e}");
+    }
+    assert!(entries.iter().any(|e| e["method"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("libtorch dispatcher aten::linear"))));
+    assert!(rerun["runs"]["samples"].as_u64().unwrap() >= 3);
+}
+
+#[test]
+fn an_execution_trace_that_is_not_the_traces_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Not an Execution Trace at all.
+    let broken = dir.path().join("broken.et.json");
+    std::fs::write(
+        &broken,
+        b"{\"schema\": \"1.1.1-chakra.0.0.4\", \"nodes\": [",
+    )
+    .unwrap();
+    sequence(&et_data("bloom_tiny_cpu.json.gz"), &broken, &out)
+        .code(2)
+        .stderr(predicate::str::contains("broken.et.json"))
+        .stderr(predicate::str::contains("panicked").not());
+    // One of another run: the one-layer GPT-2 trace was recorded without it.
+    let gpt2 =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/gpt2_1layer_cpu_seq16.json.gz");
+    sequence(&gpt2, &et_data("bloom_tiny_cpu.et.json.gz"), &out)
+        .code(2)
+        .stderr(predicate::str::contains("bloom_tiny_cpu.et.json.gz"))
+        .stderr(predicate::str::contains("does not belong to"));
+    assert!(!out.join("sequence.json").exists());
+}
