@@ -9,6 +9,9 @@ SHELL := /bin/bash
 CARGO ?= cargo
 # The kernels in cuda/ must really be compiled: fail the build instead of embedding nothing.
 export REPLAY_REQUIRE_NVCC := 1
+# pyo3's build script (crates/python) reads the interpreter from here: the same one that
+# scripts/install_python_package.sh gives maturin, so neither build undoes the other's.
+export PYO3_PYTHON := $(CURDIR)/.venv/bin/python
 
 .PHONY: run test setup build clean-results
 
@@ -26,8 +29,9 @@ run: build
 	./target/release/replay compare --model $(MODEL) --device cpu --seq-len 5 --warmup 10 --runs 100 --output-dir results
 
 test: setup
-	$(CARGO) test --release --locked --workspace
+	$(CARGO) test --release --locked --workspace --exclude replay-python
 	.venv/bin/python scripts/test_scripts.py
+	.venv/bin/python -m pytest -q crates/python/tests
 	scripts/gpu_bundle.sh target/gpu-bundle
 	.venv/bin/python scripts/test_gpu_check.py
 
@@ -35,7 +39,7 @@ clean-results:
 	rm -rf results/*
 
 # signatures/ holds the classified files of the two H100 traces in ../shared/traces.
-.PHONY: signatures signatures-check bench-classify bench-classify-vs-hta
+.PHONY: signatures signatures-check bench-classify bench-classify-vs-hta bench-python
 signatures: build
 	REPLAY_BIN=target/release/replay scripts/regenerate_signatures.sh
 
@@ -49,6 +53,12 @@ signatures-check: build
 bench-classify: setup
 	$(CARGO) build --release --locked
 	scripts/bench_classify_vs_hta.sh
+
+# The Python package (replay_kernels): import time, a 1 MB trace loaded and classified, and
+# load_trace(...).signatures() on bench-classify's >= 100 MB trace against HTA 0.5's
+# TraceAnalysis load of the same file in a throw-away venv (results/bench_python.json).
+bench-python: build
+	.venv/bin/python scripts/bench_python.py
 
 # The same run, under its former name.
 bench-classify-vs-hta: bench-classify

@@ -52,6 +52,32 @@ pub fn ordered_rows_from(
 /// A CSV written by `CsvRows` under `columns`, read back into rows: numbers as numbers,
 /// empty cells as missing, the rest as text, so the suite's writers see what they wrote.
 pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, ShardError> {
+    let (header, records) = read_cells(path)?;
+    if header != columns {
+        return Err(ShardError::BadPart {
+            path: path.to_path_buf(),
+            message: format!(
+                "its header is {}, this replay writes {}",
+                header.join(","),
+                columns.join(",")
+            ),
+        });
+    }
+    Ok(records
+        .into_iter()
+        .map(|record| {
+            columns
+                .iter()
+                .zip(record)
+                .filter_map(|(column, value)| Some((column, value?)))
+                .fold(Row::new(), |row, (column, value)| row.with(column, value))
+        })
+        .collect())
+}
+
+/// Any CSV a suite wrote, whatever its columns: the header, and each row's cells as the row
+/// had them ([`cell`]; an empty cell is `None`). The Python package's suite reader.
+pub fn read_cells(path: &Path) -> Result<(Vec<String>, Vec<Vec<Option<Value>>>), ShardError> {
     let bad = |message: String| ShardError::BadPart {
         path: path.to_path_buf(),
         message,
@@ -64,26 +90,17 @@ pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, Shar
         .iter()
         .map(str::to_owned)
         .collect();
-    if header != columns {
-        return Err(bad(format!(
-            "its header is {}, this replay writes {}",
-            header.join(","),
-            columns.join(",")
-        )));
-    }
     let mut rows = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| bad(format!("cannot read a row: {e}")))?;
-        let row = columns
-            .iter()
-            .zip(record.iter())
-            .filter(|(_, text)| !text.is_empty())
-            .fold(Row::new(), |row, (column, text)| {
-                row.with(column, cell(text))
-            });
-        rows.push(row);
+        rows.push(
+            record
+                .iter()
+                .map(|text| (!text.is_empty()).then(|| cell(text)))
+                .collect(),
+        );
     }
-    Ok(rows)
+    Ok((header, rows))
 }
 
 /// A cell's value as the row had it: an integer, a float, a boolean, else text.
