@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 
-use crate::errors::ReplayError;
+use crate::errors::internal;
 
 /// How often a waiting call checks for a signal.
 const POLL: Duration = Duration::from_millis(50);
@@ -29,7 +29,7 @@ where
             // The receiver is gone when the call was interrupted: nothing waits for it.
             let _ = tx.send(result);
         })
-        .map_err(|e| ReplayError::new_err(format!("cannot start a thread for {what}: {e}")))?;
+        .map_err(|e| internal(format!("cannot start a thread for {what}: {e}")))?;
     let mut rx = rx;
     loop {
         // The receiver goes into the GIL-free closure and comes back (it is not Sync).
@@ -43,13 +43,13 @@ where
                     .map(|s| (*s).to_owned())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic".to_owned());
-                return Err(ReplayError::new_err(format!(
+                return Err(internal(format!(
                     "internal error in {what}: {text} (please report it)"
                 )));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => py.check_signals()?,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(ReplayError::new_err(format!(
+                return Err(internal(format!(
                     "internal error in {what}: its thread ended without a result"
                 )))
             }

@@ -7,7 +7,7 @@
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyValueError};
-use pyo3::PyErr;
+use pyo3::prelude::*;
 
 create_exception!(
     replay_kernels,
@@ -67,4 +67,16 @@ pub fn to_py(err: replay_core::Error) -> PyErr {
 /// A user's bad value (a what-if expression, a format name) as `ReplayInputError`.
 pub fn input(text: impl Into<String>) -> PyErr {
     ReplayInputError::new_err(text.into())
+}
+
+/// replay's own failure (a panic, a thread that could not start) as `ReplayError`.
+pub fn internal(text: impl Into<String>) -> PyErr {
+    ReplayError::new_err(text.into())
+}
+
+/// Adds the exception classes to the module (`replay_kernels._native.ReplayError`, ...).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ReplayError", m.py().get_type::<ReplayError>())?;
+    m.add("ReplayInputError", m.py().get_type::<ReplayInputError>())?;
+    Ok(())
 }

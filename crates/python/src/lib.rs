@@ -25,7 +25,7 @@ use replay_core::export;
 use replay_core::predict::{self, PredictOutput, PredictRequest, Timeline, WhatIf};
 
 use crate::columns::Table;
-use crate::errors::{input, to_py, ReplayError, ReplayInputError};
+use crate::errors::{input, internal, to_py};
 use crate::state::TraceState;
 
 /// A loaded trace (the native half of `replay_kernels.Trace`).
@@ -138,7 +138,7 @@ impl NativeTrace {
                 .map(|file| export::json::to_bytes(&*file))
         })?
         .map_err(to_py)?;
-        String::from_utf8(bytes).map_err(|e| ReplayError::new_err(e.to_string()))
+        String::from_utf8(bytes).map_err(|e| internal(e.to_string()))
     }
 
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -259,8 +259,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_comparison, m)?)?;
     m.add_function(wrap_pyfunction!(read_profile, m)?)?;
     m.add_function(wrap_pyfunction!(read_suite_csv, m)?)?;
-    m.add("ReplayError", m.py().get_type::<ReplayError>())?;
-    m.add("ReplayInputError", m.py().get_type::<ReplayInputError>())?;
+    errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -152,4 +152,25 @@ mod tests {
         let err = read_rows(&path, &["T"]).unwrap_err().to_string();
         assert!(err.contains("header"), "{err}");
     }
+
+    #[test]
+    fn cells_are_read_whatever_the_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("any.csv");
+        std::fs::write(&path, "T,backend,time_ms,ok,note\n64,cpu,0.25,true,\n").unwrap();
+        let (header, rows) = read_cells(&path).unwrap();
+        assert_eq!(header, ["T", "backend", "time_ms", "ok", "note"]);
+        assert_eq!(
+            rows,
+            vec![vec![
+                Some(Value::from(64)),
+                Some(Value::from("cpu")),
+                Some(Value::from(0.25)),
+                Some(Value::Bool(true)),
+                None
+            ]]
+        );
+        let missing = read_cells(&dir.path().join("none.csv")).unwrap_err().to_string();
+        assert!(missing.contains("none.csv") && missing.contains("cannot read it"), "{missing}");
+    }
 }
