@@ -15,7 +15,10 @@ pub enum Values {
     F64(Vec<f64>),
     Bool(Vec<bool>),
     /// Arrow `large_string`: `offsets[i]..offsets[i + 1]` of `data` is row i.
-    Str { offsets: Vec<i64>, data: Vec<u8> },
+    Str {
+        offsets: Vec<i64>,
+        data: Vec<u8>,
+    },
 }
 
 /// A named column: its values and which rows hold one (`None`: every row does).

@@ -38,9 +38,7 @@ struct NativeTrace {
 fn what_ifs(expressions: Vec<String>) -> PyResult<Vec<WhatIf>> {
     expressions
         .iter()
-        .map(|e| {
-            WhatIf::from_str(e).map_err(|err| input(format!("--what-if {e}: {err}")))
-        })
+        .map(|e| WhatIf::from_str(e).map_err(|err| input(format!("--what-if {e}: {err}"))))
         .collect()
 }
 
@@ -155,7 +153,9 @@ impl NativeTrace {
         isolated: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyList>> {
         if source_profile.is_some() && profile.is_none() {
-            return Err(input("source_profile needs profile (as --source-profile needs --profile)"));
+            return Err(input(
+                "source_profile needs profile (as --source-profile needs --profile)",
+            ));
         }
         let request = PredictRequest {
             what_ifs: what_ifs(what_if)?,
@@ -185,10 +185,7 @@ impl NativeTrace {
         };
         let out = run_predict(py, &self.state, request)?;
         // The last timeline asked for: the original, or the last what-if on top of the rest.
-        let timeline: &Timeline = out
-            .answers
-            .last()
-            .map_or(&out.original, |a| &a.timeline);
+        let timeline: &Timeline = out.answers.last().map_or(&out.original, |a| &a.timeline);
         frame(py, &timeline_frames::critical_path(timeline, &out.catalog))
     }
 

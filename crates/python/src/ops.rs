@@ -2,8 +2,8 @@
 //! and the shapes, dtypes, strides and values of its inputs as recorded (JSON text, as the
 //! profiler wrote it with `record_shapes=True`).
 
-use replay_core::trace::link::Links;
 use replay_core::signature::SignatureIds;
+use replay_core::trace::link::Links;
 use replay_core::trace::{Category, Trace};
 
 use crate::columns::{Builder, Table};
@@ -48,7 +48,8 @@ pub fn table(trace: &Trace, links: &Links, ids: &SignatureIds) -> Table {
         let m = links.op_module.get(i).copied().flatten();
         module.str(m.and_then(|m| trace.events.get(m)).map(|m| {
             let n = trace.name(m);
-            n.strip_prefix(replay_core::trace::MODULE_PREFIX).unwrap_or(n)
+            n.strip_prefix(replay_core::trace::MODULE_PREFIX)
+                .unwrap_or(n)
         }));
         input_dims.str(text(e.args.inputs.dims));
         input_types.str(text(e.args.inputs.types));

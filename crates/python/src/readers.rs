@@ -38,8 +38,11 @@ pub fn comparison(path: &Path) -> replay_core::Result<Vec<(String, Table)>> {
         message,
     };
     let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
-    let report: ComparisonReport = serde_json::from_slice(&bytes)
-        .map_err(|e| bad(format!("not a comparison_report.json of `replay compare`: {e}")))?;
+    let report: ComparisonReport = serde_json::from_slice(&bytes).map_err(|e| {
+        bad(format!(
+            "not a comparison_report.json of `replay compare`: {e}"
+        ))
+    })?;
     Ok(sections(&value_of(path, &report)?))
 }
 

@@ -90,7 +90,12 @@ pub fn table(file: &SignatureFile) -> Table {
             .map(|c| c.bytes)
             .or(s.memset.as_ref().map(|c| c.bytes));
         bytes.uint(size);
-        copy_kind.str(s.memcpy.as_ref().and_then(|c| serde_name(&c.kind)).as_deref());
+        copy_kind.str(
+            s.memcpy
+                .as_ref()
+                .and_then(|c| serde_name(&c.kind))
+                .as_deref(),
+        );
         let g = s.gemm.as_ref();
         m.uint(g.map(|g| g.m));
         n.uint(g.map(|g| g.n));

@@ -100,7 +100,11 @@ pub fn critical_path(timeline: &Timeline, catalog: &SignatureCatalog) -> Table {
     let ids = &timeline.skeleton.signature_ids;
     let id_of = |s: &Option<u32>| s.and_then(|s| ids.get(s as usize)).map(String::as_str);
     let paths = timeline.critical_paths();
-    let steps = timeline.skeleton.steps.iter().zip(&timeline.simulation.steps);
+    let steps = timeline
+        .skeleton
+        .steps
+        .iter()
+        .zip(&timeline.simulation.steps);
     for ((step, simulated), path) in steps.zip(&paths) {
         for (at, node) in path.iter().enumerate() {
             let (span, kind, id, where_) = match *node {
@@ -115,9 +119,10 @@ pub fn critical_path(timeline: &Timeline, catalog: &SignatureCatalog) -> Table {
                         Some(HostItem::Launch { signature, .. }) => {
                             ("launch".to_owned(), id_of(signature))
                         }
-                        Some(HostItem::Wait { kind, .. }) => {
-                            (format!("wait:{}", serde_name(kind).unwrap_or_default()), None)
-                        }
+                        Some(HostItem::Wait { kind, .. }) => (
+                            format!("wait:{}", serde_name(kind).unwrap_or_default()),
+                            None,
+                        ),
                         None => continue,
                     };
                     (span, kind, id, host.map(|t| format!("host {}", t.label)))

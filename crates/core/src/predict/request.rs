@@ -86,11 +86,7 @@ pub fn predict_trace(
 
     // --profile first, then the what-ifs on top of it.
     let hardware = hardware_what_if(request, trace, trace_path)?;
-    let what_ifs: Vec<WhatIf> = hardware
-        .iter()
-        .chain(&request.what_ifs)
-        .cloned()
-        .collect();
+    let what_ifs: Vec<WhatIf> = hardware.iter().chain(&request.what_ifs).cloned().collect();
     let catalog = if what_ifs.is_empty() && !request.want_catalog {
         SignatureCatalog::default()
     } else {
@@ -108,8 +104,8 @@ pub fn predict_trace(
     let replayed = match &request.isolated {
         Some(path) => {
             let results = IsolatedResults::read(path)?;
-            let timeline = super::with_replayed_durations(trace, &results)
-                .map_err(crate::Error::from)?;
+            let timeline =
+                super::with_replayed_durations(trace, &results).map_err(crate::Error::from)?;
             Some(ReplayedNumbers {
                 isolated: path.display().to_string(),
                 isolated_device: results.device.clone(),

@@ -75,9 +75,12 @@ pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, Shar
         .collect())
 }
 
+/// A CSV's header and its rows of cells (`None`: an empty cell).
+pub type Cells = (Vec<String>, Vec<Vec<Option<Value>>>);
+
 /// Any CSV a suite wrote, whatever its columns: the header, and each row's cells as the row
 /// had them ([`cell`]; an empty cell is `None`). The Python package's suite reader.
-pub fn read_cells(path: &Path) -> Result<(Vec<String>, Vec<Vec<Option<Value>>>), ShardError> {
+pub fn read_cells(path: &Path) -> Result<Cells, ShardError> {
     let bad = |message: String| ShardError::BadPart {
         path: path.to_path_buf(),
         message,
@@ -170,7 +173,12 @@ mod tests {
                 None
             ]]
         );
-        let missing = read_cells(&dir.path().join("none.csv")).unwrap_err().to_string();
-        assert!(missing.contains("none.csv") && missing.contains("cannot read it"), "{missing}");
+        let missing = read_cells(&dir.path().join("none.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("none.csv") && missing.contains("cannot read it"),
+            "{missing}"
+        );
     }
 }

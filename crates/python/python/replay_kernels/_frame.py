@@ -2,8 +2,9 @@
 
 The native module hands each column as the buffers of Arrow's layout (values, string
 offsets and data, validity bitmap) in Python ``bytes``; ``pyarrow.Array.from_buffers``
-wraps them without copying. pandas (``to_pandas``) copies what pandas needs to own;
-polars takes the Arrow arrays as they are.
+wraps them without copying. pandas (``to_pandas``) copies what pandas needs to own, with
+integer and boolean columns as pandas' nullable ``Int64``/``boolean``; polars takes the
+Arrow arrays as they are.
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ def convert(columns: List[Tuple[Any, ...]], format: str) -> Any:
         import polars as pl
 
         return pl.from_arrow(table)
-    return table.to_pandas()
+    import pandas as pd
+    import pyarrow as pa
+
+    # Integers and booleans keep their type where a value is missing (<NA>, not a float NaN
+    # or an object column), so a column's dtype does not depend on the trace.
+    nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    return table.to_pandas(types_mapper=nullable.get)
 
 
 def convert_all(frames: Dict[str, List[Tuple[Any, ...]]], format: str) -> Dict[str, Any]:
