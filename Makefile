@@ -9,6 +9,9 @@ SHELL := /bin/bash
 CARGO ?= cargo
 # The kernels in cuda/ must really be compiled: fail the build instead of embedding nothing.
 export REPLAY_REQUIRE_NVCC := 1
+# pyo3's build script (crates/python, the Python package's extension module) reads the
+# interpreter from here.
+export PYO3_PYTHON := $(CURDIR)/.venv/bin/python
 
 .PHONY: run test setup build clean-results
 
@@ -16,7 +19,8 @@ setup:
 	@scripts/setup
 
 build: setup
-	$(CARGO) build --release --locked
+	$(CARGO) build --release --locked --workspace
+	scripts/install_python_package.sh
 
 # The main job on its built-in default: BLOOM-560M (real architecture, random weights),
 # sequence length 5, on the CPU, predicted from its kernels and compared with the real model.
@@ -27,7 +31,13 @@ run: build
 
 test: setup
 	$(CARGO) test --release --locked --workspace
+	# The Python package's extension module: a cdylib with no test harness, which cargo test
+	# does not build. The same selection of targets resolves the same features, so this
+	# compiles the module and pyo3 only, nothing of the workspace again.
+	$(CARGO) build --release --locked --workspace --lib --tests
 	.venv/bin/python scripts/test_scripts.py
+	scripts/install_python_package.sh
+	.venv/bin/python -m pytest -q crates/python/tests
 	scripts/gpu_bundle.sh target/gpu-bundle
 	.venv/bin/python scripts/test_gpu_check.py
 
@@ -35,7 +45,7 @@ clean-results:
 	rm -rf results/*
 
 # signatures/ holds the classified files of the two H100 traces in ../shared/traces.
-.PHONY: signatures signatures-check bench-classify bench-classify-vs-hta
+.PHONY: signatures signatures-check bench-classify bench-classify-vs-hta bench-python
 signatures: build
 	REPLAY_BIN=target/release/replay scripts/regenerate_signatures.sh
 
@@ -49,6 +59,12 @@ signatures-check: build
 bench-classify: setup
 	$(CARGO) build --release --locked
 	scripts/bench_classify_vs_hta.sh
+
+# The Python package (replay_kernels): import time, a 1 MB trace loaded and classified, and
+# load_trace(...).signatures() on bench-classify's >= 100 MB trace against HTA 0.5's
+# TraceAnalysis load of the same file in a throw-away venv (results/bench_python.json).
+bench-python: build
+	.venv/bin/python scripts/bench_python.py
 
 # The same run, under its former name.
 bench-classify-vs-hta: bench-classify

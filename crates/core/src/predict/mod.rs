@@ -36,6 +36,7 @@ mod model_call;
 mod prediction;
 mod profile_rates;
 mod replayed;
+pub mod request;
 pub mod roofline;
 mod simulate;
 pub mod skeleton;
@@ -52,6 +53,7 @@ pub use interruptions::{remove_interruptions, Interruptions};
 pub use model_call::model_call_ns;
 pub use prediction::{error_percent, Prediction, StepPrediction};
 pub use replayed::{replayed_durations, with_replayed_durations, ReplayedTimeline};
+pub use request::{predict_trace, PredictOutput, PredictRequest, ReplayedNumbers};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
 pub use skeleton::{
     Activity, ActivityKind, HostItem, HostThread, LaunchRef, Skeleton, StepSkeleton, Stream,

@@ -52,6 +52,35 @@ pub fn ordered_rows_from(
 /// A CSV written by `CsvRows` under `columns`, read back into rows: numbers as numbers,
 /// empty cells as missing, the rest as text, so the suite's writers see what they wrote.
 pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, ShardError> {
+    let (header, records) = read_cells(path)?;
+    if header != columns {
+        return Err(ShardError::BadPart {
+            path: path.to_path_buf(),
+            message: format!(
+                "its header is {}, this replay writes {}",
+                header.join(","),
+                columns.join(",")
+            ),
+        });
+    }
+    Ok(records
+        .into_iter()
+        .map(|record| {
+            columns
+                .iter()
+                .zip(record)
+                .filter_map(|(column, value)| Some((column, value?)))
+                .fold(Row::new(), |row, (column, value)| row.with(column, value))
+        })
+        .collect())
+}
+
+/// A CSV's header and its rows of cells (`None`: an empty cell).
+pub type Cells = (Vec<String>, Vec<Vec<Option<Value>>>);
+
+/// Any CSV a suite wrote, whatever its columns: the header, and each row's cells as the row
+/// had them ([`cell`]; an empty cell is `None`). The Python package's suite reader.
+pub fn read_cells(path: &Path) -> Result<Cells, ShardError> {
     let bad = |message: String| ShardError::BadPart {
         path: path.to_path_buf(),
         message,
@@ -64,26 +93,17 @@ pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, Shar
         .iter()
         .map(str::to_owned)
         .collect();
-    if header != columns {
-        return Err(bad(format!(
-            "its header is {}, this replay writes {}",
-            header.join(","),
-            columns.join(",")
-        )));
-    }
     let mut rows = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| bad(format!("cannot read a row: {e}")))?;
-        let row = columns
-            .iter()
-            .zip(record.iter())
-            .filter(|(_, text)| !text.is_empty())
-            .fold(Row::new(), |row, (column, text)| {
-                row.with(column, cell(text))
-            });
-        rows.push(row);
+        rows.push(
+            record
+                .iter()
+                .map(|text| (!text.is_empty()).then(|| cell(text)))
+                .collect(),
+        );
     }
-    Ok(rows)
+    Ok((header, rows))
 }
 
 /// A cell's value as the row had it: an integer, a float, a boolean, else text.
@@ -134,5 +154,31 @@ mod tests {
         assert_eq!(to_csv_bytes(&columns, &read), std::fs::read(&path).unwrap());
         let err = read_rows(&path, &["T"]).unwrap_err().to_string();
         assert!(err.contains("header"), "{err}");
+    }
+
+    #[test]
+    fn cells_are_read_whatever_the_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("any.csv");
+        std::fs::write(&path, "T,backend,time_ms,ok,note\n64,cpu,0.25,true,\n").unwrap();
+        let (header, rows) = read_cells(&path).unwrap();
+        assert_eq!(header, ["T", "backend", "time_ms", "ok", "note"]);
+        assert_eq!(
+            rows,
+            vec![vec![
+                Some(Value::from(64)),
+                Some(Value::from("cpu")),
+                Some(Value::from(0.25)),
+                Some(Value::Bool(true)),
+                None
+            ]]
+        );
+        let missing = read_cells(&dir.path().join("none.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("none.csv") && missing.contains("cannot read it"),
+            "{missing}"
+        );
     }
 }

@@ -35,6 +35,11 @@ const CRATES: &[CrateRoot] = &[
         root: "src/main.rs",
         externs: &[("replay_core", CORE_LIB), ("replay", ROOT_LIB)],
     },
+    // The Python package's extension module (replay_kernels._native).
+    CrateRoot {
+        root: "crates/python/src/lib.rs",
+        externs: &[("replay_core", CORE_LIB)],
+    },
 ];
 
 /// The most lines of non-test code one file may hold.
