@@ -58,6 +58,12 @@ impl RotatingOp {
         Ok(())
     }
 
+    /// The tensor bound as argument `position` of the first call (activations are shared by
+    /// every copy): what replay built for it.
+    pub fn tensor_arg(&self, position: usize) -> Option<&Tensor> {
+        self.calls.first().and_then(|c| c.tensor_arg(position))
+    }
+
     /// The first tensor the last call returned.
     pub fn last_output(&self) -> Option<Tensor> {
         let last = (self.next + self.calls.len() - 1) % self.calls.len();

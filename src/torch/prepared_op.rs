@@ -158,6 +158,14 @@ impl PreparedOp {
         Ok(())
     }
 
+    /// The tensor bound as argument `position`, where it is one: what replay built for it.
+    pub fn tensor_arg(&self, position: usize) -> Option<&Tensor> {
+        match self._args.get(position) {
+            Some(OpArg::Tensor(t)) => Some(t),
+            _ => None,
+        }
+    }
+
     /// The first tensor the last call returned.
     pub fn last_output(&self) -> Option<Tensor> {
         // SAFETY: returns a new heap `torch::Tensor*` (or null) that tch takes ownership of.
