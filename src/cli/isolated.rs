@@ -42,7 +42,12 @@ pub struct IsolatedArgs {
     /// The trace's Execution Trace (`replay capture --execution-trace` writes one beside it),
     /// attached as `replay classify --execution-trace` does: the exact overloads, and index
     /// tensors drawn from the value ranges it recorded
-    #[arg(long, value_name = "FILE", requires = "trace", conflicts_with = "kernels")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "trace",
+        conflicts_with = "kernels"
+    )]
     pub execution_trace: Option<PathBuf>,
 
     #[command(flatten)]
