@@ -1,9 +1,9 @@
 //! The value ranges of a node's integral input tensors (`tensor_range`), typed.
 //!
 //! With `ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE` set, PyTorch's
-//! ExecutionTraceObserver (torch 2.11 here) writes, on every node with an integral input tensor (not
-//! `bool`), the attribute `tensor_range`: a JSON object as a string, `{"0":[1,4],"1":[0,1]}`,
-//! from the tensor's number to its `[min, max]`. The number is not the argument's position: the
+//! ExecutionTraceObserver (torch 2.11 here) writes, on every node with an integral input
+//! tensor (not `bool`), the attribute `tensor_range`: a JSON object as a string,
+//! `{"0":[1,4],"1":[0,1]}`, from the tensor's number to its `[min, max]`. The number is not the argument's position: the
 //! observer counts the input tensors one by one, the elements of tensor lists and tuples
 //! included, and `None` arguments or list elements not at all (`gather(self, dim, index)`
 //! numbers `self` 0 and `index` 1). [`parse`] turns it back into argument positions.

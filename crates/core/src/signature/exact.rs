@@ -94,7 +94,8 @@ impl ExecutionTraceSource {
     pub fn summary(&self) -> String {
         format!(
             "execution trace {} (schema {}): {} of {} ops linked by record-function id; \
-             {} of {} signatures with an op carry its exact schema, {} recorded index ranges",
+             {} of {} signatures with an op carry its exact schema, {} recorded integer \
+             value ranges",
             self.path,
             self.schema,
             self.linked_ops,
