@@ -242,3 +242,40 @@ fn an_execution_trace_that_is_not_the_traces_exits_2_naming_it() {
             "e.et.json: --execution-trace FILE is the Execution Trace of the trace given with --trace",
         ));
 }
+
+/// `compare --execution-trace` captures the ET with its own trace, classifies and replays with
+/// it, and says so in its report (bloom-tiny, a short budget: about 15 s on this VM).
+#[test]
+fn compare_captures_and_uses_an_execution_trace() {
+    let (_model_dir, model) = common::exported_bloom_tiny();
+    let out = tempfile::tempdir().unwrap();
+    replay()
+        .args(["compare", "--device", "cpu", "--runs", "4", "--warmup", "1"])
+        .args([
+            "--max-time",
+            "0.02",
+            "--rounds",
+            "1",
+            "--no-sequence",
+            "--quiet",
+        ])
+        .arg("--model")
+        .arg(&model)
+        .arg("--execution-trace")
+        .arg("--output-dir")
+        .arg(out.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("trace.et.json (schema 1.1."));
+    let report = read_json(&out.path().join("comparison_report.json"));
+    let et = &report["execution_trace"];
+    assert!(
+        et["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("trace.et.json")),
+        "{et}"
+    );
+    assert_eq!(et["linked_ops"], et["kineto_ops"], "{et}");
+    assert!(et["signatures_with_ranges"].as_u64() >= Some(1), "{et}");
+    assert!(out.path().join("trace.et.json").exists());
+}
