@@ -37,7 +37,9 @@ records every op's input values as it runs and slows each op several times over 
 ops 5-30x on the CPU), so it does not run in the kept step: it records one more step of the same
 input, profiled with Kineto too, and that step's record-function ids are copied onto the kept
 step's ops, op for op, once both steps are checked to have run the same ops in the same order
-on the same shapes (`replayExecutionTrace` in the trace says so).
+on the same shapes (`replayExecutionTrace` in the trace says so). The observer also records
+each integral input tensor's smallest and largest value (`tensor_range`, asked for by
+ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE): the index ranges replay draws from.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -267,6 +269,10 @@ def profiler_step_seconds(path):
     return None
 
 
+# Asks PyTorch's ExecutionTraceObserver (2.5 on) for each integral input's value range.
+ET_TENSOR_RANGE_ENV = "ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE"
+
+
 def execution_trace_path(trace_path):
     """`t.et.json` beside `t.json`, `t.et.json.gz` beside `t.json.gz`."""
     for ext in (".json.gz", ".json"):
@@ -290,6 +296,10 @@ def profile_one_step(model, inputs, sync, activities, path, et_path=None):
     observer = None
     if et_path is not None:
         from torch.profiler import ExecutionTraceObserver
+        # Read when the observer registers: every node with an integral input tensor gets its
+        # [min, max] (`tensor_range`). (Its sibling ..._SAVE_INTEGRAL_TENSOR_DATA dumps whole
+        # tensors of the ops it names into files beside the trace; ranges are what replay uses.)
+        os.environ[ET_TENSOR_RANGE_ENV] = "1"
         observer = ExecutionTraceObserver().register_callback(et_path)
     with profile(activities=activities, record_shapes=True, with_stack=False,
                  schedule=schedule(wait=0, warmup=1, active=1, repeat=1),

@@ -406,6 +406,11 @@ def capture_execution_trace_links_the_kept_step():
     assert all(isinstance(i, int) and i > 0 for i in ids), ids[:10]
     assert all(nodes.get(i, "").split("#")[0] == e["name"].split("#")[0] for i, e in zip(ids, ops))
     assert trace["replayExecutionTrace"]["ids_copied"] == len(ops)
+    # Each integral input's [min, max] is recorded: the token ids of the embedding (its
+    # input tensor 1; the weight, tensor 0, is float), within the vocabulary.
+    ranges = [json.loads(a["value"]) for n in et["nodes"] if n["name"] == "aten::embedding"
+              for a in n["attrs"] if a["name"] == "tensor_range" and a["value"]]
+    assert ranges and all(set(r) == {"1"} and 0 <= r["1"][0] <= r["1"][1] for r in ranges), ranges
     assert not [n for n in os.listdir(os.path.dirname(out)) if n.startswith("tmp")], "temp files left"
     # A step that ran other ops gets no ids: the capture fails rather than link wrongly.
     other = json.loads(json.dumps(trace))

@@ -8,7 +8,7 @@ use clap::Args;
 use crate::pipeline::options::{
     DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S, DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_ROUNDS,
 };
-use crate::pipeline::{CompareOptions, CompileMode};
+use crate::pipeline::{CompareOptions, CompileMode, ExecutionTraceChoice};
 
 use super::console::ConsoleObserver;
 use super::full::FullArgs;
@@ -88,6 +88,13 @@ pub struct CompareArgs {
     /// Time budget of the step's re-run in order, warm-up included, in seconds
     #[arg(long, value_name = "S", default_value_t = DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S, value_parser = crate::cli::value_parsers::positive_seconds)]
     pub sequence_max_time: f64,
+
+    /// Classify and replay with a PyTorch Execution Trace (exact overloads, recorded index
+    /// ranges; see `replay classify --execution-trace`). Alone: the one compare's own capture
+    /// records with its trace (or, with --trace T, the one beside T as `replay capture
+    /// --execution-trace` names it: T.et.json). With ET: the Execution Trace of --trace
+    #[arg(long, value_name = "ET", num_args = 0..=1, conflicts_with = "kernels")]
+    pub execution_trace: Option<Option<PathBuf>>,
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -107,6 +114,10 @@ impl From<CompareArgs> for CompareOptions {
             zoo: args.zoo,
             sequence: !args.no_sequence,
             sequence_max_time_s: args.sequence_max_time,
+            execution_trace: args.execution_trace.map(|et| match et {
+                Some(et) => ExecutionTraceChoice::File(et),
+                None => ExecutionTraceChoice::Captured,
+            }),
         }
     }
 }
@@ -115,4 +126,40 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let mut console = ConsoleObserver::new(args.run.output.quiet);
     crate::pipeline::compare::run(&args.into(), &mut console)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        compare: CompareArgs,
+    }
+
+    fn options(args: &[&str]) -> Result<CompareOptions, clap::Error> {
+        let argv = ["compare", "--model", "m.pt"].iter().chain(args);
+        Cli::try_parse_from(argv).map(|cli| cli.compare.into())
+    }
+
+    #[test]
+    fn the_execution_trace_is_captured_or_given_with_its_trace() {
+        assert_eq!(options(&[]).unwrap().execution_trace, None);
+        assert_eq!(
+            options(&["--execution-trace"]).unwrap().execution_trace,
+            Some(ExecutionTraceChoice::Captured)
+        );
+        let given = options(&["--trace", "t.json", "--execution-trace", "t.et.json"]).unwrap();
+        assert_eq!(
+            given.execution_trace,
+            Some(ExecutionTraceChoice::File("t.et.json".into()))
+        );
+        assert_eq!(given.trace, Some(PathBuf::from("t.json")));
+        // A signature file is classified already: there is nothing to attach an ET to.
+        let error = options(&["--kernels", "k.json", "--execution-trace"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+    }
 }

@@ -31,8 +31,24 @@ use super::timing_args::TimingArgs;
     .help("Where isolated.json and isolated.csv go (rewritten after every signature)")))]
 pub struct IsolatedArgs {
     /// Signature file written by `replay classify`
-    #[arg(long, value_name = "FILE")]
-    pub kernels: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "trace")]
+    pub kernels: Option<PathBuf>,
+
+    /// A profiler trace to classify and replay instead of a signature file (its signatures go
+    /// to signatures.json in --output-dir)
+    #[arg(long, value_name = "FILE", conflicts_with = "kernels")]
+    pub trace: Option<PathBuf>,
+
+    /// The trace's Execution Trace (`replay capture --execution-trace` writes one beside it),
+    /// attached as `replay classify --execution-trace` does: the exact overloads, and index
+    /// tensors drawn from the value ranges it recorded
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "trace",
+        conflicts_with = "kernels"
+    )]
+    pub execution_trace: Option<PathBuf>,
 
     #[command(flatten)]
     pub device: DeviceArgs,
@@ -72,10 +88,15 @@ pub struct IsolatedArgs {
 
 impl From<IsolatedArgs> for IsolatedOptions {
     fn from(args: IsolatedArgs) -> Self {
+        let output_dir = args.output.output_dir;
         IsolatedOptions {
-            kernels: args.kernels,
+            kernels: args
+                .kernels
+                .unwrap_or_else(|| output_dir.join(crate::export::OutputFile::Signatures.name())),
+            trace: args.trace,
+            execution_trace: args.execution_trace,
             device: args.device.device,
-            output_dir: args.output.output_dir,
+            output_dir,
             cold: args.timing.cold,
             max_time_per_kernel_s: args
                 .timing
@@ -135,5 +156,37 @@ mod tests {
         let old = Cli::try_parse_from(["isolated", "--kernels", "k", "--max-time-per-kernel", "2"])
             .unwrap();
         assert_eq!(old.isolated.timing.max_time, Some(2.0));
+    }
+
+    #[test]
+    fn a_trace_is_classified_into_the_output_folder_with_its_execution_trace() {
+        let cli = Cli::try_parse_from([
+            "isolated",
+            "--trace",
+            "t.json",
+            "--execution-trace",
+            "t.et.json",
+            "--output-dir",
+            "out",
+        ])
+        .unwrap();
+        let options: IsolatedOptions = cli.isolated.into();
+        assert_eq!(options.kernels, PathBuf::from("out/signatures.json"));
+        assert_eq!(options.trace, Some(PathBuf::from("t.json")));
+        assert_eq!(options.execution_trace, Some(PathBuf::from("t.et.json")));
+        // An ET belongs to a trace; a signature file is classified already.
+        for argv in [
+            &[
+                "isolated",
+                "--kernels",
+                "k.json",
+                "--execution-trace",
+                "e.json",
+            ][..],
+            &["isolated", "--kernels", "k.json", "--trace", "t.json"],
+            &["isolated"],
+        ] {
+            assert!(Cli::try_parse_from(argv).is_err(), "{argv:?}");
+        }
     }
 }

@@ -19,7 +19,7 @@ use crate::signature;
 use crate::trace;
 
 use super::observer::{Observer, Stage};
-use super::options::CompareOptions;
+use super::options::{CompareOptions, ExecutionTraceChoice};
 
 /// The full model's timed runs split over `rounds` chunks, as evenly as whole runs allow.
 fn runs_per_round(runs: u32, rounds: u32) -> Vec<u32> {
@@ -42,6 +42,18 @@ pub fn run(
     observer: &mut dyn Observer,
 ) -> anyhow::Result<ComparisonReport> {
     let run = &options.run;
+    // Refused before anything runs: the ET would belong to no trace of this run.
+    if let (Some(ExecutionTraceChoice::File(et)), None) = (&options.execution_trace, &options.trace)
+    {
+        return Err(crate::Error::from(replay_core::Error::BadInput {
+            path: et.clone(),
+            message: "--execution-trace FILE is the Execution Trace of the trace given with \
+                      --trace; without --trace, compare captures its own trace and records its \
+                      Execution Trace with it (--execution-trace alone)"
+                .into(),
+        })
+        .into());
+    }
     let device = Device::open(run.device)?.with_blocking_kernel(options.blocking_kernel);
     super::threads::apply(run.threads)?;
     let mut probe = run.energy.open()?;
@@ -80,19 +92,20 @@ pub fn run(
         Some(path) => Some(trace::load(path).map_err(crate::Error::from)?),
         None => None,
     };
+    // The Execution Trace of the trace, where one was asked for: classify takes its exact
+    // overloads and value ranges, the sequence stage its data flow.
+    let execution_trace = trace_path
+        .as_deref()
+        .and_then(|t| options.execution_trace_of(t));
     let file = match (&loaded_trace, &trace_path) {
-        (Some(t), Some(path)) => {
-            observer.stage_started(Stage::Classify, &path.display().to_string());
-            let file = replay_core::inductor::classify_with_cache(
-                t,
-                path,
-                options.inductor_cache.as_deref(),
-            )
-            .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
-            export::write_atomic(&sig_path, &export::json::to_bytes(&file))?;
-            observer.stage_finished(Stage::Classify);
-            file
-        }
+        (Some(t), Some(path)) => super::classify::classify_into(
+            t,
+            path,
+            options.inductor_cache.as_deref(),
+            execution_trace.as_deref(),
+            &sig_path,
+            observer,
+        )?,
         _ => signature::read_file(&sig_path).map_err(crate::Error::from)?,
     };
 
@@ -167,19 +180,26 @@ pub fn run(
     //    same timeline model. Its failure leaves the other two.
     let sequence = match (&loaded_trace, &trace_path, options.sequence) {
         (Some(t), Some(path), true) => {
-            let rerun = super::sequence::rerun(
-                t,
-                &file,
-                &device,
-                &options.sequence_of(path.clone()),
-                None,
-                &mut super::observer::ResultsAsInfo(&mut *observer),
-            )
-            .and_then(|s| {
-                let timeline = crate::predict::with_replayed_durations(t, &s.signatures)
-                    .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
-                Ok((s, timeline.predicted_us))
-            });
+            // With an Execution Trace, the re-run step has the model's data flow.
+            let rerun = execution_trace
+                .as_deref()
+                .map(|et| super::sequence::load_linked(t, path, et))
+                .transpose()
+                .and_then(|linked| {
+                    super::sequence::rerun(
+                        t,
+                        &file,
+                        &device,
+                        &options.sequence_of(path.clone()),
+                        linked.as_ref().map(|(et, links)| (et, links)),
+                        &mut super::observer::ResultsAsInfo(&mut *observer),
+                    )
+                })
+                .and_then(|s| {
+                    let timeline = crate::predict::with_replayed_durations(t, &s.signatures)
+                        .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+                    Ok((s, timeline.predicted_us))
+                });
             match rerun {
                 Ok(done) => Some(done),
                 Err(e) => {

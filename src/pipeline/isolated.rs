@@ -54,7 +54,21 @@ impl SuiteCommand for IsolatedCommand {
     fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
         self.options.shard = shard;
         let options = &self.options;
-        let file = signature::read_file(&options.kernels)?;
+        // A trace is classified here (with its Execution Trace, when given), into `kernels`.
+        let file = match &options.trace {
+            Some(trace) => {
+                let loaded = crate::trace::load(trace).map_err(crate::Error::from)?;
+                super::classify::classify_into(
+                    &loaded,
+                    trace,
+                    options.inductor_cache.as_deref(),
+                    options.execution_trace.as_deref(),
+                    &options.kernels,
+                    observer,
+                )?
+            }
+            None => signature::read_file(&options.kernels)?,
+        };
         let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
         let mut probe = options.energy.open()?;
         let results = replay(

@@ -5,6 +5,7 @@
 //! the library) decides where progress, warnings and results go.
 
 pub mod capture;
+pub mod classify;
 pub mod compare;
 pub mod full;
 pub mod isolated;
@@ -17,7 +18,7 @@ pub mod threads;
 
 pub use observer::{Observer, Stage, Tick};
 pub use options::{
-    CaptureOptions, CompareOptions, CompileMode, EnergyOptions, FullOptions, IsolatedOptions,
-    SelftestOptions, SequenceOptions,
+    CaptureOptions, CompareOptions, CompileMode, EnergyOptions, ExecutionTraceChoice, FullOptions,
+    IsolatedOptions, SelftestOptions, SequenceOptions,
 };
 pub use suite_command::{drive, CaseReporter, ShardRecord, SuiteCommand};

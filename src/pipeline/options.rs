@@ -166,8 +166,13 @@ impl Default for CaptureOptions {
 /// `replay isolated`: replay every signature of a signature file alone and time it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IsolatedOptions {
-    /// The signature file.
+    /// The signature file; with `trace`, where the trace's signatures are written.
     pub kernels: PathBuf,
+    /// A profiler trace to classify (into `kernels`) instead of reading a signature file.
+    pub trace: Option<PathBuf>,
+    /// The trace's Execution Trace, attached as `classify --execution-trace` does (exact
+    /// overloads, recorded index ranges); only with `trace`.
+    pub execution_trace: Option<PathBuf>,
     pub device: DeviceSpec,
     /// Where isolated.json and isolated.csv go.
     pub output_dir: PathBuf,
@@ -199,6 +204,8 @@ impl Default for IsolatedOptions {
     fn default() -> Self {
         IsolatedOptions {
             kernels: PathBuf::new(),
+            trace: None,
+            execution_trace: None,
             device: DEFAULT_DEVICE,
             output_dir: PathBuf::from(DEFAULT_OUTPUT_DIR),
             cold: false,
@@ -301,6 +308,18 @@ impl Default for FullOptions {
     }
 }
 
+/// Where `capture --execution-trace` writes the Execution Trace of the trace `trace`:
+/// `NAME.et.json` for `NAME.json`, `NAME.et.json.gz` for `NAME.json.gz` (as the script names it).
+pub fn execution_trace_path(trace: &std::path::Path) -> PathBuf {
+    let name = trace.display().to_string();
+    for ext in [".json.gz", ".json"] {
+        if let Some(stem) = name.strip_suffix(ext) {
+            return format!("{stem}.et{ext}").into();
+        }
+    }
+    format!("{name}.et.json").into()
+}
+
 /// `replay compare`: capture (or take) a trace, classify it, replay every signature alone,
 /// time the real model and compare.
 #[derive(Debug, Clone, PartialEq)]
@@ -335,6 +354,18 @@ pub struct CompareOptions {
     pub sequence: bool,
     /// Its time budget (seconds).
     pub sequence_max_time_s: f64,
+    /// Classify (and replay) with an Execution Trace (`--execution-trace [ET]`); see
+    /// [`CompareOptions::execution_trace_of`].
+    pub execution_trace: Option<ExecutionTraceChoice>,
+}
+
+/// Where compare's Execution Trace comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecutionTraceChoice {
+    /// Recorded by compare's own capture, beside its trace (`--execution-trace` alone).
+    Captured,
+    /// This file: the Execution Trace of the given `--trace` (`--execution-trace ET`).
+    File(PathBuf),
 }
 
 impl Default for CompareOptions {
@@ -354,6 +385,7 @@ impl Default for CompareOptions {
             zoo: None,
             sequence: true,
             sequence_max_time_s: DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S,
+            execution_trace: None,
         }
     }
 }
@@ -374,6 +406,7 @@ impl CompareOptions {
             threads: self.run.threads.or(Some(tch::get_num_threads())),
             compile: self.compile,
             zoo: self.zoo.clone(),
+            execution_trace: self.execution_trace == Some(ExecutionTraceChoice::Captured),
             // A compiled model is timed where it was compiled, with compare's protocol: the
             // first half of the runs here, the rest after the isolated replay
             // ([`Self::time_again`]).
@@ -393,7 +426,19 @@ impl CompareOptions {
         CaptureOptions {
             time_runs: self.runs_after_isolated(),
             time_only: true,
+            execution_trace: false,
             ..self.capture(trace)
+        }
+    }
+
+    /// The Execution Trace that goes with compare's `trace`, where one was asked for: the one
+    /// its own capture recorded beside it, or the given one. The sequence stage is to be handed
+    /// it too (`replay sequence --execution-trace`, wired where [`Self::sequence_of`] is).
+    pub fn execution_trace_of(&self, trace: &std::path::Path) -> Option<PathBuf> {
+        match &self.execution_trace {
+            None => None,
+            Some(ExecutionTraceChoice::Captured) => Some(execution_trace_path(trace)),
+            Some(ExecutionTraceChoice::File(et)) => Some(et.clone()),
         }
     }
 
@@ -536,6 +581,47 @@ mod tests {
             CompareOptions::default()
                 .isolated("k".into())
                 .blocking_kernel
+        );
+    }
+
+    #[test]
+    fn the_execution_trace_goes_beside_the_trace() {
+        for (trace, et) in [
+            ("run/trace.json", "run/trace.et.json"),
+            ("t.json.gz", "t.et.json.gz"),
+            ("t.trace", "t.trace.et.json"),
+        ] {
+            assert_eq!(
+                execution_trace_path(std::path::Path::new(trace)),
+                std::path::PathBuf::from(et)
+            );
+        }
+    }
+
+    #[test]
+    fn the_execution_trace_is_captured_beside_the_trace_or_taken_as_given() {
+        let trace = std::path::Path::new("out/trace.json");
+        let none = CompareOptions::default();
+        assert_eq!(none.execution_trace_of(trace), None);
+        assert!(!none.capture(trace.into()).execution_trace);
+        let captured = CompareOptions {
+            execution_trace: Some(ExecutionTraceChoice::Captured),
+            ..CompareOptions::default()
+        };
+        assert!(captured.capture(trace.into()).execution_trace);
+        assert!(!captured.time_again(trace.into()).execution_trace);
+        assert_eq!(
+            captured.execution_trace_of(trace),
+            Some(PathBuf::from("out/trace.et.json"))
+        );
+        let given = CompareOptions {
+            execution_trace: Some(ExecutionTraceChoice::File("t.et.json".into())),
+            ..CompareOptions::default()
+        };
+        assert!(!given.capture(trace.into()).execution_trace);
+        assert_eq!(
+            given.execution_trace_of(trace),
+            Some(PathBuf::from("t.et.json"))
         );
     }
 }

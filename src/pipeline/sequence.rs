@@ -55,10 +55,7 @@ pub fn run(
     // another run, exits 2 naming the file); its exact overloads go into the signatures.
     let linked = match &options.execution_trace {
         Some(path) => {
-            let et = replay_core::execution_trace::load(path)
-                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
-            let links = replay_core::execution_trace::link::link(&et, &trace, &options.trace)
-                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+            let (et, links) = load_linked(&trace, &options.trace, path)?;
             replay_core::execution_trace::attach::attach(&mut file, &trace, &et, &links);
             Some((et, links))
         }
@@ -68,6 +65,20 @@ pub fn run(
     let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
     let linked = linked.as_ref().map(|(et, links)| (et, links));
     rerun(&trace, &file, &device, options, linked, observer)
+}
+
+/// The Execution Trace at `et_path` read and linked to `trace` (read from `trace_path`): a
+/// bad one, or one of another run, is an error naming the file (exit 2).
+pub fn load_linked(
+    trace: &replay_core::trace::Trace,
+    trace_path: &std::path::Path,
+    et_path: &std::path::Path,
+) -> anyhow::Result<(ExecutionTrace, EtLinks)> {
+    let et = replay_core::execution_trace::load(et_path)
+        .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+    let links = replay_core::execution_trace::link::link(&et, trace, trace_path)
+        .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+    Ok((et, links))
 }
 
 /// Re-runs the last step of `trace` (classified as `file`) on `device` and writes

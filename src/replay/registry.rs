@@ -365,14 +365,24 @@ pub fn dispatcher_call(
         .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
     // An Execution Trace linked at classification names the exact overload.
     let exact = sig.op.as_ref().and_then(|op| op.schema.as_deref());
+    // And the value ranges of its integer tensors, where the ET recorded them.
+    let ranges = sig.op.as_ref().map_or(&[][..], |op| &op.input_ranges[..]);
     let first = match inputs {
-        Some(inputs) => prepare_exact(&op_name, exact, &inputs, device, site, rotate),
+        Some(inputs) => prepare_exact(&op_name, exact, ranges, &inputs, device, site, rotate),
         None => Err(SetupError::Unsupported(format!(
             "{op_name}: the trace recorded no input shapes"
         ))),
     };
     let (prepared, note) = match first {
-        Ok((prepared, source)) => (prepared, source.note()),
+        Ok((prepared, source, 0)) => (prepared, source.note()),
+        Ok((prepared, source, ranged)) => {
+            let ranges = format!("{ranged} tensors drawn from the recorded value ranges");
+            let note = match source.note() {
+                Some(note) => format!("{note}; {ranges}"),
+                None => ranges,
+            };
+            (prepared, Some(note))
+        }
         Err(first_error) => enclosing_op_fallback(sig, device, rotate).ok_or(first_error)?,
     };
     let mut method = format!("libtorch dispatcher {}", prepared.name());
@@ -389,13 +399,15 @@ fn prepare_op(
     site: CallSite,
     rotate: bool,
 ) -> Result<super::rotating_op::RotatingOp, SetupError> {
-    prepare_exact(op_name, None, inputs, device, site, rotate).map(|(op, _)| op)
+    prepare_exact(op_name, None, &[], inputs, device, site, rotate).map(|(op, _, _)| op)
 }
 
-/// [`prepare_op`] with the Execution Trace's exact schema, where the signature has one.
+/// [`prepare_op`] with the Execution Trace's exact schema and recorded value ranges, where
+/// the signature has them; the last value counts the tensors drawn from a recorded range.
 fn prepare_exact(
     op_name: &str,
     exact: Option<&str>,
+    ranges: &[crate::signature::schema::InputRange],
     inputs: &[RecordedInput],
     device: &Device,
     site: CallSite,
@@ -404,10 +416,12 @@ fn prepare_exact(
     (
         super::rotating_op::RotatingOp,
         super::overload::OverloadSource,
+        usize,
     ),
     SetupError,
 > {
-    tier3_libtorch::prepare_exact(op_name, exact, inputs, device.torch_device(), site, rotate)
+    let torch_device = device.torch_device();
+    tier3_libtorch::prepare_ranged(op_name, exact, ranges, inputs, torch_device, site, rotate)
         .map_err(|e| match e {
             Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
             Tier3Error::Failed(m) => SetupError::failed(m),

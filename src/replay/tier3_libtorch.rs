@@ -4,9 +4,12 @@
 //! Inputs are *valid*, not just random: index arguments hold in-range indices
 //! ([`super::index_bounds`]), divisors and counts are positive ([`super::value_rules`]), other
 //! integer tensors are zeros, boolean tensors are real masks, and scalar arguments (`dim`,
-//! `eps`, ...) are the recorded values.
+//! `eps`, ...) are the recorded values. Where an Execution Trace recorded an integer tensor's
+//! values (`op.input_ranges`), they are drawn from that range instead, once it is checked
+//! against what the op accepts.
 
 use replay_core::signature::dtype::Dtype;
+use replay_core::signature::InputRange;
 use tch::{Device, Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
@@ -70,6 +73,8 @@ enum Fill {
     Offsets(i64),
     /// Uniform integers in `[1, 8]` for integer types (divisors, counts); `Data` otherwise.
     Positive,
+    /// Uniform integers in `[min, max]`: the values an Execution Trace recorded.
+    Range(i64, i64),
 }
 
 /// A tensor with exactly the recorded sizes and strides (stride-0 broadcasts and transposed
@@ -99,6 +104,10 @@ fn make_tensor(
             Tensor::f_arange(len, (Kind::Int64, device))
                 .map_err(err)?
                 .f_mul_scalar(step)
+                .map_err(err)?
+        }
+        Fill::Range(min, max) => {
+            Tensor::f_randint_low(min, max.saturating_add(1), [len], (Kind::Int64, device))
                 .map_err(err)?
         }
         Fill::Positive if is_integral(kind) => {
@@ -206,6 +215,43 @@ fn index_high(op_name: &str, inputs: &[RecordedInput], bound: Bound) -> Result<F
     })
 }
 
+/// The fill of integer tensor `what` (of kind `kind`) whose values an Execution Trace recorded
+/// in `range`: uniform in it, once checked against what the op accepts (`derived`, the fill
+/// the shapes alone give: an index must stay inside the indexed dimension, `[-high, high)`
+/// where the op wraps negative indices). Offsets keep their derived order, and a divisor's or
+/// count's range that reaches 0 keeps the positive fill.
+fn recorded_fill(
+    op_name: &str,
+    what: &str,
+    derived: Fill,
+    range: Option<InputRange>,
+    kind: Kind,
+    negative_ok: bool,
+) -> Result<Fill, String> {
+    // A range as wide as the integers is no information (an `empty` tensor's garbage, read
+    // by the `fill_` that overwrites it).
+    let Some(InputRange { min, max, .. }) =
+        range.filter(|r| is_integral(kind) && r.max.checked_sub(r.min).is_some())
+    else {
+        return Ok(derived);
+    };
+    match derived {
+        Fill::Indices(high) => {
+            let low = if negative_ok { -high } else { 0 };
+            if min < low || max >= high {
+                return Err(format!(
+                    "{op_name}: the execution trace recorded values in [{min}, {max}] for {what}, \
+                     outside the [{low}, {high}) its indexed dimension accepts"
+                ));
+            }
+            Ok(Fill::Range(min, max))
+        }
+        Fill::Offsets(_) | Fill::Range(..) => Ok(derived),
+        Fill::Positive if min < 1 => Ok(derived),
+        Fill::Positive | Fill::Data => Ok(Fill::Range(min, max)),
+    }
+}
+
 /// Rebuilds the recorded call of `op_name` on `device` and checks that libtorch accepts it.
 /// On the CPU the call gets copies of its parameters to use in turn ([`RotatingOp`]).
 pub fn prepare(
@@ -250,6 +296,21 @@ pub fn prepare_exact(
     site: CallSite,
     rotate: bool,
 ) -> Result<(RotatingOp, OverloadSource), Tier3Error> {
+    prepare_ranged(op_name, exact, &[], inputs, device, site, rotate).map(|(op, s, _)| (op, s))
+}
+
+/// [`prepare_exact`] with the value ranges an Execution Trace recorded for the op's integer
+/// tensors (`ranges`, by recorded input position): those tensors are drawn from them. The
+/// third value is how many of the call's tensors were.
+pub fn prepare_ranged(
+    op_name: &str,
+    exact: Option<&str>,
+    ranges: &[InputRange],
+    inputs: &[RecordedInput],
+    device: Device,
+    site: CallSite,
+    rotate: bool,
+) -> Result<(RotatingOp, OverloadSource, usize), Tier3Error> {
     let (choice, source) = resolve_exact(op_name, exact, inputs, site)
         .map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
     let inputs = &inputs[choice.skip..];
@@ -268,6 +329,7 @@ pub fn prepare_exact(
         .unwrap_or(Kind::Float);
 
     let unsupported = Tier3Error::Unsupported;
+    let mut ranges_used = 0;
     let mut args = Vec::with_capacity(choice.args.len());
     for (position, plan) in choice.args.iter().enumerate() {
         let arg = match plan {
@@ -294,6 +356,11 @@ pub fn prepare_exact(
                         )));
                     }
                 }
+                let range = InputRange::find(ranges, position + choice.skip, None);
+                let what = format!("argument {position}");
+                let fill = recorded_fill(op_name, &what, fill, range, kind_of(*dtype), false)
+                    .map_err(unsupported)?;
+                ranges_used += usize::from(matches!(fill, Fill::Range(..)));
                 OpArg::Tensor(
                     make_tensor(kind_of(*dtype), sizes, strides.as_deref(), device, fill)
                         .map_err(Tier3Error::Failed)?,
@@ -317,11 +384,18 @@ pub fn prepare_exact(
                 let mut list = Vec::with_capacity(tensors.len());
                 for (j, (sizes, strides)) in tensors.iter().enumerate() {
                     let (kind, fill) = match per_position {
-                        Some(arg) => (
-                            Kind::Int64,
-                            index_high(op_name, inputs, Bound::SizeOf { arg, dim: j as i64 })
-                                .map_err(unsupported)?,
-                        ),
+                        Some(arg) => {
+                            let derived =
+                                index_high(op_name, inputs, Bound::SizeOf { arg, dim: j as i64 })
+                                    .map_err(unsupported)?;
+                            let range = InputRange::find(ranges, position + choice.skip, Some(j));
+                            let what = format!("element {j} of argument {position}");
+                            let fill =
+                                recorded_fill(op_name, &what, derived, range, Kind::Int64, true)
+                                    .map_err(unsupported)?;
+                            ranges_used += usize::from(matches!(fill, Fill::Range(..)));
+                            (Kind::Int64, fill)
+                        }
                         None => (list_kind, Fill::Data),
                     };
                     list.push(Some(
@@ -387,7 +461,7 @@ pub fn prepare_exact(
     let mut op = RotatingOp::new(calls).with_first_input(choice.skip);
     // One call up front: a rebuilt call libtorch rejects is `failed`, reported with its message.
     op.run(1).map_err(|e| Tier3Error::Failed(e.0))?;
-    Ok((op, source))
+    Ok((op, source, ranges_used))
 }
 
 /// The same argument, its tensors shared (not copied).
@@ -538,6 +612,108 @@ mod tests {
         assert!(
             idx.max().int64_value(&[]) > 1000,
             "indices spread over the table, not all zero"
+        );
+    }
+
+    /// bloom-tiny's step classified with its Execution Trace (recorded with value ranges).
+    fn bloom_tiny_with_ranges() -> replay_core::signature::SignatureFile {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
+        let kineto = dir.join("bloom_tiny_cpu.json.gz");
+        let trace = replay_core::trace::load(&kineto).unwrap();
+        let mut file = replay_core::inductor::classify_with_cache(&trace, &kineto, None).unwrap();
+        replay_core::execution_trace::attach::attach_file(
+            &mut file,
+            &trace,
+            &kineto,
+            &dir.join("bloom_tiny_cpu.et.json.gz"),
+        )
+        .unwrap();
+        file
+    }
+
+    #[test]
+    fn embedding_indices_are_drawn_from_the_execution_traces_recorded_range() {
+        let file = bloom_tiny_with_ranges();
+        let signature = file
+            .signatures
+            .iter()
+            .find(|s| s.op.as_ref().is_some_and(|op| op.name == "aten::embedding"))
+            .unwrap();
+        let op = signature.op.as_ref().unwrap();
+        let inputs = crate::replay::registry::recorded_inputs(signature).unwrap();
+        let rows = sizes_at(&inputs, 0).unwrap()[0];
+        let range = InputRange::find(&op.input_ranges, 1, None).unwrap();
+        assert!(
+            0 <= range.min && range.max < rows && (range.min, range.max) != (0, rows - 1),
+            "the token ids' range {range:?} is inside the {rows}-row table and narrower"
+        );
+        let (prepared, source, ranged) = no_grad(|| {
+            prepare_ranged(
+                &op.name,
+                op.schema.as_deref(),
+                &op.input_ranges,
+                &inputs,
+                Device::Cpu,
+                CallSite::Eager,
+                true,
+            )
+        })
+        .unwrap();
+        assert_eq!((source, ranged), (OverloadSource::Exact, 1));
+        // The rebuilt indices lie in the recorded range.
+        let ids = prepared.bound_tensor(1, None).unwrap();
+        assert_eq!(ids.size(), sizes_at(&inputs, 1).unwrap());
+        assert!(ids.min().int64_value(&[]) >= range.min, "{ids}");
+        assert!(ids.max().int64_value(&[]) <= range.max, "{ids}");
+        // Drawn uniformly over it, both ends reached.
+        let many = make_tensor(
+            Kind::Int64,
+            &[65536],
+            None,
+            Device::Cpu,
+            Fill::Range(range.min, range.max),
+        )
+        .unwrap();
+        assert_eq!(
+            (many.min().int64_value(&[]), many.max().int64_value(&[])),
+            (range.min, range.max)
+        );
+        // Without ranges (an ET recorded without them, an older signature file): the table.
+        let (_, _, ranged) = no_grad(|| {
+            prepare_ranged(
+                &op.name,
+                None,
+                &[],
+                &inputs,
+                Device::Cpu,
+                CallSite::Eager,
+                true,
+            )
+        })
+        .unwrap();
+        assert_eq!(ranged, 0);
+        // A range the op cannot take is refused, saying so.
+        let beyond = [InputRange { max: rows, ..range }];
+        let error = no_grad(|| {
+            prepare_ranged(
+                &op.name,
+                None,
+                &beyond,
+                &inputs,
+                Device::Cpu,
+                CallSite::Eager,
+                true,
+            )
+        })
+        .unwrap_err();
+        assert_eq!(
+            error,
+            Tier3Error::Unsupported(format!(
+                "aten::embedding: the execution trace recorded values in [{}, {rows}] for \
+                 argument 1, outside the [0, {rows}) its indexed dimension accepts",
+                range.min
+            ))
         );
     }
 

@@ -1,11 +1,13 @@
 //! `replay capture --execution-trace` end to end through the real binary: bloom-tiny of the
 //! zoo on the CPU, its PyTorch Execution Trace beside the trace and linked to it by
 //! record-function ids (copied from the ET's own step onto the kept one); `classify --execution-trace` records each op's exact overload, and
-//! `isolated` calls those overloads (issue 31, part 4).
+//! `isolated` calls those overloads and draws index tensors from the recorded value ranges
+//! (issue 31, part 4). `isolated --trace --execution-trace` and `compare --execution-trace` on
+//! the checked-in bloom-tiny pair and on Execution Traces that are not the trace's.
 
 use crate::common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::replay;
 use predicates::prelude::*;
@@ -87,6 +89,8 @@ fn a_captured_execution_trace_links_and_names_the_overloads_isolated_calls() {
         number("invocations_linked") * 10 >= number("invocations") * 9,
         "{source}"
     );
+    // The observer recorded each integer input's range: at least the token embedding's ids.
+    assert!(number("signatures_with_ranges") >= 1, "{source}");
     for signature in file["signatures"].as_array().unwrap() {
         let op = &signature["op"];
         let Some(schema) = op["schema"].as_str() else {
@@ -138,4 +142,140 @@ fn a_captured_execution_trace_links_and_names_the_overloads_isolated_calls() {
         "{exact} of {} tier-3 rows: {tier3:?}",
         tier3.len()
     );
+}
+
+/// A bloom-tiny CPU step and its Execution Trace recorded with value ranges
+/// (`crates/core/tests/data/et`).
+fn bloom_tiny_pair() -> (PathBuf, PathBuf) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
+    (
+        dir.join("bloom_tiny_cpu.json.gz"),
+        dir.join("bloom_tiny_cpu.et.json.gz"),
+    )
+}
+
+/// `replay isolated --trace T --execution-trace ET` with a short budget into `out`.
+fn isolated_with(trace: &Path, et: &Path, out: &Path) -> assert_cmd::assert::Assert {
+    replay()
+        .args([
+            "isolated",
+            "--device",
+            "cpu",
+            "--max-time",
+            "0.02",
+            "--rounds",
+            "1",
+        ])
+        .arg("--trace")
+        .arg(trace)
+        .arg("--execution-trace")
+        .arg(et)
+        .arg("--output-dir")
+        .arg(out)
+        .assert()
+}
+
+#[test]
+fn isolated_classifies_a_trace_with_its_execution_trace_and_draws_indices_from_its_ranges() {
+    let (trace, et) = bloom_tiny_pair();
+    let dir = tempfile::tempdir().unwrap();
+    isolated_with(&trace, &et, dir.path())
+        .success()
+        .stderr(predicate::str::contains(
+            "357 of 357 ops linked by record-function id",
+        ));
+    // The signatures it classified are kept beside the results, with the ET's link.
+    let file = read_json(&dir.path().join("signatures.json"));
+    let source = &file["source"]["execution_trace"];
+    assert_eq!(source["linked_ops"], source["kineto_ops"], "{source}");
+    let embedding = file["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["op"]["name"] == "aten::embedding")
+        .unwrap();
+    let range = &embedding["op"]["input_ranges"][0];
+    assert_eq!(range["input"], 1, "{embedding}");
+    let rows = read_json(&dir.path().join("isolated.json"))["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let row = rows.iter().find(|r| r["id"] == embedding["id"]).unwrap();
+    let method = row["method"].as_str().unwrap();
+    assert!(
+        method.contains("the execution trace's exact overload")
+            && method.contains("1 tensors drawn from the recorded value ranges"),
+        "{row}"
+    );
+    assert_eq!(row["status"], "ok", "{row}");
+}
+
+#[test]
+fn an_execution_trace_that_is_not_the_traces_exits_2_naming_it() {
+    let (trace, _) = bloom_tiny_pair();
+    let dir = tempfile::tempdir().unwrap();
+    // Another run's ET (the shared linear stack's): no record-function id in common.
+    let other =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/et/linear_et.json.gz");
+    isolated_with(&trace, &other, dir.path())
+        .code(2)
+        .stderr(predicate::str::contains(
+            "linear_et.json.gz does not belong to",
+        ))
+        .stderr(predicate::str::contains("bloom_tiny_cpu.json.gz"));
+    let missing = dir.path().join("missing.et.json");
+    isolated_with(&trace, &missing, dir.path())
+        .code(2)
+        .stderr(predicate::str::contains(missing.display().to_string()))
+        .stderr(predicate::str::contains("cannot read file"));
+    assert!(
+        !dir.path().join("isolated.json").exists(),
+        "nothing is replayed with a refused ET"
+    );
+    // compare captures its own trace: a given ET without --trace would belong to none.
+    replay()
+        .args(["compare", "--model", "m.pt", "--execution-trace", "e.et.json", "--output-dir"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "e.et.json: --execution-trace FILE is the Execution Trace of the trace given with --trace",
+        ));
+}
+
+/// `compare --execution-trace` captures the ET with its own trace, classifies and replays with
+/// it, and says so in its report (bloom-tiny, a short budget: about 15 s on this VM).
+#[test]
+fn compare_captures_and_uses_an_execution_trace() {
+    let (_model_dir, model) = common::exported_bloom_tiny();
+    let out = tempfile::tempdir().unwrap();
+    replay()
+        .args(["compare", "--device", "cpu", "--runs", "4", "--warmup", "1"])
+        .args([
+            "--max-time",
+            "0.02",
+            "--rounds",
+            "1",
+            "--no-sequence",
+            "--quiet",
+        ])
+        .arg("--model")
+        .arg(&model)
+        .arg("--execution-trace")
+        .arg("--output-dir")
+        .arg(out.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("trace.et.json (schema 1.1."));
+    let report = read_json(&out.path().join("comparison_report.json"));
+    let et = &report["execution_trace"];
+    assert!(
+        et["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("trace.et.json")),
+        "{et}"
+    );
+    assert_eq!(et["linked_ops"], et["kineto_ops"], "{et}");
+    assert!(et["signatures_with_ranges"].as_u64() >= Some(1), "{et}");
+    assert!(out.path().join("trace.et.json").exists());
 }

@@ -31,7 +31,8 @@ pub struct ClassifyArgs {
 
     /// The Execution Trace recorded in the same step (`replay capture --execution-trace`
     /// writes one beside the trace), linked by record-function ids: each signature whose op
-    /// linked records the exact overload it called (`op.schema`) and its argument values
+    /// linked records the exact overload it called (`op.schema`), its argument values and the
+    /// recorded value ranges of its integer tensors
     #[arg(long, value_name = "FILE")]
     pub execution_trace: Option<PathBuf>,
 }
@@ -55,13 +56,11 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
         inductor::classify_with_cache(&loaded, &args.trace, args.inductor_cache.as_deref())
             .map_err(crate::Error::from)?;
     let et_summary = match &args.execution_trace {
-        Some(path) => {
-            let et = execution_trace::load(path).map_err(crate::Error::from)?;
-            let links = execution_trace::link::link(&et, &loaded, &args.trace)
-                .map_err(crate::Error::from)?;
-            let source = execution_trace::attach::attach(&mut file, &loaded, &et, &links);
-            Some(et_summary(&source))
-        }
+        Some(path) => Some(
+            execution_trace::attach::attach_file(&mut file, &loaded, &args.trace, path)
+                .map_err(crate::Error::from)?
+                .summary(),
+        ),
         None => None,
     };
     let out = args
@@ -80,20 +79,6 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
         println!("wrote {}", out.display());
     }
     Ok(())
-}
-
-/// One line on how the Execution Trace linked.
-fn et_summary(source: &crate::signature::ExecutionTraceSource) -> String {
-    format!(
-        "execution trace {} (schema {}): {} of {} ops linked by record-function id; \
-         {} of {} signatures with an op carry its exact schema",
-        source.path,
-        source.schema,
-        source.linked_ops,
-        source.kineto_ops,
-        source.signatures_with_schema,
-        source.signatures_with_op
-    )
 }
 
 #[cfg(test)]

@@ -1,15 +1,36 @@
 //! Writing what a linked Execution Trace knows into a signature file: each signature whose
 //! launching op linked to an ET node gets the node's exact operator schema and argument
-//! values (`op.schema`, `op.exact_inputs`), and the file's source says how the ET linked.
+//! values (`op.schema`, `op.exact_inputs`) and the value ranges of its integral tensors
+//! (`op.input_ranges`), and the file's source says how the ET linked.
 //!
 //! A signature folds many invocations; the first invocation (in trace order) whose launching
-//! op linked describes it, as the first invocation describes the rest of the signature.
+//! op linked describes it, as the first invocation describes the rest of the signature. The
+//! ranges are the union over every linked invocation: each of them read values in it.
 
-use crate::signature::{signature_ids, ExactInput, ExecutionTraceSource, SignatureFile};
+use std::path::Path;
+
+use crate::signature::{
+    signature_ids, ExactInput, ExecutionTraceSource, InputRange, SignatureFile,
+};
 use crate::trace::{link, FxHashMap, Platform, Trace};
 
+use super::error::EtError;
 use super::link::EtLinks;
 use super::node::{EtNode, ExecutionTrace};
+
+/// Loads the Execution Trace at `et_path`, links it to `trace` (read from `trace_path`) and
+/// [`attach`]es it to `file`, classified from `trace`: what `classify`, `isolated` and `compare`
+/// do with `--execution-trace`. An ET that cannot be read or is not the trace's is refused.
+pub fn attach_file(
+    file: &mut SignatureFile,
+    trace: &Trace,
+    trace_path: &Path,
+    et_path: &Path,
+) -> Result<ExecutionTraceSource, EtError> {
+    let et = super::read::load(et_path)?;
+    let links = super::link::link(&et, trace, trace_path)?;
+    Ok(attach(file, trace, &et, &links))
+}
 
 /// Records `et`'s schemas and values on the signatures of `file` (classified from `trace`)
 /// and returns how many linked, as also written to `file.source.execution_trace`.
@@ -35,6 +56,7 @@ pub fn attach(
     // Per signature: the first linked node, and its invocations with and without a link.
     let mut first: FxHashMap<&str, &EtNode> = FxHashMap::default();
     let mut counts: FxHashMap<&str, (u64, u64)> = FxHashMap::default();
+    let mut ranges: FxHashMap<&str, Vec<InputRange>> = FxHashMap::default();
     for event in events {
         let Some(id) = ids.of_event(event) else {
             continue;
@@ -45,6 +67,7 @@ pub fn attach(
         if let Some(node) = node {
             count.1 += 1;
             first.entry(id).or_insert(node);
+            InputRange::union_into(ranges.entry(id).or_default(), &node.input_ranges);
         }
     }
     let mut source = ExecutionTraceSource {
@@ -58,6 +81,7 @@ pub fn attach(
         signatures_with_schema: 0,
         invocations: 0,
         invocations_linked: 0,
+        signatures_with_ranges: 0,
     };
     for signature in &mut file.signatures {
         let Some(op) = signature.op.as_mut() else {
@@ -84,6 +108,11 @@ pub fn attach(
                 value: (!arg.is_tensor() && arg.tensors.is_empty()).then(|| arg.value.clone()),
             })
             .collect();
+        op.input_ranges = ranges
+            .get(signature.id.as_str())
+            .cloned()
+            .unwrap_or_default();
+        source.signatures_with_ranges += u64::from(!op.input_ranges.is_empty());
     }
     file.source.execution_trace = Some(source.clone());
     source

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::node::{EtArg, EtNode, SchemaVersion, TensorRef};
+use super::tensor_range::parse as parse_tensor_range;
 
 /// The layout of schema `schema`, or `None` for a version replay does not read.
 pub fn version_of(schema: &str) -> Option<SchemaVersion> {
@@ -55,18 +56,19 @@ pub fn read_node(value: &Value, version: SchemaVersion) -> Result<EtNode, NodeEr
         scope: None,
         kernel_backend: None,
         kernel_file: None,
-        tensor_range: None,
+        input_ranges: Vec::new(),
         inputs: Vec::new(),
         outputs: Vec::new(),
     };
-    match version {
+    let tensor_range = match version {
         SchemaVersion::V1_0 => {
-            read_fields(&mut node, object);
+            let tensor_range = read_fields(&mut node, object);
             node.parent = object.get("parent").and_then(Value::as_i64);
             node.inputs =
                 flat_args(object, "inputs", "input_shapes", "input_types").map_err(fail)?;
             node.outputs =
                 flat_args(object, "outputs", "output_shapes", "output_types").map_err(fail)?;
+            tensor_range
         }
         SchemaVersion::V1_1 => {
             let attrs = match object.get("attrs") {
@@ -80,17 +82,22 @@ pub fn read_node(value: &Value, version: SchemaVersion) -> Result<EtNode, NodeEr
                     .collect(),
                 Some(other) => return Err(fail(format!("`attrs` is a list, not {other}"))),
             };
-            read_fields(&mut node, &attrs);
+            let tensor_range = read_fields(&mut node, &attrs);
             node.parent = object.get("ctrl_deps").and_then(Value::as_i64);
             node.inputs = grouped_args(object, "inputs").map_err(fail)?;
             node.outputs = grouped_args(object, "outputs").map_err(fail)?;
+            tensor_range
         }
+    };
+    if let Some(text) = tensor_range {
+        node.input_ranges = parse_tensor_range(&text, &node.inputs).map_err(fail)?;
     }
     Ok(node)
 }
 
-/// The scalar fields, from the node (1.0) or its `attrs` (1.1).
-fn read_fields(node: &mut EtNode, fields: &Map<String, Value>) {
+/// The scalar fields, from the node (1.0) or its `attrs` (1.1); returns the `tensor_range`
+/// text, read once the inputs it numbers are.
+fn read_fields(node: &mut EtNode, fields: &Map<String, Value>) -> Option<String> {
     let text = |key: &str| {
         fields
             .get(key)
@@ -105,7 +112,7 @@ fn read_fields(node: &mut EtNode, fields: &Map<String, Value>) {
     node.scope = fields.get("scope").and_then(Value::as_u64);
     node.kernel_backend = text("kernel_backend");
     node.kernel_file = text("kernel_file");
-    node.tensor_range = text("tensor_range");
+    text("tensor_range")
 }
 
 fn list<'a>(object: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], String> {
@@ -208,6 +215,7 @@ fn tensors_of(ty: &str, value: &Value) -> Result<Vec<TensorRef>, String> {
         };
         return elements
             .iter()
+            .filter(|e| e.as_str() != Some("<None>")) // `Tensor?[]`'s absent elements
             .map(|e| match e {
                 Value::Array(fields) => tensor_ref(fields),
                 other => Err(format!(
@@ -283,6 +291,42 @@ mod tests {
                 .starts_with("`inputs`[0] (Tensor(float)): a tensor is"),
             "{}",
             error.message
+        );
+    }
+
+    #[test]
+    fn recorded_ranges_are_read_by_argument_position() {
+        let node = |range: &str| {
+            json!({"id": 12, "name": "aten::embedding", "ctrl_deps": 2,
+                "inputs": {"values": [[3, 4, 0, 16000, 4, "cpu"], [5, 6, 0, 5, 8, "cpu"], -1, false, false],
+                    "shapes": [[250, 64], [1, 5], [], [], []],
+                    "types": ["Tensor(float)", "Tensor(long int)", "Int", "Bool", "Bool"]},
+                "attrs": [{"name": "rf_id", "type": "uint64", "value": 9},
+                    {"name": "tensor_range", "type": "string", "value": range}]})
+        };
+        // The weight is tensor 0 (float: no range); the indices tensor 1, argument 1.
+        let read = read_node(&node(r#"{"1":[3,241]}"#), SchemaVersion::V1_1)
+            .ok()
+            .unwrap();
+        assert_eq!(
+            read.input_ranges,
+            [crate::signature::InputRange {
+                input: 1,
+                element: None,
+                min: 3,
+                max: 241
+            }]
+        );
+        // The observer writes an empty text where nothing was recorded.
+        let none = read_node(&node(""), SchemaVersion::V1_1).ok().unwrap();
+        assert!(none.input_ranges.is_empty());
+        let error = read_node(&node(r#"{"2":[0,1]}"#), SchemaVersion::V1_1)
+            .err()
+            .unwrap();
+        assert_eq!((error.id, error.name.as_str()), (12, "aten::embedding"));
+        assert_eq!(
+            error.message,
+            "`tensor_range` names input tensor 2, but the node has 2 input tensors"
         );
     }
 

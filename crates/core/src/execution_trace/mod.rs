@@ -9,7 +9,9 @@
 //!   [`ExecutionTrace`] of [`EtNode`]s;
 //! - [`link::link`] ties the Kineto trace's ops to its nodes by record-function id, refusing
 //!   an ET recorded in another step or run;
-//! - [`attach::attach`] writes the linked nodes' schemas and values into a signature file.
+//! - [`attach::attach`] writes the linked nodes' schemas, values and recorded index ranges
+//!   ([`tensor_range`]) into a signature file; [`attach::attach_file`] loads, links and
+//!   attaches in one step (`classify`, `isolated` and `compare --execution-trace`).
 
 pub mod attach;
 mod error;
@@ -17,6 +19,7 @@ pub mod layout;
 pub mod link;
 mod node;
 mod read;
+pub mod tensor_range;
 
 pub use error::EtError;
 pub use node::{

@@ -11,6 +11,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::signature::InputRange;
+
 /// Which layout the file's nodes have (see [`super::layout`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemaVersion {
@@ -71,9 +73,9 @@ pub struct EtNode {
     /// A generated kernel's backend and source file (1.1: `kernel_backend`, `kernel_file`).
     pub kernel_backend: Option<String>,
     pub kernel_file: Option<String>,
-    /// The index tensors' value ranges, where the observer recorded them (1.1.1
-    /// `tensor_range`), as written.
-    pub tensor_range: Option<String>,
+    /// The integral input tensors' value ranges, by argument position, where the observer
+    /// recorded them (1.1.1 `tensor_range`; see [`super::tensor_range`]).
+    pub input_ranges: Vec<InputRange>,
     pub inputs: Vec<EtArg>,
     pub outputs: Vec<EtArg>,
 }

@@ -157,6 +157,7 @@ pub fn aggregate(
         timeline_interruptions: ctx.timeline_interruptions,
         energy: None,
         signature_times: signature_times(results, &labels, &ctx.in_context_us),
+        execution_trace: file.source.execution_trace.clone(),
     }
 }
 

@@ -182,6 +182,10 @@ pub struct ComparisonReport {
     /// Every signature's isolated time against its trace time (the page's scatter).
     #[serde(default)]
     pub signature_times: Vec<SignatureTime>,
+    /// The Execution Trace the signatures were classified with and how it linked (ops
+    /// linked, signatures with exact schemas and recorded index ranges); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_trace: Option<crate::signature::ExecutionTraceSource>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -143,6 +143,7 @@ mod tests {
                 ancestor_inputs: Vec::new(),
                 schema: None,
                 exact_inputs: Vec::new(),
+                input_ranges: Vec::new(),
             }),
             inputs: Some(RecordedInputs {
                 dims: Some(dims),

@@ -43,6 +43,14 @@ pub fn render(r: &ComparisonReport) -> String {
         );
     }
     let _ = writeln!(out, "better prediction: {}", r.predictions.best);
+    match &r.execution_trace {
+        Some(et) => {
+            let _ = writeln!(out, "{}", et.summary());
+        }
+        None => {
+            let _ = writeln!(out, "no execution trace (signatures matched by schema)");
+        }
+    }
     let _ = writeln!(out, "\ntier  method                                        unique  invocations   predicted us   share");
     for (n, b) in r.tier_breakdown.numbered() {
         let method: String = b.method.chars().take(44).collect();

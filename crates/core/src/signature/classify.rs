@@ -465,6 +465,7 @@ pub(crate) fn launching_op(trace: &Trace, links: &Links, op: usize) -> Launching
         ancestor_inputs,
         schema: None,
         exact_inputs: Vec::new(),
+        input_ranges: Vec::new(),
     }
 }
 

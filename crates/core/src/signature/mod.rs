@@ -36,8 +36,8 @@ pub use ids::{signature_ids, SignatureIds};
 pub use read::{read_file, SignatureFileError};
 pub use schema::{
     BlasOp, CompiledCode, CublasCall, ExactInput, ExecutionTraceSource, GemmKernelRole,
-    GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead, Label, LaunchingOp,
-    LayoutSource, LinkingReport, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
+    GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead, InputRange, Label,
+    LaunchingOp, LayoutSource, LinkingReport, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
     RecordedInputs, Signature, SignatureFile, Source, Summary, ThreadOverhead, Tier, TierSummary,
     Totals, UnattributedGroup, Unit, WorkKind, SCHEMA_VERSION,
 };

@@ -18,7 +18,8 @@
 //!                            "external_id_contradicted", "external_id_not_recorded" },
 //!               "execution_trace": { "path", "schema", "kineto_ops", "kineto_ops_with_id",
 //!                   "linked_ops", "signatures_with_op", "signatures_linked",
-//!                   "signatures_with_schema", "invocations", "invocations_linked" } },
+//!                   "signatures_with_schema", "invocations", "invocations_linked",
+//!                   "signatures_with_ranges" } },
 //!   "summary": { "unit": "kernel" | "host_op",
 //!                "tiers": [ { "tier": 1, "unique", "invocations", "total_us" }, .. 2, 3, 4 ],
 //!                "unattributed": { "invocations", "total_us" },
@@ -30,7 +31,8 @@
 //!       "name": "<kernel / copy / op name>",
 //!       "op": { "name": "aten::addmm", "ancestry": ["aten::linear"], "module": "Linear_0",
 //!               "schema": "aten::addmm(Tensor self, ...) -> Tensor",       // with an ET
-//!               "exact_inputs": [ { "type": "Int", "value": 1 }, .. ] },   // with an ET
+//!               "exact_inputs": [ { "type": "Int", "value": 1 }, .. ],     // with an ET
+//!               "input_ranges": [ { "input": 1, "min": 3, "max": 241 } ] },  // ET with ranges
 //!       "labels": [ "graph" | "collective" | "rocm" | "no_op" ],
 //!       "streams": [7], "count", "trace_total_us", "trace_mean_us", "trace_min_us", "trace_max_us",
 //!       "inputs": { "dims", "types", "strides", "concrete" },   // as recorded, or null
@@ -64,7 +66,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::trace::Platform;
 
-pub use super::exact::{ExactInput, ExecutionTraceSource};
+pub use super::exact::{ExactInput, ExecutionTraceSource, InputRange};
 
 /// Version of this schema. Bump on any change a reader must know about.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -366,6 +368,10 @@ pub struct LaunchingOp {
     /// The op's arguments as the Execution Trace recorded them (first linked invocation).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exact_inputs: Vec<ExactInput>,
+    /// The recorded value ranges of the op's integral tensor arguments, over every linked
+    /// invocation (Execution Traces recorded with ranges; see [`InputRange`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_ranges: Vec<InputRange>,
 }
 
 /// `Input Dims`, `Input type`, `Input Strides`, `Concrete Inputs` as recorded.

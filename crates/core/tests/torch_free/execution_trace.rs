@@ -268,6 +268,51 @@ fn a_captured_pair_links_every_op_by_record_function_id() {
     }
 }
 
+/// Recorded with `ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE` (as `replay
+/// capture --execution-trace` sets it), every node with an integer input tensor records its
+/// range, read by argument position.
+#[test]
+fn a_captured_pair_records_the_value_ranges_of_integer_inputs() {
+    let (_, et_path) = bloom_tiny_pair();
+    let et = load(&et_path);
+    let embeddings: Vec<_> = et
+        .nodes
+        .iter()
+        .filter(|n| n.name == "aten::embedding")
+        .collect();
+    assert!(!embeddings.is_empty());
+    for node in &embeddings {
+        // aten::embedding(Tensor weight, Tensor indices, ...): the float weight has no range;
+        // the token ids are inside the table.
+        let rows = node.inputs[0].shape[0].as_i64().unwrap();
+        assert_eq!(node.input_ranges.len(), 1, "{:?}", node.input_ranges);
+        let range = node.input_ranges[0];
+        assert_eq!((range.input, range.element), (1, None));
+        assert!(
+            0 <= range.min && range.min <= range.max && range.max < rows,
+            "{range:?}"
+        );
+    }
+    // Only integer tensors get one: every ranged argument is an integer tensor.
+    let ranged: Vec<_> = et
+        .nodes
+        .iter()
+        .filter(|n| !n.input_ranges.is_empty())
+        .collect();
+    for node in &ranged {
+        for range in &node.input_ranges {
+            let ty = &node.inputs[range.input].ty;
+            assert!(
+                ty.contains("long") || ty.contains("int"),
+                "{} input {}: {ty}",
+                node.name,
+                range.input
+            );
+        }
+    }
+    assert!(ranged.len() >= embeddings.len());
+}
+
 #[test]
 fn an_execution_trace_of_another_run_is_refused_naming_both_files() {
     let (kineto_path, _) = bloom_tiny_pair();
@@ -352,6 +397,35 @@ fn classify_records_each_ops_exact_schema_and_values() {
     assert_eq!(source.signatures_linked, source.signatures_with_op);
     assert_eq!(source.invocations_linked, source.invocations);
     assert_eq!(source.signatures_with_schema, source.signatures_with_op);
+    // The ranges of a signature are the union over its linked invocations' nodes.
+    let et_nodes = load(&et);
+    let embedding = with
+        .signatures
+        .iter()
+        .find(|s| s.name == "aten::embedding")
+        .unwrap();
+    let recorded: Vec<_> = et_nodes
+        .nodes
+        .iter()
+        .filter(|n| n.name == "aten::embedding")
+        .flat_map(|n| n.input_ranges.iter().copied())
+        .collect();
+    let ranges = &embedding.op.as_ref().unwrap().input_ranges;
+    assert_eq!(ranges.len(), 1, "{ranges:?}");
+    assert_eq!(
+        (ranges[0].min, ranges[0].max),
+        (
+            recorded.iter().map(|r| r.min).min().unwrap(),
+            recorded.iter().map(|r| r.max).max().unwrap()
+        )
+    );
+    let with_ranges = with
+        .signatures
+        .iter()
+        .filter(|s| s.op.as_ref().is_some_and(|op| !op.input_ranges.is_empty()))
+        .count() as u64;
+    assert_eq!(source.signatures_with_ranges, with_ranges);
+    assert!(with_ranges >= 1);
     for signature in &with.signatures {
         let op = signature.op.as_ref().unwrap();
         let schema = op.schema.as_deref().unwrap();
@@ -394,6 +468,7 @@ fn classify_records_each_ops_exact_schema_and_values() {
         let op = signature["op"].as_object_mut().unwrap();
         op.remove("schema");
         op.remove("exact_inputs");
+        op.remove("input_ranges");
     }
     old["source"]
         .as_object_mut()
@@ -403,4 +478,25 @@ fn classify_records_each_ops_exact_schema_and_values() {
     std::fs::write(&old_path, serde_json::to_vec(&old).unwrap()).unwrap();
     let back = replay_core::signature::read_file(&old_path).unwrap();
     assert_eq!(ids(&back), ids(&without));
+    // And one classified with an ET before ranges were read.
+    let mut before_ranges: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("with.json")).unwrap()).unwrap();
+    for signature in before_ranges["signatures"].as_array_mut().unwrap() {
+        signature["op"]
+            .as_object_mut()
+            .unwrap()
+            .remove("input_ranges");
+    }
+    before_ranges["source"]["execution_trace"]
+        .as_object_mut()
+        .unwrap()
+        .remove("signatures_with_ranges");
+    std::fs::write(&old_path, serde_json::to_vec(&before_ranges).unwrap()).unwrap();
+    let back = replay_core::signature::read_file(&old_path).unwrap();
+    let source = back.source.execution_trace.unwrap();
+    assert_eq!((source.linked_ops, source.signatures_with_ranges), (357, 0));
+    assert!(back
+        .signatures
+        .iter()
+        .all(|s| s.op.as_ref().is_some_and(|op| op.input_ranges.is_empty())));
 }
