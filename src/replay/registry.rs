@@ -256,15 +256,7 @@ pub fn target_with(
     }
     match unit.tier {
         Tier::Copy => {
-            let work = match (sig.memcpy, sig.memset) {
-                (Some(p), _) => MemoryWork::Copy(p),
-                (None, Some(p)) => MemoryWork::Set(p),
-                _ => {
-                    return Err(SetupError::Unsupported(
-                        "a tier-1 signature without memcpy/memset parameters".into(),
-                    ))
-                }
-            };
+            let work = memory_work(sig)?;
             match device {
                 Device::Cpu(_) => {
                     let method = match work {
@@ -338,6 +330,17 @@ pub fn target_with(
                 method,
             ))
         }
+    }
+}
+
+/// What a tier-1 signature copies or sets.
+pub fn memory_work(sig: &Signature) -> Result<MemoryWork, SetupError> {
+    match (sig.memcpy, sig.memset) {
+        (Some(p), _) => Ok(MemoryWork::Copy(p)),
+        (None, Some(p)) => Ok(MemoryWork::Set(p)),
+        _ => Err(SetupError::Unsupported(
+            "a tier-1 signature without memcpy/memset parameters".into(),
+        )),
     }
 }
 

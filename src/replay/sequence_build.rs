@@ -8,7 +8,6 @@ use super::flow_wiring::Wiring;
 use super::registry::{dispatcher_call, target_with, Method, Parameters, ReplayUnit, SetupError};
 use super::sequence::ProgramEntry;
 use super::sequence_route::{route, Placing, Route};
-use super::tier1_memory::MemoryWork;
 use super::tier3_libtorch::LibtorchOpTarget;
 use crate::device::Device;
 use crate::measure::Target;
@@ -93,15 +92,7 @@ impl<'a> SequenceBuilder<'a> {
                         "libtorch's copies are a CUDA sequence's".into(),
                     ));
                 };
-                let work = match (sig.memcpy, sig.memset) {
-                    (Some(p), _) => MemoryWork::Copy(p),
-                    (None, Some(p)) => MemoryWork::Set(p),
-                    _ => {
-                        return Err(SetupError::Unsupported(
-                            "a tier-1 signature without memcpy/memset parameters".into(),
-                        ))
-                    }
-                };
+                let work = super::registry::memory_work(sig)?;
                 let (op, method) = super::libtorch_memory::prepare(work, dev.info.index)?;
                 let target = LibtorchOpTarget::new(op, self.device)?;
                 Ok((Box::new(target), method))
