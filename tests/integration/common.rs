@@ -47,6 +47,16 @@ pub fn classify_shared(name: &str, out: &std::path::Path) {
 }
 
 /// True when this machine has an NVIDIA driver; the no-GPU tests are skipped there.
+/// The bloom-tiny CPU step and its Execution Trace recorded in the same step, with value
+/// ranges (`crates/core/tests/data/et`): (Kineto trace, Execution Trace).
+pub fn bloom_tiny_et_pair() -> (PathBuf, PathBuf) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
+    (
+        dir.join("bloom_tiny_cpu.json.gz"),
+        dir.join("bloom_tiny_cpu.et.json.gz"),
+    )
+}
+
 pub fn has_nvidia_driver() -> bool {
     replay::device::cuda::driver_missing_reason().is_none()
 }

@@ -144,16 +144,6 @@ fn a_captured_execution_trace_links_and_names_the_overloads_isolated_calls() {
     );
 }
 
-/// A bloom-tiny CPU step and its Execution Trace recorded with value ranges
-/// (`crates/core/tests/data/et`).
-fn bloom_tiny_pair() -> (PathBuf, PathBuf) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
-    (
-        dir.join("bloom_tiny_cpu.json.gz"),
-        dir.join("bloom_tiny_cpu.et.json.gz"),
-    )
-}
-
 /// `replay isolated --trace T --execution-trace ET` with a short budget into `out`.
 fn isolated_with(trace: &Path, et: &Path, out: &Path) -> assert_cmd::assert::Assert {
     replay()
@@ -177,7 +167,7 @@ fn isolated_with(trace: &Path, et: &Path, out: &Path) -> assert_cmd::assert::Ass
 
 #[test]
 fn isolated_classifies_a_trace_with_its_execution_trace_and_draws_indices_from_its_ranges() {
-    let (trace, et) = bloom_tiny_pair();
+    let (trace, et) = crate::common::bloom_tiny_et_pair();
     let dir = tempfile::tempdir().unwrap();
     isolated_with(&trace, &et, dir.path())
         .success()
@@ -212,7 +202,7 @@ fn isolated_classifies_a_trace_with_its_execution_trace_and_draws_indices_from_i
 
 #[test]
 fn an_execution_trace_that_is_not_the_traces_exits_2_naming_it() {
-    let (trace, _) = bloom_tiny_pair();
+    let (trace, _) = crate::common::bloom_tiny_et_pair();
     let dir = tempfile::tempdir().unwrap();
     // Another run's ET (the shared linear stack's): no record-function id in common.
     let other =

@@ -4,14 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::replay;
+use crate::common::{bloom_tiny_et_pair, replay};
 use predicates::prelude::*;
-
-fn et_data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/core/tests/data/et")
-        .join(name)
-}
 
 fn sequence(trace: &Path, et: &Path, out: &Path) -> assert_cmd::assert::Assert {
     replay()
@@ -28,14 +22,10 @@ fn sequence(trace: &Path, et: &Path, out: &Path) -> assert_cmd::assert::Assert {
 #[test]
 fn the_bloom_tiny_step_re_runs_with_the_models_data_flow() {
     let dir = tempfile::tempdir().unwrap();
-    sequence(
-        &et_data("bloom_tiny_cpu.json.gz"),
-        &et_data("bloom_tiny_cpu.et.json.gz"),
-        dir.path(),
-    )
-    .success()
-    .stdout(predicate::str::contains("data flow: the model's"))
-    .stdout(predicate::str::contains("and its data flow"));
+    sequence(&bloom_tiny_et_pair().0, &bloom_tiny_et_pair().1, dir.path())
+        .success()
+        .stdout(predicate::str::contains("data flow: the model's"))
+        .stdout(predicate::str::contains("and its data flow"));
     let path = dir.path().join("sequence.json");
     let rerun: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(rerun["data_flow"], true);
@@ -68,14 +58,14 @@ fn an_execution_trace_that_is_not_the_traces_exits_2_naming_it() {
         b"{\"schema\": \"1.1.1-chakra.0.0.4\", \"nodes\": [",
     )
     .unwrap();
-    sequence(&et_data("bloom_tiny_cpu.json.gz"), &broken, &out)
+    sequence(&bloom_tiny_et_pair().0, &broken, &out)
         .code(2)
         .stderr(predicate::str::contains("broken.et.json"))
         .stderr(predicate::str::contains("panicked").not());
     // One of another run: the one-layer GPT-2 trace was recorded without it.
     let gpt2 =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/gpt2_1layer_cpu_seq16.json.gz");
-    sequence(&gpt2, &et_data("bloom_tiny_cpu.et.json.gz"), &out)
+    sequence(&gpt2, &bloom_tiny_et_pair().1, &out)
         .code(2)
         .stderr(predicate::str::contains("bloom_tiny_cpu.et.json.gz"))
         .stderr(predicate::str::contains("does not belong to"));
