@@ -158,3 +158,11 @@ bench-gpu-rehearsal: gpu-bundle
 .PHONY: test-slurm
 test-slurm: build
 	scripts/slurm/test_slurm.sh
+
+# Issue 34's soak: one `replay isolated --noise 0` run of about an hour (DURATION seconds) on the
+# A100 cudagraph training trace's signatures, its process tree's RSS sampled every second and
+# compared round by round (results/soak.json, rewritten as it goes).
+.PHONY: soak
+DURATION ?= 3600
+soak: build
+	.venv/bin/python scripts/soak.py --duration $(DURATION)

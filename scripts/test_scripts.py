@@ -552,6 +552,28 @@ def quant_torch_recipes_match_dequantize_then_matmul_and_profile():
     assert rc == 2 and "not a multiple" in err, (rc, err)
 
 
+@test
+def soak_samples_memory_by_round_and_checks_the_results():
+    """scripts/soak.py (issue 34's soak) on a small signature file for a few seconds: RSS
+    sampled through the run, read by round, and the isolated results checked complete."""
+    import soak
+    out = os.path.join(TMP, "soak.json")
+    kernels = os.path.join(os.path.dirname(HERE), "signatures", "h100_bert_small_infer.json")
+    rc, so, se = cli(soak.main, "--kernels", kernels, "--duration", 4, "--interval", 0.1, "--out", out)
+    assert rc == 0, (so, se)
+    with open(out) as f:
+        report = json.load(f)
+    assert report["results"]["valid"] and report["results"]["rows"] == 16, report["results"]
+    assert report["exit_code"] == 0 and report["replayable"] >= 1
+    rounds = report["rss_by_round"]
+    assert len(rounds) == soak.ROUNDS and all(r["samples"] > 0 for r in rounds), rounds
+    # The replay's process tree holds libtorch: well over the 10 MB of the launcher alone.
+    assert report["rss_at_end"]["peak_bytes"] > 50e6, report["rss_at_end"]
+    assert set(report["end_over_warmup"]) == {"floor", "peak"}
+    assert report["goal_met"] in (True, False)
+    assert len(report["samples"]) >= 10 and "running" not in report
+
+
 # ---- compiled models (test_compile.py) ---------------------------------------------------
 
 import test_compile  # noqa: E402
