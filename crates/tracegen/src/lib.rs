@@ -5,6 +5,7 @@
 //! and written over and over with fresh ids and later times ([`generate`]): the per-step
 //! work is copying text and formatting a few integers. Torch-free; not part of `replay`.
 
+pub mod backward;
 pub mod builder;
 pub mod event;
 pub mod generate;
