@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::event::COUNTERS;
+use crate::event::{Counter, COUNTERS};
 use crate::rng::Rng;
 use crate::sink::Sink;
 use crate::template::{write_micros, Bases, Template};
@@ -19,6 +19,17 @@ const WRITE_CHUNK: usize = 4 << 20;
 /// `baseTimeNanoseconds`, and real traces start about this far in).
 const START_NS: u64 = 1_419_247_332_500_684;
 const BASE_TIME_NS: u64 = 1_751_410_836_000_000_000;
+
+/// Where each counter starts. Correlation ids start where a process that ran warm-up
+/// steps before the profiler started would be (the profilers' own traces start in the
+/// thousands to hundreds of thousands); HTA 0.5 also fails on traces whose correlation ids
+/// all fit in 16 bits but whose rows do not (it downcasts the column and then stores row
+/// numbers in it).
+fn first_ids() -> [u64; COUNTERS] {
+    let mut ids = [1; COUNTERS];
+    ids[Counter::Correlation.index()] = 100_000;
+    ids
+}
 
 /// How long the trace is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,7 +238,7 @@ pub fn generate<W: Write>(options: &Options, out: W) -> io::Result<Summary> {
     let mut written = 0u64;
     let mut bases = Bases {
         time_ns: START_NS + 150_000 + options.rank * 3_217,
-        ids: [1; COUNTERS],
+        ids: first_ids(),
         step: options.first_step,
     };
     let mut steps = 0u64;
