@@ -47,6 +47,15 @@ impl Copy {
     }
 }
 
+/// A GPU activity before it is queued: what it is, where, and for how long (nominal ns).
+struct Activity {
+    cat: &'static str,
+    name: &'static str,
+    stream: u64,
+    dur: u64,
+    args: Vec<(&'static str, Value)>,
+}
+
 pub struct Builder<'r> {
     rng: &'r mut Rng,
     host: Vec<Event>,
@@ -222,16 +231,14 @@ impl<'r> Builder<'r> {
     }
 
     /// The GPU activity of a runtime call: queued behind its stream, after the call.
-    fn activity(
-        &mut self,
-        cat: &'static str,
-        name: &str,
-        stream: u64,
-        dur: u64,
-        correlation: u64,
-        called_end: u64,
-        mut args: Vec<(&'static str, Value)>,
-    ) {
+    fn activity(&mut self, activity: Activity, correlation: u64, called_end: u64) {
+        let Activity {
+            cat,
+            name,
+            stream,
+            dur,
+            mut args,
+        } = activity;
         let free = self.streams.get(&stream).copied().unwrap_or(0);
         let start = free.max(called_end + self.rng.jitter(2_500, 0.5));
         let dur = self.rng.jitter((dur as f64 * self.slowdown) as u64, 0.04);
@@ -299,15 +306,14 @@ impl<'r> Builder<'r> {
             ),
         ];
         args.extend(kernel.extra);
-        self.activity(
-            "kernel",
-            kernel.name,
-            kernel.stream,
-            kernel.dur,
-            correlation,
-            end,
+        let activity = Activity {
+            cat: "kernel",
+            name: kernel.name,
+            stream: kernel.stream,
+            dur: kernel.dur,
             args,
-        );
+        };
+        self.activity(activity, correlation, end);
         self.pause(1_000);
     }
 
@@ -323,15 +329,14 @@ impl<'r> Builder<'r> {
                 Value::Raw(format!("{:.6}", bytes as f64 / dur as f64)),
             ),
         ];
-        self.activity(
-            "gpu_memcpy",
-            copy.name(),
+        let activity = Activity {
+            cat: "gpu_memcpy",
+            name: copy.name(),
             stream,
             dur,
-            correlation,
-            end,
             args,
-        );
+        };
+        self.activity(activity, correlation, end);
         self.pause(1_000);
     }
 
@@ -347,15 +352,14 @@ impl<'r> Builder<'r> {
                 Value::Raw(format!("{:.6}", bytes as f64 / dur as f64)),
             ),
         ];
-        self.activity(
-            "gpu_memset",
-            "Memset (Device)",
+        let activity = Activity {
+            cat: "gpu_memset",
+            name: "Memset (Device)",
             stream,
             dur,
-            correlation,
-            end,
             args,
-        );
+        };
+        self.activity(activity, correlation, end);
         self.pause(800);
     }
 

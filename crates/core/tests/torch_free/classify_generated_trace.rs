@@ -26,7 +26,12 @@ fn classify(trace: &Path, out: &Path) -> Value {
         .arg(out)
         .output()
         .expect("runs replay");
-    assert!(done.status.success(), "replay classify {}: {}", trace.display(), String::from_utf8_lossy(&done.stderr));
+    assert!(
+        done.status.success(),
+        "replay classify {}: {}",
+        trace.display(),
+        String::from_utf8_lossy(&done.stderr)
+    );
     serde_json::from_slice(&std::fs::read(out).expect("signature file")).expect("signature JSON")
 }
 
@@ -35,7 +40,12 @@ fn counts(file: &Value) -> BTreeMap<String, u64> {
         .as_array()
         .expect("signatures")
         .iter()
-        .map(|s| (s["id"].as_str().expect("id").to_owned(), s["count"].as_u64().expect("count")))
+        .map(|s| {
+            (
+                s["id"].as_str().expect("id").to_owned(),
+                s["count"].as_u64().expect("count"),
+            )
+        })
         .collect()
 }
 
@@ -65,21 +75,33 @@ fn a_20_mb_generated_trace_classifies_and_every_step_has_the_same_signatures() {
     let per_step = counts(&one);
     let all = counts(&big);
     // GEMMs, attention, elementwise kernels, copies and memsets: a real step's variety.
-    assert!(per_step.len() >= 30, "{} signatures in a step", per_step.len());
+    assert!(
+        per_step.len() >= 30,
+        "{} signatures in a step",
+        per_step.len()
+    );
     let tiers: Vec<u64> = one["summary"]["tiers"]
         .as_array()
         .expect("tiers")
         .iter()
         .map(|t| t["unique"].as_u64().unwrap_or(0))
         .collect();
-    assert!(tiers.iter().all(|&n| n > 0), "every tier has signatures: {tiers:?}");
+    assert!(
+        tiers.iter().all(|&n| n > 0),
+        "every tier has signatures: {tiers:?}"
+    );
     assert_eq!(
         all.keys().collect::<Vec<_>>(),
         per_step.keys().collect::<Vec<_>>(),
         "the steps of the 20 MB trace have other signatures than one step"
     );
     for (id, count) in &per_step {
-        assert_eq!(all[id], count * steps, "signature {id}: {} over {steps} steps, {count} in one", all[id]);
+        assert_eq!(
+            all[id],
+            count * steps,
+            "signature {id}: {} over {steps} steps, {count} in one",
+            all[id]
+        );
     }
 }
 
@@ -99,7 +121,9 @@ fn a_generated_rank_classifies_with_its_distributed_info_and_collectives() {
     let info = &file["source"]["distributed_info"];
     assert_eq!(info["rank"], 3, "{info}");
     assert_eq!(info["world_size"], 4, "{info}");
-    let collectives = file["source"]["linking"]["collective"].as_u64().expect("collective count");
+    let collectives = file["source"]["linking"]["collective"]
+        .as_u64()
+        .expect("collective count");
     // 24 layers in buckets of 4, and the embedding's: 7 all-reduces a step.
     assert_eq!(collectives, 14);
 }
