@@ -102,6 +102,7 @@ class Bench:
         self.tracegen = pathlib.Path(args.tracegen)
         self.work = pathlib.Path(args.work_dir)
         self.cap = args.rss_cap
+        self.hta_cap = args.hta_cap or args.rss_cap
         self.peak_per_byte = None  # replay's in-memory peak RSS per JSON byte, once measured
 
     # --- the pieces --------------------------------------------------------------------
@@ -257,7 +258,7 @@ class Bench:
 
     def hta(self, report):
         part = report.data["hta"] = {"package": f"HolisticTraceAnalysis=={bench_python.HTA_VERSION}",
-                                     "cap_bytes": self.cap, "runs": []}
+                                     "cap_bytes": self.hta_cap, "runs": []}
         if self.args.quick or self.args.no_hta:
             part["skipped"] = "--quick" if self.args.quick else "--no-hta"
             report.save()
@@ -275,7 +276,7 @@ class Bench:
             path = folder / f"hta_{label(size)}.json"
             try:
                 json_bytes, steps = self.generate(path, size)
-                r = measured_run.run([python, "-c", bench_python.HTA, folder], cap=self.cap,
+                r = measured_run.run([python, "-c", bench_python.HTA, folder], cap=self.hta_cap,
                                      timeout=self.args.hta_timeout)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -335,6 +336,8 @@ def main(argv=None):
     parser.add_argument("--no-hta", action="store_true")
     parser.add_argument("--rss-cap", type=parse_size, default=None,
                         help="kill any measured process past this RSS [60 %% of MemAvailable]")
+    parser.add_argument("--hta-cap", type=parse_size, default=None,
+                        help="HTA's own RSS cap, where it stops [--rss-cap]")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--replay", default=str(TARGET / "release" / "replay"))
     parser.add_argument("--tracegen", default=str(TARGET / "release" / "replay-tracegen"))

@@ -31,7 +31,7 @@ struct Args {
     /// This trace's rank (0 .. ranks-1).
     #[arg(long, default_value_t = 0, requires = "ranks")]
     rank: u64,
-    /// Transformer blocks per step (a step's size grows with it: ~60 KB of JSON each).
+    /// Transformer blocks per step (a step's size grows with it: ~50 KB of JSON each; 24 make a 1.26 MB step).
     #[arg(long, default_value_t = 24)]
     layers: u64,
     /// Seed of every duration and of the step variants.
@@ -110,6 +110,12 @@ fn write_file(options: &Options, path: &PathBuf) -> Result<Summary> {
 
 fn run(args: &Args, options: &Options) -> Result<Summary> {
     if args.out.as_os_str() == "-" {
+        // A pipe of 1 MiB instead of 64 KiB: a quarter as many wake-ups of the reader per GB.
+        // Where the kernel refuses (not a pipe, above its limit), the pipe stays as it is.
+        // SAFETY: fcntl on standard output's descriptor, no memory passed.
+        unsafe {
+            libc::fcntl(1, libc::F_SETPIPE_SZ, 1 << 20);
+        }
         let stdout = io::stdout();
         generate(options, stdout.lock()).context("writing to standard output")
     } else {
