@@ -7,16 +7,24 @@ use std::io::{self, Write};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
+/// The gzip side: the open member's encoder and how full it is.
+pub struct Members<W: Write> {
+    encoder: Option<GzEncoder<W>>,
+    /// JSON bytes in the open member.
+    in_member: u64,
+    /// A new member starts at the first write boundary past this many JSON bytes.
+    member_bytes: u64,
+    members: u64,
+}
+
 pub enum Sink<W: Write> {
     Plain(W),
-    Gzip {
-        encoder: Option<GzEncoder<W>>,
-        /// JSON bytes in the open member.
-        in_member: u64,
-        /// A new member starts at the first write boundary past this many JSON bytes.
-        member_bytes: u64,
-        members: u64,
-    },
+    /// Boxed: an encoder holds its window and buffers.
+    Gzip(Box<Members<W>>),
+}
+
+fn finished() -> io::Error {
+    io::Error::other("gzip stream already finished")
 }
 
 impl<W: Write> Sink<W> {
@@ -25,12 +33,12 @@ impl<W: Write> Sink<W> {
     }
 
     pub fn gzip(out: W, member_bytes: u64) -> Sink<W> {
-        Sink::Gzip {
+        Sink::Gzip(Box::new(Members {
             encoder: Some(GzEncoder::new(out, Compression::fast())),
             in_member: 0,
             member_bytes: member_bytes.max(1),
             members: 1,
-        }
+        }))
     }
 
     /// Writes one piece (whole events); a new gzip member starts before it when the open one
@@ -38,26 +46,15 @@ impl<W: Write> Sink<W> {
     pub fn write_piece(&mut self, bytes: &[u8]) -> io::Result<()> {
         match self {
             Sink::Plain(out) => out.write_all(bytes),
-            Sink::Gzip {
-                encoder,
-                in_member,
-                member_bytes,
-                members,
-            } => {
-                if *in_member >= *member_bytes {
-                    let Some(enc) = encoder.take() else {
-                        return Err(io::Error::other("gzip stream already finished"));
-                    };
-                    let out = enc.finish()?;
-                    *encoder = Some(GzEncoder::new(out, Compression::fast()));
-                    *in_member = 0;
-                    *members += 1;
+            Sink::Gzip(gz) => {
+                if gz.in_member >= gz.member_bytes {
+                    let out = gz.encoder.take().ok_or_else(finished)?.finish()?;
+                    gz.encoder = Some(GzEncoder::new(out, Compression::fast()));
+                    gz.in_member = 0;
+                    gz.members += 1;
                 }
-                let Some(enc) = encoder.as_mut() else {
-                    return Err(io::Error::other("gzip stream already finished"));
-                };
-                enc.write_all(bytes)?;
-                *in_member += bytes.len() as u64;
+                gz.encoder.as_mut().ok_or_else(finished)?.write_all(bytes)?;
+                gz.in_member += bytes.len() as u64;
                 Ok(())
             }
         }
@@ -71,16 +68,11 @@ impl<W: Write> Sink<W> {
                 out.flush()?;
                 Ok(0)
             }
-            Sink::Gzip {
-                encoder, members, ..
-            } => match encoder {
-                Some(enc) => {
-                    let mut out = enc.finish()?;
-                    out.flush()?;
-                    Ok(members)
-                }
-                None => Ok(members),
-            },
+            Sink::Gzip(mut gz) => {
+                let mut out = gz.encoder.take().ok_or_else(finished)?.finish()?;
+                out.flush()?;
+                Ok(gz.members)
+            }
         }
     }
 }
