@@ -21,7 +21,9 @@ target/bench/huge/ and deleted after its run.
 4. HolisticTraceAnalysis 0.5 (throw-away venv, installed as scripts/bench_python.py does, whose
    code this uses) on generated files of rising size (--hta-sizes) until it no longer fits:
    each run under an RSS watchdog (scripts/measured_run.py) that kills it past the memory cap,
-   so it never takes the machine down. Says where it stops and why.
+   so it never takes the machine down. Says where it stops and why: killed at the cap, timed
+   out, or not run because its load time extrapolated from the two sizes before it (HTA's time
+   grows about quadratically with the file here) is over --hta-timeout.
 
 Every run is capped (--rss-cap; default 60 % of the memory available at the start) and its
 result appended to the report (results/bench_huge.json; --out) as soon as it is done. GB =
@@ -31,6 +33,7 @@ timings are rough. --quick runs MB sizes, no HTA: the self-test's few seconds.
 import argparse
 import datetime
 import json
+import math
 import os
 import pathlib
 import re
@@ -38,6 +41,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -203,11 +207,15 @@ class Bench:
         path = self.work / f"{tag}_{label(size)}.json"
         sig = self.work / f"{tag}_{label(size)}.sig.json"
         try:
+            start = time.perf_counter()
             json_bytes, steps = self.generate(path, size)
+            generate_s = time.perf_counter() - start
             r = self.classify([path], sig)
         finally:
             path.unlink(missing_ok=True)
         row = self.row(r, json_bytes, steps, "file", sig)
+        row["generate_to_file_s"] = generate_s
+        row["generate_to_file_gb_per_s"] = json_bytes / GB / generate_s
         if r["rc"] == 0:
             ratio = r["peak_rss_bytes"] / json_bytes
             self.peak_per_byte = max(self.peak_per_byte or 0, ratio)
@@ -269,6 +277,13 @@ class Bench:
             report.save()
             return
         for size in self.args.hta_sizes:
+            projected = project_seconds([r for r in part["runs"] if r["rc"] == 0], size)
+            if projected is not None and projected > self.args.hta_timeout:
+                part["stopped"] = {"json_bytes": size, "why":
+                                   f"not run: its load time, extrapolated from the last two sizes "
+                                   f"(power law), would be {projected:.0f} s, over --hta-timeout "
+                                   f"{self.args.hta_timeout:.0f} s", "projected_load_s": projected}
+                break
             if not self.disk_ok(size):
                 part["stopped"] = {"json_bytes": size, "why": "not enough free disk"}
                 break
@@ -297,6 +312,18 @@ class Bench:
         ok = [run for run in part["runs"] if run["rc"] == 0]
         part["largest_loaded_json_bytes"] = max((run["json_bytes"] for run in ok), default=0)
         report.save()
+
+
+def project_seconds(runs, size):
+    """HTA's load time at `size`, extrapolated from the last two loads by a power law (its time
+    grows faster than the file: about quadratically on generated traces), or None."""
+    if len(runs) < 2:
+        return None
+    (s1, t1), (s2, t2) = [(r["json_bytes"], r["load_s"]) for r in runs[-2:]]
+    if s2 <= s1 or t1 <= 0 or t2 <= 0:
+        return None
+    exponent = max(1.0, math.log(t2 / t1) / math.log(s2 / s1))
+    return t2 * (size / s2) ** exponent
 
 
 def generated(stderr):
@@ -332,7 +359,8 @@ def main(argv=None):
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--rank-size", type=parse_size, default=None, help="JSON bytes per rank [1G; 2M with --quick]")
     parser.add_argument("--hta-sizes", type=sizes, default=sizes(DEFAULT_HTA_SIZES))
-    parser.add_argument("--hta-timeout", type=float, default=3600.0)
+    parser.add_argument("--hta-timeout", type=float, default=3600.0,
+                        help="seconds one HTA load may take; a size whose extrapolated time is over it is not run")
     parser.add_argument("--no-hta", action="store_true")
     parser.add_argument("--rss-cap", type=parse_size, default=None,
                         help="kill any measured process past this RSS [60 %% of MemAvailable]")
