@@ -435,6 +435,8 @@ def main(argv=None):
                 memory = bench.file_run(size, "memory")
                 memory["size"] = label(size)
                 break
+        if memory:
+            memory.pop("signature_ids", None)
         report.data["in_memory"] = memory or {"skipped": "no size fits the cap"}
     else:
         fitted = [r for r in rows if r["mode"] == "file"]
