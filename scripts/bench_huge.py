@@ -111,7 +111,8 @@ class Bench:
 
     # --- the pieces --------------------------------------------------------------------
     def gen_cmd(self, size, *extra):
-        return [self.tracegen, "--size", str(size), "--seed", str(self.args.seed), *extra]
+        return [self.tracegen, "--size", str(size), "--seed", str(self.args.seed),
+                "--layout", self.args.layout, *extra]
 
     def generate(self, path, size, *extra):
         """A trace file (untimed input); returns (json_bytes, steps)."""
@@ -367,6 +368,9 @@ def main(argv=None):
     parser.add_argument("--hta-cap", type=parse_size, default=None,
                         help="HTA's own RSS cap, where it stops [--rss-cap]")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--layout", choices=("kineto", "steps"), default="kineto",
+                        help="replay-tracegen's event order: as Kineto writes a trace (every host op "
+                             "first) or step by step [kineto]")
     parser.add_argument("--replay", default=str(TARGET / "release" / "replay"))
     parser.add_argument("--tracegen", default=str(TARGET / "release" / "replay-tracegen"))
     parser.add_argument("--work-dir", default=str(TARGET / "bench" / "huge"))
@@ -395,7 +399,8 @@ def main(argv=None):
                     "mem_available_bytes": mem["MemAvailable"], "load_average_at_start": list(os.getloadavg()),
                     "note": "a load average near or above the core count means other work shared the cores"},
         "rss_cap_bytes": args.rss_cap,
-        "input": "replay-tracegen (crates/tracegen), --seed %d: bf16 GPT-style training steps on an H100" % args.seed,
+        "input": f"replay-tracegen (crates/tracegen), --seed {args.seed} --layout {args.layout}: "
+                 "bf16 GPT-style training steps on an H100",
         "capabilities": {},
         "streaming": {"rows": []},
     })

@@ -405,6 +405,7 @@ impl<'r> Builder<'r> {
                 args: vec![("External id", Value::Id(Counter::External, step_external))],
             });
         }
+        let sections = kineto_sections(&events, &gpu);
         events.extend(gpu);
         let end = events
             .iter()
@@ -414,10 +415,50 @@ impl<'r> Builder<'r> {
             .max(self.clock);
         crate::event::Step {
             events,
+            sections,
             counters: self.counters,
             length: end + gap,
         }
     }
+}
+
+/// Kineto's order of a whole trace: every host op (with annotations and module frames), then
+/// every runtime call followed by its flow and the activity it launched with that activity's
+/// flow, then the GPU's step spans. `host` ends with the GPU step span when there is one.
+fn kineto_sections(host: &[Event], gpu: &[Event]) -> [Vec<Event>; 3] {
+    let mut ops = Vec::new();
+    let mut launches = Vec::new();
+    let mut steps = Vec::new();
+    let mut launched: std::collections::HashMap<u64, Vec<&Event>> =
+        std::collections::HashMap::new();
+    for event in gpu {
+        if let Some(c) = event.correlation() {
+            launched.entry(c).or_default().push(event);
+        }
+    }
+    for event in host {
+        match (event.process, event.cat) {
+            (Process::Gpu, _) => steps.push(event.clone()),
+            (_, "cuda_runtime") => {
+                launches.push(event.clone());
+                if let Some(activity) = event.correlation().and_then(|c| launched.get(&c)) {
+                    launches.extend(activity.iter().map(|e| (*e).clone()));
+                }
+            }
+            // The flow's start follows its runtime call, as above.
+            (_, "ac2g") => {
+                let at = launches.iter().position(|e| {
+                    e.cat == "cuda_runtime" && e.correlation() == event.correlation()
+                });
+                match at {
+                    Some(i) => launches.insert(i + 1, event.clone()),
+                    None => launches.push(event.clone()),
+                }
+            }
+            _ => ops.push(event.clone()),
+        }
+    }
+    [ops, launches, steps]
 }
 
 fn dim3(d: [u64; 3]) -> String {

@@ -84,6 +84,17 @@ pub struct Event {
 }
 
 impl Event {
+    /// The correlation id of a runtime call, a GPU activity or a flow.
+    pub fn correlation(&self) -> Option<u64> {
+        match self.phase {
+            Phase::FlowStart { correlation } | Phase::FlowEnd { correlation } => Some(correlation),
+            Phase::Complete { .. } => self.args.iter().find_map(|(key, value)| match value {
+                Value::Id(Counter::Correlation, c) if *key == "correlation" => Some(*c),
+                _ => None,
+            }),
+        }
+    }
+
     pub fn end(&self) -> u64 {
         match self.phase {
             Phase::Complete { dur } => self.ts + dur,
@@ -95,8 +106,14 @@ impl Event {
 /// One step, built once per variant and rendered into a template.
 #[derive(Clone, Debug)]
 pub struct Step {
-    /// Host events in the order they are written (start order), then the GPU's.
+    /// The step's events together: host events in start order, then the GPU's step span and
+    /// each stream's activities ([`crate::generate::Layout::Steps`]).
     pub events: Vec<Event>,
+    /// The same events in the three sections that Kineto writes a whole trace in
+    /// ([`crate::generate::Layout::Kineto`]): host ops, annotations and module frames; the
+    /// runtime calls, each followed by its flow and the GPU activity it launched; the GPU's
+    /// step span.
+    pub sections: [Vec<Event>; 3],
     /// How much of each counter one step takes.
     pub counters: [u64; COUNTERS],
     /// From the step's start to the next step's start, nanoseconds.

@@ -31,6 +31,17 @@ fn first_ids() -> [u64; COUNTERS] {
     ids
 }
 
+/// The order the events are written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// As Kineto writes a whole trace: every step's host ops first (with annotations and
+    /// module frames), then every runtime call with the GPU activity it launched, then the
+    /// GPU's step spans (the shared traces' order).
+    Kineto,
+    /// Each step's events together, host then GPU: a trace a reader can finish step by step.
+    Steps,
+}
+
 /// How long the trace is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Length {
@@ -53,6 +64,7 @@ pub struct Options {
     pub gzip_member: Option<u64>,
     /// The first step's number (`ProfilerStep#N`).
     pub first_step: u64,
+    pub layout: Layout,
 }
 
 impl Default for Options {
@@ -65,6 +77,7 @@ impl Default for Options {
             layers: 24,
             gzip_member: None,
             first_step: 1,
+            layout: Layout::Kineto,
         }
     }
 }
@@ -221,55 +234,123 @@ fn footer(end_ns: u64) -> String {
     )
 }
 
-/// Writes the trace to `out` (gzipped when the options say so).
-pub fn generate<W: Write>(options: &Options, out: W) -> io::Result<Summary> {
-    let mut sink = match options.gzip_member {
-        Some(member) => Sink::gzip(out, member),
-        None => Sink::plain(out),
-    };
-    let templates = templates(options);
+/// The steps in order: each with its variant and its numbers. The same walk for the same
+/// options, however often it is taken.
+fn walk<'t>(
+    options: &Options,
+    templates: &'t [Template],
+) -> impl Iterator<Item = (&'t Template, Bases)> {
     let mut pick = Rng::new(options.seed ^ 0x5EED ^ options.rank);
-    // Gzip members end between pieces: pieces no larger than a member.
-    let chunk = options
-        .gzip_member
-        .map_or(WRITE_CHUNK, |m| WRITE_CHUNK.min(m as usize));
-    let mut buffer = Vec::with_capacity(chunk + templates[0].approximate_len() * 2);
-    buffer.extend_from_slice(header(options).as_bytes());
-    let mut written = 0u64;
     let mut bases = Bases {
         time_ns: START_NS + 150_000 + options.rank * 3_217,
         ids: first_ids(),
         step: options.first_step,
     };
-    let mut steps = 0u64;
-    loop {
-        let done = match options.length {
-            Length::Steps(n) => steps >= n,
-            Length::Bytes(n) => steps > 0 && written + buffer.len() as u64 >= n,
-        };
-        if done {
-            break;
-        }
+    std::iter::from_fn(move || {
         let template = &templates[pick.below(templates.len() as u64) as usize];
-        template.write(&mut buffer, &bases);
+        let here = bases;
         bases.time_ns += template.length;
         for (id, used) in bases.ids.iter_mut().zip(template.counters) {
             *id += used;
         }
         bases.step += 1;
-        steps += 1;
-        if buffer.len() >= chunk {
-            sink.write_piece(&buffer)?;
-            written += buffer.len() as u64;
-            buffer.clear();
+        Some((template, here))
+    })
+}
+
+/// The output, gathered into pieces of about `chunk` bytes.
+struct Pieces<W: Write> {
+    sink: Sink<W>,
+    buffer: Vec<u8>,
+    chunk: usize,
+    written: u64,
+}
+
+impl<W: Write> Pieces<W> {
+    fn flush_full(&mut self) -> io::Result<()> {
+        if self.buffer.len() >= self.chunk {
+            self.sink.write_piece(&self.buffer)?;
+            self.written += self.buffer.len() as u64;
+            self.buffer.clear();
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> io::Result<(u64, u64)> {
+        self.sink.write_piece(&self.buffer)?;
+        self.written += self.buffer.len() as u64;
+        Ok((self.written, self.sink.finish()?))
+    }
+}
+
+/// Writes the trace to `out` (gzipped when the options say so).
+pub fn generate<W: Write>(options: &Options, out: W) -> io::Result<Summary> {
+    let sink = match options.gzip_member {
+        Some(member) => Sink::gzip(out, member),
+        None => Sink::plain(out),
+    };
+    let templates = templates(options);
+    // Gzip members end between pieces: pieces no larger than a member.
+    let chunk = options
+        .gzip_member
+        .map_or(WRITE_CHUNK, |m| WRITE_CHUNK.min(m as usize));
+    let mut out = Pieces {
+        sink,
+        buffer: Vec::with_capacity(chunk + templates[0].approximate_len() * 2),
+        chunk,
+        written: 0,
+    };
+    out.buffer.extend_from_slice(header(options).as_bytes());
+    let header_bytes = out.buffer.len() as u64;
+    let mut steps = 0u64;
+    let mut end_ns = 0;
+    match options.layout {
+        Layout::Steps => {
+            for (template, bases) in walk(options, &templates) {
+                let done = match options.length {
+                    Length::Steps(n) => steps >= n,
+                    Length::Bytes(n) => steps > 0 && out.written + out.buffer.len() as u64 >= n,
+                };
+                end_ns = bases.time_ns;
+                if done {
+                    break;
+                }
+                template.steps.write(&mut out.buffer, &bases);
+                steps += 1;
+                out.flush_full()?;
+            }
+        }
+        Layout::Kineto => {
+            // How many steps: counted, not written, as the steps layout would stop.
+            let mut total = header_bytes;
+            for (template, bases) in walk(options, &templates) {
+                let done = match options.length {
+                    Length::Steps(n) => steps >= n,
+                    Length::Bytes(n) => steps > 0 && total >= n,
+                };
+                end_ns = bases.time_ns;
+                if done {
+                    break;
+                }
+                total += template
+                    .sections
+                    .iter()
+                    .map(|p| p.len_with(&bases) as u64)
+                    .sum::<u64>();
+                steps += 1;
+            }
+            for section in 0..3 {
+                for (template, bases) in walk(options, &templates).take(steps as usize) {
+                    template.sections[section].write(&mut out.buffer, &bases);
+                    out.flush_full()?;
+                }
+            }
         }
     }
-    buffer.extend_from_slice(footer(bases.time_ns).as_bytes());
-    sink.write_piece(&buffer)?;
-    written += buffer.len() as u64;
-    let gzip_members = sink.finish()?;
+    out.buffer.extend_from_slice(footer(end_ns).as_bytes());
+    let (json_bytes, gzip_members) = out.finish()?;
     Ok(Summary {
-        json_bytes: written,
+        json_bytes,
         steps,
         gzip_members,
     })

@@ -17,5 +17,5 @@ pub mod size;
 pub mod template;
 pub mod workload;
 
-pub use generate::{generate, Length, Options, Summary};
+pub use generate::{generate, Layout, Length, Options, Summary};
 pub use size::parse_size;

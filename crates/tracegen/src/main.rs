@@ -7,8 +7,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
-use replay_tracegen::{generate, parse_size, Length, Options, Summary};
+use clap::{Parser, ValueEnum};
+use replay_tracegen::{generate, parse_size, Layout, Length, Options, Summary};
+
+/// `--layout`'s values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LayoutArg {
+    /// As Kineto writes a trace of many steps (the shared traces' order): every step's host
+    /// ops first, then every runtime call with the activity it launched, then the GPU's step
+    /// spans.
+    Kineto,
+    /// Each step's events together, host then GPU: a reader can finish the trace step by step.
+    Steps,
+}
 
 /// Write a synthetic PyTorch profiler (Kineto) trace: training steps of a bfloat16
 /// GPT-style model on an H100 (ops with shapes, launches, GEMMs and elementwise kernels on
@@ -46,6 +57,9 @@ struct Args {
     /// The first step's number (`ProfilerStep#N`).
     #[arg(long, default_value_t = 1)]
     first_step: u64,
+    /// The order of the events in the file.
+    #[arg(long, value_enum, default_value = "kineto")]
+    layout: LayoutArg,
     /// Where to write: a file, or `-` for standard output.
     #[arg(long, default_value = "-")]
     out: PathBuf,
@@ -83,6 +97,10 @@ fn options(args: &Args) -> Result<Options> {
         layers: args.layers,
         gzip_member: args.gzip.then_some(args.gzip_member),
         first_step: args.first_step,
+        layout: match args.layout {
+            LayoutArg::Kineto => Layout::Kineto,
+            LayoutArg::Steps => Layout::Steps,
+        },
     })
 }
 

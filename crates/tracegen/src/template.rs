@@ -25,12 +25,21 @@ pub struct Bases {
     pub step: u64,
 }
 
-/// One variant of the step, ready to be written any number of times.
-#[derive(Clone, Debug)]
-pub struct Template {
+/// Events rendered as text with holes.
+#[derive(Clone, Debug, Default)]
+pub struct Part {
     text: Vec<u8>,
     /// (end of the literal text before the slot, the slot).
     parts: Vec<(usize, Slot)>,
+}
+
+/// One variant of the step, ready to be written any number of times.
+#[derive(Clone, Debug)]
+pub struct Template {
+    /// The step's events together.
+    pub steps: Part,
+    /// The step's share of each of Kineto's three sections.
+    pub sections: [Part; 3],
     /// Nanoseconds from this step's start to the next's.
     pub length: u64,
     /// How much of each counter a step takes.
@@ -148,25 +157,26 @@ impl Renderer {
     }
 }
 
-impl Template {
-    /// The step's events rendered for the process `host_pid`.
-    pub fn render(step: &Step, host_pid: u64) -> Template {
-        let mut r = Renderer {
-            text: Vec::new(),
-            parts: Vec::new(),
-        };
-        for event in &step.events {
-            r.event(event, host_pid);
-        }
-        Template {
-            text: r.text,
-            parts: r.parts,
-            length: step.length,
-            counters: step.counters,
-        }
+fn render(events: &[Event], host_pid: u64) -> Part {
+    let mut r = Renderer {
+        text: Vec::new(),
+        parts: Vec::new(),
+    };
+    for event in events {
+        r.event(event, host_pid);
     }
+    Part {
+        text: r.text,
+        parts: r.parts,
+    }
+}
 
-    /// Appends the step with these numbers to `out`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+impl Part {
+    /// Appends the events with these numbers to `out`.
     pub fn write(&self, out: &mut Vec<u8>, bases: &Bases) {
         let mut digits = itoa::Buffer::new();
         let mut from = 0;
@@ -186,9 +196,39 @@ impl Template {
         out.extend_from_slice(&self.text[from..]);
     }
 
+    /// How many bytes [`Part::write`] would append.
+    pub fn len_with(&self, bases: &Bases) -> usize {
+        self.text.len()
+            + self
+                .parts
+                .iter()
+                .map(|&(_, slot)| match slot {
+                    Slot::Time(rel) => digits((bases.time_ns + rel) / 1000) + 4,
+                    Slot::Id(counter, offset) => digits(bases.ids[counter.index()] + offset),
+                    Slot::StepNumber => digits(bases.step),
+                })
+                .sum::<usize>()
+    }
+}
+
+impl Template {
+    /// The step's events rendered for the process `host_pid`.
+    pub fn render(step: &Step, host_pid: u64) -> Template {
+        Template {
+            steps: render(&step.events, host_pid),
+            sections: [
+                render(&step.sections[0], host_pid),
+                render(&step.sections[1], host_pid),
+                render(&step.sections[2], host_pid),
+            ],
+            length: step.length,
+            counters: step.counters,
+        }
+    }
+
     /// About how many bytes one step writes.
     pub fn approximate_len(&self) -> usize {
-        self.text.len() + self.parts.len() * 12
+        self.steps.text.len() + self.steps.parts.len() * 12
     }
 }
 

@@ -209,3 +209,56 @@ fn ranks_write_distributed_info_and_all_reduces_and_a_rank_outside_the_world_is_
     let out = tracegen().args(["--size", "lots"]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_kineto_layout_writes_every_host_op_first_and_holds_the_same_events_as_the_steps_layout() {
+    let kineto: Value =
+        serde_json::from_slice(&generate(&["--steps", "3", "--seed", "2"])).expect("valid JSON");
+    let steps: Value = serde_json::from_slice(&generate(&[
+        "--steps", "3", "--seed", "2", "--layout", "steps",
+    ]))
+    .expect("valid JSON");
+    let sorted = |doc: &Value| {
+        let mut all: Vec<String> = events(doc).iter().map(Value::to_string).collect();
+        all.sort();
+        all
+    };
+    assert!(
+        sorted(&kineto) == sorted(&steps),
+        "the layouts hold different events"
+    );
+    let cats: Vec<&str> = events(&kineto)
+        .iter()
+        .map(|e| e["cat"].as_str().unwrap_or(""))
+        .collect();
+    let first_runtime = cats
+        .iter()
+        .position(|c| *c == "cuda_runtime")
+        .expect("runtime calls");
+    let last_op = cats.iter().rposition(|c| *c == "cpu_op").expect("ops");
+    assert!(
+        last_op < first_runtime,
+        "an op after the first runtime call in the kineto layout"
+    );
+    // Each runtime call that launched something is followed by its flow and its activity.
+    let runtime = &events(&kineto)[first_runtime];
+    let next = &events(&kineto)[first_runtime + 1];
+    assert_eq!(next["ph"], "s");
+    assert_eq!(next["id"], runtime["args"]["correlation"]);
+    let cats_steps: Vec<&str> = events(&steps)
+        .iter()
+        .map(|e| e["cat"].as_str().unwrap_or(""))
+        .collect();
+    let first_runtime = cats_steps
+        .iter()
+        .position(|c| *c == "cuda_runtime")
+        .expect("runtime calls");
+    let last_op = cats_steps
+        .iter()
+        .rposition(|c| *c == "cpu_op")
+        .expect("ops");
+    assert!(
+        last_op > first_runtime,
+        "the steps layout interleaves ops and calls"
+    );
+}
