@@ -69,6 +69,16 @@ bench-python: build
 # The same run, under its former name.
 bench-classify-vs-hta: bench-classify
 
+# Issue 33's huge traces: replay-tracegen's synthetic Kineto traces of 1-30 GB piped into
+# `replay classify --trace -` (on files while replay cannot read a pipe), time, GB/s and peak RSS
+# at each size; 8 gzipped ranks x 1 GB in one call; the in-memory path and HTA (throw-away venv,
+# under an RSS watchdog) on the largest files that fit (results/bench_huge.json). The inputs are
+# piped or written under target/bench/huge/ and deleted. ARGS="--sizes 1G,2G" or ARGS=--quick.
+.PHONY: bench-huge
+bench-huge: setup
+	$(CARGO) build --release --locked -p replay-core -p replay-tracegen
+	.venv/bin/python scripts/bench_huge.py $(ARGS)
+
 # An AOTInductor package timed by `replay full` and from Python (torch._inductor.aoti_load_package)
 # side by side, bloom-tiny and gpt2-small on the CPU (results/bench_aoti.json; issue 30's goal).
 .PHONY: bench-aoti

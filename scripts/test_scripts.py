@@ -582,6 +582,66 @@ for _fn in test_compile.tests(TMP, cli, run_script):
     test(_fn)
 
 
+@test
+def measured_run_reports_peak_memory_and_its_watchdog_kills_past_the_cap():
+    """scripts/measured_run.py (bench_huge's runner): ru_maxrss of a process that touches
+    300 MB, and the same process killed by the RSS watchdog under a 120 MB cap."""
+    import measured_run
+    grow = [sys.executable, "-c", "import time; b = bytearray(300_000_000); time.sleep(0.5); print('done')"]
+    free = measured_run.run(grow)
+    assert free["rc"] == 0 and free["stdout"].strip() == "done", free
+    assert free["peak_rss_bytes"] >= 300_000_000 and not free["killed_by_cap"], free
+    capped = measured_run.run(grow, cap=120_000_000)
+    assert capped["killed_by_cap"] and capped["rc"] == -9, capped
+    assert capped["watched_peak_rss_bytes"] > 120_000_000, capped
+    piped = measured_run.run_pipeline([sys.executable, "-c", "print('x' * 1000)"],
+                                      [sys.executable, "-c", "import sys; print(len(sys.stdin.read()))"])
+    assert piped["rc"] == 0 and piped["stdout"].strip() == "1001" and piped["producer"]["rc"] == 0, piped
+
+
+@test
+def bench_huge_quick_measures_every_size_and_the_ranks():
+    """scripts/bench_huge.py --quick (make bench-huge at MB sizes): generated traces through
+    replay classify (from a pipe when replay reads one, else from files), each size's time, GB/s
+    and peak RSS with the same signatures at every size, 8 gzipped ranks in one call or
+    "unsupported" with replay's answer, and the report written; nothing left in the work folder."""
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(HERE, "..", "target"))
+    for binary in ("replay", "replay-tracegen"):
+        path = os.path.join(target, "release", binary)
+        assert os.access(path, os.X_OK), f"{path} is not built: cargo build --release first"
+    out = os.path.join(TMP, "bench_huge.json")
+    work = os.path.join(target, "bench", "huge-selftest")
+    shutil.rmtree(work, ignore_errors=True)
+    rc, so, se = run_script("bench_huge.py", "--quick", "--out", out, "--work-dir", work)
+    assert rc == 0, (rc, so, se)
+    report = json.load(open(out))
+    rows = report["streaming"]["rows"]
+    assert [r["size"] for r in rows] == ["4M", "8M", "16M"], rows
+    stdin = report["capabilities"]["stdin"]
+    assert report["streaming"]["mode"] == ("pipe" if stdin["supported"] else "file"), report["streaming"]
+    if not stdin["supported"]:
+        assert "--trace -" in stdin["reason"] and "exited" in stdin["reason"], stdin
+    for r in rows:
+        assert r["rc"] == 0 and r["json_bytes"] >= 4_000_000 and r["gb_per_s"] > 0, r
+        assert 0 < r["peak_rss_bytes"] < 2e9 and r["signatures"] >= 30, r
+    assert rows[0]["steps"] < rows[1]["steps"] < rows[2]["steps"], rows
+    # The invocations grow with the steps: the same work per step at every size.
+    per_step = {r["invocations"] / r["steps"] for r in rows}
+    assert len(per_step) == 1, per_step
+    assert report["streaming"]["same_signatures_at_every_size"] is True
+    assert isinstance(report["streaming"]["rss_flat"]["flat"], bool), report["streaming"]["rss_flat"]
+    assert report["in_memory"]["rc"] == 0, report["in_memory"]
+    ranks = report["ranks"]
+    assert ranks["ranks"] == 8 and ranks["json_bytes"] >= 8 * 2_000_000, ranks
+    assert "unsupported" in ranks["one_call"] or ranks["one_call"]["gb_per_s"] > 0, ranks
+    assert ranks["separate_commands"]["ok"], ranks
+    assert report["hta"]["skipped"] == "--quick"
+    assert set(report["goals"]) >= {"peak_rss_at_most_1GB", "rss_flat_within_10pct"}
+    left = [n for n in os.listdir(work) if n.endswith(".json") and not n.endswith(".sig.json")]
+    assert not left, f"generated traces left behind: {left}"
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     passed = failed = 0
     only = sys.argv[1:]

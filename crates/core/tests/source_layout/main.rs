@@ -35,6 +35,15 @@ const CRATES: &[CrateRoot] = &[
         root: "src/main.rs",
         externs: &[("replay_core", CORE_LIB), ("replay", ROOT_LIB)],
     },
+    // replay-tracegen: the synthetic trace generator (a tool of its own, linking no core).
+    CrateRoot {
+        root: "crates/tracegen/src/lib.rs",
+        externs: &[],
+    },
+    CrateRoot {
+        root: "crates/tracegen/src/main.rs",
+        externs: &[("replay_tracegen", "crates/tracegen/src/lib.rs")],
+    },
     // The Python package's extension module (replay_kernels._native).
     CrateRoot {
         root: "crates/python/src/lib.rs",

@@ -9,6 +9,7 @@ mod classify_composite_gemm;
 mod classify_conservation;
 mod classify_extern_out;
 mod classify_generated;
+mod classify_generated_trace;
 mod classify_linking;
 mod classify_malformed;
 mod classify_tracelens;
