@@ -1,0 +1,80 @@
+//! `replay predict --trace 'rank*.json.gz'`: a job's ranks, each predicted from its own trace
+//! in parallel, then put together ([`ranks::straggler::JobPrediction`]): each rank's step
+//! time, the straggler, the slowest rank of each step, the collectives matched across ranks.
+
+use std::path::PathBuf;
+
+use super::predict::PredictArgs;
+use crate::export;
+use crate::predict::{self, step_stats::StepStatistics};
+use crate::ranks::{self, straggler::JobPrediction, straggler::RankPrediction};
+use crate::trace;
+
+/// What one worker keeps of a rank's trace.
+struct RankRead {
+    prediction: predict::Prediction,
+    collectives: Vec<ranks::collectives::CollectiveKernel>,
+    distributed_info: Option<serde_json::Value>,
+    sha256: String,
+}
+
+pub fn run(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
+    let single_trace_only = [
+        ("--isolated", args.isolated.is_some()),
+        ("--what-if", !args.what_if.is_empty()),
+        ("--perfetto", args.perfetto.is_some()),
+        ("--profile", args.profile.is_some()),
+    ];
+    if let Some((flag, _)) = single_trace_only.iter().find(|(_, given)| *given) {
+        return Err(crate::Error::BadInput {
+            path: paths[0].clone(),
+            message: format!(
+                "{flag} works on one trace; {} rank traces were given (run it on one rank)",
+                paths.len()
+            ),
+        }
+        .into());
+    }
+    let workers = ranks::parallel::workers_for(paths.len());
+    let read = ranks::parallel::map_bounded(paths, workers, |path| {
+        let loaded = trace::load(path).map_err(crate::Error::from)?;
+        let prediction = predict::self_check(&loaded).map_err(crate::Error::from)?;
+        let collectives = ranks::collectives::read(path).map_err(crate::Error::from)?;
+        Ok::<_, crate::Error>(RankRead {
+            prediction,
+            collectives,
+            distributed_info: loaded.metadata.distributed_info.clone(),
+            sha256: loaded.source.sha256.clone(),
+        })
+    })?;
+    let claims: Vec<ranks::RankClaim> = paths
+        .iter()
+        .zip(&read)
+        .map(|(path, r)| ranks::RankClaim {
+            path,
+            distributed_info: r.distributed_info.as_ref(),
+            recorded: None,
+            sha256: &r.sha256,
+        })
+        .collect();
+    let numbers = ranks::assign_ranks(&claims).map_err(crate::Error::from)?;
+    let rank_predictions: Vec<RankPrediction> = paths
+        .iter()
+        .zip(read)
+        .zip(numbers)
+        .map(|((path, r), rank)| RankPrediction {
+            rank,
+            trace: path.display().to_string(),
+            step_statistics: args.steps.map(|_| StepStatistics::of(&r.prediction)),
+            prediction: r.prediction,
+            collectives: r.collectives,
+        })
+        .collect();
+    let job = JobPrediction::new(rank_predictions);
+    if args.json {
+        print!("{}", String::from_utf8_lossy(&export::json::to_bytes(&job)));
+    } else {
+        print!("{}", job.summary());
+    }
+    Ok(())
+}
