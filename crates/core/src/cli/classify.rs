@@ -8,7 +8,6 @@ use crate::execution_trace;
 use crate::export;
 use crate::inductor;
 use crate::ranks;
-use crate::signature;
 use crate::trace;
 
 #[derive(Debug, Args)]
@@ -78,7 +77,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
         inductor::classify_with_cache(&loaded, path, args.inductor_cache.as_deref())
             .map_err(crate::Error::from)
     })?;
-    let file = merge_ranks(&paths, files)?;
+    let file = ranks::job_file::merge_files(&paths, files)?;
     let out = args.out.clone().unwrap_or_else(|| job_output(&paths));
     let bytes = export::json::to_bytes(&file);
     export::write_atomic(&out, &bytes)?;
@@ -86,65 +85,10 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
         print!("{}", String::from_utf8_lossy(&bytes));
     } else {
         print!("{}", file.summary_table());
-        print!("{}", ranks_table(&file));
+        print!("{}", file.ranks_table());
         println!("wrote {}", out.display());
     }
     Ok(())
-}
-
-/// One rank's signature file per path, merged into the job's (ranks assigned and checked).
-pub fn merge_ranks(
-    paths: &[PathBuf],
-    files: Vec<signature::SignatureFile>,
-) -> Result<signature::SignatureFile, crate::Error> {
-    let claims: Vec<ranks::RankClaim> = paths
-        .iter()
-        .zip(&files)
-        .map(|(path, file)| ranks::RankClaim {
-            path,
-            distributed_info: file.source.distributed_info.as_ref(),
-            recorded: None,
-            sha256: &file.source.sha256,
-        })
-        .collect();
-    let numbers = ranks::assign_ranks(&claims)?;
-    let parts: Vec<signature::MergePart> = paths
-        .iter()
-        .zip(files)
-        .zip(numbers)
-        .map(|((path, file), rank)| signature::MergePart {
-            path: path.clone(),
-            file,
-            rank,
-        })
-        .collect();
-    signature::merge::merge(&parts).map_err(|e| crate::Error::Ranks(ranks::RankError::Merge(e)))
-}
-
-/// The ranks of a job's file, one line each (the first and last few of a long list).
-pub fn ranks_table(file: &signature::SignatureFile) -> String {
-    use std::fmt::Write as _;
-    let mut text = String::new();
-    let _ = writeln!(text, "ranks: {}", file.ranks.len());
-    let shown: Vec<usize> = if file.ranks.len() <= 16 {
-        (0..file.ranks.len()).collect()
-    } else {
-        (0..8)
-            .chain(file.ranks.len() - 8..file.ranks.len())
-            .collect()
-    };
-    for (n, &index) in shown.iter().enumerate() {
-        if n > 0 && index != shown[n - 1] + 1 {
-            let _ = writeln!(text, "  ...");
-        }
-        let rank = &file.ranks[index];
-        let _ = writeln!(
-            text,
-            "  rank {:<5} {:>12} invocations {:>16.3} us  {}",
-            rank.rank, rank.total.invocations, rank.total.total_us, rank.source.path
-        );
-    }
-    text
 }
 
 /// `signatures/<common beginning of the names>.json` for a job's rank traces.

@@ -117,7 +117,7 @@ pub fn core_mergers() -> Vec<Box<dyn CommandMerger>> {
 /// none of `mergers` is the command's (and nothing was written).
 pub fn run_with(args: &MergeArgs, mergers: &[&dyn CommandMerger]) -> anyhow::Result<bool> {
     if super::merge_signatures::names_signature_files(&args.parts) {
-        super::merge_signatures::run(args)?;
+        super::merge_signatures::run(&args.parts, &args.out)?;
         return Ok(true);
     }
     let plan = MergePlan::from_dirs(&args.parts).map_err(crate::Error::from)?;

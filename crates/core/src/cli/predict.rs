@@ -121,7 +121,31 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
     let paths = ranks::expand(&args.trace).map_err(crate::Error::from)?;
     match paths.as_slice() {
         [trace] => run_one(&args, trace),
-        _ => super::predict_ranks::run(&args, &paths),
+        _ => {
+            refuse_single_trace_flags(&args, &paths)?;
+            super::predict_ranks::run(&paths, args.steps.is_some(), args.json)
+        }
+    }
+}
+
+/// The flags that work on one trace, refused for several.
+fn refuse_single_trace_flags(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
+    let single_trace_only = [
+        ("--isolated", args.isolated.is_some()),
+        ("--what-if", !args.what_if.is_empty()),
+        ("--perfetto", args.perfetto.is_some()),
+        ("--profile", args.profile.is_some()),
+    ];
+    match single_trace_only.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(crate::Error::BadInput {
+            path: paths[0].clone(),
+            message: format!(
+                "{flag} works on one trace; {} rank traces were given (run it on one rank)",
+                paths.len()
+            ),
+        }
+        .into()),
+        None => Ok(()),
     }
 }
 

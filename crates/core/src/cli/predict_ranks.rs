@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use super::predict::PredictArgs;
 use crate::export;
 use crate::predict::{self, step_stats::StepStatistics};
 use crate::ranks::{self, straggler::JobPrediction, straggler::RankPrediction};
@@ -18,23 +17,8 @@ struct RankRead {
     sha256: String,
 }
 
-pub fn run(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
-    let single_trace_only = [
-        ("--isolated", args.isolated.is_some()),
-        ("--what-if", !args.what_if.is_empty()),
-        ("--perfetto", args.perfetto.is_some()),
-        ("--profile", args.profile.is_some()),
-    ];
-    if let Some((flag, _)) = single_trace_only.iter().find(|(_, given)| *given) {
-        return Err(crate::Error::BadInput {
-            path: paths[0].clone(),
-            message: format!(
-                "{flag} works on one trace; {} rank traces were given (run it on one rank)",
-                paths.len()
-            ),
-        }
-        .into());
-    }
+/// Predicts the ranks `paths` name; `steps_all`: `--steps all`; `json`: `--json`.
+pub fn run(paths: &[PathBuf], steps_all: bool, json: bool) -> anyhow::Result<()> {
     let workers = ranks::parallel::workers_for(paths.len());
     let read = ranks::parallel::map_bounded(paths, workers, |path| {
         let loaded = trace::load(path).map_err(crate::Error::from)?;
@@ -65,13 +49,13 @@ pub fn run(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
         .map(|((path, r), rank)| RankPrediction {
             rank,
             trace: path.display().to_string(),
-            step_statistics: args.steps.map(|_| StepStatistics::of(&r.prediction)),
+            step_statistics: steps_all.then(|| StepStatistics::of(&r.prediction)),
             prediction: r.prediction,
             collectives: r.collectives,
         })
         .collect();
     let job = JobPrediction::new(rank_predictions);
-    if args.json {
+    if json {
         print!("{}", String::from_utf8_lossy(&export::json::to_bytes(&job)));
     } else {
         print!("{}", job.summary());

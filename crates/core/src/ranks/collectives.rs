@@ -15,7 +15,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::RankError;
+use super::error::RankError;
 use crate::trace::link::is_collective_kernel;
 
 /// One collective kernel of a rank.

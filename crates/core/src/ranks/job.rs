@@ -1,7 +1,8 @@
 //! Which rank each trace is, and whether the traces are one job's.
 //!
 //! A trace's rank is its `distributedInfo.rank` (what `torch.profiler` records for a
-//! distributed run); when none of the traces records one, the files' order is the rank order.
+//! distributed run); when none of the traces records one, the files' order is the rank order
+//! (a rank of a merged signature file keeps the number it was given).
 //! The traces are one job when they agree on `distributedInfo.world_size` and `pg_config`
 //! (the process groups and their ranks), and no two claim the same rank or are the same file.
 
@@ -9,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::RankError;
+use super::error::RankError;
 
 /// What one trace (or one rank of a merged signature file) says about its rank.
 #[derive(Debug, Clone, Copy)]
@@ -25,34 +26,37 @@ pub struct RankClaim<'a> {
 }
 
 impl RankClaim<'_> {
-    /// The rank the claim states itself, if any.
-    fn own_rank(&self) -> Option<u32> {
-        self.recorded.or_else(|| {
-            self.distributed_info
-                .and_then(|d| d.get("rank"))
-                .and_then(Value::as_u64)
-                .and_then(|r| u32::try_from(r).ok())
-        })
+    /// The rank its `distributedInfo` records.
+    fn recorded_by_trace(&self) -> Option<u32> {
+        self.distributed_info
+            .and_then(|d| d.get("rank"))
+            .and_then(Value::as_u64)
+            .and_then(|r| u32::try_from(r).ok())
     }
 }
 
 /// The rank of each claim, in the claims' order. Errors name the file at fault.
 pub fn assign_ranks(claims: &[RankClaim]) -> Result<Vec<u32>, RankError> {
     check_same_job(claims)?;
-    let stated: Vec<Option<u32>> = claims.iter().map(RankClaim::own_rank).collect();
-    let ranks: Vec<u32> = match stated.iter().position(Option::is_some) {
-        // None records a rank: the order the files were given in.
-        None => (0..claims.len() as u32).collect(),
-        Some(with) => {
-            if let Some(without) = stated.iter().position(Option::is_none) {
+    // When no trace records its rank, a trace's rank is its place in the list (a rank a
+    // merged file already gave is kept).
+    let traces_record = claims.iter().position(|c| c.recorded_by_trace().is_some());
+    let mut ranks = Vec::with_capacity(claims.len());
+    for (index, claim) in claims.iter().enumerate() {
+        let rank = claim
+            .recorded
+            .or_else(|| claim.recorded_by_trace())
+            .or_else(|| traces_record.is_none().then_some(index as u32));
+        match (rank, traces_record) {
+            (Some(rank), _) => ranks.push(rank),
+            (None, with) => {
                 return Err(RankError::MissingRank {
-                    path: claims[without].path.to_path_buf(),
-                    other: claims[with].path.to_path_buf(),
-                });
+                    path: claim.path.to_path_buf(),
+                    other: claims[with.unwrap_or(0)].path.to_path_buf(),
+                })
             }
-            stated.into_iter().flatten().collect()
         }
-    };
+    }
     for (index, claim) in claims.iter().enumerate() {
         let earlier = &claims[..index];
         if let Some(other) = earlier.iter().find(|c| c.sha256 == claim.sha256) {
@@ -151,6 +155,13 @@ mod tests {
         assert_eq!(assign_ranks(&claims).unwrap(), vec![1, 0]);
         let claims = [claim("x", None, "1"), claim("y", None, "2")];
         assert_eq!(assign_ranks(&claims).unwrap(), vec![0, 1]);
+        // The two ranks of a merged file keep theirs; a trace after them is the next.
+        let merged = |rank| RankClaim {
+            recorded: Some(rank),
+            ..claim("merged", None, if rank == 0 { "m0" } else { "m1" })
+        };
+        let claims = [merged(0), merged(1), claim("third", None, "3")];
+        assert_eq!(assign_ranks(&claims).unwrap(), vec![0, 1, 2]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //!   quoted glob works, and one that matches nothing is an error naming it);
 //! - [`job`] gives each trace its rank (`distributedInfo.rank`, else its place among the
 //!   files) and refuses a trace of another job;
+//! - [`job_file`] merges the ranks' signature files into the job's;
 //! - [`parallel`] reads the ranks side by side, a bounded number at a time;
 //! - [`collectives`] reads each rank's collective kernels with their process group and
 //!   sequence number, and [`matching`] matches them across ranks;
@@ -11,50 +12,14 @@
 //!   and how far it trails the median, and who waits for whom in the collectives.
 
 pub mod collectives;
+mod error;
 pub mod job;
+pub mod job_file;
 pub mod matching;
 pub mod parallel;
 pub mod paths;
 pub mod straggler;
 
-use std::path::PathBuf;
-
+pub use error::RankError;
 pub use job::{assign_ranks, RankClaim};
 pub use paths::expand;
-
-/// Rank traces that cannot be read as one job.
-#[derive(Debug, thiserror::Error)]
-pub enum RankError {
-    #[error("{pattern}: no file matches this pattern")]
-    NoMatch { pattern: String },
-
-    #[error("{path}: cannot list the folder for the pattern {pattern}: {source}")]
-    ListFolder {
-        path: PathBuf,
-        pattern: String,
-        #[source]
-        source: std::io::Error,
-    },
-
-    #[error("{path}: a trace of another job: {message}")]
-    OtherJob { path: PathBuf, message: String },
-
-    #[error("{path}: claims rank {rank}, as {other} does: each rank once")]
-    DuplicateRank {
-        path: PathBuf,
-        rank: u32,
-        other: PathBuf,
-    },
-
-    #[error("{path}: no distributedInfo.rank, while {other} has one: give the ranks of one job, all with their distributedInfo or none")]
-    MissingRank { path: PathBuf, other: PathBuf },
-
-    #[error("{path}: the same trace as {other} (same SHA-256): each rank once")]
-    SameTrace { path: PathBuf, other: PathBuf },
-
-    #[error("{path}: cannot read its collectives: {message}")]
-    Collectives { path: PathBuf, message: String },
-
-    #[error(transparent)]
-    Merge(#[from] crate::signature::MergeError),
-}

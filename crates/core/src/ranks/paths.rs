@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::path::{Component, Path, PathBuf};
 
-use super::RankError;
+use super::error::RankError;
 
 /// The files `args` name, patterns expanded, in the order given.
 pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>, RankError> {

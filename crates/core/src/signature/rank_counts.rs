@@ -5,22 +5,10 @@
 //! are over the whole job, and its `ranks` say how much of it ran on each rank. The file's
 //! `source` is then the lowest rank's, with `linking` and `json_bytes` over every rank; each
 //! rank's own is in the file's `ranks`. A file of one trace has neither list, so it reads and
-//! writes exactly as before.
+//! writes exactly as before. (The file's list of ranks, [`super::schema::RankSource`], is in
+//! the schema beside the `Source` it holds.)
 
 use serde::{Deserialize, Serialize};
-
-use super::schema::{Source, Totals};
-
-/// One rank's trace in a job's signature file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RankSource {
-    /// The rank: the trace's `distributedInfo.rank`, else its place among the files given.
-    pub rank: u32,
-    /// The rank's trace, as a single-trace file records it.
-    pub source: Source,
-    /// Every unit of work of the rank (its signatures' and unattributed invocations).
-    pub total: Totals,
-}
 
 /// One signature's invocations on one rank.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -70,7 +70,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::trace::Platform;
 
 pub use super::exact::{ExactInput, ExecutionTraceSource, InputRange};
-pub use super::rank_counts::{RankShare, RankSource};
+pub use super::rank_counts::RankShare;
 
 /// Version of this schema. Bump on any change a reader must know about.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -161,6 +161,16 @@ pub struct Source {
     /// The Execution Trace linked at classification (`classify --execution-trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_trace: Option<ExecutionTraceSource>,
+}
+
+/// One rank's trace in a job's signature file (see [`RankShare`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankSource {
+    /// `distributedInfo.rank`, else the trace's place among the files given.
+    pub rank: u32,
+    pub source: Source,
+    /// The rank's signatures' and unattributed invocations.
+    pub total: Totals,
 }
 
 /// How the GPU activities were linked to launch calls and ops.
