@@ -35,7 +35,7 @@ pub fn run(parts: &[PathBuf], out: &Path) -> anyhow::Result<()> {
         signature::read_file(path).map_err(crate::Error::from)
     })?;
     let merged = ranks::job_file::merge_files(&paths, files)?;
-    export::write_atomic(&out, &export::json::to_bytes(&merged))?;
+    export::write_atomic(out, &export::json::to_bytes(&merged))?;
     println!(
         "merged {} signature files ({} ranks) into {}",
         paths.len(),

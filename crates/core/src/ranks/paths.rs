@@ -216,13 +216,16 @@ mod tests {
         assert_eq!(names, ["rank1.json.gz", "rank2.json.gz", "rank10.json.gz"]);
 
         let missing = dir.path().join("node*.json.gz");
-        let err = expand(&[missing.clone()]).unwrap_err();
+        let err = expand(std::slice::from_ref(&missing)).unwrap_err();
         assert!(
             err.to_string().contains(&missing.display().to_string()),
             "{err}"
         );
         // A literal name is kept as given, existing or not.
         let literal = dir.path().join("absent.json.gz");
-        assert_eq!(expand(&[literal.clone()]).unwrap(), vec![literal]);
+        assert_eq!(
+            expand(std::slice::from_ref(&literal)).unwrap(),
+            vec![literal]
+        );
     }
 }
