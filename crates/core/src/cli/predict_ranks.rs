@@ -23,12 +23,16 @@ pub fn run(paths: &[PathBuf], steps_all: bool, json: bool) -> anyhow::Result<()>
     let read = ranks::parallel::map_bounded(paths, workers, |path| {
         let loaded = trace::load(path).map_err(crate::Error::from)?;
         let prediction = predict::self_check(&loaded).map_err(crate::Error::from)?;
+        let distributed_info = loaded.metadata.distributed_info.clone();
+        let sha256 = loaded.source.sha256.clone();
+        // The trace goes before the file is read again for its collectives.
+        drop(loaded);
         let collectives = ranks::collectives::read(path).map_err(crate::Error::from)?;
         Ok::<_, crate::Error>(RankRead {
             prediction,
             collectives,
-            distributed_info: loaded.metadata.distributed_info.clone(),
-            sha256: loaded.source.sha256.clone(),
+            distributed_info,
+            sha256,
         })
     })?;
     let claims: Vec<ranks::RankClaim> = paths

@@ -3,19 +3,22 @@
 //! Ranks`) and, on newer PyTorch, its sequence number in the group (`Seq`).
 //!
 //! The trace reader keeps none of these arguments (classification and the timeline do not
-//! need them), so the file is read once more here, as a stream that keeps only the collective
-//! kernels: memory stays small whatever the trace's size.
+//! need them), so the file is read once more here: its JSON text is held once (as the
+//! in-memory trace reader holds it), and only the collective kernels are kept of it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::error::RankError;
+use crate::trace::event::micros_text_to_nanos;
 use crate::trace::link::is_collective_kernel;
 
 /// One collective kernel of a rank.
@@ -43,16 +46,17 @@ pub fn read(path: &Path) -> Result<Vec<CollectiveKernel>, RankError> {
         message,
     };
     let mut file = File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut magic = [0u8; 2];
-    let gzipped =
-        file.read(&mut magic).map_err(|e| fail(e.to_string()))? == 2 && magic == [0x1f, 0x8b];
-    let file = File::open(path).map_err(|e| fail(e.to_string()))?;
-    let reader: Box<dyn Read> = if gzipped {
-        Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(file)))
-    } else {
-        Box::new(file)
-    };
-    let mut deserializer = serde_json::Deserializer::from_reader(BufReader::new(reader));
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .map_err(|e| fail(format!("cannot decompress: {e}")))?;
+        bytes = text;
+    }
+    let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
     let mut found = Found::default();
     Document(&mut found)
         .deserialize(&mut deserializer)
@@ -127,7 +131,7 @@ impl<'de> Visitor<'de> for Events<'_> {
         f.write_str("an array of trace events")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(row) = seq.next_element::<Row>()? {
+        while let Some(row) = seq.next_element::<Row<'de>>()? {
             if let Some(kernel) = row.into_collective() {
                 self.0.push(kernel);
             }
@@ -138,17 +142,17 @@ impl<'de> Visitor<'de> for Events<'_> {
 
 /// The fields of an event this reader looks at; the rest is skipped unread.
 #[derive(Deserialize)]
-struct Row {
-    #[serde(default)]
-    ph: Option<Value>,
-    #[serde(default)]
-    cat: Option<Value>,
-    #[serde(default)]
-    name: Option<Value>,
-    #[serde(default)]
-    ts: Option<Value>,
-    #[serde(default)]
-    dur: Option<Value>,
+struct Row<'a> {
+    #[serde(default, borrow)]
+    ph: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    ts: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    dur: Option<&'a RawValue>,
     #[serde(default)]
     args: Option<RowArgs>,
 }
@@ -165,13 +169,12 @@ struct RowArgs {
     seq: Option<Value>,
 }
 
-impl Row {
+impl Row<'_> {
     fn into_collective(self) -> Option<CollectiveKernel> {
-        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
-        if text(&self.ph).as_deref() != Some("X") || text(&self.cat).as_deref() != Some("kernel") {
+        if self.ph.as_deref() != Some("X") || self.cat.as_deref() != Some("kernel") {
             return None;
         }
-        let name = text(&self.name)?;
+        let name = self.name?.into_owned();
         let args = self.args;
         let recorded = args
             .as_ref()
@@ -179,8 +182,8 @@ impl Row {
         if !recorded && !is_collective_kernel(&name) {
             return None;
         }
-        let start_ns = micros_to_ns(self.ts.as_ref()?)?;
-        let dur_ns = micros_to_ns(self.dur.as_ref()?)?;
+        let start_ns = micros_to_ns(self.ts?)?;
+        let dur_ns = micros_to_ns(self.dur?)?;
         let (collective, process_group, group_ranks, seq) = match &args {
             Some(a) => (
                 value_text(a.collective.as_ref()),
@@ -219,15 +222,9 @@ fn value_int(value: &Value) -> Option<i64> {
     }
 }
 
-/// Microseconds (a number, or a number in a string) to nanoseconds.
-fn micros_to_ns(value: &Value) -> Option<i64> {
-    let micros = match value {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => s.trim().parse().ok()?,
-        _ => return None,
-    };
-    let nanos = (micros * 1000.0).round();
-    (nanos.is_finite() && nanos.abs() < 9.2e18).then_some(nanos as i64)
+/// Microseconds as written (a number, or a number in a string) to nanoseconds, exactly.
+fn micros_to_ns(value: &RawValue) -> Option<i64> {
+    micros_text_to_nanos(value.get().trim().trim_matches('"'))
 }
 
 /// `"[0, 1]"` (as recorded) or `[0, 1]`.
