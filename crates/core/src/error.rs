@@ -32,6 +32,11 @@ pub enum Error {
     #[error(transparent)]
     Energy(#[from] crate::energy::EnergyError),
 
+    /// Rank traces (or rank signature files) that cannot be read as one job (the message
+    /// names the file).
+    #[error(transparent)]
+    Ranks(#[from] crate::ranks::RankError),
+
     /// A `--shard` that cannot be resolved, or parts that cannot be merged.
     #[error(transparent)]
     Shard(#[from] crate::shard::ShardError),
@@ -65,6 +70,7 @@ impl Error {
             | Error::SignatureFile(_)
             | Error::InductorKernels(_)
             | Error::Shard(_)
+            | Error::Ranks(_)
             | Error::Output { .. } => true,
             Error::Energy(e) => e.is_usage_error(),
             Error::Io { .. } => false,

@@ -14,6 +14,7 @@ pub mod inductor;
 pub mod measure;
 pub mod plot;
 pub mod predict;
+pub mod ranks;
 pub mod report;
 pub mod results;
 pub mod shard;

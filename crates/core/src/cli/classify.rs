@@ -7,15 +7,20 @@ use clap::Args;
 use crate::execution_trace;
 use crate::export;
 use crate::inductor;
+use crate::ranks;
 use crate::trace;
 
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
-    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped
-    #[arg(long, value_name = "FILE")]
-    pub trace: PathBuf,
+    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped. Several files or a
+    /// glob (`'rank*.json.gz'`, expanded by replay, so it works quoted) are the ranks of one
+    /// job, read in parallel into one signature file whose signatures carry per-rank counts
+    /// and times (each trace's rank is its distributedInfo.rank, else its place in the list)
+    #[arg(long, value_name = "FILE|GLOB", num_args = 1.., required = true)]
+    pub trace: Vec<PathBuf>,
 
-    /// Signature file to write [default: signatures/<trace name>.json]
+    /// Signature file to write [default: signatures/<trace name>.json; for several ranks,
+    /// the names' common beginning]
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
@@ -51,13 +56,76 @@ pub fn default_output(trace: &Path) -> PathBuf {
 }
 
 pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
-    let loaded = trace::load(&args.trace).map_err(crate::Error::from)?;
+    let paths = ranks::expand(&args.trace).map_err(crate::Error::from)?;
+    if let [trace] = paths.as_slice() {
+        return run_one(&args, trace);
+    }
+    if args.execution_trace.is_some() {
+        return Err(crate::Error::BadInput {
+            path: paths[0].clone(),
+            message: format!(
+                "--execution-trace links one trace; {} traces were given (classify each rank \
+                 with its own Execution Trace, then `replay merge` the files)",
+                paths.len()
+            ),
+        }
+        .into());
+    }
+    let workers = ranks::parallel::workers_for(paths.len());
+    let files = ranks::parallel::map_bounded(&paths, workers, |path| {
+        let loaded = trace::load(path).map_err(crate::Error::from)?;
+        inductor::classify_with_cache(&loaded, path, args.inductor_cache.as_deref())
+            .map_err(crate::Error::from)
+    })?;
+    let file = ranks::job_file::merge_files(&paths, files)?;
+    let out = args.out.clone().unwrap_or_else(|| job_output(&paths));
+    let bytes = export::json::to_bytes(&file);
+    export::write_atomic(&out, &bytes)?;
+    if args.json {
+        print!("{}", String::from_utf8_lossy(&bytes));
+    } else {
+        print!("{}", file.summary_table());
+        print!("{}", file.ranks_table());
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+/// `signatures/<common beginning of the names>.json` for a job's rank traces.
+pub fn job_output(paths: &[PathBuf]) -> PathBuf {
+    let stems: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            default_output(p)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let first = stems.first().cloned().unwrap_or_default();
+    let mut common = first.len();
+    for stem in &stems[1..] {
+        common = common.min(
+            first
+                .char_indices()
+                .zip(stem.chars())
+                .find(|((_, a), b)| a != b)
+                .map_or(first.len().min(stem.len()), |((i, _), _)| i),
+        );
+    }
+    let name = first[..common].trim_end_matches(['_', '-', '.']);
+    let name = if name.is_empty() { "job" } else { name };
+    PathBuf::from("signatures").join(format!("{name}.json"))
+}
+
+fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
+    let loaded = trace::load(trace_path).map_err(crate::Error::from)?;
     let mut file =
-        inductor::classify_with_cache(&loaded, &args.trace, args.inductor_cache.as_deref())
+        inductor::classify_with_cache(&loaded, trace_path, args.inductor_cache.as_deref())
             .map_err(crate::Error::from)?;
     let et_summary = match &args.execution_trace {
         Some(path) => Some(
-            execution_trace::attach::attach_file(&mut file, &loaded, &args.trace, path)
+            execution_trace::attach::attach_file(&mut file, &loaded, trace_path, path)
                 .map_err(crate::Error::from)?
                 .summary(),
         ),
@@ -66,7 +134,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| default_output(&args.trace));
+        .unwrap_or_else(|| default_output(trace_path));
     let bytes = export::json::to_bytes(&file);
     export::write_atomic(&out, &bytes)?;
     if args.json {
@@ -94,6 +162,23 @@ mod tests {
         assert_eq!(
             default_output(Path::new("t.json")),
             PathBuf::from("signatures/t.json")
+        );
+    }
+
+    #[test]
+    fn a_jobs_default_output_is_the_names_common_beginning() {
+        let paths = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            job_output(&paths(&["x/rank0.json.gz", "x/rank1.json.gz"])),
+            PathBuf::from("signatures/rank.json")
+        );
+        assert_eq!(
+            job_output(&paths(&["a/train_r0.json", "a/train_r12.json"])),
+            PathBuf::from("signatures/train_r.json")
+        );
+        assert_eq!(
+            job_output(&paths(&["a.json", "b.json"])),
+            PathBuf::from("signatures/job.json")
         );
     }
 }

@@ -3,7 +3,8 @@
 //! ([`MergePlan`]); then the command's own merger writes its files. `isolated` and
 //! `calibrate` merge here;
 //! a command whose writers live in `replay-torch` (the bench suites) is merged there, with
-//! the same arguments.
+//! the same arguments. Signature files of a job's ranks (files, not folders) are merged by
+//! [`super::merge_signatures`].
 
 use std::path::{Path, PathBuf};
 
@@ -15,13 +16,16 @@ use crate::shard::{self, MergePlan};
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The output folders of the shards of one run, each with its shard.json (any order)
+    /// The output folders of the shards of one run, each with its shard.json (any order); or
+    /// the signature files of one job's ranks (`replay classify` per rank trace), files or a
+    /// glob (`'sig/rank*.json'`, expanded by replay)
     #[arg(required = true, value_name = "PARTS")]
     pub parts: Vec<PathBuf>,
 
     /// Where the merged files go: the files a single run of the command writes, and
-    /// merge.json naming the parts
-    #[arg(long = "output-dir", alias = "out", value_name = "DIR")]
+    /// merge.json naming the parts; for signature files, the merged signature file (the
+    /// file `replay classify` of every rank in one run writes)
+    #[arg(long = "output-dir", alias = "out", value_name = "DIR|FILE")]
     pub out: PathBuf,
 }
 
@@ -112,6 +116,10 @@ pub fn core_mergers() -> Vec<Box<dyn CommandMerger>> {
 /// Checks the parts and merges them with the merger of their command; `Ok(false)` when
 /// none of `mergers` is the command's (and nothing was written).
 pub fn run_with(args: &MergeArgs, mergers: &[&dyn CommandMerger]) -> anyhow::Result<bool> {
+    if super::merge_signatures::names_signature_files(&args.parts) {
+        super::merge_signatures::run(&args.parts, &args.out)?;
+        return Ok(true);
+    }
     let plan = MergePlan::from_dirs(&args.parts).map_err(crate::Error::from)?;
     let first = plan.first();
     let Some(merger) = mergers.iter().find(|m| m.command() == first.command) else {

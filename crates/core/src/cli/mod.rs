@@ -6,8 +6,10 @@
 mod classify;
 pub mod forward;
 pub mod merge;
+mod merge_signatures;
 pub mod parse;
 mod predict;
+mod predict_ranks;
 
 use clap::{Args, Parser, Subcommand};
 

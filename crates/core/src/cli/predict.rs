@@ -11,15 +11,25 @@ use serde::Serialize;
 
 use crate::export;
 use crate::predict::request::{PredictRequest, ReplayedNumbers};
+use crate::predict::step_stats::StepStatistics;
 use crate::predict::what_if::{WhatIfOutcome, ACCEPTED};
 use crate::predict::{self, Prediction, Timeline, WhatIf};
+use crate::ranks;
 use crate::trace;
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
-    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped
-    #[arg(long, value_name = "FILE")]
-    pub trace: PathBuf,
+    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped. Several files or a
+    /// glob (`'rank*.json.gz'`, expanded by replay) are the ranks of one job: each rank's step
+    /// time, the slowest rank and how far it trails the median (the straggler), and the
+    /// collectives matched across the ranks by process group and sequence number
+    #[arg(long, value_name = "FILE|GLOB", num_args = 1.., required = true)]
+    pub trace: Vec<PathBuf>,
+
+    /// `all`: every ProfilerStep#N of the trace predicted and summarised: the median step,
+    /// the spread, and the outlying steps by number [default: the steps' mean and each step]
+    #[arg(long, value_name = "all")]
+    pub steps: Option<StepsArg>,
 
     /// Also predict the step with the kernel durations of this `isolated.json` (a replay of
     /// this trace's signatures, on any device), matched by signature id; the trace's own
@@ -62,6 +72,13 @@ pub struct PredictArgs {
     pub json: bool,
 }
 
+/// The values of `--steps`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StepsArg {
+    /// Every ProfilerStep: median, spread, outliers.
+    All,
+}
+
 fn what_if_help() -> String {
     format!(
         "Ask the timeline \"what if\": re-run it with changed durations and print the new step \
@@ -84,6 +101,8 @@ struct ReplayedPrediction<'a> {
     numbers: &'a ReplayedNumbers,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     what_ifs: &'a [WhatIfOutcome],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    step_statistics: Option<&'a StepStatistics>,
 }
 
 /// `replay predict --json` without `--isolated`: the prediction's own fields, and the
@@ -94,10 +113,44 @@ struct PredictionWithWhatIfs<'a> {
     prediction: &'a Prediction,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     what_ifs: &'a [WhatIfOutcome],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    step_statistics: Option<&'a StepStatistics>,
 }
 
 pub fn run(args: PredictArgs) -> anyhow::Result<()> {
-    let loaded = trace::load(&args.trace).map_err(crate::Error::from)?;
+    let paths = ranks::expand(&args.trace).map_err(crate::Error::from)?;
+    match paths.as_slice() {
+        [trace] => run_one(&args, trace),
+        _ => {
+            refuse_single_trace_flags(&args, &paths)?;
+            super::predict_ranks::run(&paths, args.steps.is_some(), args.json)
+        }
+    }
+}
+
+/// The flags that work on one trace, refused for several.
+fn refuse_single_trace_flags(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
+    let single_trace_only = [
+        ("--isolated", args.isolated.is_some()),
+        ("--what-if", !args.what_if.is_empty()),
+        ("--perfetto", args.perfetto.is_some()),
+        ("--profile", args.profile.is_some()),
+    ];
+    match single_trace_only.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(crate::Error::BadInput {
+            path: paths[0].clone(),
+            message: format!(
+                "{flag} works on one trace; {} rank traces were given (run it on one rank)",
+                paths.len()
+            ),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<()> {
+    let loaded = trace::load(trace_path).map_err(crate::Error::from)?;
     let request = PredictRequest {
         what_ifs: args.what_if.clone(),
         profile: args.profile.clone(),
@@ -105,10 +158,11 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
         isolated: args.isolated.clone(),
         want_catalog: args.perfetto.is_some(),
     };
-    let out = predict::predict_trace(&loaded, &args.trace, &request)?;
+    let out = predict::predict_trace(&loaded, trace_path, &request)?;
     let prediction = &out.prediction;
     let outcomes = &out.outcomes;
     let note = &out.hardware_note;
+    let statistics = args.steps.map(|_| StepStatistics::of(prediction));
     if let Some(path) = &args.perfetto {
         let mut timelines: Vec<&Timeline> = vec![&out.original];
         timelines.extend(out.answers.iter().map(|a| &a.timeline));
@@ -121,6 +175,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
                 self_check: prediction,
                 numbers: replayed,
                 what_ifs: outcomes,
+                step_statistics: statistics.as_ref(),
             };
             print!(
                 "{}",
@@ -128,6 +183,9 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
             );
         } else {
             print!("{}", prediction.summary());
+            if let Some(statistics) = &statistics {
+                print!("{}", statistics.summary());
+            }
             print!("{}", WhatIfOutcome::summary(outcomes, prediction));
             print!("{note}");
             println!(
@@ -146,6 +204,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
         let printed = PredictionWithWhatIfs {
             prediction,
             what_ifs: outcomes,
+            step_statistics: statistics.as_ref(),
         };
         print!(
             "{}",
@@ -153,6 +212,9 @@ pub fn run(args: PredictArgs) -> anyhow::Result<()> {
         );
     } else {
         print!("{}", prediction.summary());
+        if let Some(statistics) = &statistics {
+            print!("{}", statistics.summary());
+        }
         print!("{}", WhatIfOutcome::summary(outcomes, prediction));
         print!("{note}");
     }

@@ -40,6 +40,7 @@ pub mod request;
 pub mod roofline;
 mod simulate;
 pub mod skeleton;
+pub mod step_stats;
 pub mod steps;
 mod timeline;
 pub mod what_if;

@@ -185,6 +185,7 @@ pub(crate) fn classify_gpu(trace: &Trace, links: &Links, source_path: &Path) -> 
         unattributed: unattributed_groups,
         host_overhead: None,
         compiled_code: compiled_code_in_steps(trace),
+        ranks: Vec::new(),
     }
 }
 
@@ -407,6 +408,7 @@ fn gpu_signature(
         memset,
         gemm,
         generated,
+        ranks: Vec::new(),
     }
 }
 

@@ -96,6 +96,7 @@ pub(crate) fn classify_host_ops(trace: &Trace, links: &Links, source_path: &Path
         unattributed: Vec::new(),
         host_overhead: Some(host_overhead(trace, &top_level)),
         compiled_code: compiled_code_in_steps(trace),
+        ranks: Vec::new(),
     }
 }
 
@@ -160,6 +161,7 @@ fn host_op_signature(
         memset: None,
         gemm,
         generated,
+        ranks: Vec::new(),
     }
 }
 

@@ -20,8 +20,10 @@ pub mod generated;
 mod host_ops;
 mod ids;
 pub mod kernel_kind;
+pub mod merge;
 pub mod op_inputs;
 pub mod overload;
+mod rank_counts;
 mod read;
 pub mod recorded;
 pub mod schema;
@@ -33,13 +35,14 @@ use std::path::Path;
 use crate::trace::{link, Platform, Trace};
 
 pub use ids::{signature_ids, SignatureIds};
+pub use merge::{MergeError, MergePart};
 pub use read::{read_file, SignatureFileError};
 pub use schema::{
     BlasOp, CompiledCode, CublasCall, ExactInput, ExecutionTraceSource, GemmKernelRole,
     GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead, InputRange, Label,
     LaunchingOp, LayoutSource, LinkingReport, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
-    RecordedInputs, Signature, SignatureFile, Source, Summary, ThreadOverhead, Tier, TierSummary,
-    Totals, UnattributedGroup, Unit, WorkKind, SCHEMA_VERSION,
+    RankShare, RankSource, RecordedInputs, Signature, SignatureFile, Source, Summary,
+    ThreadOverhead, Tier, TierSummary, Totals, UnattributedGroup, Unit, WorkKind, SCHEMA_VERSION,
 };
 
 /// Classifies every GPU activity of `trace` (or, for a CPU-only trace, every top-level

@@ -52,6 +52,9 @@
 //!                      "threads": [..] }                              // CPU-only traces
 //!   "compiled_code": { "regions", "region_us", "uninstrumented_us", "steps_us" }
 //!                                                            // traces of compiled code
+//!   "ranks": [ { "rank", "source": { .. as above }, "total": { "invocations", "total_us" } } ]
+//!                                   // several ranks of a job; each signature then has
+//!                                   // "ranks": [ { "rank", "count", "total_us", "min_us", "max_us" } ]
 //! }
 //! ```
 //!
@@ -67,6 +70,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::trace::Platform;
 
 pub use super::exact::{ExactInput, ExecutionTraceSource, InputRange};
+pub use super::rank_counts::RankShare;
 
 /// Version of this schema. Bump on any change a reader must know about.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -89,6 +93,10 @@ pub struct SignatureFile {
     /// their time that no recorded op covers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiled_code: Option<CompiledCode>,
+    /// The ranks of a job the file covers, rank by rank (`classify` of several rank traces,
+    /// `replay merge`); absent for one trace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankSource>,
 }
 
 /// Time inside torch.compile'd regions (`Torch-Compiled Region: N/M`, `CompiledFunction`)
@@ -153,6 +161,16 @@ pub struct Source {
     /// The Execution Trace linked at classification (`classify --execution-trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_trace: Option<ExecutionTraceSource>,
+}
+
+/// One rank's trace in a job's signature file (see [`RankShare`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankSource {
+    /// `distributedInfo.rank`, else the trace's place among the files given.
+    pub rank: u32,
+    pub source: Source,
+    /// The rank's signatures' and unattributed invocations.
+    pub total: Totals,
 }
 
 /// How the GPU activities were linked to launch calls and ops.
@@ -323,6 +341,9 @@ pub struct Signature {
     pub gemm: Option<GemmParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedParams>,
+    /// This signature's invocations on each rank of a job (absent for one trace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankShare>,
 }
 
 /// Which code generator wrote a tier-4 kernel.

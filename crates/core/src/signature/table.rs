@@ -1,5 +1,5 @@
 //! The short table `replay classify` prints: per tier, unique signatures, invocations,
-//! time and share of the total.
+//! time and share of the total; for a job's file, its ranks.
 
 use std::fmt::Write as _;
 
@@ -101,5 +101,30 @@ impl SignatureFile {
             );
         }
         table
+    }
+
+    /// The ranks of a job's file, one line each (the first and last eight of a long list).
+    pub fn ranks_table(&self) -> String {
+        let mut text = String::new();
+        let _ = writeln!(text, "ranks: {}", self.ranks.len());
+        let shown: Vec<usize> = if self.ranks.len() <= 16 {
+            (0..self.ranks.len()).collect()
+        } else {
+            (0..8)
+                .chain(self.ranks.len() - 8..self.ranks.len())
+                .collect()
+        };
+        for (n, &index) in shown.iter().enumerate() {
+            if n > 0 && index != shown[n - 1] + 1 {
+                let _ = writeln!(text, "  ...");
+            }
+            let rank = &self.ranks[index];
+            let _ = writeln!(
+                text,
+                "  rank {:<5} {:>12} invocations {:>16.3} us  {}",
+                rank.rank, rank.total.invocations, rank.total.total_us, rank.source.path
+            );
+        }
+        text
     }
 }

@@ -23,4 +23,5 @@ mod predict_kineto_cases;
 mod predict_profile;
 mod predict_timeline;
 mod predict_what_if;
+mod ranks_job;
 mod tier1_transfers_match_trace;
