@@ -16,10 +16,13 @@ mod event_scanner;
 pub mod id_index;
 pub mod link;
 mod load;
-mod mapped;
 mod raw;
+mod stream;
+mod stream_events;
+mod stream_input;
 mod strings;
 mod whole_gzip;
+mod whole_text;
 
 pub use contents::{EventCounts, Platform, SourceFile, Trace, TraceMetadata};
 pub use error::TraceError;
@@ -28,5 +31,6 @@ pub use event::{
     Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos,
     RecordedInputs, WaitOn,
 };
-pub use load::{load, load_bytes};
+pub use load::{load, load_bytes, BLOCK_BYTES_VARIABLE, STDIN_PATH};
+pub use stream::{load_reader, load_reader_in_blocks, DEFAULT_BLOCK_BYTES};
 pub use strings::{FxHashMap, FxHasher, StrId, StringTable};

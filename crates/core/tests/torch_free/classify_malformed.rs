@@ -106,7 +106,15 @@ fn truncated_gzip_is_reported() {
     let compressed =
         std::fs::read(shared_traces().join("h100_bert_small_infer.json.gz")).expect("read");
     let error = load_error("truncated.json.gz", &compressed[..compressed.len() / 2]);
-    assert!(matches!(error, TraceError::TruncatedGzip { .. }), "{error}");
+    // Half the file: its trailer is gone, so the size it announces is noise; a size beyond a
+    // block makes `load` stream it, which names the offsets.
+    assert!(
+        matches!(
+            error,
+            TraceError::TruncatedGzip { .. } | TraceError::TruncatedGzipAt { .. }
+        ),
+        "{error}"
+    );
     assert!(error.to_string().contains("truncated"));
 }
 

@@ -23,3 +23,4 @@ mod predict_profile;
 mod predict_timeline;
 mod predict_what_if;
 mod tier1_transfers_match_trace;
+mod trace_stream;
