@@ -11,7 +11,8 @@ use crate::trace;
 
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
-    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped
+    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped (one member or many);
+    /// `-` reads standard input. Large traces are streamed: the JSON is never in memory whole
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
 
@@ -37,8 +38,12 @@ pub struct ClassifyArgs {
     pub execution_trace: Option<PathBuf>,
 }
 
-/// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`.
+/// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`;
+/// `signatures/stdin.json` for standard input (`-`).
 pub fn default_output(trace: &Path) -> PathBuf {
+    if trace.as_os_str() == trace::STDIN_PATH {
+        return PathBuf::from("signatures").join("stdin.json");
+    }
     let name = trace
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -94,6 +99,10 @@ mod tests {
         assert_eq!(
             default_output(Path::new("t.json")),
             PathBuf::from("signatures/t.json")
+        );
+        assert_eq!(
+            default_output(Path::new("-")),
+            PathBuf::from("signatures/stdin.json")
         );
     }
 }

@@ -17,7 +17,8 @@ use crate::trace;
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
-    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped
+    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped (one member or many);
+    /// `-` reads standard input. Large traces are streamed: the JSON is never in memory whole
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
 

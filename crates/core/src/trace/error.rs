@@ -18,28 +18,25 @@ pub enum TraceError {
     #[error("{path}: file is empty (0 bytes); expected a Kineto JSON trace, plain or gzipped")]
     Empty { path: PathBuf },
 
-    #[error("{path}: gzip stream is truncated (ends before the end of the compressed data)")]
-    TruncatedGzip { path: PathBuf },
-
-    #[error("{path}: gzip stream is corrupt: {message}")]
-    CorruptGzip { path: PathBuf, message: String },
-
     #[error("{path}: gzip stream decompresses to 0 bytes; expected a Kineto JSON trace")]
     EmptyAfterDecompression { path: PathBuf },
 
-    #[error("{path}: invalid JSON at line {line}, column {column}: {message}")]
+    /// `offset`: bytes of the JSON text before the error (after a byte-order mark, if any).
+    #[error("{path}: invalid JSON at line {line}, column {column} (byte {offset} of the JSON): {message}")]
     InvalidJson {
         path: PathBuf,
         line: usize,
         column: usize,
+        offset: u64,
         message: String,
     },
 
-    #[error("{path}: JSON ends early at line {line}, column {column} (file truncated?)")]
+    #[error("{path}: JSON ends early at line {line}, column {column} (byte {offset} of the JSON; file truncated?)")]
     TruncatedJson {
         path: PathBuf,
         line: usize,
         column: usize,
+        offset: u64,
     },
 
     #[error(
@@ -50,11 +47,12 @@ pub enum TraceError {
     #[error("{path}: no `traceEvents` key in the top-level object; this is not a Kineto trace")]
     MissingTraceEvents { path: PathBuf },
 
-    #[error("{path}: unexpected value at line {line}, column {column}: {message}")]
+    #[error("{path}: unexpected value at line {line}, column {column} (byte {offset} of the JSON): {message}")]
     UnexpectedValue {
         path: PathBuf,
         line: usize,
         column: usize,
+        offset: u64,
         message: String,
     },
 
@@ -143,8 +141,6 @@ impl TraceError {
         match self {
             TraceError::Io { path, .. }
             | TraceError::Empty { path }
-            | TraceError::TruncatedGzip { path }
-            | TraceError::CorruptGzip { path, .. }
             | TraceError::EmptyAfterDecompression { path }
             | TraceError::InvalidJson { path, .. }
             | TraceError::TruncatedJson { path, .. }

@@ -14,6 +14,7 @@ mod error;
 pub mod event;
 mod event_scanner;
 pub mod id_index;
+mod json_position;
 pub mod link;
 mod load;
 mod raw;
@@ -31,6 +32,6 @@ pub use event::{
     Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos,
     RecordedInputs, WaitOn,
 };
-pub use load::{load, load_bytes, BLOCK_BYTES_VARIABLE, STDIN_PATH};
-pub use stream::{load_reader, load_reader_in_blocks, DEFAULT_BLOCK_BYTES};
+pub use load::{load, load_bytes, BLOCK_BYTES_VARIABLE, STDIN_PATH, WHOLE_FILE_MAX_BYTES};
+pub use stream::{default_block_bytes, load_reader, load_reader_in_blocks};
 pub use strings::{FxHashMap, FxHasher, StrId, StringTable};

@@ -6,7 +6,7 @@
 use super::assemble::TraceAssembler;
 use super::chunked::{is_json_whitespace_byte, OneEvent};
 use super::error::TraceError;
-use super::whole_text::strip_position;
+use super::json_position::{offset_of_line_column, strip_position};
 
 /// Where a block's events ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,21 +95,6 @@ pub(super) fn parse_sequential(
         }
         at = skip_whitespace(bytes, after + 1);
     }
-}
-
-/// The byte offset in `bytes` of serde_json's (1-based) line and column.
-pub(super) fn offset_of_line_column(bytes: &[u8], line: usize, column: usize) -> usize {
-    let mut line_start = 0;
-    for _ in 1..line {
-        match bytes
-            .get(line_start..)
-            .and_then(|rest| rest.iter().position(|&b| b == b'\n'))
-        {
-            Some(newline) => line_start += newline + 1,
-            None => break,
-        }
-    }
-    (line_start + column.saturating_sub(1)).min(bytes.len())
 }
 
 fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {

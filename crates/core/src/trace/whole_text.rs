@@ -8,6 +8,7 @@ use super::assemble::TraceAssembler;
 use super::chunked;
 use super::document::{finish_metadata, parse_document, ParsePosition};
 use super::error::TraceError;
+use super::json_position::{offset_of_line_column, strip_position};
 
 /// What the first meaningful byte says the top-level value is, for a precise message
 /// when it is not an object (serde's would only say "invalid type").
@@ -85,7 +86,7 @@ pub(super) fn parse_in_one_pass<'p>(
     if let Some(failure) = assembler.failure.take() {
         return Err(failure);
     }
-    outcome.map_err(|error| json_error(&error, &position, path))?;
+    outcome.map_err(|error| json_error(&error, &position, path, body, 0))?;
     if !assembler.saw_trace_events {
         return Err(TraceError::MissingTraceEvents {
             path: path.to_path_buf(),
@@ -95,23 +96,30 @@ pub(super) fn parse_in_one_pass<'p>(
     Ok(assembler)
 }
 
+/// serde_json's `error` as the trace's: its line and column, and its byte offset in `text`
+/// (the text parsed) plus `base` (where that text starts in the JSON).
 pub(super) fn json_error(
     error: &serde_json::Error,
     position: &ParsePosition,
     path: &Path,
+    text: &[u8],
+    base: u64,
 ) -> TraceError {
     let (line, column) = (error.line(), error.column());
+    let offset = base + offset_of_line_column(text, line, column) as u64;
     match error.classify() {
         serde_json::error::Category::Eof => TraceError::TruncatedJson {
             path: path.to_path_buf(),
             line,
             column,
+            offset,
         },
         serde_json::error::Category::Syntax | serde_json::error::Category::Io => {
             TraceError::InvalidJson {
                 path: path.to_path_buf(),
                 line,
                 column,
+                offset,
                 message: strip_position(&error.to_string()),
             }
         }
@@ -126,16 +134,9 @@ pub(super) fn json_error(
                 path: path.to_path_buf(),
                 line,
                 column,
+                offset,
                 message,
             }
         }
-    }
-}
-
-/// serde_json appends " at line L column C"; our messages place the position themselves.
-pub(super) fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_owned(),
-        None => message.to_owned(),
     }
 }

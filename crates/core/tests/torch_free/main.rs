@@ -24,3 +24,4 @@ mod predict_timeline;
 mod predict_what_if;
 mod tier1_transfers_match_trace;
 mod trace_stream;
+mod trace_stream_errors;
