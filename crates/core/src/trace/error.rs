@@ -31,7 +31,9 @@ pub enum TraceError {
         message: String,
     },
 
-    #[error("{path}: JSON ends early at line {line}, column {column} (byte {offset} of the JSON; file truncated?)")]
+    #[error(
+        "{path}: JSON ends early at line {line}, column {column} (byte {offset} of the JSON): the trace is truncated, or still being written; not read"
+    )]
     TruncatedJson {
         path: PathBuf,
         line: usize,

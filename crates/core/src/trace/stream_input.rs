@@ -124,7 +124,7 @@ type Stored<R> = Chain<Cursor<Vec<u8>>, HashingReader<R>>;
 /// The JSON: the stored bytes as they are, or inflated.
 enum Json<R: Read> {
     Plain(Stored<R>),
-    Gzip(MultiGzDecoder<Stored<R>>),
+    Gzip(Box<MultiGzDecoder<Stored<R>>>),
 }
 
 impl<R: Read> Json<R> {
@@ -178,7 +178,7 @@ fn read_blocks<R: Read>(
     let gzipped = head == [0x1f, 0x8b];
     let stored = Cursor::new(head).chain(hashing);
     let mut json = if gzipped {
-        Json::Gzip(MultiGzDecoder::new(stored))
+        Json::Gzip(Box::new(MultiGzDecoder::new(stored)))
     } else {
         Json::Plain(stored)
     };

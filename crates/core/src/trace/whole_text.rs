@@ -106,7 +106,11 @@ pub(super) fn json_error(
     base: u64,
 ) -> TraceError {
     let (line, column) = (error.line(), error.column());
-    let offset = base + offset_of_line_column(text, line, column) as u64;
+    let offset = match error.classify() {
+        // The end of the text, wherever serde_json's column points.
+        serde_json::error::Category::Eof => base + text.len() as u64,
+        _ => base + offset_of_line_column(text, line, column) as u64,
+    };
     match error.classify() {
         serde_json::error::Category::Eof => TraceError::TruncatedJson {
             path: path.to_path_buf(),
