@@ -23,6 +23,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// The path that names standard input.
 pub const STDIN_PATH: &str = "-";
 
+/// The JSON size the events' vector is first sized for when the input is a pipe.
+const STDIN_JSON_BYTES_HINT: u64 = 1 << 30;
+
 /// Files up to this size (and gzip files whose JSON is no larger) are read whole and parsed
 /// in memory: on the 2-core VM that took 0.3-0.4 s of CPU for the 120 MB replicated trace
 /// against 0.45-0.55 s streamed, and a file this size costs little memory.
@@ -60,13 +63,25 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
     };
     let (block, whole_max) = block_and_whole_bytes();
     if path.as_os_str() == STDIN_PATH {
-        return stream::load_reader_in_blocks(std::io::stdin(), path, block, 0);
+        // Standard input redirected from a file has a size; a pipe has none, and the events'
+        // vector is then sized for a 1 GiB trace up front (address space only until written:
+        // growing it by doubling from small left ~40 MB of freed heap resident on the 120 MB
+        // trace).
+        let hint = std::fs::metadata("/dev/stdin")
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(STDIN_JSON_BYTES_HINT, |m| m.len());
+        return stream::load_reader_in_blocks(std::io::stdin(), path, block, hint);
     }
     let mut file = std::fs::File::open(path).map_err(io_error)?;
     let metadata = file.metadata().map_err(io_error)?;
     let regular = metadata.is_file();
     if !regular || metadata.len() > whole_max {
-        let hint = if regular { metadata.len() } else { 0 };
+        let hint = if regular {
+            metadata.len()
+        } else {
+            STDIN_JSON_BYTES_HINT
+        };
         return stream::load_reader_in_blocks(file, path, block, hint);
     }
     // The size is a hint (the file may change while read): read_to_end takes what is there.
