@@ -12,7 +12,8 @@ use crate::trace;
 
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
-    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped. Several files or a
+    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped (one member or many);
+    /// `-` reads standard input, and large traces are streamed (never in memory whole). Several files or a
     /// glob (`'rank*.json.gz'`, expanded by replay, so it works quoted) are the ranks of one
     /// job, read in parallel into one signature file whose signatures carry per-rank counts
     /// and times (each trace's rank is its distributedInfo.rank, else its place in the list)
@@ -42,8 +43,12 @@ pub struct ClassifyArgs {
     pub execution_trace: Option<PathBuf>,
 }
 
-/// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`.
+/// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`;
+/// `signatures/stdin.json` for standard input (`-`).
 pub fn default_output(trace: &Path) -> PathBuf {
+    if trace.as_os_str() == trace::STDIN_PATH {
+        return PathBuf::from("signatures").join("stdin.json");
+    }
     let name = trace
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -162,6 +167,10 @@ mod tests {
         assert_eq!(
             default_output(Path::new("t.json")),
             PathBuf::from("signatures/t.json")
+        );
+        assert_eq!(
+            default_output(Path::new("-")),
+            PathBuf::from("signatures/stdin.json")
         );
     }
 

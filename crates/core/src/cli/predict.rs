@@ -19,7 +19,8 @@ use crate::trace;
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
-    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped. Several files or a
+    /// PyTorch profiler (Kineto) Chrome trace, plain JSON or gzipped (one member or many);
+    /// `-` reads standard input, and large traces are streamed (never in memory whole). Several files or a
     /// glob (`'rank*.json.gz'`, expanded by replay) are the ranks of one job: each rank's step
     /// time, the slowest rank and how far it trails the median (the straggler), and the
     /// collectives matched across the ranks by process group and sequence number

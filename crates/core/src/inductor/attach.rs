@@ -50,6 +50,10 @@ pub fn locate(trace: &Path, cache: Option<&Path>) -> Result<Option<PathBuf>, Ker
             )
         });
     }
+    // Standard input (`--trace -`) is beside nothing.
+    if trace.as_os_str() == crate::trace::STDIN_PATH {
+        return Ok(None);
+    }
     let beside = trace
         .parent()
         .unwrap_or_else(|| Path::new("."))

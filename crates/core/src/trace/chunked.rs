@@ -24,10 +24,10 @@ use super::event_scanner::scan_event;
 use super::raw::{RawEvent, RawEventSeed};
 
 /// Below this many bytes per chunk a thread costs more than it saves.
-const MIN_CHUNK_BYTES: usize = 1 << 20;
+pub(super) const MIN_CHUNK_BYTES: usize = 1 << 20;
 
 /// Most chunks: more than the cores only adds merging.
-const MAX_CHUNKS: usize = 16;
+pub(super) const MAX_CHUNKS: usize = 16;
 
 /// The trace parsed in chunks on several threads, or `None` when the file is small, cannot
 /// be cut, or anything in it is unexpected (the caller then parses it in one pass).
@@ -82,16 +82,39 @@ fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<Trace
         assembler.append(chunk).ok()?;
         array_end = end;
     }
+    let rest = text.get(array_end?..)?;
+    finish_after_array(&mut assembler, &mut position, harness_pytorch_version, rest).ok()?;
+    Some(assembler)
+}
+
+/// Why the text after `traceEvents`' closing `]` was not the rest of a root object.
+#[derive(Debug)]
+pub(super) enum AfterArrayError {
+    /// Neither `,` and a key nor `}`: the offset (into the text given) of what was found.
+    Unexpected(usize),
+    /// serde_json's error on the rest, parsed as an object of its own (`{` in front).
+    Json(serde_json::Error),
+    /// The assembler refused a value there.
+    Rejected,
+}
+
+/// The rest of the root object after `traceEvents`' `]` (`rest` starts right after it),
+/// read into `assembler`, and the trace's metadata finished.
+pub(super) fn finish_after_array(
+    assembler: &mut TraceAssembler<'_>,
+    position: &mut ParsePosition,
+    mut harness_pytorch_version: Option<String>,
+    rest: &str,
+) -> Result<(), AfterArrayError> {
     assembler.saw_trace_events = true;
     position.in_trace_events = false;
-    position.event_index = usize::try_from(assembler.counts.total).ok()?;
+    position.event_index = usize::try_from(assembler.counts.total).unwrap_or(usize::MAX);
 
-    // The rest of the root object after `]`, parsed as an object of its own: `{` stands in
-    // for the `,` that followed the array (or for nothing, before the closing `}`).
-    let rest = text
-        .get(array_end?..)?
-        .trim_start_matches(is_json_whitespace);
-    let rest = match rest.strip_prefix(',') {
+    // Parsed as an object of its own: `{` stands in for the `,` that followed the array
+    // (or for nothing, before the closing `}`).
+    let trimmed = rest.trim_start_matches(is_json_whitespace);
+    let skipped = rest.len() - trimmed.len();
+    let members = match trimmed.strip_prefix(',') {
         Some(members)
             if members
                 .trim_start_matches(is_json_whitespace)
@@ -99,23 +122,23 @@ fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<Trace
         {
             members
         }
-        Some(_) => return None,
-        None if rest.starts_with('}') => rest,
-        None => return None,
+        Some(_) => return Err(AfterArrayError::Unexpected(skipped + 1)),
+        None if trimmed.starts_with('}') => trimmed,
+        None => return Err(AfterArrayError::Unexpected(skipped)),
     };
-    let rest = format!("{{{rest}");
+    let object = format!("{{{members}");
     parse_document(
-        serde_json::Deserializer::from_str(&rest),
-        &mut assembler,
-        &mut position,
+        serde_json::Deserializer::from_str(&object),
+        assembler,
+        position,
         &mut harness_pytorch_version,
     )
-    .ok()?;
+    .map_err(AfterArrayError::Json)?;
     if assembler.failure.is_some() {
-        return None;
+        return Err(AfterArrayError::Rejected);
     }
-    finish_metadata(&mut assembler, harness_pytorch_version);
-    Some(assembler)
+    finish_metadata(assembler, harness_pytorch_version);
+    Ok(())
 }
 
 /// JSON's whitespace (RFC 8259 `ws`).
@@ -123,12 +146,12 @@ fn is_json_whitespace(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
-fn is_json_whitespace_byte(b: u8) -> bool {
+pub(super) fn is_json_whitespace_byte(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// How far past each chunk's nominal start a cut is looked for: a few hundred events.
-const CUT_WINDOW_BYTES: usize = 64 << 10;
+pub(super) const CUT_WINDOW_BYTES: usize = 64 << 10;
 
 /// Where the document is cut for `chunks` chunks of events: first just after the start of
 /// `traceEvents` (so that the top of the document, read by the root visitor, is short), then
@@ -157,7 +180,7 @@ fn find_cuts(bytes: &[u8], chunks: usize) -> Vec<usize> {
 }
 
 /// The offset of the first `needle` in `haystack`.
-fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+pub(super) fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
         .position(|window| window == needle)
@@ -167,7 +190,7 @@ fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// that break lines indent the entries of `traceEvents` less than anything inside them
 /// (whose own `},\n{` runs are the cuts the parse would refuse). A cut with no line break
 /// (a minified file) is taken only where no line break is found.
-fn least_indented_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+pub(super) fn least_indented_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
     let mut best: Option<(usize, usize)> = None;
     let mut at = from;
     while let Some((cut, indent)) = find_cut(bytes, at, to) {
@@ -182,7 +205,7 @@ fn least_indented_cut(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
 
 /// The offset of the first `{` in `bytes[from..to]` that follows `}` `,` with only
 /// whitespace between them, and its indentation when that whitespace breaks the line.
-fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<(usize, Option<usize>)> {
+pub(super) fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<(usize, Option<usize>)> {
     let mut at = from;
     while at < to {
         let open = at + bytes.get(at..to)?.iter().position(|&b| b == b'{')?;
@@ -215,7 +238,7 @@ fn find_cut(bytes: &[u8], from: usize, to: usize) -> Option<(usize, Option<usize
 
 /// The top of the document up to the first cut, which must end between two events of
 /// `traceEvents` (the parser then stops there for want of text).
-fn parse_first_chunk<'p>(
+pub(super) fn parse_first_chunk<'p>(
     text: &str,
     cut: usize,
     path: &'p Path,
@@ -241,7 +264,7 @@ fn parse_first_chunk<'p>(
 }
 
 /// One entry of `traceEvents` read on its own.
-struct OneEvent<'a>(RawEvent<'a>);
+pub(super) struct OneEvent<'a>(pub(super) RawEvent<'a>);
 
 impl<'de> Deserialize<'de> for OneEvent<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -253,7 +276,7 @@ impl<'de> Deserialize<'de> for OneEvent<'de> {
 
 /// The events from `start` (a `{`) to `end` (the next chunk's `{`), or, for the last chunk
 /// (`end` = `None`), to the `]` that closes the array, whose following offset comes back.
-fn parse_chunk<'p>(
+pub(super) fn parse_chunk<'p>(
     text: &str,
     start: usize,
     end: Option<usize>,
@@ -267,7 +290,7 @@ fn parse_chunk<'p>(
 /// [`parse_chunk`]'s events pushed onto `assembler`; the offset after the array's `]` when
 /// `end` is `None`. Each event is read by [`scan_event`], or by serde_json where the scanner
 /// leaves it.
-fn parse_events(
+pub(super) fn parse_events(
     assembler: &mut TraceAssembler<'_>,
     text: &str,
     start: usize,
@@ -312,7 +335,7 @@ fn parse_events(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::load::parse_in_one_pass;
+    use crate::trace::whole_text::parse_in_one_pass;
 
     /// A trace with everything a cut could trip on: `}`-`,`-`{` runs with newlines inside
     /// `deviceProperties` and inside events' `args`, a harness `metadata` before the events,

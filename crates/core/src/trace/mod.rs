@@ -14,12 +14,16 @@ mod error;
 pub mod event;
 mod event_scanner;
 pub mod id_index;
+mod json_position;
 pub mod link;
 mod load;
-mod mapped;
 mod raw;
+mod stream;
+mod stream_events;
+mod stream_input;
 mod strings;
 mod whole_gzip;
+mod whole_text;
 
 pub use contents::{EventCounts, Platform, SourceFile, Trace, TraceMetadata};
 pub use error::TraceError;
@@ -28,5 +32,6 @@ pub use event::{
     Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos,
     RecordedInputs, WaitOn,
 };
-pub use load::{load, load_bytes};
+pub use load::{load, load_bytes, BLOCK_BYTES_VARIABLE, STDIN_PATH, WHOLE_FILE_MAX_BYTES};
+pub use stream::{default_block_bytes, load_reader, load_reader_in_blocks};
 pub use strings::{FxHashMap, FxHasher, StrId, StringTable};

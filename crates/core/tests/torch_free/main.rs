@@ -25,3 +25,5 @@ mod predict_timeline;
 mod predict_what_if;
 mod ranks_job;
 mod tier1_transfers_match_trace;
+mod trace_stream;
+mod trace_stream_errors;

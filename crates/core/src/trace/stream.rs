@@ -1,0 +1,441 @@
+//! Reading a trace from any [`Read`] (a file, standard input, a gzip stream of one member or
+//! many) in blocks of bounded size: the whole JSON is never in memory at once.
+//!
+//! The reading thread ([`super::stream_input`]) hands on blocks of JSON. The first holds the
+//! top of the document, read by the root visitor up to a cut just inside `traceEvents`
+//! (proven by the parse, as [`super::chunked`] does for a whole file). Every later block
+//! starts at an event boundary: it is cut at its last candidate boundary, the events before
+//! it are parsed on every core in chunks ([`super::chunked::parse_chunk`], each chunk ending
+//! exactly where the next starts, which proves the cuts), and the bytes after it are carried
+//! into the next block. Where a cut is refused or a chunk does not parse, the block is read
+//! again event by event on this thread ([`super::stream_events`]), which finds the true
+//! boundary or names the error and its byte offset. After the array's `]`, the rest of the
+//! root object is read to the end and parsed as [`super::chunked`] does.
+//!
+//! The chunks' assemblers are appended in file order, so the trace (events, string ids,
+//! counts, metadata) is the one a single pass over the whole file gives. An input that fits
+//! in one block is parsed as a whole file is, by [`super::load::parse_json`].
+
+use std::io::Read;
+use std::path::Path;
+
+use super::assemble::TraceAssembler;
+use super::buffer;
+use super::chunked::{self, AfterArrayError, CUT_WINDOW_BYTES, MAX_CHUNKS, MIN_CHUNK_BYTES};
+use super::contents::{SourceFile, Trace};
+use super::document::{parse_document, ParsePosition};
+use super::error::{StoredAt, TraceError};
+use super::json_position::{offset_of_line_column, strip_position};
+use super::stream_events::{parse_sequential, BlockEnd, SequentialFailure};
+use super::stream_input::{BlockInput, InputFailure, InputFailureKind, InputSummary, Next};
+use super::whole_text::{json_error, parse_json};
+
+/// JSON bytes per block: 4 MiB per core, from 8 to 64 MiB. Large enough that every core
+/// gets a chunk worth a thread, small enough that the three blocks in flight are a small
+/// share of memory and that the chunks' buffers are reused from block to block rather than
+/// mapped afresh (32 MiB blocks on 2 cores spent 3x the system time of 8 MiB ones, in page
+/// faults, on the 120 MB replicated trace).
+pub fn default_block_bytes() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_mul(4 << 20).clamp(8 << 20, 64 << 20)
+}
+
+/// Most cut candidates tried for the first cut inside `traceEvents`.
+const MAX_FIRST_CUTS: usize = 64;
+
+/// Reads a Kineto trace (plain JSON or gzipped) from `reader` in blocks of
+/// [`default_block_bytes`]; `path` names it in the trace and in messages (`-` for standard
+/// input). The result is the one [`super::load`] gives for the same bytes.
+pub fn load_reader<R: Read + Send + 'static>(reader: R, path: &Path) -> Result<Trace, TraceError> {
+    load_reader_in_blocks(reader, path, default_block_bytes(), 0)
+}
+
+/// [`load_reader`] with blocks of `block_bytes` of JSON; `json_bytes_hint` (the expected
+/// JSON size, 0 when unknown) sizes the events' vector once.
+pub fn load_reader_in_blocks<R: Read + Send + 'static>(
+    reader: R,
+    path: &Path,
+    block_bytes: usize,
+    json_bytes_hint: u64,
+) -> Result<Trace, TraceError> {
+    let block_bytes = block_bytes.max(1);
+    let mut stream = Stream {
+        path,
+        input: BlockInput::start(reader, block_bytes),
+        buf: Vec::new(),
+        base: 0,
+        json_bytes: 0,
+        stored_at_end: 0,
+        gzipped: false,
+        summary: None,
+    };
+    while stream.buf.len() < block_bytes && stream.read_more()? {}
+    if stream.summary.is_some() {
+        return stream.whole();
+    }
+    const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+    if stream.buf.starts_with(UTF8_BOM) {
+        stream.consume(UTF8_BOM.len());
+    }
+    // The top of the document, up to the first proven cut inside `traceEvents`.
+    let (mut assembler, mut position, harness, cut) = loop {
+        match stream.header()? {
+            Some(header) => break header,
+            None if stream.read_more()? => {}
+            None => return stream.whole(),
+        }
+    };
+    stream.consume(cut);
+    let wanted_events = usize::try_from(json_bytes_hint / 200).unwrap_or(0);
+    if wanted_events > assembler.events.capacity() {
+        let mut events = buffer::with_capacity(wanted_events);
+        events.append(&mut assembler.events);
+        assembler.events = events;
+    }
+
+    // The events, a block at a time.
+    loop {
+        while stream.buf.len() < block_bytes && stream.read_more()? {}
+        let last = stream.summary.is_some();
+        match stream.events_block(&mut assembler, last)? {
+            BlockEnd::Carry(0) => {
+                // One event longer than the block: the block grows until it holds it.
+                if !stream.read_more()? {
+                    continue;
+                }
+            }
+            BlockEnd::Carry(at) => stream.consume(at),
+            BlockEnd::ArrayEnd(after) => {
+                stream.consume(after);
+                break;
+            }
+        }
+    }
+
+    // The rest of the root object, after `]`: a few keys, read whole.
+    while stream.read_more()? {}
+    let rest = match std::str::from_utf8(&stream.buf) {
+        Ok(rest) => rest,
+        Err(error) => {
+            return Err(stream.invalid_at(error.valid_up_to(), "invalid UTF-8".into()));
+        }
+    };
+    let finished = chunked::finish_after_array(&mut assembler, &mut position, harness, rest);
+    if let Err(error) = finished {
+        return Err(match error {
+            AfterArrayError::Unexpected(at) => stream.invalid_at(
+                at,
+                "expected `,` and a key, or `}`, after the `traceEvents` array".into(),
+            ),
+            AfterArrayError::Json(error) => {
+                // The error's position is in `{` + the members after the array's `,`.
+                let at = offset_of_line_column(rest.as_bytes(), error.line(), error.column());
+                stream.invalid_at(at, strip_position(&error.to_string()))
+            }
+            AfterArrayError::Rejected => match assembler.failure.take() {
+                Some(failure) => failure,
+                None => stream.invalid_at(0, "a value after `traceEvents` was refused".into()),
+            },
+        });
+    }
+    let summary = stream.summary.take().unwrap_or_else(|| InputSummary {
+        sha256: String::new(),
+        gzipped: false,
+        stored_bytes: 0,
+    });
+    Ok(stream.trace(assembler, summary))
+}
+
+/// The stream being read: the unparsed JSON (`buf`, starting at byte `base` of the JSON)
+/// and how the input ended, once it has.
+struct Stream<'p> {
+    path: &'p Path,
+    input: BlockInput,
+    buf: Vec<u8>,
+    base: u64,
+    /// JSON bytes received so far.
+    json_bytes: u64,
+    /// Bytes as stored read when the last block received was complete.
+    stored_at_end: u64,
+    /// Whether the bytes as stored are gzip.
+    gzipped: bool,
+    summary: Option<InputSummary>,
+}
+
+impl<'p> Stream<'p> {
+    /// One more block onto `buf`; `false` once the input has ended.
+    fn read_more(&mut self) -> Result<bool, TraceError> {
+        if self.summary.is_some() {
+            return Ok(false);
+        }
+        match self.input.next() {
+            Next::Block(block, stored_at_end, gzipped) => {
+                self.gzipped = gzipped;
+                self.buf.extend_from_slice(&block);
+                self.json_bytes += block.len() as u64;
+                self.stored_at_end = stored_at_end;
+                self.input.give_back(block);
+                Ok(true)
+            }
+            Next::End(summary) => {
+                self.stored_at_end = summary.stored_bytes;
+                self.summary = Some(summary);
+                Ok(false)
+            }
+            Next::Failed(failure) => Err(input_error(self.path, failure)),
+        }
+    }
+
+    /// Drops the first `bytes` of `buf`, parsed.
+    fn consume(&mut self, bytes: usize) {
+        self.buf.drain(..bytes.min(self.buf.len()));
+        self.base += bytes as u64;
+    }
+
+    /// The whole input, read into `buf`, parsed as a whole file is.
+    fn whole(mut self) -> Result<Trace, TraceError> {
+        while self.read_more()? {}
+        let summary = self.summary.take().unwrap_or_else(|| InputSummary {
+            sha256: String::new(),
+            gzipped: false,
+            stored_bytes: 0,
+        });
+        if self.json_bytes == 0 {
+            return Err(if summary.stored_bytes == 0 {
+                TraceError::Empty {
+                    path: self.path.to_path_buf(),
+                }
+            } else {
+                TraceError::EmptyAfterDecompression {
+                    path: self.path.to_path_buf(),
+                }
+            });
+        }
+        let buf = std::mem::take(&mut self.buf);
+        // Whatever was consumed (a byte-order mark) goes back in front.
+        let json = if self.base > 0 {
+            let mut json = b"\xef\xbb\xbf".to_vec();
+            json.extend_from_slice(&buf);
+            json
+        } else {
+            buf
+        };
+        let assembler = parse_json(&json, self.path)?;
+        drop(json);
+        Ok(self.trace(assembler, summary))
+    }
+
+    /// The top of the document up to the first cut inside `traceEvents` that the parse
+    /// accepts, or `None` when `buf` does not reach one yet.
+    #[allow(clippy::type_complexity)]
+    fn header(
+        &self,
+    ) -> Result<Option<(TraceAssembler<'p>, ParsePosition, Option<String>, usize)>, TraceError>
+    {
+        let text = utf8_prefix(&self.buf);
+        if let Some(key) = chunked::find_bytes(text.as_bytes(), b"\"traceEvents\"") {
+            let mut from = key;
+            for _ in 0..MAX_FIRST_CUTS {
+                let Some((cut, _)) = chunked::find_cut(text.as_bytes(), from, text.len()) else {
+                    break;
+                };
+                let mut harness = None;
+                if let Some((assembler, position)) =
+                    chunked::parse_first_chunk(text, cut, self.path, &mut harness)
+                {
+                    return Ok(Some((assembler, position, harness, cut)));
+                }
+                from = cut + 1;
+            }
+        }
+        // No cut accepted: an error at the top of the document is reported now (its line
+        // and column are the file's own), anything else waits for more text.
+        let mut assembler = TraceAssembler::new(self.path, 0);
+        let mut position = ParsePosition::default();
+        let outcome = parse_document(
+            serde_json::Deserializer::from_str(text),
+            &mut assembler,
+            &mut position,
+            &mut None,
+        );
+        if let Some(failure) = assembler.failure.take() {
+            return Err(failure);
+        }
+        match outcome {
+            Err(error) if error.classify() != serde_json::error::Category::Eof => Err(json_error(
+                &error,
+                &position,
+                self.path,
+                text.as_bytes(),
+                self.base,
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    /// The events of `buf` (which starts at an event boundary) up to its last boundary, or
+    /// to the array's end when the input has ended (`last`).
+    fn events_block(
+        &self,
+        assembler: &mut TraceAssembler<'p>,
+        last: bool,
+    ) -> Result<BlockEnd, TraceError> {
+        let bytes = &self.buf[..];
+        let text = utf8_prefix(bytes);
+        // The whole block must be text for the chunks (a block ends mid-character only
+        // where it was cut by size, never when it is the last).
+        let whole_text = text.len() == bytes.len() || (!last && bytes.len() - text.len() < 4);
+        if whole_text {
+            let limit = if last {
+                Some(text.len())
+            } else {
+                let from = text.len().saturating_sub(CUT_WINDOW_BYTES);
+                chunked::least_indented_cut(text.as_bytes(), from, text.len())
+                    .filter(|&cut| cut > 0)
+            };
+            if let Some(limit) = limit {
+                if let Some((chunks, array_end)) = parse_in_chunks(text, limit, last, self.path) {
+                    for chunk in chunks {
+                        assembler.append(chunk)?;
+                    }
+                    return Ok(match array_end {
+                        Some(after) => BlockEnd::ArrayEnd(after),
+                        None => BlockEnd::Carry(limit),
+                    });
+                }
+            }
+        }
+        parse_sequential(assembler, bytes, last).map_err(|failure| match failure {
+            SequentialFailure::Rejected(error) => error,
+            SequentialFailure::Invalid { at, message } => self.invalid_at(at, message),
+            SequentialFailure::Truncated { at } => TraceError::TruncatedStream {
+                path: self.path.to_path_buf(),
+                offset: self.base + at as u64,
+                stored: self.stored_at(),
+                events: assembler.counts.total,
+            },
+        })
+    }
+
+    /// An error at byte `at` of `buf`.
+    fn invalid_at(&self, at: usize, message: String) -> TraceError {
+        TraceError::InvalidJsonAt {
+            path: self.path.to_path_buf(),
+            offset: self.base + at as u64,
+            stored: self.stored_at(),
+            message,
+        }
+    }
+
+    /// Where the compressed stream had been read to, for a gzipped input.
+    fn stored_at(&self) -> StoredAt {
+        StoredAt(self.gzipped.then_some(self.stored_at_end))
+    }
+
+    fn trace(&self, assembler: TraceAssembler<'_>, summary: InputSummary) -> Trace {
+        let platform = assembler.platform();
+        let mut events = assembler.events;
+        events.shrink_to_fit();
+        Trace {
+            source: SourceFile {
+                path: self.path.to_path_buf(),
+                sha256: summary.sha256,
+                gzipped: summary.gzipped,
+                file_bytes: summary.stored_bytes,
+                json_bytes: self.json_bytes,
+            },
+            metadata: assembler.metadata,
+            platform,
+            events,
+            strings: assembler.strings,
+            counts: assembler.counts,
+        }
+    }
+}
+
+/// The events of `text[..limit]` (from a boundary to a boundary, or, when `last`, to the
+/// array's `]`) parsed in chunks on every core, in file order, and the offset after `]`
+/// when `last`; `None` where a cut is refused or anything does not parse.
+fn parse_in_chunks<'p>(
+    text: &str,
+    limit: usize,
+    last: bool,
+    path: &'p Path,
+) -> Option<(Vec<TraceAssembler<'p>>, Option<usize>)> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunks = cores.min(MAX_CHUNKS).min(limit / MIN_CHUNK_BYTES).max(1);
+    let bytes = text.as_bytes();
+    let mut cuts = vec![0];
+    for i in 1..chunks {
+        let from = (limit / chunks * i).max(cuts.last().map_or(0, |&c| c + 1));
+        let to = (limit / chunks * (i + 1))
+            .min(limit)
+            .min(from + CUT_WINDOW_BYTES);
+        if let Some(cut) = chunked::least_indented_cut(bytes, from, to).filter(|&c| c < limit) {
+            cuts.push(cut);
+        }
+    }
+    let ends: Vec<Option<usize>> = cuts
+        .iter()
+        .skip(1)
+        .map(|&cut| Some(cut))
+        .chain(std::iter::once((!last).then_some(limit)))
+        .collect();
+    let parsed: Vec<_> = std::thread::scope(|scope| {
+        let workers: Vec<_> = cuts
+            .iter()
+            .zip(&ends)
+            .skip(1)
+            .map(|(&start, &end)| scope.spawn(move || chunked::parse_chunk(text, start, end, path)))
+            .collect();
+        let first = chunked::parse_chunk(text, 0, ends.first().copied().flatten(), path);
+        std::iter::once(first)
+            .chain(workers.into_iter().map(|w| w.join().ok().flatten()))
+            .collect()
+    });
+    let mut assemblers = Vec::with_capacity(parsed.len());
+    let mut array_end = None;
+    for chunk in parsed {
+        let (assembler, end) = chunk?;
+        assemblers.push(assembler);
+        array_end = end;
+    }
+    if last && array_end.is_none() {
+        return None;
+    }
+    Some((assemblers, array_end))
+}
+
+/// The longest prefix of `bytes` that is UTF-8 text.
+fn utf8_prefix(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let valid = bytes.get(..error.valid_up_to()).unwrap_or_default();
+            std::str::from_utf8(valid).unwrap_or_default()
+        }
+    }
+}
+
+fn input_error(path: &Path, failure: InputFailure) -> TraceError {
+    let path = path.to_path_buf();
+    let InputFailure {
+        kind,
+        json_offset,
+        stored_offset,
+    } = failure;
+    match kind {
+        InputFailureKind::Io(source) => TraceError::Io { path, source },
+        InputFailureKind::TruncatedGzip => TraceError::TruncatedGzipAt {
+            path,
+            stored_offset,
+            json_offset,
+        },
+        InputFailureKind::CorruptGzip(message) => TraceError::CorruptGzipAt {
+            path,
+            stored_offset,
+            json_offset,
+            message,
+        },
+    }
+}

@@ -1,0 +1,239 @@
+//! The streaming reader (`trace::load_reader_in_blocks`: blocks of bounded size, each cut at
+//! a proven event boundary) against the in-memory parse of the whole file
+//! (`trace::load_bytes`) on every shared trace and every Kineto fixture: the same trace
+//! (events, string ids, metadata, counts, SHA-256), from plain JSON, gzip of one member and
+//! gzip of many (as `pigz`/`cat a.gz b.gz` write), at block sizes from 4 KiB (hundreds of
+//! blocks, an event cut at almost every block end) to 1 MiB; and `replay classify` /
+//! `replay predict` give byte-identical files either way, from a file or from standard
+//! input.
+
+use std::io::{Cursor, Read, Write};
+use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use replay_core::trace::{self, Trace, BLOCK_BYTES_VARIABLE};
+
+use crate::common::{all_shared_traces, replay, repo_root};
+
+/// Every Kineto trace the tests have: the shared ones and the fixtures.
+fn every_kineto_trace() -> Vec<PathBuf> {
+    let mut traces = all_shared_traces();
+    let root = repo_root();
+    for fixture in [
+        "../shared/traces/et/linear_kineto.json.gz",
+        "../shared/traces/et/resnet_kineto.json.gz",
+        "tests/data/gpt2_1layer_cpu_seq16.json.gz",
+        "crates/core/tests/data/et/bloom_tiny_cpu.json.gz",
+        "crates/core/tests/data/compiled/mlp_kernel_profile.json.gz",
+        "crates/core/tests/data/compiled/mlp_plain.json.gz",
+        "crates/core/tests/data/compiled/cpu_bloom_tiny_compiled.json.gz",
+        "crates/core/tests/data/compiled/h200_gpt2_small/trace.json.gz",
+        "crates/core/tests/data/compiled/h200_bloom_tiny/trace.json",
+    ] {
+        let path = root.join(fixture);
+        assert!(path.is_file(), "fixture {} is missing", path.display());
+        traces.push(path);
+    }
+    traces
+}
+
+fn inflate(bytes: &[u8]) -> Vec<u8> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return bytes.to_vec();
+    }
+    let mut json = Vec::new();
+    MultiGzDecoder::new(bytes)
+        .read_to_end(&mut json)
+        .expect("inflate");
+    json
+}
+
+/// `json` as `members` gzip members, cut at arbitrary bytes (inside events).
+fn multi_member_gzip(json: &[u8], members: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for piece in json.chunks(json.len().div_ceil(members).max(1)) {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+        encoder.write_all(piece).expect("gzip");
+        out.extend(encoder.finish().expect("gzip"));
+    }
+    out
+}
+
+fn assert_same(whole: &Trace, streamed: &Trace, what: &str) {
+    assert_eq!(whole.source, streamed.source, "{what}: source");
+    assert_eq!(whole.metadata, streamed.metadata, "{what}: metadata");
+    assert_eq!(whole.platform, streamed.platform, "{what}: platform");
+    assert_eq!(whole.counts, streamed.counts, "{what}: counts");
+    assert_eq!(whole.events.len(), streamed.events.len(), "{what}: events");
+    assert!(whole.events == streamed.events, "{what}: events differ");
+    assert!(
+        whole.strings.iter().eq(streamed.strings.iter()),
+        "{what}: string ids differ"
+    );
+}
+
+fn streamed(bytes: &[u8], path: &Path, block: usize) -> Trace {
+    trace::load_reader_in_blocks(Cursor::new(bytes.to_vec()), path, block, 0)
+        .unwrap_or_else(|e| panic!("streamed at {block}: {e}"))
+}
+
+#[test]
+fn streaming_gives_the_whole_file_parse_on_every_trace() {
+    for path in every_kineto_trace() {
+        let stored = std::fs::read(&path).expect("read trace");
+        let json = inflate(&stored);
+        let name = path.display().to_string();
+        let whole = trace::load_bytes(stored.clone(), &path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(whole.counts.kept > 0, "{name}: no events");
+        // The stored bytes (gzip of one member, or plain), at sizes that cut the JSON into
+        // 1 to thousands of blocks.
+        // 4 KiB blocks (an event cut at nearly every block's end) on the smaller traces only:
+        // thousands of blocks on the larger ones would only slow the test.
+        let smallest = if json.len() < (4 << 20) { 4096 } else { 65_537 };
+        for block in [smallest, 65_537, 1 << 20, 64 << 20] {
+            assert_same(
+                &whole,
+                &streamed(&stored, &path, block),
+                &format!("{name} @{block}"),
+            );
+        }
+        // The same JSON plain.
+        let plain_whole = trace::load_bytes(json.clone(), &path).unwrap();
+        for block in [smallest, 300_000] {
+            let plain = streamed(&json, &path, block);
+            assert_same(&plain_whole, &plain, &format!("{name} plain @{block}"));
+            assert!(plain.events == whole.events);
+        }
+        // Several gzip members, cut mid-event.
+        let members = multi_member_gzip(&json, 5);
+        let members_whole = trace::load_bytes(members.clone(), &path).unwrap();
+        assert_same(
+            &members_whole,
+            &streamed(&members, &path, 50_000),
+            &format!("{name} 5 members"),
+        );
+        assert!(members_whole.events == whole.events);
+    }
+}
+
+#[test]
+fn a_large_file_is_streamed_by_load_and_reads_the_same() {
+    // `trace::load` streams a file larger than a block: with 64 KiB blocks the 26 MB
+    // cudagraph trace is ~400 blocks, and the result is the in-memory one.
+    let path = crate::common::shared_traces().join("a100_train_cudagraph_rank0.json.gz");
+    let json = inflate(&std::fs::read(&path).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("cudagraph.json");
+    std::fs::write(&plain, &json).unwrap();
+    let whole = trace::load_bytes(json, &plain).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_replay"))
+        .args(["classify", "--json", "--trace"])
+        .arg(&plain)
+        .arg("--out")
+        .arg(dir.path().join("a.json"))
+        .env(BLOCK_BYTES_VARIABLE, "65536")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let signatures: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sha = signatures["source"]["sha256"].as_str().unwrap().to_owned();
+    assert_eq!(sha, whole.source.sha256);
+}
+
+/// What a run of `replay` gave: its exit status, standard output and the files it wrote.
+#[derive(PartialEq)]
+struct Run {
+    status: Option<i32>,
+    stdout: Vec<u8>,
+    files: Vec<Option<Vec<u8>>>,
+}
+
+/// Runs `replay` with `args` in `dir`, the block size set (or not), standard input from
+/// `stdin` (or none); the files named `outputs` it wrote are read back and removed.
+fn run_replay(
+    dir: &Path,
+    args: &[&str],
+    block: Option<&str>,
+    stdin: Option<&Path>,
+    outputs: &[&str],
+) -> Run {
+    let mut cmd = replay();
+    cmd.current_dir(dir).args(args);
+    match block {
+        Some(block) => cmd.env(BLOCK_BYTES_VARIABLE, block),
+        None => cmd.env_remove(BLOCK_BYTES_VARIABLE),
+    };
+    if let Some(stdin) = stdin {
+        cmd.pipe_stdin(stdin).unwrap();
+    }
+    let output = cmd.output().unwrap();
+    let files = outputs
+        .iter()
+        .map(|out| {
+            let path = dir.join(out);
+            let bytes = std::fs::read(&path).ok();
+            let _ = std::fs::remove_file(&path);
+            bytes
+        })
+        .collect();
+    Run {
+        status: output.status.code(),
+        stdout: output.stdout,
+        files,
+    }
+}
+
+/// `bytes` with the one place that names the input (`"path": ...`) cut out.
+fn without_source_path(bytes: &[u8], path: &str) -> String {
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let named = format!("\"path\": {}", serde_json::to_string(path).unwrap());
+    assert!(text.contains(&named), "the output names {path}");
+    text.replacen(&named, "\"path\": <input>", 1)
+}
+
+#[test]
+fn classify_and_predict_write_the_same_files_streamed_or_whole_and_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut predicted = 0;
+    for path in every_kineto_trace() {
+        // Plain JSON, so that 64 KiB blocks cut it into many.
+        let json = inflate(&std::fs::read(&path).unwrap());
+        let file = dir.path().join("trace.json");
+        std::fs::write(&file, &json).unwrap();
+        let file_arg = file.to_str().unwrap();
+        let name = path.display().to_string();
+
+        let classify = ["classify", "--trace", file_arg, "--out", "s.json"];
+        let whole = run_replay(dir.path(), &classify, None, None, &["s.json"]);
+        assert_eq!(whole.status, Some(0), "{name}: classify failed");
+        let streamed = run_replay(dir.path(), &classify, Some("65536"), None, &["s.json"]);
+        assert!(whole == streamed, "{name}: classify differs when streamed");
+        let stdin = ["classify", "--trace", "-", "--out", "s.json"];
+        let piped = run_replay(dir.path(), &stdin, Some("65536"), Some(&file), &["s.json"]);
+        let (Some(whole_file), Some(piped_file)) = (&whole.files[0], &piped.files[0]) else {
+            panic!("{name}: no signature file");
+        };
+        assert_eq!(
+            without_source_path(whole_file, file_arg),
+            without_source_path(piped_file, "-"),
+            "{name}: classify from standard input"
+        );
+
+        let predict = [
+            "predict",
+            "--trace",
+            file_arg,
+            "--json",
+            "--perfetto",
+            "p.trace.json",
+        ];
+        let outputs = ["p.trace.json"];
+        let whole = run_replay(dir.path(), &predict, None, None, &outputs);
+        let streamed = run_replay(dir.path(), &predict, Some("65536"), None, &outputs);
+        assert!(whole == streamed, "{name}: predict differs when streamed");
+        predicted += usize::from(whole.status == Some(0) && whole.files[0].is_some());
+    }
+    assert!(predicted >= 10, "predict ran on only {predicted} traces");
+}
