@@ -5,6 +5,7 @@ pub mod flow_wiring;
 pub mod flowing_op;
 pub mod index_bounds;
 pub mod isolated;
+pub mod isolated_journal;
 pub mod libtorch_memory;
 pub mod overload;
 /// How the profiler recorded an op's inputs: the torch-free core's reading.
