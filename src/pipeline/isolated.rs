@@ -30,6 +30,8 @@ pub struct IsolatedCommand {
     file: Option<signature::schema::SignatureFile>,
     /// What its replay measured, once run.
     done: Option<IsolatedResults>,
+    /// `--op-timeout`: a unit measured longer is abandoned as failed ([`crate::replay::op_watchdog`]).
+    pub op_timeout: Option<std::time::Duration>,
 }
 
 impl IsolatedCommand {
@@ -38,6 +40,7 @@ impl IsolatedCommand {
             options,
             file: None,
             done: None,
+            op_timeout: None,
         }
     }
 
@@ -115,6 +118,9 @@ impl SuiteCommand for IsolatedCommand {
         let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
         let mut probe = options.energy.open()?;
         let mut journal = IsolatedJournal::open(&options.output_dir, start.resumed)?;
+        journal.watchdog = self.op_timeout.map(|timeout| {
+            crate::replay::op_watchdog::OpWatchdog::start(timeout, options.output_dir.clone())
+        });
         if start.resumed {
             observer.info(&format!(
                 "==> isolated: {} unit rounds already in {}, running the rest\n",
@@ -270,8 +276,12 @@ pub fn replay(
                 .and_then(|_| {
                     export::write_atomic(&csv_path, &export::csv::isolated_to_bytes(results))
                 });
-            if let Err(e) = written {
-                write_error.get_or_insert(e.into());
+            match written {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    write_error.get_or_insert(e.into());
+                    ControlFlow::Break(())
+                }
             }
         },
         |round| after_round(round, &mut **observer.borrow_mut()),

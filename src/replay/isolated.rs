@@ -62,7 +62,7 @@ struct UnitOutcome {
 ///
 /// `on_progress` is called before each unit of each round; `on_results` after each, with all
 /// results so far (from the second round on, every signature has a result that later rounds
-/// refine); `after_round` after each round: `replay compare` times a share of the full
+/// refine), and a `Break` from it (results that cannot be written) ends the run; `after_round` after each round: `replay compare` times a share of the full
 /// model's runs there, and a `Break` ends the run early (the results say `complete: false`).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -75,7 +75,7 @@ pub fn run(
     mut cold_flush: Option<ColdFlush>,
     mut energy: Option<(&mut (dyn EnergyProbe + 'static), &EnergyConfig)>,
     mut on_progress: impl FnMut(Progress<'_>),
-    mut on_results: impl FnMut(&IsolatedResults),
+    mut on_results: impl FnMut(&IsolatedResults) -> ControlFlow<()>,
     mut after_round: impl FnMut(u32) -> ControlFlow<()>,
     shard: Shard,
     generated: Option<&InductorKernels>,
@@ -126,6 +126,10 @@ pub fn run(
                         rounds,
                         name: &sigs[unit.lead].name,
                     });
+                    let watchdog = journal.as_ref().and_then(|j| j.watchdog.clone());
+                    if let Some(dog) = &watchdog {
+                        dog.arm(round, unit_id);
+                    }
                     let kept = measure_unit(
                         file,
                         unit,
@@ -136,6 +140,9 @@ pub fn run(
                         cold_flush.as_mut(),
                         if last_round { energy.as_mut() } else { None },
                     );
+                    if let Some(dog) = &watchdog {
+                        dog.disarm();
+                    }
                     if let Some(j) = journal.as_deref_mut() {
                         j.record(round, unit_id, &kept);
                     }
@@ -160,8 +167,9 @@ pub fn run(
                 .filter_map(|(unit, outcome)| outcome.as_ref().map(|o| unit_results(sigs, unit, o)))
                 .flatten()
                 .collect();
-            if !resumed {
-                on_results(&results);
+            // A result file that cannot be written (a full disk) ends the run here.
+            if !resumed && on_results(&results).is_break() {
+                return results;
             }
         }
         if after_round(round).is_break() {
@@ -169,7 +177,7 @@ pub fn run(
         }
     }
     results.complete = true;
-    on_results(&results);
+    let _ = on_results(&results);
     results
 }
 

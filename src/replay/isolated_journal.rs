@@ -56,6 +56,8 @@ pub struct IsolatedJournal {
     found: HashMap<(u32, String), Entry>,
     /// The first write that failed (a full disk): the run stops at the next unit.
     pub error: Option<replay_core::Error>,
+    /// `--op-timeout`: armed while each unit is measured.
+    pub watchdog: Option<super::op_watchdog::OpWatchdog>,
 }
 
 impl IsolatedJournal {
@@ -78,6 +80,7 @@ impl IsolatedJournal {
             journal,
             found,
             error: None,
+            watchdog: None,
         })
     }
 

@@ -21,7 +21,12 @@ pub fn report_with(
         }
         shown = text;
     }
-    if let Some(signal) = err.chain().find_map(stopped_by) {
+    // A grid run a SIGINT/SIGTERM stopped, however the error carried it.
+    let signal = err
+        .chain()
+        .find_map(stopped_by)
+        .or_else(crate::shard::stop::requested);
+    if let Some(signal) = signal {
         // As a shell reports a process a signal ended: 128 + the signal (130, 143).
         return ExitCode::from(u8::try_from(128 + signal).unwrap_or(1));
     }

@@ -18,6 +18,19 @@ pub const RESUME_FILE: &str = "resume.json";
 /// The format this version writes and reads.
 pub const RESUME_FORMAT: &str = "replay-resume/1";
 
+/// The variable `replay` hands `replay-torch` its own name in, so that a command line shown
+/// to the user starts with what they typed.
+pub const ARGV0_VAR: &str = "REPLAY_ARGV0";
+
+/// This process's command line as the user typed it.
+pub fn command_line() -> Vec<String> {
+    let mut argv: Vec<String> = std::env::args().collect();
+    if let (Some(first), Ok(typed)) = (argv.first_mut(), std::env::var(ARGV0_VAR)) {
+        *first = typed;
+    }
+    argv
+}
+
 /// Where a run's rows are: a file in the output folder, from byte `start` on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowsFile {
@@ -50,7 +63,7 @@ impl RunRecord {
             work_list_hash: work_list.hash(),
             shard,
             settings,
-            argv: std::env::args().collect(),
+            argv: command_line(),
             rows: None,
         }
     }

@@ -57,7 +57,7 @@ pub fn simulate(signal: i32) {
 /// The error a run stopped by `signal` ends with, after `done` of `total` `unit`: the files
 /// are whole, and the command line that resumes it.
 pub fn stopped(signal: i32, done: usize, total: usize, unit: &str) -> super::ShardError {
-    let mut argv: Vec<String> = std::env::args().collect();
+    let mut argv = super::resume::command_line();
     if !argv.iter().any(|a| a == "--resume") {
         argv.push("--resume".into());
     }
