@@ -119,7 +119,7 @@ impl SuiteCommand for IsolatedCommand {
         let mut probe = options.energy.open()?;
         let mut journal = IsolatedJournal::open(&options.output_dir, start.resumed)?;
         journal.watchdog = self.op_timeout.map(|timeout| {
-            crate::replay::op_watchdog::OpWatchdog::start(timeout, options.output_dir.clone())
+            crate::replay::op_watchdog::OpWatchdog::start(timeout, journal.path().to_path_buf())
         });
         if start.resumed {
             observer.info(&format!(

@@ -13,8 +13,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::isolated_journal::JOURNAL_FILE;
-
 /// What the watchdog watches: the unit being measured now.
 struct Armed {
     round: u32,
@@ -30,8 +28,8 @@ pub struct OpWatchdog {
 }
 
 impl OpWatchdog {
-    /// Starts the watchdog of a run writing its journal in `output_dir`.
-    pub fn start(timeout: Duration, output_dir: std::path::PathBuf) -> OpWatchdog {
+    /// Starts the watchdog of a run whose journal is `journal`.
+    pub fn start(timeout: Duration, journal: std::path::PathBuf) -> OpWatchdog {
         let dog = OpWatchdog {
             state: Arc::new((Mutex::new(None), Condvar::new())),
             timeout,
@@ -39,7 +37,7 @@ impl OpWatchdog {
         let watched = dog.clone();
         std::thread::Builder::new()
             .name("replay-op-watchdog".into())
-            .spawn(move || watched.watch(&output_dir))
+            .spawn(move || watched.watch(&journal))
             .expect("the watchdog thread starts");
         dog
     }
@@ -62,7 +60,7 @@ impl OpWatchdog {
         *lock.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    fn watch(&self, output_dir: &std::path::Path) {
+    fn watch(&self, journal: &std::path::Path) {
         let (lock, wake) = &*self.state;
         let mut armed = lock.lock().unwrap_or_else(|e| e.into_inner());
         loop {
@@ -72,7 +70,7 @@ impl OpWatchdog {
                     Some(left) => left,
                     None => {
                         let a = armed.take().expect("armed");
-                        fire(output_dir, a.round, &a.unit, self.timeout);
+                        fire(journal, a.round, &a.unit, self.timeout);
                         // Reached only when the process could not be replaced.
                         continue;
                     }
@@ -87,7 +85,7 @@ impl OpWatchdog {
 }
 
 /// Journals the unit as timed out and replaces the process with the resumed command.
-fn fire(output_dir: &std::path::Path, round: u32, unit: &str, timeout: Duration) {
+fn fire(journal: &std::path::Path, round: u32, unit: &str, timeout: Duration) {
     let reason = format!(
         "timed out after {} s (--op-timeout): the op was abandoned and the run resumed in a fresh process",
         timeout.as_secs_f64()
@@ -96,10 +94,9 @@ fn fire(output_dir: &std::path::Path, round: u32, unit: &str, timeout: Duration)
     let entry = json!({"round": round, "unit": unit, "outcome": {"failed": reason}});
     let mut line = entry.to_string().into_bytes();
     line.push(b'\n');
-    let journal = output_dir.join(JOURNAL_FILE);
     let written = std::fs::OpenOptions::new()
         .append(true)
-        .open(&journal)
+        .open(journal)
         .and_then(|mut f| replay_core::shard::journal::append_whole(&mut f, &line));
     if let Err(e) = written {
         eprintln!(

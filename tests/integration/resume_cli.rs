@@ -263,7 +263,8 @@ fn sigterm_stops_at_a_row_boundary_and_says_how_to_resume() {
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.ends_with('\n'), "a whole last row: {text}");
     let rows = lines(&csv) - 1;
-    assert!((4..32).contains(&rows), "{rows} rows");
+    // The signal came after the third row; the run ends before the next case it would start.
+    assert!((3..32).contains(&rows), "{rows} rows");
     replay()
         .args(SCAN)
         .arg("--output-dir")
@@ -393,8 +394,9 @@ impl Drop for Tmpfs {
 #[test]
 fn a_full_disk_ends_the_run_with_a_clear_error_and_whole_files() {
     let dir = tempfile::tempdir().unwrap();
-    // bench scan: 32 rows of ~200 bytes and two files rewritten after each do not fit in 12 kB.
-    let Some(disk) = Tmpfs::mount(&dir.path().join("small"), "size=12k") else {
+    // bench scan: 32 rows of ~200 bytes and two files rewritten after each (atomically, through
+    // a temporary file) do not fit in five 4 kB pages.
+    let Some(disk) = Tmpfs::mount(&dir.path().join("small"), "size=20k") else {
         return;
     };
     let out = disk.0.join("scan");
