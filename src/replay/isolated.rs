@@ -194,12 +194,11 @@ fn measure_unit(
     cold_flush: Option<&mut ColdFlush>,
     energy: Option<&mut (&mut (dyn EnergyProbe + 'static), &EnergyConfig)>,
 ) -> UnitRound {
-    let mut cold_flush = cold_flush;
     let mut energy_result: Option<Result<EnergySummary, String>> = None;
     let measured: Result<(Measurement, String), SetupError> =
         target_for(file, unit, device, generated).and_then(|(mut target, method)| {
             let mut flushing;
-            let target: &mut dyn Target = match cold_flush.as_deref_mut() {
+            let target: &mut dyn Target = match cold_flush {
                 Some(flush) => {
                     flushing = ColdTarget {
                         inner: target.as_mut(),

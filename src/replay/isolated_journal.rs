@@ -29,7 +29,7 @@ pub type UnitRound = (
 #[serde(rename_all = "snake_case")]
 enum Kept {
     Measured {
-        summary: Summary,
+        summary: Box<Summary>,
         device_us: Vec<f64>,
         host_us: Vec<f64>,
         method: String,
@@ -104,7 +104,7 @@ impl IsolatedJournal {
                 method,
             } => Ok((
                 Measurement {
-                    summary,
+                    summary: *summary,
                     device_us,
                     host_us,
                 },
@@ -124,7 +124,7 @@ impl IsolatedJournal {
         }
         let kept = match &outcome.0 {
             Ok((m, method)) => Kept::Measured {
-                summary: m.summary.clone(),
+                summary: Box::new(m.summary.clone()),
                 device_us: m.device_us.clone(),
                 host_us: m.host_us.clone(),
                 method: method.clone(),

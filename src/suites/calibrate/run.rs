@@ -263,7 +263,7 @@ pub fn run(
     let mut reporter = CaseReporter::start(observer, COMMAND, &header, labels);
     for (index, item) in items.into_iter().enumerate() {
         let mut failed = Vec::new();
-        let results: Vec<(String, Result<Measured, String>)> = match found.pop() {
+        let results: ItemResults = match found.pop() {
             Some(entry) => from_journal(entry, &item.label, &journal_path)?,
             None => {
                 replay_core::shard::stop::check(index, total, "measurements")
@@ -319,6 +319,9 @@ pub fn journal_path(output: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// What one work item measured: each key's result, or why it failed.
+type ItemResults = Vec<(String, Result<Measured, String>)>;
+
 /// One finished item as the journal keeps it.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct JournalEntry {
@@ -359,7 +362,7 @@ fn from_journal(
     entry: serde_json::Value,
     label: &str,
     path: &Path,
-) -> Result<Vec<(String, Result<Measured, String>)>, CalibrateError> {
+) -> Result<ItemResults, CalibrateError> {
     let bad = |problem: String| CalibrateError::File {
         path: path.to_path_buf(),
         problem,
