@@ -92,6 +92,13 @@ bench-aoti: build
 bench-compiled: build
 	.venv/bin/python scripts/bench_compiled.py $(ARGS)
 
+# Kill-and-resume (issue 34): 100 random SIGKILLs across isolated, bench scan, bench quant, bench
+# mhc and calibrate on small grids, each resumed with --resume and compared with an uninterrupted
+# run (results/kill_resume.json). ARGS="--kills 2" for a short one.
+.PHONY: bench-resume
+bench-resume: build
+	.venv/bin/python scripts/kill_resume.py $(ARGS)
+
 # Replay coverage of the H100 traces on the CPU and run-to-run noise (results/bench_isolated.json).
 .PHONY: bench-isolated
 bench-isolated: build

@@ -642,6 +642,24 @@ def bench_huge_quick_measures_every_size_and_the_ranks():
     shutil.rmtree(work, ignore_errors=True)
 
 
+@test
+def kill_resume_quick_resumes_killed_runs_to_identical_rows():
+    # One SIGKILL each of isolated and bench scan at a random row, resumed and compared
+    # (scripts/kill_resume.py; `make bench-resume` runs 100).
+    out = os.path.join(TMP, "kill_resume.json")
+    rc, stdout, stderr = run_script("kill_resume.py", "--quick", "--out", out)
+    assert rc == 0, stdout + stderr
+    with open(out) as f:
+        report = json.load(f)
+    assert set(report["commands"]) == {"isolated", "bench scan"}, report
+    for name, entry in report["commands"].items():
+        assert entry["kills"] == 1 and entry["complete"] == 1 and entry["identical"] == 1, (name, entry)
+        assert entry["rows_kept_byte_for_byte"] == 1, (name, entry)
+    assert report["total_kills"] == report["total_identical"] == 2
+    rc, _, stderr = run_script("kill_resume.py", "--kills", "0")
+    assert rc == 2 and "at least 1" in stderr, stderr
+
+
 def main():
     passed = failed = 0
     only = sys.argv[1:]

@@ -79,6 +79,18 @@ pub struct IsolatedArgs {
     #[arg(long, value_name = "DIR")]
     pub inductor_cache: Option<PathBuf>,
 
+    /// A watchdog per op: a signature whose measurement (one round) runs longer than this
+    /// many seconds ends `failed: timed out` and the run goes on (in a fresh process, resumed
+    /// from its journal: a libtorch op cannot be cancelled in its thread)
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub op_timeout: Option<f64>,
+
+    /// The host memory one replay may allocate (bytes, or with K, M, G, T), checked before
+    /// allocating: a signature asking for more ends `oom` and the run goes on. Default: three
+    /// quarters of the memory available at the start
+    #[arg(long, value_name = "SIZE", value_parser = crate::replay::memory_limit::parse_size)]
+    pub max_memory: Option<u64>,
+
     /// On a GPU, time without the blocking kernel (by default each sample's launches queue up
     /// behind a kernel that holds the stream until they are all issued, so kernels shorter
     /// than their launch are timed on the device alone); to compare the two
@@ -115,11 +127,23 @@ impl From<IsolatedArgs> for IsolatedOptions {
     }
 }
 
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(s),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
+}
+
 pub fn run(args: IsolatedArgs) -> Result<(), crate::Error> {
     args.timing.refuse("isolated", &["warmup"])?;
+    if let Some(bytes) = args.max_memory {
+        crate::replay::memory_limit::set(bytes);
+    }
     let mut console = ConsoleObserver::new(args.output.quiet);
     let shard = args.shard.clone();
+    let op_timeout = args.op_timeout.map(std::time::Duration::from_secs_f64);
     let mut command = IsolatedCommand::new(args.into());
+    command.op_timeout = op_timeout;
     crate::pipeline::drive(&mut command, &shard, &mut console)
 }
 

@@ -136,6 +136,7 @@ pub fn run(
                 probe.as_deref_mut(),
                 observer,
                 |_, _| ControlFlow::Continue(()),
+                None,
             )?;
             let trace = trace_path
                 .as_deref()
@@ -347,6 +348,7 @@ fn replay_and_time_the_model(
                 }
             }
         },
+        None,
     )?;
     if let Some(e) = model_error {
         return Err(e).context(format!("timing {}", run.model.display()));

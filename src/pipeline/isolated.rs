@@ -18,23 +18,68 @@ use crate::signature;
 use super::observer::{Observer, Stage, Tick};
 use super::options::IsolatedOptions;
 use super::suite_command::{ShardRecord, SuiteCommand};
-use replay_core::shard::Shard;
+use crate::replay::isolated_journal::IsolatedJournal;
+use replay_core::shard::{RunStart, Shard, WorkList};
 
 /// `replay isolated` as a suite command: reads the signature file, replays this shard's
 /// units, and reports a summary; a shard that replayed every unit of its slice leaves its
 /// shard.json (an interrupted one does not: `replay merge` then names it missing).
 pub struct IsolatedCommand {
     pub options: IsolatedOptions,
-    /// The signature file and what its replay measured, once run.
-    done: Option<(signature::schema::SignatureFile, IsolatedResults)>,
+    /// The signature file, once read (or classified from `--trace`).
+    file: Option<signature::schema::SignatureFile>,
+    /// What its replay measured, once run.
+    done: Option<IsolatedResults>,
+    /// `--op-timeout`: a unit measured longer is abandoned as failed ([`crate::replay::op_watchdog`]).
+    pub op_timeout: Option<std::time::Duration>,
 }
 
 impl IsolatedCommand {
     pub fn new(options: IsolatedOptions) -> IsolatedCommand {
         IsolatedCommand {
             options,
+            file: None,
             done: None,
+            op_timeout: None,
         }
+    }
+
+    /// The signature file: read, or a trace classified (with its Execution Trace, when
+    /// given) into `kernels`; once.
+    fn file(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<&signature::schema::SignatureFile, crate::Error> {
+        if self.file.is_none() {
+            let options = &self.options;
+            let file = match &options.trace {
+                Some(trace) => {
+                    let loaded = crate::trace::load(trace).map_err(crate::Error::from)?;
+                    super::classify::classify_into(
+                        &loaded,
+                        trace,
+                        options.inductor_cache.as_deref(),
+                        options.execution_trace.as_deref(),
+                        &options.kernels,
+                        observer,
+                    )?
+                }
+                None => signature::read_file(&options.kernels)?,
+            };
+            self.file = Some(file);
+        }
+        Ok(self.file.as_ref().expect("read above"))
+    }
+
+    /// What makes two runs' (or two shards') numbers comparable: the same budget, rounds,
+    /// cache state and roofline profile.
+    fn settings(&self) -> serde_json::Value {
+        let options = &self.options;
+        serde_json::json!({
+            "config": run_config(options),
+            "profile": options.profile.as_ref().map(|p| p.display().to_string()),
+            "energy": options.energy.probe,
+        })
     }
 }
 
@@ -51,57 +96,85 @@ impl SuiteCommand for IsolatedCommand {
         self.options.output_dir.clone()
     }
 
-    fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
+    fn identity(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+        let list = isolated::work_list(self.file(observer)?);
+        Ok((list, self.settings()))
+    }
+
+    fn run(
+        &mut self,
+        shard: Shard,
+        start: &mut RunStart,
+        observer: &mut dyn Observer,
+    ) -> Result<(), crate::Error> {
         self.options.shard = shard;
-        let options = &self.options;
-        // A trace is classified here (with its Execution Trace, when given), into `kernels`.
-        let file = match &options.trace {
-            Some(trace) => {
-                let loaded = crate::trace::load(trace).map_err(crate::Error::from)?;
-                super::classify::classify_into(
-                    &loaded,
-                    trace,
-                    options.inductor_cache.as_deref(),
-                    options.execution_trace.as_deref(),
-                    &options.kernels,
-                    observer,
-                )?
-            }
-            None => signature::read_file(&options.kernels)?,
+        self.file(observer)?;
+        let (options, Some(file)) = (&self.options, &self.file) else {
+            unreachable!("read above");
         };
         let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
         let mut probe = options.energy.open()?;
+        let mut journal = IsolatedJournal::open(&options.output_dir, start.resumed)?;
+        journal.watchdog = self.op_timeout.map(|timeout| {
+            crate::replay::op_watchdog::OpWatchdog::start(timeout, journal.path().to_path_buf())
+        });
+        if start.resumed {
+            observer.info(&format!(
+                "==> isolated: {} unit rounds already in {}, running the rest\n",
+                journal.found(),
+                journal.path().display()
+            ));
+        }
         let results = replay(
             options,
-            &file,
+            file,
             &device,
             probe.as_deref_mut(),
             observer,
             |_, _| ControlFlow::Continue(()),
+            Some(&mut journal),
         )?;
-        observer.result(&summary(&file, &results, options));
-        self.done = Some((file, results));
+        if let Some(e) = journal.error.take() {
+            return Err(crate::Error::from(e));
+        }
+        if !results.complete {
+            if let Some(signal) = replay_core::shard::stop::requested() {
+                let units = isolated::work_list(file).covered(shard).len();
+                let done = results
+                    .results
+                    .iter()
+                    .map(|r| &r.replayed_as)
+                    .collect::<std::collections::HashSet<_>>()
+                    .len();
+                return Err(crate::Error::from(replay_core::Error::Shard(
+                    replay_core::shard::stop::stopped(
+                        signal,
+                        done,
+                        units,
+                        "replay units (in the first round)",
+                    ),
+                )));
+            }
+        }
+        observer.result(&summary(file, &results, options));
+        self.done = Some(results);
         Ok(())
     }
 
     fn shard_record(&self) -> Result<Option<ShardRecord>, crate::Error> {
-        let Some((file, results)) = &self.done else {
+        let (Some(file), Some(results)) = (&self.file, &self.done) else {
             return Ok(None);
         };
         if !results.complete {
             return Ok(None);
         }
-        let options = &self.options;
         Ok(Some(ShardRecord {
             device: results.device.clone(),
             work_list: isolated::work_list(file),
-            // What makes two shards' numbers comparable: the same budget, rounds, cache
-            // state and roofline profile.
-            settings: serde_json::json!({
-                "config": results.config,
-                "profile": options.profile.as_ref().map(|p| p.display().to_string()),
-                "energy": options.energy.probe,
-            }),
+            settings: self.settings(),
             files: vec![
                 OutputFile::IsolatedJson.name().into(),
                 OutputFile::IsolatedCsv.name().into(),
@@ -120,6 +193,7 @@ pub fn replay(
     probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
     observer: &mut dyn Observer,
     mut after_round: impl FnMut(u32, &mut dyn Observer) -> ControlFlow<()>,
+    journal: Option<&mut IsolatedJournal>,
 ) -> anyhow::Result<IsolatedResults> {
     if options.max_time_per_kernel_s.is_nan() || options.max_time_per_kernel_s <= 0.0 {
         anyhow::bail!(crate::Error::from(replay_core::Error::BadInput {
@@ -152,13 +226,7 @@ pub fn replay(
     if options.cold {
         config = config.cold();
     }
-    let run_config = RunConfig {
-        cold: options.cold,
-        max_time_per_kernel_s: options.max_time_per_kernel_s,
-        noise_target: options.noise,
-        min_samples: options.min_samples,
-        rounds: options.rounds,
-    };
+    let run_config = run_config(options);
     let cold_flush: Option<ColdFlush> = match (options.cold, device) {
         (false, _) => None,
         (true, Device::Cpu(info)) => {
@@ -208,13 +276,18 @@ pub fn replay(
                 .and_then(|_| {
                     export::write_atomic(&csv_path, &export::csv::isolated_to_bytes(results))
                 });
-            if let Err(e) = written {
-                write_error.get_or_insert(e.into());
+            match written {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    write_error.get_or_insert(e.into());
+                    ControlFlow::Break(())
+                }
             }
         },
         |round| after_round(round, &mut **observer.borrow_mut()),
         options.shard,
         generated.as_ref(),
+        journal,
     );
     observer.into_inner().stage_finished(Stage::Isolated);
     if let Some(e) = write_error {
@@ -234,6 +307,17 @@ pub fn replay(
             .context("writing isolated results")?;
     }
     Ok(results)
+}
+
+/// The run's settings as its results record them.
+fn run_config(options: &IsolatedOptions) -> RunConfig {
+    RunConfig {
+        cold: options.cold,
+        max_time_per_kernel_s: options.max_time_per_kernel_s,
+        noise_target: options.noise,
+        min_samples: options.min_samples,
+        rounds: options.rounds,
+    }
 }
 
 /// What `replay isolated` reports: the statuses, coverage, the sum of the parts, energy, the

@@ -11,7 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use replay_core::shard::{Shard, ShardArgs, WorkList, MANIFEST_FILE};
+use replay_core::shard::{
+    RunRecord, RunStart, Shard, ShardArgs, WorkList, MANIFEST_FILE, RESUME_FILE,
+};
 
 use super::observer::{Observer, Stage, Tick};
 
@@ -38,10 +40,24 @@ pub trait SuiteCommand {
     /// Where the command's files and a shard's shard.json go.
     fn output_dir(&self) -> PathBuf;
 
+    /// What identifies the run before it starts: its whole work list and the settings that
+    /// make two runs' rows comparable (what `resume.json` records and `--resume` checks).
+    fn identity(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<(WorkList, serde_json::Value), crate::Error>;
+
     /// Runs `shard`'s items (all of them for [`Shard::WHOLE`]), writing results as they
     /// finish and telling `observer`; the command's result text goes to
-    /// [`Observer::result`]. One failed item is a row, never the end of the run.
-    fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error>;
+    /// [`Observer::result`]. One failed item is a row, never the end of the run. A resumed
+    /// run (`start.resumed`) keeps the rows it finds and runs the rest; a SIGINT or SIGTERM
+    /// ends it between items ([`replay_core::shard::stop`]).
+    fn run(
+        &mut self,
+        shard: Shard,
+        start: &mut RunStart,
+        observer: &mut dyn Observer,
+    ) -> Result<(), crate::Error>;
 
     /// What shard.json records, once [`SuiteCommand::run`] returned; `None` when the run
     /// stopped before the end of its slice (no shard.json: `replay merge` names the shard
@@ -68,7 +84,27 @@ pub fn drive(
         // A stale shard.json must not vouch for this run's rows if it dies.
         run.begin(&output_dir)?;
     }
-    command.run(slice, observer)?;
+    let (work_list, settings) = command.identity(observer)?;
+    let record = RunRecord::new(&work_list, slice, settings);
+    let mut start = RunStart::begin(&output_dir, record, shard.resume)?;
+    if start.resumed {
+        observer.info(&format!(
+            "==> resuming the run in {} ({})\n",
+            output_dir.display(),
+            RESUME_FILE
+        ));
+    }
+    // From here a SIGINT or SIGTERM stops the run at the next item, its files whole.
+    replay_core::shard::stop::install();
+    let ran = command.run(slice, &mut start, observer);
+    if let (Err(e), Some(signal)) = (&ran, replay_core::shard::stop::requested()) {
+        // However the suite carried it, a run a signal stopped ends as stopped (130, 143).
+        let message = e.to_string();
+        return Err(crate::Error::Core(replay_core::Error::Shard(
+            replay_core::shard::ShardError::Stopped { signal, message },
+        )));
+    }
+    ran?;
     let Some(run) = &sharded else {
         return Ok(());
     };
@@ -194,7 +230,18 @@ mod tests {
         fn output_dir(&self) -> PathBuf {
             self.dir.clone()
         }
-        fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
+        fn identity(
+            &mut self,
+            _: &mut dyn Observer,
+        ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+            Ok((three(), serde_json::json!({})))
+        }
+        fn run(
+            &mut self,
+            shard: Shard,
+            _: &mut RunStart,
+            observer: &mut dyn Observer,
+        ) -> Result<(), crate::Error> {
             assert!(
                 !self.dir.join(MANIFEST_FILE).exists(),
                 "a stale shard.json is cleared before the run"
@@ -212,16 +259,21 @@ mod tests {
         fn shard_record(&self) -> Result<Option<ShardRecord>, crate::Error> {
             Ok(self.complete.then(|| ShardRecord {
                 device: "cpu".into(),
-                work_list: WorkList::new("isolated", vec!["a".into(), "b".into(), "c".into()]),
+                work_list: three(),
                 settings: serde_json::json!({}),
                 files: vec!["rows.csv".into()],
             }))
         }
     }
 
+    fn three() -> WorkList {
+        WorkList::new("isolated", vec!["a".into(), "b".into(), "c".into()])
+    }
+
     fn shard(spec: &str) -> ShardArgs {
         ShardArgs {
             shard: Some(spec.parse::<ShardSpec>().unwrap()),
+            resume: false,
         }
     }
 

@@ -19,6 +19,7 @@ pub use crate::results::isolated::{
     IsolatedResults, RunConfig, SignatureResult, Status, ISOLATED_SCHEMA_VERSION,
 };
 
+use super::isolated_journal::{IsolatedJournal, UnitRound};
 use super::registry::{replay_units, target_for, ReplayUnit, SetupError};
 use replay_core::inductor::InductorKernels;
 use replay_core::shard::{Shard, WorkList};
@@ -61,7 +62,7 @@ struct UnitOutcome {
 ///
 /// `on_progress` is called before each unit of each round; `on_results` after each, with all
 /// results so far (from the second round on, every signature has a result that later rounds
-/// refine); `after_round` after each round: `replay compare` times a share of the full
+/// refine), and a `Break` from it (results that cannot be written) ends the run; `after_round` after each round: `replay compare` times a share of the full
 /// model's runs there, and a `Break` ends the run early (the results say `complete: false`).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -74,10 +75,11 @@ pub fn run(
     mut cold_flush: Option<ColdFlush>,
     mut energy: Option<(&mut (dyn EnergyProbe + 'static), &EnergyConfig)>,
     mut on_progress: impl FnMut(Progress<'_>),
-    mut on_results: impl FnMut(&IsolatedResults),
+    mut on_results: impl FnMut(&IsolatedResults) -> ControlFlow<()>,
     mut after_round: impl FnMut(u32) -> ControlFlow<()>,
     shard: Shard,
     generated: Option<&InductorKernels>,
+    mut journal: Option<&mut IsolatedJournal>,
 ) -> IsolatedResults {
     // `--shard I/N`: this process's units only; `results` then holds theirs (in the
     // file's unit order) and `replay merge` puts the shards' back together.
@@ -103,44 +105,50 @@ pub fn run(
             if matches!(&outcomes[unit_index], Some(o) if o.result.is_err()) {
                 continue;
             }
-            on_progress(Progress {
-                step: round as usize * units.len() + position,
-                steps: rounds as usize * units.len(),
-                round,
-                rounds,
-                name: &sigs[unit.lead].name,
-            });
-            let mut energy_result: Option<Result<EnergySummary, String>> = None;
-            let measured: Result<(Measurement, String), SetupError> =
-                target_for(file, unit, device, generated).and_then(|(mut target, method)| {
-                    let mut flushing;
-                    let target: &mut dyn Target = match cold_flush.as_mut() {
-                        Some(flush) => {
-                            flushing = ColdTarget {
-                                inner: target.as_mut(),
-                                flush,
-                            };
-                            &mut flushing
-                        }
-                        None => target.as_mut(),
-                    };
-                    let measurement = measure_detailed(target, round_config, clock)?;
-                    // Energy after time: the probe's windows repeat the same batches, long
-                    // enough to cover its update period (`energy::measure_energy`).
-                    if let (true, Some((probe, energy_config))) = (last_round, energy.as_mut()) {
-                        let calls = measurement.summary.calls_per_sample.max(1);
-                        energy_result = Some(match TimedTarget::new(target) {
-                            Ok(mut timed) => {
-                                measure_energy(&mut **probe, calls, energy_config, || {
-                                    timed.batch(calls).map(|_| ())
-                                })
-                                .map_err(|e| e.to_string())
-                            }
-                            Err(e) => Err(e.to_string()),
-                        });
+            let unit_id = &sigs[unit.lead].id;
+            // Resuming: a (round, unit) the killed run journaled is taken back, not re-run.
+            let journaled = journal.as_deref_mut().and_then(|j| j.take(round, unit_id));
+            let resumed = journaled.is_some();
+            let (measured, energy_result) = match journaled {
+                Some(kept) => kept,
+                None => {
+                    // Between units: a SIGINT/SIGTERM, or a journal the disk refused, ends
+                    // the run here (`complete: false`), every file whole.
+                    if replay_core::shard::stop::requested().is_some()
+                        || journal.as_ref().is_some_and(|j| j.error.is_some())
+                    {
+                        return results;
                     }
-                    Ok((measurement, method.0))
-                });
+                    on_progress(Progress {
+                        step: round as usize * units.len() + position,
+                        steps: rounds as usize * units.len(),
+                        round,
+                        rounds,
+                        name: &sigs[unit.lead].name,
+                    });
+                    let watchdog = journal.as_ref().and_then(|j| j.watchdog.clone());
+                    if let Some(dog) = &watchdog {
+                        dog.arm(round, unit_id);
+                    }
+                    let kept = measure_unit(
+                        file,
+                        unit,
+                        device,
+                        generated,
+                        round_config,
+                        clock,
+                        cold_flush.as_mut(),
+                        if last_round { energy.as_mut() } else { None },
+                    );
+                    if let Some(dog) = &watchdog {
+                        dog.disarm();
+                    }
+                    if let Some(j) = journal.as_deref_mut() {
+                        j.record(round, unit_id, &kept);
+                    }
+                    kept
+                }
+            };
             let previous = outcomes[unit_index].take();
             let result = match (previous.map(|p| p.result), measured) {
                 (Some(Ok((mut pooled, method))), Ok((round_measurement, _))) => pooled
@@ -159,15 +167,63 @@ pub fn run(
                 .filter_map(|(unit, outcome)| outcome.as_ref().map(|o| unit_results(sigs, unit, o)))
                 .flatten()
                 .collect();
-            on_results(&results);
+            // A result file that cannot be written (a full disk) ends the run here.
+            if !resumed && on_results(&results).is_break() {
+                return results;
+            }
         }
         if after_round(round).is_break() {
             return results;
         }
     }
     results.complete = true;
-    on_results(&results);
+    let _ = on_results(&results);
     results
+}
+
+/// One round of one unit: set up, measured, and in the last round (`energy` given) its
+/// energy.
+#[allow(clippy::too_many_arguments)]
+fn measure_unit(
+    file: &SignatureFile,
+    unit: &ReplayUnit,
+    device: &Device,
+    generated: Option<&InductorKernels>,
+    round_config: &MeasureConfig,
+    clock: &dyn Clock,
+    cold_flush: Option<&mut ColdFlush>,
+    energy: Option<&mut (&mut (dyn EnergyProbe + 'static), &EnergyConfig)>,
+) -> UnitRound {
+    let mut energy_result: Option<Result<EnergySummary, String>> = None;
+    let measured: Result<(Measurement, String), SetupError> =
+        target_for(file, unit, device, generated).and_then(|(mut target, method)| {
+            let mut flushing;
+            let target: &mut dyn Target = match cold_flush {
+                Some(flush) => {
+                    flushing = ColdTarget {
+                        inner: target.as_mut(),
+                        flush,
+                    };
+                    &mut flushing
+                }
+                None => target.as_mut(),
+            };
+            let measurement = measure_detailed(target, round_config, clock)?;
+            // Energy after time: the probe's windows repeat the same batches, long
+            // enough to cover its update period (`energy::measure_energy`).
+            if let Some((probe, energy_config)) = energy {
+                let calls = measurement.summary.calls_per_sample.max(1);
+                energy_result = Some(match TimedTarget::new(target) {
+                    Ok(mut timed) => measure_energy(&mut **probe, calls, energy_config, || {
+                        timed.batch(calls).map(|_| ())
+                    })
+                    .map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                });
+            }
+            Ok((measurement, method.0))
+        });
+    (measured, energy_result)
 }
 
 /// The results of every signature a unit stands for.

@@ -5,7 +5,10 @@ pub mod flow_wiring;
 pub mod flowing_op;
 pub mod index_bounds;
 pub mod isolated;
+pub mod isolated_journal;
 pub mod libtorch_memory;
+pub mod memory_limit;
+pub mod op_watchdog;
 pub mod overload;
 /// How the profiler recorded an op's inputs: the torch-free core's reading.
 pub use replay_core::signature::recorded;

@@ -50,6 +50,7 @@ impl SetupError {
     fn failed(message: String) -> SetupError {
         if message.contains("CUDA out of memory")
             || message.contains("DefaultCPUAllocator: can't allocate")
+            || message.contains(super::memory_limit::OVER_LIMIT)
         {
             SetupError::Oom(message)
         } else {

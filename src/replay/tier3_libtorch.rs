@@ -93,7 +93,35 @@ fn make_tensor(
         Some(s) if s.len() == sizes.len() => s.to_vec(),
         _ => contiguous_strides(sizes),
     };
+    if strides.iter().any(|&s| s < 0) {
+        return Err(format!(
+            "negative stride in {strides:?} (sizes {sizes:?}): libtorch makes no such tensor"
+        ));
+    }
+    // The storage the strides reach, in checked arithmetic: a stride far outside any storage
+    // (an overflowing extent) is refused here, never wrapped around.
+    let extent = sizes
+        .iter()
+        .zip(&strides)
+        .try_fold(1i64, |acc, (&size, &stride)| {
+            (size.max(1) - 1)
+                .checked_mul(stride)
+                .and_then(|reach| acc.checked_add(reach))
+        });
+    if extent.is_none() && !sizes.contains(&0) {
+        return Err(format!(
+            "strides {strides:?} with sizes {sizes:?} point outside any storage (the extent overflows 64 bits)"
+        ));
+    }
     let len = storage_len(sizes, &strides);
+    if device == Device::Cpu {
+        // Checked before allocating: the storage and the buffer it is filled from.
+        let per_element = (kind.elt_size_in_bytes() + 8) as u64;
+        let bytes = u64::try_from(len)
+            .ok()
+            .and_then(|n| n.checked_mul(per_element));
+        super::memory_limit::check(bytes, &format!("a tensor of sizes {sizes:?}"))?;
+    }
     let err = |e: tch::TchError| e.to_string();
     let base = match fill {
         Fill::Indices(high) => {

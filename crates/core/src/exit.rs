@@ -21,8 +21,30 @@ pub fn report_with(
         }
         shown = text;
     }
+    // A grid run a SIGINT/SIGTERM stopped, however the error carried it.
+    let signal = err
+        .chain()
+        .find_map(stopped_by)
+        .or_else(crate::shard::stop::requested);
+    if let Some(signal) = signal {
+        // As a shell reports a process a signal ended: 128 + the signal (130, 143).
+        return ExitCode::from(u8::try_from(128 + signal).unwrap_or(1));
+    }
     let usage = err.chain().any(is_usage);
     ExitCode::from(if usage { 2 } else { 1 })
+}
+
+/// The signal that stopped a grid run at a row boundary, if `e` says one did.
+fn stopped_by(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    use crate::shard::ShardError;
+    let shard = match e.downcast_ref::<crate::Error>() {
+        Some(crate::Error::Shard(s)) => Some(s),
+        _ => e.downcast_ref::<ShardError>(),
+    };
+    match shard {
+        Some(ShardError::Stopped { signal, .. }) => Some(*signal),
+        _ => None,
+    }
 }
 
 /// [`report_with`] for the core's own errors.

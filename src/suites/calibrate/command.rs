@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use replay_core::shard::Shard;
+use replay_core::shard::{RunStart, Shard, WorkList};
 
 use super::run::{self, CalibrateOptions, COMMAND};
 use super::summary::render_summary;
@@ -16,6 +16,20 @@ pub struct CalibrateCommand {
     pub options: CalibrateOptions,
     /// Print the profile as JSON instead of the summary.
     pub json: bool,
+}
+
+impl CalibrateCommand {
+    /// What every shard (and every resumed part) of one calibration shares.
+    fn settings(&self) -> serde_json::Value {
+        let options = &self.options;
+        serde_json::json!({
+            "hardware": options.hardware,
+            "peak_gflops": options.peak_gflops,
+            "peak_bandwidth_gbps": options.peak_bandwidth_gbps,
+            "quick": options.quick,
+            "threads": options.threads,
+        })
+    }
 }
 
 impl SuiteCommand for CalibrateCommand {
@@ -32,9 +46,21 @@ impl SuiteCommand for CalibrateCommand {
         folder_of(&self.options.output)
     }
 
-    fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
+    fn identity(
+        &mut self,
+        _: &mut dyn Observer,
+    ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+        Ok((run::work_list(&self.device, &self.options), self.settings()))
+    }
+
+    fn run(
+        &mut self,
+        shard: Shard,
+        start: &mut RunStart,
+        observer: &mut dyn Observer,
+    ) -> Result<(), crate::Error> {
         self.options.shard = shard;
-        let profile = run::run(&self.device, &self.options, observer)?;
+        let profile = run::run(&self.device, &self.options, start.resumed, observer)?;
         if self.json {
             let text = serde_json::to_string_pretty(&profile).map_err(|e| {
                 crate::Error::from(super::CalibrateError::Measure(format!(
@@ -57,13 +83,7 @@ impl SuiteCommand for CalibrateCommand {
         Ok(Some(ShardRecord {
             device: self.device.describe(),
             work_list: run::work_list(&self.device, options),
-            settings: serde_json::json!({
-                "hardware": options.hardware,
-                "peak_gflops": options.peak_gflops,
-                "peak_bandwidth_gbps": options.peak_bandwidth_gbps,
-                "quick": options.quick,
-                "threads": options.threads,
-            }),
+            settings: self.settings(),
             files: options
                 .output
                 .file_name()

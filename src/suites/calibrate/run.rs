@@ -230,6 +230,7 @@ pub fn memory_sizes_mb(quick: bool) -> Vec<u64> {
 pub fn run(
     device: &Device,
     options: &CalibrateOptions,
+    resume: bool,
     observer: &mut dyn Observer,
 ) -> Result<Profile, CalibrateError> {
     let peaks = peaks_of(device, options);
@@ -248,10 +249,36 @@ pub fn run(
         profile.metadata.device
     );
     let labels = items.iter().map(|item| item.label.clone()).collect();
+    // Each finished item's results, one line each, beside the profile: what --resume
+    // takes back instead of measuring them again.
+    let journal_path = journal_path(&options.output);
+    let file_error = |e: replay_core::Error| CalibrateError::File {
+        path: journal_path.clone(),
+        problem: e.to_string(),
+    };
+    let (mut journal, mut found) =
+        replay_core::shard::journal::Journal::open(&journal_path, resume).map_err(file_error)?;
+    found.reverse();
+    let total = items.len();
     let mut reporter = CaseReporter::start(observer, COMMAND, &header, labels);
     for (index, item) in items.into_iter().enumerate() {
         let mut failed = Vec::new();
-        for (key, result) in (item.run)() {
+        let results: ItemResults = match found.pop() {
+            Some(entry) => from_journal(entry, &item.label, &journal_path)?,
+            None => {
+                replay_core::shard::stop::check(index, total, "measurements")
+                    .map_err(|e| CalibrateError::Usage(e.to_string()))?;
+                let results: Vec<_> = (item.run)()
+                    .into_iter()
+                    .map(|(key, r)| (key, r.map_err(|e| e.to_string())))
+                    .collect();
+                journal
+                    .append(&JournalEntry::of(&item.label, &results))
+                    .map_err(file_error)?;
+                results
+            }
+        };
+        for (key, result) in results {
             match result {
                 Ok(Measured::Operation(p)) => {
                     profile.failures.remove(&key);
@@ -265,8 +292,8 @@ pub fn run(
                         .push(f);
                 }
                 Err(e) => {
-                    failed.push((key.clone(), e.to_string()));
-                    profile.failures.insert(key, e.to_string());
+                    failed.push((key.clone(), e.clone()));
+                    profile.failures.insert(key, e);
                 }
             }
         }
@@ -283,6 +310,83 @@ pub fn run(
         }
     }
     Ok(profile)
+}
+
+/// The journal of a calibration writing `output`: `output` with `.journal.jsonl` added.
+pub fn journal_path(output: &Path) -> PathBuf {
+    let mut name = output.as_os_str().to_os_string();
+    name.push(".journal.jsonl");
+    PathBuf::from(name)
+}
+
+/// What one work item measured: each key's result, or why it failed.
+type ItemResults = Vec<(String, Result<Measured, String>)>;
+
+/// One finished item as the journal keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct JournalEntry {
+    item: String,
+    results: Vec<(String, Journaled)>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Journaled {
+    Operation(OperationProfile),
+    Fusion(FusionProfile),
+    Failed(String),
+}
+
+impl JournalEntry {
+    fn of(label: &str, results: &[(String, Result<Measured, String>)]) -> JournalEntry {
+        JournalEntry {
+            item: label.into(),
+            results: results
+                .iter()
+                .map(|(key, r)| {
+                    let kept = match r {
+                        Ok(Measured::Operation(p)) => Journaled::Operation(p.clone()),
+                        Ok(Measured::Fusion(f)) => Journaled::Fusion(f.clone()),
+                        Err(e) => Journaled::Failed(e.clone()),
+                    };
+                    (key.clone(), kept)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The results of `label` as the journal at `path` kept them; an entry of another item
+/// means the journal is not this run's.
+fn from_journal(
+    entry: serde_json::Value,
+    label: &str,
+    path: &Path,
+) -> Result<ItemResults, CalibrateError> {
+    let bad = |problem: String| CalibrateError::File {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let entry: JournalEntry = serde_json::from_value(entry)
+        .map_err(|e| bad(format!("--resume: not a calibration journal entry: {e}")))?;
+    if entry.item != label {
+        return Err(bad(format!(
+            "--resume: the journal's next item is '{}', this run's is '{label}'",
+            entry.item
+        )));
+    }
+    Ok(entry
+        .results
+        .into_iter()
+        .map(|(key, kept)| {
+            let result = match kept {
+                Journaled::Operation(p) => Ok(Measured::Operation(p)),
+                Journaled::Fusion(f) => Ok(Measured::Fusion(f)),
+                Journaled::Failed(e) => Err(e),
+            };
+            (key, result)
+        })
+        .collect())
 }
 
 /// Writes the profile atomically (a reader never sees half a file).

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use replay_core::shard::Shard;
+use replay_core::shard::{RunStart, Shard, WorkList};
 
 use super::rows::RESULTS_CSV;
 use super::run::{configurations, run, shard_settings, work_list, RunOptions, COMMAND};
@@ -56,7 +56,19 @@ impl SuiteCommand for MhcCommand {
         self.options.output_dir.clone()
     }
 
-    fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
+    fn identity(
+        &mut self,
+        _: &mut dyn Observer,
+    ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+        Ok((work_list(&self.options), shard_settings(&self.options)))
+    }
+
+    fn run(
+        &mut self,
+        shard: Shard,
+        start: &mut RunStart,
+        observer: &mut dyn Observer,
+    ) -> Result<(), crate::Error> {
         self.options.shard = shard;
         if shard != Shard::WHOLE {
             observer.result(&format!(
@@ -69,7 +81,7 @@ impl SuiteCommand for MhcCommand {
                 "No CUDA GPU on this machine: stages 1-3 run on the CPU; 0 (D2H) and 4 (H2D) are not applicable and reported as such.\n",
             );
         }
-        let outcome = run(&self.options, observer)?;
+        let outcome = run(&self.options, start, observer)?;
         let mut text = String::new();
         if self.profiler {
             let trace = super::profile::write_trace(

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use replay_core::export::rows::{CsvRows, Row};
 use replay_core::measure::{MeasureConfig, MonotonicClock, Warmup};
-use replay_core::shard::{Shard, WorkList};
+use replay_core::shard::{RunStart, Shard, WorkList};
 use replay_core::suite::{self, RowSink};
 
 use super::bench::{case_order, MhcSettings, MhcSuite};
@@ -230,25 +230,86 @@ pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
     Ok(())
 }
 
-pub fn run(options: &RunOptions, observer: &mut dyn Observer) -> Result<RunOutcome, MhcError> {
+/// Runs the configurations of `options.shard`, appending their rows; resuming (`start`), the
+/// configurations whose rows are all in the file are taken from it (a configuration cut
+/// short is cut off and run again), and a SIGINT or SIGTERM ends the run between two.
+pub fn run(
+    options: &RunOptions,
+    start: &mut RunStart,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, MhcError> {
     check_single_fits(options)?;
-    let steps = options.shard.positions(configurations(options).len()).len()
-        * rows_per_configuration(options);
+    let per_configuration = rows_per_configuration(options);
+    let mine = options.shard.positions(configurations(options).len()).len();
+    let steps = mine * per_configuration;
     let mut step = 0;
     let csv_path = options.output_dir.join(RESULTS_CSV);
-    let mut csv =
-        CsvRows::open(&csv_path, &COLUMNS).map_err(|e| MhcError::InvalidInput(e.to_string()))?;
+    let invalid = |e: replay_core::Error| MhcError::InvalidInput(e.to_string());
+    let resumed = match (start.resumed, &start.record.rows) {
+        (true, Some(rows)) => {
+            replay_core::shard::recover::recover_rows(
+                &csv_path,
+                rows.start,
+                &COLUMNS,
+                per_configuration,
+            )
+            .map_err(invalid)?
+            .rows
+        }
+        _ => Vec::new(),
+    };
+    let mut csv = CsvRows::open(&csv_path, &COLUMNS).map_err(invalid)?;
+    if !start.resumed {
+        start
+            .remember_rows(RESULTS_CSV, csv.end().map_err(invalid)?)
+            .map_err(invalid)?;
+    }
+    let mut done: Vec<Vec<Row>> = resumed
+        .chunks(per_configuration.max(1))
+        .map(<[Row]>::to_vec)
+        .collect();
+    done.reverse();
+    if !done.is_empty() {
+        say(
+            observer,
+            &format!(
+                "resuming: {} of {mine} configurations already in {}",
+                done.len(),
+                csv_path.display()
+            ),
+        );
+    }
     let mut results: Vec<BatchResult> = options
         .shapes
         .iter()
         .map(|&shape| BatchResult::new(shape))
         .collect();
     let mut failed_rows = 0;
+    let mut ran = 0;
     for (position, (placement, index)) in configurations(options).into_iter().enumerate() {
         if !options.shard.owns(position) {
             continue;
         }
         let (shape, result) = (&options.shapes[index], &mut results[index]);
+        let case_order: Vec<(Impl, Stage)> = case_order(&options.impls)
+            .into_iter()
+            .map(|c| (c.imp, c.stage))
+            .collect();
+        if let Some(rows) = done.pop() {
+            // Already written by the run being resumed: counted, not run again.
+            failed_rows += rows.iter().filter(|r| is_failed(r)).count();
+            record(
+                result,
+                placement,
+                &case_order.iter().copied().zip(rows).collect::<Vec<_>>(),
+            );
+            ran += 1;
+            step += per_configuration;
+            continue;
+        }
+        replay_core::shard::stop::check(ran, mine, "configurations")
+            .map_err(|e| MhcError::InvalidInput(e.to_string()))?;
+        ran += 1;
         say(
             observer,
             &format!(
@@ -316,10 +377,7 @@ pub fn run(options: &RunOptions, observer: &mut dyn Observer) -> Result<RunOutco
                 .collect();
             say(observer, &console_block(*imp, &mine));
         }
-        failed_rows += rows
-            .iter()
-            .filter(|r| !matches!(status(r), "ok" | "not_applicable" | "not_implemented"))
-            .count();
+        failed_rows += rows.iter().filter(|r| is_failed(r)).count();
         record(
             result,
             placement,
@@ -404,6 +462,11 @@ pub fn results_from_rows(options: &RunOptions, groups: &[Vec<Row>]) -> Vec<Batch
         record(&mut results[index], placement, &pairs);
     }
     results
+}
+
+/// A row that failed (neither measured, nor not applicable, nor not implemented).
+fn is_failed(row: &Row) -> bool {
+    !matches!(status(row), "ok" | "not_applicable" | "not_implemented")
 }
 
 fn status(row: &Row) -> &str {

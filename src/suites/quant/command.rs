@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use replay_core::export::rows::CsvRows;
 use replay_core::measure::MonotonicClock;
-use replay_core::shard::Shard;
+use replay_core::shard::{RunStart, Shard, WorkList};
 use replay_core::suite::{CaseStatus, Suite};
 
 use super::output::{open_results, table};
@@ -41,6 +42,16 @@ impl QuantCommand {
             }
         }
         devices.join(",")
+    }
+
+    /// What every shard (and every resumed part) of one run shares, besides the work list
+    /// (which holds the config's shapes, model types, recipes and devices).
+    fn settings_json(&self) -> serde_json::Value {
+        let settings = self.suite.settings();
+        serde_json::json!({
+            "timing": settings.timing.describe(settings.threads),
+            "threads": settings.threads,
+        })
     }
 
     /// The line of one finished case: its times and SQNR, or why it has none.
@@ -96,10 +107,47 @@ impl SuiteCommand for QuantCommand {
         self.suite.settings().output_dir.clone()
     }
 
-    fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
+    fn identity(
+        &mut self,
+        _: &mut dyn Observer,
+    ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+        Ok((
+            replay_core::suite::work_list(&self.suite, COMMAND),
+            self.settings_json(),
+        ))
+    }
+
+    fn run(
+        &mut self,
+        shard: Shard,
+        start: &mut RunStart,
+        observer: &mut dyn Observer,
+    ) -> Result<(), crate::Error> {
         let timing = self.suite.settings().timing;
         let threads = self.suite.settings().threads;
-        let (mut csv, csv_path) = open_results(&self.output_dir(), &self.suite.columns())?;
+        let columns = self.suite.columns();
+        let (mut csv, csv_path, resumed) = match (start.resumed, &start.record.rows) {
+            (true, Some(rows)) => {
+                let path = self.output_dir().join(&rows.file);
+                let recovered =
+                    replay_core::shard::recover::recover_rows(&path, rows.start, &columns, 1)?;
+                observer.info(&format!(
+                    "==> bench quant: {} cases already in {}, running the rest\n",
+                    recovered.rows.len(),
+                    path.display()
+                ));
+                (CsvRows::open(&path, &columns)?, path, recovered.rows)
+            }
+            _ => {
+                let (csv, path) = open_results(&self.output_dir(), &columns)?;
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                start.remember_rows(&name, csv.end()?)?;
+                (csv, path, Vec::new())
+            }
+        };
         self.csv_name = csv_path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
@@ -127,10 +175,11 @@ impl SuiteCommand for QuantCommand {
             ));
         }
         let started = Instant::now();
-        let mut rows = Vec::new();
-        let tally = replay_core::suite::run_shard(
+        let mut rows = resumed.clone();
+        let tally = replay_core::suite::run_resumed(
             &self.suite,
             shard,
+            &resumed,
             &(),
             &timing.measure_config(),
             &MonotonicClock::new(),
@@ -158,16 +207,10 @@ impl SuiteCommand for QuantCommand {
     }
 
     fn shard_record(&self) -> Result<Option<ShardRecord>, crate::Error> {
-        let settings = self.suite.settings();
         Ok(Some(ShardRecord {
             device: self.config_devices(),
             work_list: replay_core::suite::work_list(&self.suite, COMMAND),
-            // What every shard of one run shares, besides the work list (which holds the
-            // config's shapes, model types, recipes and devices).
-            settings: serde_json::json!({
-                "timing": settings.timing.describe(settings.threads),
-                "threads": settings.threads,
-            }),
+            settings: self.settings_json(),
             files: self.csv_name.clone().into_iter().collect(),
         }))
     }

@@ -49,6 +49,10 @@ pub fn exec(command: &str, args: &[OsString]) -> anyhow::Error {
     };
     let mut cmd = std::process::Command::new(&path);
     cmd.arg(command).args(args);
+    // What the user typed, for messages that repeat the command line (`--resume` hints).
+    if let Some(argv0) = std::env::args_os().next() {
+        cmd.env(crate::shard::resume::ARGV0_VAR, argv0);
+    }
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;

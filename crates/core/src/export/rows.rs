@@ -90,6 +90,14 @@ impl CsvRows {
         })
     }
 
+    /// The file's length now: where the next row starts.
+    pub fn end(&self) -> Result<u64> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|error| Error::output(&self.path, "read", error))
+    }
+
     /// Appends `row` (its cells in header order; a missing column is empty) and flushes it.
     pub fn append(&mut self, row: &Row) -> Result<()> {
         let line = self
@@ -98,8 +106,8 @@ impl CsvRows {
             .map(|c| row.get(c).map(cell).unwrap_or_default())
             .collect::<Vec<_>>()
             .join(",");
-        writeln!(self.file, "{line}")
-            .and_then(|()| self.file.flush())
+        // Whole or not at all: a row the disk refused (ENOSPC) is taken back off the file.
+        crate::shard::journal::append_whole(&mut self.file, format!("{line}\n").as_bytes())
             .map_err(|error| Error::output(&self.path, "write", error))
     }
 }

@@ -17,6 +17,14 @@ pub struct ShardArgs {
     /// REPLAY_SHARD_COUNT)
     #[arg(long, value_name = "I/N|auto", value_parser = parse_spec)]
     pub shard: Option<ShardSpec>,
+
+    /// Continue a run that was killed (SIGKILL, a lost node, a preemption) or stopped
+    /// (SIGINT/SIGTERM) from the rows it had written, in the same output folder: the rows
+    /// so far are kept byte for byte, a half-written last one is redone. Refused (exit 2)
+    /// when the folder's resume.json is another run's (another command, work list, shard or
+    /// settings)
+    #[arg(long)]
+    pub resume: bool,
 }
 
 fn parse_spec(text: &str) -> Result<ShardSpec, String> {

@@ -8,19 +8,28 @@
 //! last so a shard that dies leaves none), [`args`] (the one clap group every grid command
 //! flattens), [`plan`] (checking a set of parts and ordering their items), [`isolated`]
 //! (merging `replay isolated`'s results), [`rows`] (merging a suite's row CSV).
+//!
+//! Runs that survive: [`resume`] (`resume.json`, what `--resume` checks), [`recover`] (the
+//! whole rows and journal entries a killed run left), [`journal`] (the per-item log of the
+//! commands whose files are rewritten whole) and [`stop`] (SIGINT/SIGTERM at a row boundary).
 
 pub mod args;
 pub mod calibration;
 pub mod isolated;
+pub mod journal;
 pub mod manifest;
 pub mod plan;
+pub mod recover;
+pub mod resume;
 pub mod rows;
 pub mod spec;
+pub mod stop;
 pub mod work_list;
 
 pub use args::{ShardArgs, ShardRun};
 pub use manifest::{ShardManifest, MANIFEST_FILE};
 pub use plan::MergePlan;
+pub use resume::{RunRecord, RunStart, RESUME_FILE};
 pub use spec::{Shard, ShardSpec};
 pub use work_list::WorkList;
 
@@ -43,4 +52,10 @@ pub enum ShardError {
     /// Shards that are not among the parts (or did not finish), and how to run them.
     #[error("{0}")]
     Missing(String),
+    /// `--resume` into a folder that holds no run, or another run.
+    #[error("{0}")]
+    Resume(String),
+    /// SIGINT or SIGTERM ended the run at a row boundary; `message` says how to resume.
+    #[error("{message}")]
+    Stopped { signal: i32, message: String },
 }

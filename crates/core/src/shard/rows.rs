@@ -85,8 +85,28 @@ pub fn read_cells(path: &Path) -> Result<Cells, ShardError> {
         path: path.to_path_buf(),
         message,
     };
-    let mut reader =
-        csv::Reader::from_path(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let reader = csv::Reader::from_path(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    cells_of(reader).map_err(bad)
+}
+
+/// The rows of a CSV held in memory (header first) under `columns`, as [`read_rows`] reads a
+/// file: what `--resume` finds already written.
+pub fn rows_from_bytes(bytes: &[u8], columns: &[&'static str]) -> Result<Vec<Row>, String> {
+    let (_, records) = cells_of(csv::Reader::from_reader(bytes))?;
+    Ok(records
+        .into_iter()
+        .map(|record| {
+            columns
+                .iter()
+                .zip(record)
+                .filter_map(|(column, value)| Some((column, value?)))
+                .fold(Row::new(), |row, (column, value)| row.with(column, value))
+        })
+        .collect())
+}
+
+fn cells_of<R: std::io::Read>(mut reader: csv::Reader<R>) -> Result<Cells, String> {
+    let bad = |message: String| message;
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| bad(format!("cannot read its header: {e}")))?

@@ -138,6 +138,21 @@ pub trait Suite {
 
     /// The result row of `case`.
     fn row(&self, case: &Self::Case, outcome: &CaseOutcome) -> Row;
+
+    /// The status of a row this suite wrote (read back by `--resume`, for the skip rule):
+    /// its `status` column in the core's words; a suite with words of its own overrides it.
+    fn row_status(&self, row: &Row) -> CaseStatus {
+        let word = row.get("status").and_then(|v| v.as_str()).unwrap_or("ok");
+        [
+            CaseStatus::Oom,
+            CaseStatus::Error,
+            CaseStatus::NotImplemented,
+            CaseStatus::Skipped,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == word)
+        .unwrap_or(CaseStatus::Ok)
+    }
 }
 
 /// Where a suite's rows go as they are made (a CSV file, a test's vector).
@@ -223,12 +238,45 @@ pub fn run_shard<S: Suite>(
     config: &MeasureConfig,
     clock: &dyn Clock,
     sink: &mut dyn RowSink,
+    observe: impl FnMut(CaseProgress<'_, S::Case>),
+) -> crate::Result<RunTally> {
+    run_resumed(suite, shard, &[], device, config, clock, sink, observe)
+}
+
+/// [`run_shard`] resuming a run whose first `resumed.len()` cases already have their rows
+/// (`--resume`): those are counted and seen by the skip rule, not run or written again.
+/// Between cases, a SIGINT or SIGTERM ([`crate::shard::stop`]) ends the run with
+/// [`crate::shard::ShardError::Stopped`], every row so far written whole.
+#[allow(clippy::too_many_arguments)]
+pub fn run_resumed<S: Suite>(
+    suite: &S,
+    shard: Shard,
+    resumed: &[Row],
+    device: &S::Device,
+    config: &MeasureConfig,
+    clock: &dyn Clock,
+    sink: &mut dyn RowSink,
     mut observe: impl FnMut(CaseProgress<'_, S::Case>),
 ) -> crate::Result<RunTally> {
     let cases = shard.slice(&suite.cases());
     let mut done: Vec<(S::Case, CaseStatus)> = Vec::with_capacity(cases.len());
     let mut tally = RunTally::default();
-    for (index, case) in cases.iter().enumerate() {
+    if resumed.len() > cases.len() {
+        return Err(crate::Error::Shard(crate::shard::ShardError::Resume(
+            format!(
+                "--resume: the rows file holds {} rows, but the run has {} cases",
+                resumed.len(),
+                cases.len()
+            ),
+        )));
+    }
+    for (case, row) in cases.iter().zip(resumed) {
+        let status = suite.row_status(row);
+        tally.count(status);
+        done.push((case.clone(), status));
+    }
+    for (index, case) in cases.iter().enumerate().skip(resumed.len()) {
+        crate::shard::stop::check(index, cases.len(), "cases")?;
         let started = std::time::Instant::now();
         let outcome = match suite.skip(case, &done) {
             Some(reason) => CaseOutcome::Failed(CaseError::new(CaseStatus::Skipped, reason)),

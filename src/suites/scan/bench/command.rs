@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use replay_core::measure::MonotonicClock;
-use replay_core::shard::Shard;
+use replay_core::shard::{RunStart, Shard, WorkList};
 use replay_core::suite::{CaseStatus, RunTally, Suite};
 
 use super::outputs::{FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV};
@@ -66,10 +66,40 @@ impl SuiteCommand for ScanCommand {
         self.output_dir.clone()
     }
 
-    fn run(&mut self, shard: Shard, observer: &mut dyn Observer) -> Result<(), crate::Error> {
-        let mut outputs = ScanOutputs::create(&self.output_dir)?;
+    fn identity(
+        &mut self,
+        _: &mut dyn Observer,
+    ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+        Ok((
+            replay_core::suite::work_list(&self.suite, COMMAND),
+            self.settings.clone(),
+        ))
+    }
+
+    fn run(
+        &mut self,
+        shard: Shard,
+        start: &mut RunStart,
+        observer: &mut dyn Observer,
+    ) -> Result<(), crate::Error> {
+        let (mut outputs, resumed) = if start.resumed {
+            let from = start.record.rows.as_ref().map_or(0, |r| r.start);
+            ScanOutputs::resume(&self.output_dir, from)?
+        } else {
+            let outputs = ScanOutputs::create(&self.output_dir)?;
+            start.remember_rows(FULL_CSV, outputs.rows_start()?)?;
+            (outputs, Vec::new())
+        };
         let all = self.suite.cases();
         let cases = shard.slice(&all);
+        if start.resumed {
+            observer.info(&format!(
+                "==> bench scan: {} of {} cases already in {}, running the rest\n",
+                resumed.len(),
+                cases.len(),
+                self.output_dir.join(FULL_CSV).display()
+            ));
+        }
         let header = format!(
             "{} cases{} on {}, writing to {}",
             cases.len(),
@@ -84,9 +114,10 @@ impl SuiteCommand for ScanCommand {
         let names = cases.iter().map(|c| c.describe()).collect();
         let mut reporter = CaseReporter::start(observer, COMMAND, &header, names);
         let started = Instant::now();
-        let tally = replay_core::suite::run_shard(
+        let tally = replay_core::suite::run_resumed(
             &self.suite,
             shard,
+            &resumed,
             &(),
             &self.config,
             &MonotonicClock::new(),

@@ -61,6 +61,26 @@ impl ScanOutputs {
         Ok(outputs)
     }
 
+    /// Resumes the run in `dir` whose rows start at byte `start` of `benchmark_full.csv`: its
+    /// whole rows are kept (a half-written last one is cut off) and returned, the other two
+    /// files rewritten from them.
+    pub fn resume(dir: &Path, start: u64) -> replay_core::Result<(ScanOutputs, Vec<Row>)> {
+        let full_path = dir.join(FULL_CSV);
+        let recovered = replay_core::shard::recover::recover_rows(&full_path, start, &COLUMNS, 1)?;
+        let outputs = ScanOutputs {
+            dir: dir.to_path_buf(),
+            full: CsvRows::open(&full_path, &COLUMNS)?,
+            rows: recovered.rows.clone(),
+        };
+        outputs.rewrite()?;
+        Ok((outputs, recovered.rows))
+    }
+
+    /// Where the run's first row goes in `benchmark_full.csv` (after its header).
+    pub fn rows_start(&self) -> replay_core::Result<u64> {
+        self.full.end()
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

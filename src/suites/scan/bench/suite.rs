@@ -179,6 +179,21 @@ impl Suite for ScanBenchSuite {
         self.notes.borrow_mut().row = Some(row.clone());
         row
     }
+
+    /// The seed's words (`success`, `not_tested`) read back for the skip rule.
+    fn row_status(&self, row: &Row) -> CaseStatus {
+        let word = row.get("status").and_then(|v| v.as_str()).unwrap_or("");
+        [
+            CaseStatus::Ok,
+            CaseStatus::Oom,
+            CaseStatus::Error,
+            CaseStatus::NotImplemented,
+            CaseStatus::Skipped,
+        ]
+        .into_iter()
+        .find(|s| super::status::seed_status(*s) == word)
+        .unwrap_or(CaseStatus::Error)
+    }
 }
 
 /// A peak of zero bytes is no measurement (every backend holds at least its outputs): such
