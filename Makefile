@@ -158,3 +158,12 @@ bench-gpu-rehearsal: gpu-bundle
 .PHONY: test-slurm
 test-slurm: build
 	scripts/slurm/test_slurm.sh
+
+# Fuzzing, not part of `make test` (which replays the saved corpus and regressions): each
+# target of fuzz/ (cargo-fuzz, libFuzzer, nightly Rust; cargo-fuzz installed when missing)
+# for FUZZ_SECONDS seconds (default 60), or only FUZZ_TARGETS. Grows and minimises
+# fuzz/corpus/, copies any finding to fuzz/regressions/, appends the figures to
+# results/fuzz.json.
+.PHONY: fuzz
+fuzz: setup
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -58,8 +58,14 @@ impl ShardManifest {
                 })
             }
         };
+        Self::from_bytes(&bytes, &path).map(Some)
+    }
+
+    /// [`ShardManifest::read`] on the bytes of the manifest at `path`.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<ShardManifest, ShardError> {
+        let path = path.to_path_buf();
         let manifest: ShardManifest =
-            serde_json::from_slice(&bytes).map_err(|e| ShardError::BadPart {
+            serde_json::from_slice(bytes).map_err(|e| ShardError::BadPart {
                 path: path.clone(),
                 message: format!("not a shard manifest of replay: {e}"),
             })?;
@@ -72,7 +78,7 @@ impl ShardManifest {
                 ),
             });
         }
-        Ok(Some(manifest))
+        Ok(manifest)
     }
 
     /// The line a finished shard prints: `shard 2/3 (--shard 2/3): 5 of 15 cases, DIR/shard.json`,

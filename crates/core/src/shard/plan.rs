@@ -30,8 +30,7 @@ impl MergePlan {
         if dirs.is_empty() {
             return Err(ShardError::Mismatch("no parts given".into()));
         }
-        let mut parts = Vec::new();
-        let mut unfinished = Vec::new();
+        let mut found = Vec::new();
         for dir in dirs {
             if !dir.is_dir() {
                 return Err(ShardError::BadPart {
@@ -39,12 +38,22 @@ impl MergePlan {
                     message: "not a folder (give the output folders of the shards)".into(),
                 });
             }
-            match ShardManifest::read(dir)? {
-                Some(manifest) => parts.push(Part {
-                    dir: dir.clone(),
-                    manifest,
-                }),
-                None => unfinished.push(dir.clone()),
+            found.push((dir.clone(), ShardManifest::read(dir)?));
+        }
+        Self::from_manifests(found)
+    }
+
+    /// [`MergePlan::from_dirs`] on the manifests read from each folder (`None`: a folder
+    /// without one).
+    pub fn from_manifests(
+        found: Vec<(PathBuf, Option<ShardManifest>)>,
+    ) -> Result<MergePlan, ShardError> {
+        let mut parts = Vec::new();
+        let mut unfinished = Vec::new();
+        for (dir, manifest) in found {
+            match manifest {
+                Some(manifest) => parts.push(Part { dir, manifest }),
+                None => unfinished.push(dir),
             }
         }
         let Some(first) = parts.first().cloned() else {

@@ -33,7 +33,7 @@ use std::path::Path;
 use crate::trace::{link, Platform, Trace};
 
 pub use ids::{signature_ids, SignatureIds};
-pub use read::{read_file, SignatureFileError};
+pub use read::{read_bytes, read_file, SignatureFileError};
 pub use schema::{
     BlasOp, CompiledCode, CublasCall, ExactInput, ExecutionTraceSource, GemmKernelRole,
     GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead, InputRange, Label,
