@@ -6,6 +6,9 @@
 #   FUZZ_SECONDS   seconds per target (default 60)
 #   FUZZ_TIMEOUT   seconds one input may take before it is a hang (default 10)
 #   FUZZ_RSS_MB    memory one run may use before it is an out-of-memory finding (default 2048)
+#   FUZZ_BUILD=0   run the binaries already built in fuzz/target (no rebuild)
+#   FUZZ_CORPUS_KB the most each target's committed corpus keeps after minimising (default 24:
+#                  the smallest inputs first, which libFuzzer's merge also prefers)
 #
 # Each target grows its corpus in fuzz/corpus/TARGET/ (minimised after the run, committed);
 # every crash, hang, out-of-memory or differential mismatch lands in fuzz/artifacts/TARGET/
@@ -46,7 +49,9 @@ if [ "$wants_torch" = 1 ]; then
     export LIBTORCH=${LIBTORCH:-$ROOT/.venv/libtorch}
     export LD_LIBRARY_PATH=$LIBTORCH/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-(cd fuzz && cargo +nightly fuzz build "${features[@]}")
+if [ "${FUZZ_BUILD:-1}" != 0 ]; then
+    (cd fuzz && cargo +nightly fuzz build "${features[@]}")
+fi
 BIN=$ROOT/fuzz/target/x86_64-unknown-linux-gnu/release
 
 found=0
@@ -61,14 +66,17 @@ for target in $TARGETS; do
     start=$(date +%s.%N)
     # CPU time of the fuzzing process alone (the build is done): the change in bash's
     # `times` for its children.
-    cpu_before=$(times | tail -1)
+    # (`times` itself, not in a $(...) subshell, whose children are not these.)
+    times >"$log.times"
+    cpu_before=$(tail -1 "$log.times")
     set +e
     "$BIN/$target" "$corpus" -artifact_prefix="$artifacts/" -max_total_time="$SECONDS_EACH" \
         -timeout="$TIMEOUT" -rss_limit_mb="$RSS_MB" -print_final_stats=1 >"$log" 2>&1
     status=$?
     set -e
     end=$(date +%s.%N)
-    cpu_after=$(times | tail -1)
+    times >"$log.times"
+    cpu_after=$(tail -1 "$log.times")
     tail -4 "$log"
     new_artifacts=$(comm -13 <(echo "$before") <(ls "$artifacts" | sort) | grep -v '^$' || true)
     for artifact in $new_artifacts; do
@@ -81,9 +89,15 @@ for target in $TARGETS; do
     "$BIN/$target" -merge=1 "$merged" "$corpus" -timeout="$TIMEOUT" -rss_limit_mb="$RSS_MB" \
         >/dev/null 2>&1 && { rm -f "$corpus"/*; cp "$merged"/* "$corpus"/ 2>/dev/null || true; }
     rm -rf "$merged"
+    # The corpus is committed and replayed by `make test`: the smallest inputs within the budget.
+    budget=$(( ${FUZZ_CORPUS_KB:-24} * 1024 ))
+    kept=0
+    while read -r size file; do
+        if [ $((kept + size)) -le "$budget" ]; then kept=$((kept + size)); else rm -f "$file"; fi
+    done < <(find "$corpus" -type f -printf '%s %p\n' | sort -n -k1,1 -k2,2)
     "$PYTHON" scripts/fuzz_record.py --results results/fuzz.json --target "$target" \
         --log "$log" --start "$start" --end "$end" --times-before "$cpu_before" --times-after "$cpu_after" \
         --status "$status" --corpus "$corpus" --artifacts $new_artifacts
-    rm -f "$log"
+    rm -f "$log" "$log.times"
 done
 exit $found

@@ -70,7 +70,7 @@ def record(results_path, target, log_text, start, end, cpu_seconds, status, corp
     results.setdefault("sittings", []).append(sitting)
     totals = results.setdefault("targets", {}).setdefault(target, {})
     for key in ["seconds", "cpu_seconds", "executions", *findings]:
-        totals[key] = round(totals.get(key, 0) + sitting[key], 1)
+        totals[key] = round((totals.get(key) or 0) + (sitting[key] or 0), 1)
     totals["sittings"] = totals.get("sittings", 0) + 1
     totals["last"] = sitting["date"]
     tmp = results_path + ".tmp"

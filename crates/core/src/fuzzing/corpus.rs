@@ -5,7 +5,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use super::Target;
+use super::target::Target;
 
 /// What a replay of one target's saved inputs found.
 #[derive(Debug, Default)]

@@ -5,12 +5,11 @@
 //! back and read again unchanged.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
-use super::text;
+use super::embedded::{embedded_cpu_trace, embedded_trace};
+use super::target::text;
 use crate::results::isolated::IsolatedResults;
 use crate::signature::schema::SignatureFile;
-use crate::trace::Trace;
 
 /// Written with replay's JSON writer and read back: the same value, written the same way.
 fn round_trip<T, E: std::fmt::Display>(value: &T, read: impl Fn(&[u8]) -> Result<T, E>)
@@ -166,26 +165,4 @@ pub fn execution_trace(data: &[u8]) {
         let _ = crate::execution_trace::attach::attach(&mut file, trace, &et, &links);
         let _ = crate::export::json::to_bytes(&file);
     }
-}
-
-/// A small GPU trace of the repository's test data (GPT-2 small under torch.compile, H200).
-pub(super) fn embedded_trace() -> Option<&'static Trace> {
-    static TRACE: OnceLock<Option<Trace>> = OnceLock::new();
-    TRACE
-        .get_or_init(|| {
-            let bytes = include_bytes!("../../tests/data/compiled/h200_gpt2_small/trace.json.gz");
-            crate::trace::load_bytes(bytes.to_vec(), Path::new("h200_gpt2_small.json.gz")).ok()
-        })
-        .as_ref()
-}
-
-/// The CPU trace recorded beside `tests/data/et/bloom_tiny_cpu.et.json.gz`.
-fn embedded_cpu_trace() -> Option<&'static Trace> {
-    static TRACE: OnceLock<Option<Trace>> = OnceLock::new();
-    TRACE
-        .get_or_init(|| {
-            let bytes = include_bytes!("../../tests/data/et/bloom_tiny_cpu.json.gz");
-            crate::trace::load_bytes(bytes.to_vec(), Path::new("bloom_tiny_cpu.json.gz")).ok()
-        })
-        .as_ref()
 }

@@ -9,8 +9,10 @@
 //! in `replay::fuzzing`.
 
 pub mod corpus;
+mod embedded;
 mod files;
 pub mod kineto;
+mod target;
 mod trace_targets;
 mod what_if;
 
@@ -18,16 +20,9 @@ pub use files::{
     execution_trace, isolated_json, profile_json, report_json, shard_manifest, shard_spec,
     signature_file,
 };
+pub use target::Target;
 pub use trace_targets::{gzip, trace_chunked, trace_load, trace_scanner};
 pub use what_if::what_if;
-
-/// A fuzz target: its name (the `fuzz/fuzz_targets/NAME.rs` binary, the `fuzz/corpus/NAME/`
-/// folder) and its body.
-#[derive(Clone, Copy)]
-pub struct Target {
-    pub name: &'static str,
-    pub run: fn(&[u8]),
-}
 
 /// Every target of the torch-free readers.
 pub const TARGETS: &[Target] = &[
@@ -80,8 +75,3 @@ pub const TARGETS: &[Target] = &[
         run: what_if,
     },
 ];
-
-/// The bytes as text where they are UTF-8 (the readers of text take nothing else).
-fn text(data: &[u8]) -> Option<&str> {
-    std::str::from_utf8(data).ok()
-}

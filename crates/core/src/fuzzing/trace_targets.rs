@@ -99,6 +99,12 @@ pub fn gzip(data: &[u8]) {
     let Some((&mode, plain)) = data.split_first() else {
         return;
     };
+    // Text that is itself a gzip file is inflated once, as a gzipped trace is, and then is not
+    // JSON: the plain file it is compared with would be inflated instead.
+    if plain.starts_with(&[0x1f, 0x8b]) {
+        let _ = load_bytes(gzipped(&[plain]), path);
+        return;
+    }
     let compressed = if mode & 1 == 0 {
         gzipped(&[plain])
     } else {

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::files::embedded_trace;
-use super::text;
+use super::embedded::embedded_trace;
+use super::target::text;
 use crate::predict::what_if::Change;
 use crate::predict::{predict_trace, PredictRequest, WhatIf};
 

@@ -69,6 +69,13 @@ impl ShardManifest {
                 path: path.clone(),
                 message: format!("not a shard manifest of replay: {e}"),
             })?;
+        // The shard as `--shard` would have accepted it: merge divides by its count.
+        if let Err(error) = super::Shard::new(manifest.shard.index, manifest.shard.count) {
+            return Err(ShardError::BadPart {
+                path,
+                message: error.to_string(),
+            });
+        }
         if manifest.format != MANIFEST_FORMAT {
             return Err(ShardError::BadPart {
                 path,
