@@ -183,3 +183,12 @@ test-slurm: build
 DURATION ?= 3600
 soak: build
 	.venv/bin/python scripts/soak.py --duration $(DURATION)
+
+# Fuzzing, not part of `make test` (which replays the saved corpus and regressions): each
+# target of fuzz/ (cargo-fuzz, libFuzzer, nightly Rust; cargo-fuzz installed when missing)
+# for FUZZ_SECONDS seconds (default 60), or only FUZZ_TARGETS. Grows and minimises
+# fuzz/corpus/, copies any finding to fuzz/regressions/, appends the figures to
+# results/fuzz.json.
+.PHONY: fuzz
+fuzz: setup
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -581,6 +581,44 @@ import test_compile  # noqa: E402
 for _fn in test_compile.tests(TMP, cli, run_script):
     test(_fn)
 
+# ---- make fuzz's figures (fuzz_record.py) ------------------------------------------------
+
+import fuzz_record  # noqa: E402
+
+
+@test
+def test_fuzz_record_appends_each_sitting_and_sums_the_targets():
+    folder = os.path.join(TMP, "fuzz")
+    corpus = os.path.join(folder, "corpus")
+    os.makedirs(corpus, exist_ok=True)
+    for name, data in [("a", b"12"), ("b", b"345")]:
+        with open(os.path.join(corpus, name), "wb") as f:
+            f.write(data)
+    log = os.path.join(folder, "log")
+    results = os.path.join(folder, "fuzz.json")
+    with open(log, "w") as f:
+        f.write("#1000 DONE cov: 10\nstat::number_of_executed_units: 1000\n"
+                "stat::average_exec_per_sec:     500\nstat::peak_rss_mb:              40\n")
+    argv = ["--results", results, "--target", "t", "--log", log, "--start", "10",
+            "--end", "12.5", "--times-before", "0m1.000s 0m0.500s",
+            "--times-after", "0m3.000s 0m0.750s", "--corpus", corpus]
+    rc, out, err = cli(fuzz_record.main, *argv)
+    assert rc is None and "1000 executions in 2.5 s (2.2 CPU s)" in out, (rc, out, err)
+    with open(log, "a") as f:
+        f.write("panicked at src/x.rs: mismatch: different events\n")
+    rc, out, err = cli(fuzz_record.main, *argv, "--status", "77", "--artifacts", "crash-ab")
+    with open(results) as f:
+        figures = json.load(f)
+    assert [s["mismatches"] for s in figures["sittings"]] == [0, 1], figures
+    sitting = figures["sittings"][0]
+    assert (sitting["corpus_files"], sitting["corpus_bytes"], sitting["peak_rss_mb"]) == (2, 5, 40)
+    totals = figures["targets"]["t"]
+    assert (totals["executions"], totals["seconds"], totals["sittings"]) == (2000, 5.0, 2), totals
+    assert (totals["crashes"], totals["mismatches"], totals["cpu_seconds"]) == (0, 1, 4.4), totals
+    assert fuzz_record.classify("timeout-x", "") == "hangs"
+    assert fuzz_record.classify("oom-x", "") == "ooms"
+    assert fuzz_record.classify("crash-x", "panicked at index out of bounds") == "crashes"
+
 
 @test
 def measured_run_reports_peak_memory_and_its_watchdog_kills_past_the_cap():

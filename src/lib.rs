@@ -14,6 +14,8 @@ pub mod cli;
 pub mod cpu;
 pub mod device;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod kernels;
 pub mod measure;
 pub mod model;

@@ -21,6 +21,7 @@ mod compiled_capture;
 mod compiled_compare;
 mod energy_isolated;
 mod execution_trace_capture;
+mod fuzz_corpus;
 mod gemm_cublas_mapping;
 mod hostile_signatures;
 mod isolated_generated;

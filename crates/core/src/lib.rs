@@ -10,6 +10,8 @@ pub mod error;
 pub mod execution_trace;
 pub mod exit;
 pub mod export;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inductor;
 pub mod measure;
 pub mod plot;

@@ -3,7 +3,7 @@
 //! problem with a file is a [`ScanError::File`] that names it.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Read};
 use std::path::Path;
 
 use npyz::{DType, NpyFile, TypeChar, WriterBuilder};
@@ -19,8 +19,11 @@ fn file_error(path: &Path, problem: impl Into<String>) -> ScanError {
 
 fn open(path: &Path) -> Result<NpyFile<BufReader<File>>, ScanError> {
     let file = File::open(path).map_err(|e| file_error(path, format!("cannot open: {e}")))?;
-    NpyFile::new(BufReader::new(file))
-        .map_err(|e| file_error(path, format!("not a readable .npy file: {e}")))
+    read_header(BufReader::new(file), path)
+}
+
+fn read_header<R: Read>(reader: R, path: &Path) -> Result<NpyFile<R>, ScanError> {
+    NpyFile::new(reader).map_err(|e| file_error(path, format!("not a readable .npy file: {e}")))
 }
 
 /// The (type character, bytes) of a plain dtype, or why it is not one.
@@ -37,7 +40,15 @@ fn plain_type(path: &Path, dtype: &DType) -> Result<(TypeChar, u64), ScanError> 
 /// Reads the edge potentials: float32 (float64 is converted), C order, rank 5 with the last
 /// two axes equal, every value finite. Returns the dimensions (B, T, K, C) and the values.
 pub fn read_edge(path: &Path) -> Result<(ScanDims, Vec<f32>), ScanError> {
-    let npy = open(path)?;
+    edge_from(open(path)?, path)
+}
+
+/// [`read_edge`] on a file's bytes; `path` names the file in errors.
+pub fn read_edge_bytes(bytes: &[u8], path: &Path) -> Result<(ScanDims, Vec<f32>), ScanError> {
+    edge_from(read_header(bytes, path)?, path)
+}
+
+fn edge_from<R: Read>(npy: NpyFile<R>, path: &Path) -> Result<(ScanDims, Vec<f32>), ScanError> {
     if npy.order() != npyz::Order::C {
         return Err(file_error(
             path,
@@ -84,7 +95,23 @@ pub fn read_edge(path: &Path) -> Result<(ScanDims, Vec<f32>), ScanError> {
 
 /// Reads the lengths: a 1-D integer array of `batch` values in `1..=positions`.
 pub fn read_lengths(path: &Path, dims: ScanDims) -> Result<Vec<usize>, ScanError> {
-    let npy = open(path)?;
+    lengths_from(open(path)?, path, dims)
+}
+
+/// [`read_lengths`] on a file's bytes; `path` names the file in errors.
+pub fn read_lengths_bytes(
+    bytes: &[u8],
+    path: &Path,
+    dims: ScanDims,
+) -> Result<Vec<usize>, ScanError> {
+    lengths_from(read_header(bytes, path)?, path, dims)
+}
+
+fn lengths_from<R: Read>(
+    npy: NpyFile<R>,
+    path: &Path,
+    dims: ScanDims,
+) -> Result<Vec<usize>, ScanError> {
     let shape: Vec<u64> = npy.shape().to_vec();
     if shape != [dims.batch as u64] {
         return Err(file_error(

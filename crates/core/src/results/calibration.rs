@@ -229,8 +229,13 @@ impl Profile {
             path: path.to_path_buf(),
             message: format!("cannot read it: {e}"),
         })?;
+        Self::from_bytes(&bytes, path)
+    }
+
+    /// [`Profile::read`] on a file's bytes; `path` names the file in errors.
+    pub fn from_bytes(bytes: &[u8], path: &std::path::Path) -> crate::Result<Profile> {
         let mut profile: Profile =
-            serde_json::from_slice(&bytes).map_err(|e| crate::Error::BadInput {
+            serde_json::from_slice(bytes).map_err(|e| crate::Error::BadInput {
                 path: path.to_path_buf(),
                 message: format!("not a calibration profile of `replay calibrate`: {e}"),
             })?;

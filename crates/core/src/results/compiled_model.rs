@@ -25,6 +25,13 @@ pub fn read(path: &Path) -> Result<FullModelTiming> {
     Ok(timing)
 }
 
+/// [`read`] on a file's bytes; `path` names the file in errors.
+pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<FullModelTiming> {
+    let mut timing = parse_bytes(bytes, path)?;
+    restat(&mut timing).map_err(|message| bad_input(path, message))?;
+    Ok(timing)
+}
+
 /// The timing of `before` (the capture's runs) and `after` (the runs timed after the isolated
 /// replay) as one: the samples pooled in the order they were taken.
 pub fn read_halves(before: &Path, after: &Path) -> Result<FullModelTiming> {
@@ -59,9 +66,13 @@ fn bad_input(path: &Path, message: String) -> Error {
 
 /// The file as written, its format and its sample count checked.
 fn parse(path: &Path) -> Result<FullModelTiming> {
+    let bytes = std::fs::read(path).map_err(|e| bad_input(path, format!("cannot read it: {e}")))?;
+    parse_bytes(&bytes, path)
+}
+
+fn parse_bytes(bytes: &[u8], path: &Path) -> Result<FullModelTiming> {
     let bad = |message: String| bad_input(path, message);
-    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
-    let timing: FullModelTiming = serde_json::from_slice(&bytes)
+    let timing: FullModelTiming = serde_json::from_slice(bytes)
         .map_err(|e| bad(format!("not a compiled model's timing: {e}")))?;
     if timing.model_format.as_deref() != Some(FORMAT) {
         return Err(bad(format!(

@@ -114,7 +114,12 @@ impl IsolatedResults {
             path: path.to_path_buf(),
             message: format!("cannot read it: {e}"),
         })?;
-        serde_json::from_slice(&bytes).map_err(|e| crate::Error::BadInput {
+        Self::from_bytes(&bytes, path)
+    }
+
+    /// [`IsolatedResults::read`] on a file's bytes; `path` names the file in errors.
+    pub fn from_bytes(bytes: &[u8], path: &std::path::Path) -> crate::Result<IsolatedResults> {
+        serde_json::from_slice(bytes).map_err(|e| crate::Error::BadInput {
             path: path.to_path_buf(),
             message: format!("not an isolated.json of `replay isolated`: {e}"),
         })

@@ -58,11 +58,24 @@ impl ShardManifest {
                 })
             }
         };
+        Self::from_bytes(&bytes, &path).map(Some)
+    }
+
+    /// [`ShardManifest::read`] on the bytes of the manifest at `path`.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<ShardManifest, ShardError> {
+        let path = path.to_path_buf();
         let manifest: ShardManifest =
-            serde_json::from_slice(&bytes).map_err(|e| ShardError::BadPart {
+            serde_json::from_slice(bytes).map_err(|e| ShardError::BadPart {
                 path: path.clone(),
                 message: format!("not a shard manifest of replay: {e}"),
             })?;
+        // The shard as `--shard` would have accepted it: merge divides by its count.
+        if let Err(error) = super::Shard::new(manifest.shard.index, manifest.shard.count) {
+            return Err(ShardError::BadPart {
+                path,
+                message: error.to_string(),
+            });
+        }
         if manifest.format != MANIFEST_FORMAT {
             return Err(ShardError::BadPart {
                 path,
@@ -72,7 +85,7 @@ impl ShardManifest {
                 ),
             });
         }
-        Ok(Some(manifest))
+        Ok(manifest)
     }
 
     /// The line a finished shard prints: `shard 2/3 (--shard 2/3): 5 of 15 cases, DIR/shard.json`,

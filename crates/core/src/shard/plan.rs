@@ -18,6 +18,9 @@ pub struct Part {
     pub manifest: ShardManifest,
 }
 
+/// The most missing shards a refusal lists, each with the command that runs it.
+const MAX_LISTED: usize = 32;
+
 /// A checked set of parts, one per shard, in shard order.
 #[derive(Debug, Clone)]
 pub struct MergePlan {
@@ -30,8 +33,7 @@ impl MergePlan {
         if dirs.is_empty() {
             return Err(ShardError::Mismatch("no parts given".into()));
         }
-        let mut parts = Vec::new();
-        let mut unfinished = Vec::new();
+        let mut found = Vec::new();
         for dir in dirs {
             if !dir.is_dir() {
                 return Err(ShardError::BadPart {
@@ -39,12 +41,22 @@ impl MergePlan {
                     message: "not a folder (give the output folders of the shards)".into(),
                 });
             }
-            match ShardManifest::read(dir)? {
-                Some(manifest) => parts.push(Part {
-                    dir: dir.clone(),
-                    manifest,
-                }),
-                None => unfinished.push(dir.clone()),
+            found.push((dir.clone(), ShardManifest::read(dir)?));
+        }
+        Self::from_manifests(found)
+    }
+
+    /// [`MergePlan::from_dirs`] on the manifests read from each folder (`None`: a folder
+    /// without one).
+    pub fn from_manifests(
+        found: Vec<(PathBuf, Option<ShardManifest>)>,
+    ) -> Result<MergePlan, ShardError> {
+        let mut parts = Vec::new();
+        let mut unfinished = Vec::new();
+        for (dir, manifest) in found {
+            match manifest {
+                Some(manifest) => parts.push(Part { dir, manifest }),
+                None => unfinished.push(dir),
             }
         }
         let Some(first) = parts.first().cloned() else {
@@ -90,11 +102,18 @@ impl MergePlan {
                 duplicated.join("; ")
             )));
         }
-        let missing: Vec<usize> = (1..=count).filter(|i| !by_index.contains_key(i)).collect();
-        if !missing.is_empty() {
+        // Every index is at most the count (the manifests are checked as read); a count far
+        // beyond the parts given (a hostile manifest's 10^18) is listed in part, not walked.
+        let missing_total = count.saturating_sub(by_index.len());
+        if missing_total > 0 {
+            let missing: Vec<usize> = (1..=count)
+                .filter(|i| !by_index.contains_key(i))
+                .take(MAX_LISTED)
+                .collect();
             return Err(ShardError::Missing(missing_message(
                 &first,
                 &missing,
+                missing_total,
                 count,
                 &unfinished,
             )));
@@ -143,13 +162,14 @@ impl MergePlan {
         let first = self.first();
         for part in &self.parts {
             let m = &part.manifest;
-            let expected = Shard::new(m.shard.index, m.shard.count)
-                .map_err(|e| ShardError::BadPart {
+            let shard =
+                Shard::new(m.shard.index, m.shard.count).map_err(|e| ShardError::BadPart {
                     path: part.dir.join(super::MANIFEST_FILE),
                     message: e.to_string(),
-                })?
-                .positions(first.work_items)
-                .len();
+                })?;
+            // The positions p < work_items with p mod count = index - 1, counted without
+            // listing them (a hostile manifest's work_items may be 10^18).
+            let expected = first.work_items.saturating_add(shard.count - shard.index) / shard.count;
             if m.covered.len() != expected {
                 return Err(ShardError::BadPart {
                     path: part.dir.join(super::MANIFEST_FILE),
@@ -209,18 +229,21 @@ fn check_same(
 fn missing_message(
     first: &Part,
     missing: &[usize],
+    missing_total: usize,
     count: usize,
     unfinished: &[PathBuf],
 ) -> String {
     let mut text = format!(
-        "missing {} of {count} shards: {}",
-        missing.len(),
+        "missing {missing_total} of {count} shards: {}",
         missing
             .iter()
             .map(|i| format!("{i}/{count}"))
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if missing_total > missing.len() {
+        let _ = write!(text, " and {} more", missing_total - missing.len());
+    }
     if !unfinished.is_empty() {
         let _ = write!(
             text,

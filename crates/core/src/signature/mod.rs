@@ -36,7 +36,7 @@ use crate::trace::{link, Platform, Trace};
 
 pub use ids::{signature_ids, SignatureIds};
 pub use merge::{MergeError, MergePart};
-pub use read::{read_file, SignatureFileError};
+pub use read::{read_bytes, read_file, SignatureFileError};
 pub use schema::{
     BlasOp, CompiledCode, CublasCall, ExactInput, ExecutionTraceSource, GemmKernelRole,
     GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead, InputRange, Label,

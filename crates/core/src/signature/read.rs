@@ -36,6 +36,11 @@ pub fn read_file(path: &Path) -> Result<SignatureFile, SignatureFileError> {
         path: path.to_path_buf(),
         source,
     })?;
+    read_bytes(&bytes, path)
+}
+
+/// [`read_file`] on a file's bytes; `path` names the file in errors.
+pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<SignatureFile, SignatureFileError> {
     let invalid = |error: serde_json::Error| SignatureFileError::Invalid {
         path: path.to_path_buf(),
         line: error.line(),
@@ -51,7 +56,7 @@ pub fn read_file(path: &Path) -> Result<SignatureFile, SignatureFileError> {
     struct VersionOnly {
         schema_version: u64,
     }
-    let version: VersionOnly = serde_json::from_slice(&bytes).map_err(invalid)?;
+    let version: VersionOnly = serde_json::from_slice(bytes).map_err(invalid)?;
     if version.schema_version != u64::from(SCHEMA_VERSION) {
         return Err(SignatureFileError::UnsupportedVersion {
             path: path.to_path_buf(),
@@ -59,5 +64,5 @@ pub fn read_file(path: &Path) -> Result<SignatureFile, SignatureFileError> {
             supported: SCHEMA_VERSION,
         });
     }
-    serde_json::from_slice(&bytes).map_err(invalid)
+    serde_json::from_slice(bytes).map_err(invalid)
 }

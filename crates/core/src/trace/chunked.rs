@@ -41,7 +41,11 @@ pub(super) fn parse<'p>(text: &str, path: &'p Path) -> Option<TraceAssembler<'p>
 }
 
 /// [`parse`] with `chunks` chunks (at most).
-fn parse_in<'p>(text: &str, path: &'p Path, chunks: usize) -> Option<TraceAssembler<'p>> {
+pub(super) fn parse_in<'p>(
+    text: &str,
+    path: &'p Path,
+    chunks: usize,
+) -> Option<TraceAssembler<'p>> {
     parse_in_cuts(text, path, &find_cuts(text.as_bytes(), chunks))
 }
 

@@ -179,9 +179,18 @@ impl<'a> Cursor<'a> {
 
     /// A [`LenientDim3`]: three integers that fit a u32, else absent.
     fn lenient_dim3(&mut self) -> Option<LenientDim3> {
-        if self.peek()? != b'[' {
-            self.skip_value(0)?;
-            return Some(LenientDim3(None));
+        match self.peek()? {
+            b'[' => {}
+            // serde_json reads a number here as a number, and refuses one beyond f64's range
+            // (`1e400`): only an integer of an i64's digits or fewer is read as absent here.
+            b'-' | b'0'..=b'9' => {
+                let _ = self.integer()?;
+                return Some(LenientDim3(None));
+            }
+            _ => {
+                self.skip_value(0)?;
+                return Some(LenientDim3(None));
+            }
         }
         self.at += 1;
         self.skip_whitespace();
@@ -259,6 +268,11 @@ impl<'a> Cursor<'a> {
                 .iter()
                 .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
             return Some(Ok(if negative { -value } else { value }));
+        }
+        // serde_json refuses an integer beyond f64's range (309 digits and more) where it
+        // reads the value as a number; far below that, it is a u64 or a finite float.
+        if digits.len() > 300 {
+            return None;
         }
         let text = self.text.get(start..self.at)?;
         match text.parse::<i64>() {
@@ -497,6 +511,34 @@ mod tests {
         r#"{"ph": "f", "id": 12, "pid": 0, "tid": 7, "ts": 1000, "cat": "ac2g", "name": "ac2g", "bp": "e", "args": {"anything": [1, 2, {"x": "y"}]}}"#,
         r#"{ "args" : { "correlation" : 3 } , "ph" : "X" , "cat" : null , "name" : null , "pid" : null , "tid" : "" , "ts" : -1.5e3 , "dur" : 0E0 }"#,
     ];
+
+    /// Found by fuzzing (fuzz/regressions/trace_scanner/): numbers serde_json refuses to
+    /// read as numbers (beyond f64's range) where the scanner read them as absent, so a trace
+    /// loaded in chunks but not in one pass.
+    #[test]
+    fn numbers_beyond_f64_are_left_to_serde() {
+        let huge = "9".repeat(400);
+        for event in [
+            r#"{"cat": "kernel", "args": {"block": 1e400}}"#.to_owned(),
+            r#"{"cat": "kernel", "args": {"grid": -1E+999}}"#.to_owned(),
+            format!(r#"{{"cat": "kernel", "args": {{"grid": {huge}}}}}"#),
+            format!(r#"{{"cat": "kernel", "args": {{"correlation": {huge}}}}}"#),
+            format!(r#"{{"cat": "kernel", "args": {{"stream": -{huge}}}}}"#),
+            format!(r#"{{"cat": "kernel", "args": {{"grid": [1, {huge}, 1]}}}}"#),
+        ] {
+            assert_eq!(by_serde(&event), None, "{event}");
+            assert_eq!(by_scanner(&event), None, "{event}");
+        }
+        // Up to 300 digits the scanner still reads them, as serde_json does: absent.
+        let long = "9".repeat(300);
+        for event in [
+            format!(r#"{{"cat": "kernel", "args": {{"grid": {long}, "block": 7}}}}"#),
+            format!(r#"{{"cat": "kernel", "args": {{"correlation": {long}}}}}"#),
+        ] {
+            let scanned = by_scanner(&event).unwrap_or_else(|| panic!("not scanned: {event}"));
+            assert_eq!(Some(scanned), by_serde(&event), "{event}");
+        }
+    }
 
     #[test]
     fn a_string_stops_at_its_first_quote_backslash_or_control_character() {

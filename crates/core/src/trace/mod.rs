@@ -13,6 +13,8 @@ mod document;
 mod error;
 pub mod event;
 mod event_scanner;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod id_index;
 mod json_position;
 pub mod link;

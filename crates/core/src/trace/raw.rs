@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use super::event::{Category, MODULE_PREFIX};
 
 /// One entry of `traceEvents`, as written.
-#[derive(Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct RawEvent<'a> {
     pub ph: Option<Cow<'a, str>>,
     pub cat: Option<Cow<'a, str>>,
@@ -96,7 +96,7 @@ impl<'de> Visitor<'de> for RawEventSeed<'_, 'de> {
 }
 
 /// The `args` keys classification reads; the others are skipped unparsed.
-#[derive(Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct RawArgs<'a> {
     pub external_id: LenientInt,
     pub external_id_lowercase: LenientInt,
@@ -232,6 +232,7 @@ impl<'de> Deserialize<'de> for JsonText<'de> {
 }
 
 /// A `pid`/`tid`: integer or string.
+#[derive(Debug, PartialEq)]
 pub enum RawExecutionId<'a> {
     Number(i64),
     Text(Cow<'a, str>),
@@ -278,7 +279,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawExecutionId<'a> {
 /// An integer that some tools write as a number, some as a decimal or `0x` hex string
 /// (ROCm: `"stream": "0x0"`, `"size": "2560"`). Anything else reads as absent rather than
 /// failing the whole file: these fields are informative, never structural.
-#[derive(Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct LenientInt(pub Option<i64>);
 
 impl<'de> Deserialize<'de> for LenientInt {
@@ -334,7 +335,7 @@ pub fn parse_integer_text(text: &str) -> Option<i64> {
 }
 
 /// A `[x, y, z]` launch dimension; anything else reads as absent.
-#[derive(Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct LenientDim3(pub Option<[u32; 3]>);
 
 impl<'de> Deserialize<'de> for LenientDim3 {

@@ -17,6 +17,7 @@ mod cli_entry;
 mod compiled_coverage;
 mod energy_probes;
 mod execution_trace;
+mod fuzz_corpus;
 mod inductor_kernels;
 mod inductor_triton;
 mod predict_kineto_cases;
