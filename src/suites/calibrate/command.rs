@@ -50,6 +50,15 @@ impl SuiteCommand for CalibrateCommand {
         &mut self,
         _: &mut dyn Observer,
     ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+        // The run's record goes into the profile's folder before anything else: a folder that
+        // cannot be made is reported as the --output the user gave, before measuring.
+        let output = &self.options.output;
+        if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| super::CalibrateError::File {
+                path: output.clone(),
+                problem: format!("cannot create its folder: {e}"),
+            })?;
+        }
         Ok((run::work_list(&self.device, &self.options), self.settings()))
     }
 

@@ -63,7 +63,12 @@ pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, Shar
             ),
         });
     }
-    Ok(records
+    Ok(rows_under(records, columns))
+}
+
+/// Each record's cells as a row under `columns` (an empty cell left out).
+fn rows_under(records: Vec<Vec<Option<Value>>>, columns: &[&'static str]) -> Vec<Row> {
+    records
         .into_iter()
         .map(|record| {
             columns
@@ -72,7 +77,7 @@ pub fn read_rows(path: &Path, columns: &[&'static str]) -> Result<Vec<Row>, Shar
                 .filter_map(|(column, value)| Some((column, value?)))
                 .fold(Row::new(), |row, (column, value)| row.with(column, value))
         })
-        .collect())
+        .collect()
 }
 
 /// A CSV's header and its rows of cells (`None`: an empty cell).
@@ -93,16 +98,7 @@ pub fn read_cells(path: &Path) -> Result<Cells, ShardError> {
 /// file: what `--resume` finds already written.
 pub fn rows_from_bytes(bytes: &[u8], columns: &[&'static str]) -> Result<Vec<Row>, String> {
     let (_, records) = cells_of(csv::Reader::from_reader(bytes))?;
-    Ok(records
-        .into_iter()
-        .map(|record| {
-            columns
-                .iter()
-                .zip(record)
-                .filter_map(|(column, value)| Some((column, value?)))
-                .fold(Row::new(), |row, (column, value)| row.with(column, value))
-        })
-        .collect())
+    Ok(rows_under(records, columns))
 }
 
 fn cells_of<R: std::io::Read>(mut reader: csv::Reader<R>) -> Result<Cells, String> {

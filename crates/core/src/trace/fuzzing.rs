@@ -14,9 +14,9 @@ use serde::de::DeserializeSeed;
 use super::assemble::TraceAssembler;
 use super::chunked;
 use super::event_scanner::scan_event;
-use super::whole_text::parse_in_one_pass;
 use super::raw::{RawEvent, RawEventSeed};
 use super::whole_gzip;
+use super::whole_text::parse_in_one_pass;
 
 /// What the fuzzed readers were handed, for a target to count how often its check ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
