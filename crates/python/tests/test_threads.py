@@ -88,15 +88,22 @@ CHILD = textwrap.dedent(
         rk.load_trace(path)
         alone = min(alone, time.perf_counter() - start)
 
+    # Three tries, the quickest stop kept: on the shared 2-core machine one try can be
+    # descheduled for longer than the 50 ms poll.
     delay = alone / 10
-    threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-    start = time.perf_counter()
-    try:
-        rk.load_trace(path)
-        outcome = "finished"
-    except KeyboardInterrupt:
-        outcome = "KeyboardInterrupt"
-    stopped = time.perf_counter() - start
+    outcomes, stops = [], []
+    for _ in range(3):
+        threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        start = time.perf_counter()
+        try:
+            rk.load_trace(path)
+            outcomes.append("finished")
+        except KeyboardInterrupt:
+            outcomes.append("KeyboardInterrupt")
+        stops.append(time.perf_counter() - start)
+        time.sleep(alone)  # the interrupted load's thread finishes in the background
+    outcome = outcomes[0] if len(set(outcomes)) == 1 else "mixed: " + ",".join(outcomes)
+    stopped = min(stops)
 
     # The interpreter goes on normally afterwards: another call works.
     after = rk.load_trace(path).platform == "cuda"
@@ -117,7 +124,7 @@ def test_ctrl_c_interrupts_a_load_at_once(big_trace):
     # The call polls for signals every 50 ms: it must return well before the load would have
     # ended, not when the work is done.
     assert figures["stopped"] < figures["delay"] + 0.15 + figures["alone"] / 4, figures
-    assert figures["stopped"] < figures["alone"], figures
+    assert figures["stopped"] < 0.75 * figures["alone"], figures
 
 
 def test_the_ctrl_c_test_can_fail_a_call_that_ignores_signals(big_trace):
