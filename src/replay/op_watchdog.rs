@@ -97,7 +97,7 @@ fn fire(journal: &std::path::Path, round: u32, unit: &str, timeout: Duration) {
     let written = std::fs::OpenOptions::new()
         .append(true)
         .open(journal)
-        .and_then(|mut f| replay_core::shard::journal::append_whole(&mut f, &line));
+        .and_then(|mut f| replay_core::export::append::append_whole(&mut f, &line));
     if let Err(e) = written {
         eprintln!(
             "error: {}: cannot journal the timed-out op ({e}); ending the run",

@@ -2,6 +2,7 @@
 //! puts the bytes on disk so a reader never sees half a file and a crash never loses the
 //! previous complete version.
 
+pub mod append;
 pub mod csv;
 pub mod json;
 pub mod output_dir;

@@ -107,7 +107,7 @@ impl CsvRows {
             .collect::<Vec<_>>()
             .join(",");
         // Whole or not at all: a row the disk refused (ENOSPC) is taken back off the file.
-        crate::shard::journal::append_whole(&mut self.file, format!("{line}\n").as_bytes())
+        super::append::append_whole(&mut self.file, format!("{line}\n").as_bytes())
             .map_err(|error| Error::output(&self.path, "write", error))
     }
 }

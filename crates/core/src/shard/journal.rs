@@ -5,7 +5,6 @@
 //! them again.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -54,19 +53,9 @@ impl Journal {
             source: std::io::Error::other(e),
         })?;
         line.push(b'\n');
-        append_whole(&mut self.file, &line).map_err(|e| Error::output(&self.path, "write", e))
+        crate::export::append::append_whole(&mut self.file, &line)
+            .map_err(|e| Error::output(&self.path, "write", e))
     }
-}
-
-/// Appends `bytes` to `file` whole or not at all: on an error (a full disk) the file is cut
-/// back to its length before.
-pub fn append_whole(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
-    let before = file.metadata()?.len();
-    let written = file.write_all(bytes).and_then(|()| file.flush());
-    if written.is_err() {
-        let _ = file.set_len(before);
-    }
-    written
 }
 
 #[cfg(test)]
