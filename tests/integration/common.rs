@@ -80,3 +80,29 @@ pub fn torch_generator_turn() -> MutexGuard<'static, ()> {
     static GENERATOR: Mutex<()> = Mutex::new(());
     GENERATOR.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// `replay isolated` of `sigs` into `out` on the CPU, quickly (one round, 10 ms an item, quiet),
+/// with `extra` arguments, ended after two minutes at most.
+pub fn quick_isolated(
+    sigs: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> assert_cmd::assert::Assert {
+    replay()
+        .args([
+            "isolated",
+            "--device",
+            "cpu",
+            "--max-time",
+            "0.01",
+            "--rounds",
+            "1",
+        ])
+        .args(["--quiet", "--kernels"])
+        .arg(sigs)
+        .arg("--output-dir")
+        .arg(out)
+        .args(extra)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+}

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::common::{bloom_tiny_et_pair, replay};
+use super::common::{bloom_tiny_et_pair, quick_isolated as isolated, replay};
 
 /// The bloom-tiny CPU step's signatures, classified by the built binary.
 fn bloom_tiny(dir: &Path) -> Value {
@@ -72,26 +72,6 @@ fn statuses(out: &Path) -> Vec<(String, String, String)> {
             )
         })
         .collect()
-}
-
-fn isolated(sigs: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
-    replay()
-        .args([
-            "isolated",
-            "--device",
-            "cpu",
-            "--max-time",
-            "0.01",
-            "--rounds",
-            "1",
-        ])
-        .args(["--quiet", "--kernels"])
-        .arg(sigs)
-        .arg("--output-dir")
-        .arg(out)
-        .args(extra)
-        .timeout(std::time::Duration::from_secs(120))
-        .assert()
 }
 
 #[test]

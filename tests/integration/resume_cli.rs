@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use super::common::{bloom_tiny_et_pair, replay};
+use super::common::{bloom_tiny_et_pair, quick_isolated, replay};
 
 /// The built `replay`, as a process we can kill.
 fn spawn(args: &[&str], out: &Path) -> Child {
@@ -421,21 +421,7 @@ fn a_full_disk_ends_the_run_with_a_clear_error_and_whole_files() {
         return;
     };
     let out = disk.0.join("isolated");
-    replay()
-        .args([
-            "isolated",
-            "--device",
-            "cpu",
-            "--max-time",
-            "0.01",
-            "--rounds",
-            "1",
-        ])
-        .args(["--quiet", "--kernels"])
-        .arg(&sigs)
-        .arg("--output-dir")
-        .arg(&out)
-        .assert()
+    quick_isolated(&sigs, &out, &[])
         .code(2)
         .stderr(predicates::str::contains("No space left on device"));
     let (complete, rows) = isolated_rows(&out);
