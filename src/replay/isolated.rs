@@ -143,6 +143,13 @@ pub fn run(
                     if let Some(dog) = &watchdog {
                         dog.disarm();
                     }
+                    // What the unit's pool keeps of this round is what the journal keeps.
+                    let (result, energy_result) = kept;
+                    let pool = outcomes[unit_index].as_ref();
+                    let result = result.and_then(|(round_measurement, method)| {
+                        Ok((pool_share(pool, round_measurement)?, method))
+                    });
+                    let kept = (result, energy_result);
                     if let Some(j) = journal.as_deref_mut() {
                         j.record(round, unit_id, &kept);
                     }
@@ -183,6 +190,21 @@ pub fn run(
 
 /// One round of one unit: set up, measured, and in the last round (`energy` given) its
 /// energy.
+/// What a unit's pool keeps of a round just measured: its share of the pool, or, for the
+/// first round (which becomes the pool), the round bounded to the pool's size.
+fn pool_share(
+    pool: Option<&UnitOutcome>,
+    mut round: Measurement,
+) -> Result<Measurement, SetupError> {
+    match pool.map(|o| &o.result) {
+        Some(Ok((pool, _))) => Ok(pool.share_for(round)?),
+        _ => {
+            round.bound_pool();
+            Ok(round)
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn measure_unit(
     file: &SignatureFile,

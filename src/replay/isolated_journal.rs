@@ -32,11 +32,23 @@ enum Kept {
         summary: Box<Summary>,
         device_us: Vec<f64>,
         host_us: Vec<f64>,
+        /// The round's share of its unit's pool ([`Measurement::share_for`]): samples
+        /// taken, and which of them are kept (journals without these hold all of them).
+        #[serde(default)]
+        taken: Option<usize>,
+        #[serde(default = "one")]
+        stride: usize,
+        #[serde(default)]
+        offset: usize,
         method: String,
     },
     Unsupported(String),
     Failed(String),
     Oom(String),
+}
+
+fn one() -> usize {
+    1
 }
 
 #[derive(Serialize, Deserialize)]
@@ -101,10 +113,16 @@ impl IsolatedJournal {
                 summary,
                 device_us,
                 host_us,
+                taken,
+                stride,
+                offset,
                 method,
             } => Ok((
                 Measurement {
                     summary: *summary,
+                    taken: taken.unwrap_or(device_us.len()),
+                    stride,
+                    offset,
                     device_us,
                     host_us,
                 },
@@ -127,6 +145,9 @@ impl IsolatedJournal {
                 summary: Box::new(m.summary.clone()),
                 device_us: m.device_us.clone(),
                 host_us: m.host_us.clone(),
+                taken: Some(m.taken),
+                stride: m.stride,
+                offset: m.offset,
                 method: method.clone(),
             },
             Err(SetupError::Unsupported(m)) => Kept::Unsupported(m.clone()),
@@ -142,5 +163,71 @@ impl IsolatedJournal {
         if let Err(e) = self.journal.append(&entry) {
             self.error = Some(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{measure_detailed, MeasureConfig, SyntheticClock, SyntheticStream};
+    use crate::measure::{MeasureError, Placement, Target, POOL_CAP};
+    use std::time::Duration;
+
+    struct Steps(SyntheticStream, u64);
+
+    impl Target for Steps {
+        fn placement(&self) -> Placement<'_> {
+            Placement::Stream(&self.0)
+        }
+        fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+            for _ in 0..calls {
+                self.1 += 1;
+                self.0
+                    .device()
+                    .advance(Duration::from_nanos(1000 + self.1 % 7));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_pooled_rounds_share_comes_back_from_the_journal_as_it_was_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = SyntheticClock::new();
+        let mut target = Steps(SyntheticStream::on(&clock), 0);
+        let mut pool = measure_detailed(
+            &mut target,
+            &MeasureConfig::fixed_runs(0, POOL_CAP + 3),
+            &clock,
+        )
+        .unwrap();
+        pool.bound_pool();
+        let round =
+            measure_detailed(&mut target, &MeasureConfig::fixed_runs(0, 1001), &clock).unwrap();
+        let share = pool.share_for(round).unwrap();
+        assert_eq!(
+            (share.stride, share.offset, share.taken),
+            (2, POOL_CAP + 3, 1001)
+        );
+
+        let mut journal = IsolatedJournal::open(dir.path(), false).unwrap();
+        journal.record(0, "u0", &(Ok((pool.clone(), "m".into())), None));
+        journal.record(1, "u0", &(Ok((share.clone(), "m".into())), None));
+        drop(journal);
+
+        let mut resumed = IsolatedJournal::open(dir.path(), true).unwrap();
+        assert_eq!(resumed.found(), 2);
+        let Some((Ok((first, _)), None)) = resumed.take(0, "u0") else {
+            panic!("round 0 not journaled")
+        };
+        let Some((Ok((second, _)), None)) = resumed.take(1, "u0") else {
+            panic!("round 1 not journaled")
+        };
+        assert_eq!((first, second.clone()), (pool.clone(), share.clone()));
+        let mut live = pool.clone();
+        live.add_round(share).unwrap();
+        let mut back = pool;
+        back.add_round(second).unwrap();
+        assert_eq!(back, live);
     }
 }

@@ -101,6 +101,7 @@ mod tests {
     fn summary(median: f64, timer: &str, timeouts: u64) -> Summary {
         Summary {
             samples: 40,
+            statistics_from: None,
             calls_per_sample: 12,
             warmup_calls: 100,
             min: median * 0.9,

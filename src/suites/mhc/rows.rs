@@ -189,7 +189,7 @@ mod tests {
             &SyntheticClock::new(),
         )
         .unwrap();
-        CaseOutcome::Measured(m)
+        CaseOutcome::Measured(Box::new(m))
     }
 
     #[test]

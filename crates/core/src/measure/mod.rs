@@ -32,6 +32,7 @@ mod batch;
 mod clock;
 mod error;
 pub mod interleave;
+mod measurement;
 mod placement;
 mod runner;
 pub mod stats;
@@ -43,8 +44,9 @@ mod timer;
 pub use batch::TimedTarget;
 pub use clock::{Clock, MonotonicClock, SyntheticClock};
 pub use error::MeasureError;
+pub use measurement::{Measurement, POOL_CAP};
 pub use placement::{DeviceStream, Placement};
-pub use runner::{measure, measure_detailed, MeasureConfig, Measurement, Warmup};
+pub use runner::{measure, measure_detailed, MeasureConfig, Warmup};
 pub use stats::{Stats, Summary};
 pub use stopping::{
     Decision, HardCap, MinSamples, RelativeNoise, RunState, StopCriteria, StopReason, StoppingRule,

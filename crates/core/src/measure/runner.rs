@@ -8,7 +8,7 @@ use super::stats::{self, Stats, Summary};
 use super::stopping::{
     Decision, HardCap, MinSamples, RunState, StopCriteria, StopReason, StoppingRule, TimeBudget,
 };
-use super::{Clock, MeasureError, Target, TimedTarget};
+use super::{Clock, MeasureError, Measurement, Target, TimedTarget};
 
 /// How long to warm up before sampling. Warm-up runs batches (growing them to calibrate the
 /// batch size) until at least `min_calls` calls have run, at least `min_time` has passed and
@@ -142,15 +142,6 @@ impl MeasureConfig {
     }
 }
 
-/// A summary together with the raw per-call samples it was computed from (microseconds, in
-/// the order taken), for callers that want to keep or plot them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measurement {
-    pub summary: Summary,
-    pub device_us: Vec<f64>,
-    pub host_us: Vec<f64>,
-}
-
 /// Measure `target`: pick its timer from where it runs, warm up, calibrate the batch size,
 /// sample until `config.stopping` says stop, and summarise. The target's errors end this
 /// measurement and are returned as they are.
@@ -227,26 +218,22 @@ pub fn measure_detailed(
             blocking_timeouts,
         },
     )?;
-    Ok(Measurement {
-        summary,
-        device_us,
-        host_us,
-    })
+    Ok(Measurement::from_round(summary, device_us, host_us))
 }
 
 /// What a summary records besides the statistics of its samples.
-struct SummaryContext {
-    calls_per_sample: u64,
-    warmup_calls: u64,
-    noise_target: Option<f64>,
-    stopped_by: StopReason,
-    elapsed_us: f64,
-    rounds: u32,
-    timer: Option<String>,
-    blocking_timeouts: u64,
+pub(super) struct SummaryContext {
+    pub calls_per_sample: u64,
+    pub warmup_calls: u64,
+    pub noise_target: Option<f64>,
+    pub stopped_by: StopReason,
+    pub elapsed_us: f64,
+    pub rounds: u32,
+    pub timer: Option<String>,
+    pub blocking_timeouts: u64,
 }
 
-fn summarize(
+pub(super) fn summarize(
     device_us: &[f64],
     host_us: &[f64],
     ctx: SummaryContext,
@@ -261,6 +248,7 @@ fn summarize(
         matches!((device.rse_median, ctx.noise_target), (Some(rse), Some(t)) if rse <= t);
     Ok(Summary {
         samples: device.n,
+        statistics_from: None,
         calls_per_sample: ctx.calls_per_sample,
         warmup_calls: ctx.warmup_calls,
         min: device.min,
@@ -282,33 +270,6 @@ fn summarize(
         timer: ctx.timer,
         blocking_timeouts: ctx.blocking_timeouts,
     })
-}
-
-impl Measurement {
-    /// Adds another round of the same measurement, taken later (see [`crate::measure::interleave`]):
-    /// the statistics are recomputed over the samples of every round, so the median describes
-    /// the whole span of time the rounds covered rather than one moment of it. Batch size and
-    /// stopping reason are the latest round's; warm-up calls and elapsed time add up.
-    pub fn add_round(&mut self, round: Measurement) -> Result<(), MeasureError> {
-        self.device_us.extend(round.device_us);
-        self.host_us.extend(round.host_us);
-        let previous = &self.summary;
-        self.summary = summarize(
-            &self.device_us,
-            &self.host_us,
-            SummaryContext {
-                calls_per_sample: round.summary.calls_per_sample,
-                warmup_calls: previous.warmup_calls + round.summary.warmup_calls,
-                noise_target: round.summary.noise_target,
-                stopped_by: round.summary.stopped_by,
-                elapsed_us: previous.elapsed + round.summary.elapsed,
-                rounds: previous.rounds + round.summary.rounds,
-                timer: round.summary.timer.or_else(|| previous.timer.clone()),
-                blocking_timeouts: previous.blocking_timeouts + round.summary.blocking_timeouts,
-            },
-        )?;
-        Ok(())
-    }
 }
 
 /// Aim batches this much above `min_sample_time`: the batch size is chosen from warm-up

@@ -157,6 +157,13 @@ impl Stats {
 pub struct Summary {
     /// Number of samples taken (warm-up excluded).
     pub samples: usize,
+    /// When rounds pooled more samples than a measurement keeps ([`POOL_CAP`](super::POOL_CAP)),
+    /// the statistics come from this many of them, a systematic sample (every k-th, in the
+    /// order taken, so each round keeps its share); absent when they come from all of them.
+    /// The RSE is then that of this many samples: larger than all of them would give, never
+    /// smaller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistics_from: Option<usize>,
     /// Calls per sample: short calls are batched so a sample lasts long enough to time well;
     /// every time below is already divided by this.
     pub calls_per_sample: u64,
@@ -326,6 +333,7 @@ mod tests {
     fn summary_serializes_with_unit_suffixes_and_round_trips() {
         let summary = Summary {
             samples: 12,
+            statistics_from: None,
             calls_per_sample: 4,
             warmup_calls: 9,
             min: 1.0,

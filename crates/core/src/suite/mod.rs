@@ -61,7 +61,7 @@ impl CaseError {
 pub enum CaseOutcome {
     /// The summary and the raw samples (for statistics the summary does not keep, such as
     /// a suite's own quartile rule).
-    Measured(Measurement),
+    Measured(Box<Measurement>),
     Failed(CaseError),
 }
 
@@ -309,7 +309,7 @@ fn run_case<S: Suite>(
             .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))
     });
     match measured {
-        Ok(summary) => CaseOutcome::Measured(summary),
+        Ok(summary) => CaseOutcome::Measured(Box::new(summary)),
         Err(e) => CaseOutcome::Failed(e),
     }
 }
