@@ -34,14 +34,14 @@ use super::transfer::parse_memcpy_name;
 /// What makes two GPU activities the same unit of work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct GpuKey {
-    name: StrId,
-    op: Option<StrId>,
-    inputs: RecordedInputs,
-    grid: Option<Dim3>,
-    block: Option<Dim3>,
+    pub(crate) name: StrId,
+    pub(crate) op: Option<StrId>,
+    pub(crate) inputs: RecordedInputs,
+    pub(crate) grid: Option<Dim3>,
+    pub(crate) block: Option<Dim3>,
     /// Copies and memsets only.
-    bytes: Option<u64>,
-    launched_by_graph: bool,
+    pub(crate) bytes: Option<u64>,
+    pub(crate) launched_by_graph: bool,
 }
 
 impl GpuKey {
@@ -152,6 +152,44 @@ pub(crate) fn classify_gpu(trace: &Trace, links: &Links, source_path: &Path) -> 
             .add(event.dur_ns, event.args.stream);
     }
 
+    let folded = GpuGroups {
+        groups,
+        first_link,
+        unattributed,
+    };
+    gpu_signature_file(
+        trace,
+        links,
+        &folded,
+        compiled_code_in_steps(trace),
+        source_path,
+    )
+}
+
+/// A trace's GPU activities folded by signature key: what its signature file is made from.
+/// `first_link` holds the link of each key's first activity in file order (it describes
+/// the signature); an unattributed group's `first` is its first activity.
+pub(crate) struct GpuGroups {
+    pub groups: FxHashMap<GpuKey, Invocations>,
+    pub first_link: FxHashMap<GpuKey, ActivityLink>,
+    pub unattributed: FxHashMap<(StrId, bool), Invocations>,
+}
+
+/// The signature file of folded GPU activities. `trace` and `links` need to hold only the
+/// events the first links and unattributed groups point to (the streamed fold passes a
+/// trace of just those), with the whole trace's strings, source, metadata and link counts.
+pub(crate) fn gpu_signature_file(
+    trace: &Trace,
+    links: &Links,
+    folded: &GpuGroups,
+    compiled_code: Option<schema::CompiledCode>,
+    source_path: &Path,
+) -> SignatureFile {
+    let GpuGroups {
+        groups,
+        first_link,
+        unattributed,
+    } = folded;
     let mut signatures: Vec<Signature> = groups
         .iter()
         .filter_map(|(key, invocations)| {
@@ -184,7 +222,7 @@ pub(crate) fn classify_gpu(trace: &Trace, links: &Links, source_path: &Path) -> 
         signatures,
         unattributed: unattributed_groups,
         host_overhead: None,
-        compiled_code: compiled_code_in_steps(trace),
+        compiled_code,
         ranks: Vec::new(),
     }
 }

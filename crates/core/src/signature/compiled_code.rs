@@ -29,7 +29,7 @@ pub fn is_compiled_region(name: &str) -> bool {
 /// (`aten::addmm`, a generated kernel's own event, the wrapper's `Pregraph bytecode`) other
 /// than the regions themselves, or a CUDA runtime/driver call. A `record_function`
 /// annotation (`## Call CompiledFxGraph … ##`) spans the whole graph and covers nothing.
-fn covers(category: Category, name: &str) -> bool {
+pub(crate) fn covers(category: Category, name: &str) -> bool {
     match category {
         Category::CpuOp => !is_compiled_region(name),
         Category::CudaRuntime | Category::CudaDriver => true,
@@ -37,7 +37,7 @@ fn covers(category: Category, name: &str) -> bool {
     }
 }
 
-type Interval = (Nanos, Nanos);
+pub(crate) type Interval = (Nanos, Nanos);
 
 /// Microseconds, as every time in the signature file (whole nanoseconds, at most three
 /// decimals).
@@ -85,9 +85,7 @@ fn length(intervals: &[Interval]) -> Nanos {
 }
 
 /// The compiled regions of each host thread, merged.
-pub(crate) fn regions_by_thread(
-    trace: &Trace,
-) -> FxHashMap<(ExecutionId, ExecutionId), Vec<Interval>> {
+pub(crate) fn regions_by_thread(trace: &Trace) -> FxHashMap<Thread, Vec<Interval>> {
     let mut regions: FxHashMap<(ExecutionId, ExecutionId), Vec<Interval>> = FxHashMap::default();
     for event in &trace.events {
         if matches!(
@@ -111,49 +109,158 @@ pub(crate) fn regions_by_thread(
 /// compiled regions ran and how much of that no recorded op covers. `None` when no compiled
 /// region lies in them.
 pub fn compiled_code(trace: &Trace, windows: &[Interval]) -> Option<CompiledCode> {
-    let windows = union(windows.to_vec());
-    let regions = regions_by_thread(trace);
+    let regions = RegionsInWindows::new(regions_by_thread(trace), windows);
     if regions.is_empty() {
         return None;
     }
-    let mut covered: FxHashMap<(ExecutionId, ExecutionId), Vec<Interval>> = FxHashMap::default();
+    let mut covered: FxHashMap<Thread, Vec<Interval>> = FxHashMap::default();
     for event in &trace.events {
         let thread = (event.pid, event.tid);
-        if regions.contains_key(&thread) && covers(event.category, trace.name(event)) {
+        if regions.on(&thread).is_some() && covers(event.category, trace.name(event)) {
             covered
                 .entry(thread)
                 .or_default()
                 .push((event.ts_ns, event.end_ns()));
         }
     }
-    let (mut count, mut region_ns, mut seen_ns) = (0u64, 0 as Nanos, 0 as Nanos);
-    for (thread, spans) in &regions {
-        let in_windows: Vec<Interval> = spans
-            .iter()
-            .filter(|span| overlap(&[**span], &windows) > 0)
-            .copied()
-            .collect();
-        if in_windows.is_empty() {
-            continue;
-        }
-        count += in_windows.len() as u64;
-        // The regions' time inside the steps, and the covered part of it.
-        let clipped = clip(&in_windows, &windows);
-        region_ns = region_ns.saturating_add(length(&clipped));
-        let work = union(covered.remove(thread).unwrap_or_default());
-        seen_ns = seen_ns.saturating_add(overlap(&clipped, &work));
-    }
-    if count == 0 {
-        return None;
-    }
-    let steps_ns = length(&windows);
-    let uninstrumented_ns = region_ns.saturating_sub(seen_ns);
-    Some(CompiledCode {
-        regions: count,
-        region_us: us(region_ns),
-        uninstrumented_us: us(uninstrumented_ns),
-        steps_us: us(steps_ns),
+    regions.total(|thread, clipped| {
+        overlap(clipped, &union(covered.remove(thread).unwrap_or_default()))
     })
+}
+
+/// A host thread: (pid, tid).
+pub(crate) type Thread = (ExecutionId, ExecutionId);
+
+/// The compiled regions that lie in the steps, clipped to them, by thread: what the
+/// covered time is measured against ([`compiled_code`], and the streamed classify, which
+/// measures it as the thread's ranges pass).
+pub(crate) struct RegionsInWindows {
+    windows: Vec<Interval>,
+    /// Per thread: how many regions lie in the windows, and their parts inside them.
+    threads: Vec<(Thread, u64, Vec<Interval>)>,
+    had_regions: bool,
+}
+
+impl RegionsInWindows {
+    pub(crate) fn new(regions: FxHashMap<Thread, Vec<Interval>>, windows: &[Interval]) -> Self {
+        let windows = union(windows.to_vec());
+        let had_regions = !regions.is_empty();
+        let threads = regions
+            .into_iter()
+            .filter_map(|(thread, spans)| {
+                let in_windows: Vec<Interval> = spans
+                    .iter()
+                    .filter(|span| overlap(&[**span], &windows) > 0)
+                    .copied()
+                    .collect();
+                if in_windows.is_empty() {
+                    return None;
+                }
+                let clipped = clip(&in_windows, &windows);
+                Some((thread, in_windows.len() as u64, clipped))
+            })
+            .collect();
+        RegionsInWindows {
+            windows,
+            threads,
+            had_regions,
+        }
+    }
+
+    /// No compiled region at all in the trace.
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.had_regions
+    }
+
+    /// `thread`'s clipped regions, when it has some in the windows.
+    pub(crate) fn on(&self, thread: &Thread) -> Option<&[Interval]> {
+        self.threads
+            .iter()
+            .find(|(t, _, _)| t == thread)
+            .map(|(_, _, clipped)| clipped.as_slice())
+    }
+
+    /// The report, given how much of each thread's clipped regions recorded work covers.
+    pub(crate) fn total(
+        &self,
+        mut seen: impl FnMut(&Thread, &[Interval]) -> Nanos,
+    ) -> Option<CompiledCode> {
+        let (mut count, mut region_ns, mut seen_ns) = (0u64, 0 as Nanos, 0 as Nanos);
+        for (thread, regions, clipped) in &self.threads {
+            count += regions;
+            region_ns = region_ns.saturating_add(length(clipped));
+            seen_ns = seen_ns.saturating_add(seen(thread, clipped));
+        }
+        if count == 0 {
+            return None;
+        }
+        let steps_ns = length(&self.windows);
+        let uninstrumented_ns = region_ns.saturating_sub(seen_ns);
+        Some(CompiledCode {
+            regions: count,
+            region_us: us(region_ns),
+            uninstrumented_us: us(uninstrumented_ns),
+            steps_us: us(steps_ns),
+        })
+    }
+}
+
+/// How much of sorted, disjoint `clipped` is covered by intervals given in order of their
+/// start ([`Coverage::add`]): the overlap of `clipped` with their union, in constant memory.
+pub(crate) struct Coverage<'c> {
+    clipped: &'c [Interval],
+    next: usize,
+    current: Option<Interval>,
+    seen: Nanos,
+}
+
+impl<'c> Coverage<'c> {
+    pub(crate) fn new(clipped: &'c [Interval]) -> Self {
+        Coverage {
+            clipped,
+            next: 0,
+            current: None,
+            seen: 0,
+        }
+    }
+
+    /// One covered interval; its start is no earlier than the previous one's.
+    pub(crate) fn add(&mut self, start: Nanos, end: Nanos) {
+        if start >= end {
+            return;
+        }
+        match &mut self.current {
+            Some(current) if start <= current.1 => current.1 = current.1.max(end),
+            _ => {
+                self.flush();
+                self.current = Some((start, end));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        let Some((start, end)) = self.current.take() else {
+            return;
+        };
+        while self.clipped.get(self.next).is_some_and(|c| c.1 <= start) {
+            self.next += 1;
+        }
+        for &(c_start, c_end) in &self.clipped[self.next..] {
+            if c_start >= end {
+                break;
+            }
+            let (from, to) = (c_start.max(start), c_end.min(end));
+            if from < to {
+                self.seen = self.seen.saturating_add(to - from);
+            }
+        }
+    }
+
+    /// The covered time.
+    pub(crate) fn seen(mut self) -> Nanos {
+        self.flush();
+        self.seen
+    }
 }
 
 /// The parts of sorted, disjoint `a` inside sorted, disjoint `b`.

@@ -14,6 +14,7 @@ mod classify;
 pub mod compiled_code;
 pub mod dtype;
 mod exact;
+pub mod fold;
 pub mod gemm;
 pub mod gemm_schemas;
 pub mod generated;

@@ -24,7 +24,13 @@ pub struct TraceAssembler<'p> {
     /// placeholder error, and this, more precise, error is reported instead.
     pub failure: Option<TraceError>,
     saw_hip_api: bool,
+    /// Events already handed on ([`Self::drain_into`]) held a GPU activity.
+    drained_gpu_activity: bool,
 }
+
+/// Where a streamed trace's events go instead of into memory: called with each block's
+/// events (in file order, string ids of the trace's table), which it may keep or drop.
+pub type EventSink<'s> = dyn FnMut(&[Event], &StringTable) -> Result<(), TraceError> + 's;
 
 impl<'p> TraceAssembler<'p> {
     pub fn new(path: &'p Path, expected_json_bytes: usize) -> Self {
@@ -43,6 +49,7 @@ impl<'p> TraceAssembler<'p> {
             saw_trace_events: false,
             failure: None,
             saw_hip_api: false,
+            drained_gpu_activity: false,
         }
     }
 
@@ -154,9 +161,22 @@ impl<'p> TraceAssembler<'p> {
         Ok(())
     }
 
+    /// Hands the events assembled so far to `sink` and forgets them (a streamed trace
+    /// whose events are folded as they come).
+    pub fn drain_into(&mut self, sink: &mut EventSink<'_>) -> Result<(), TraceError> {
+        if self.events.is_empty() {
+            return Ok(());
+        }
+        self.drained_gpu_activity |= self.events.iter().any(|e| e.category.is_gpu_activity());
+        sink(&self.events, &self.strings)?;
+        self.events.clear();
+        Ok(())
+    }
+
     /// The platform, once every event has been seen.
     pub fn platform(&self) -> Platform {
-        let has_gpu_activity = self.events.iter().any(|e| e.category.is_gpu_activity());
+        let has_gpu_activity =
+            self.drained_gpu_activity || self.events.iter().any(|e| e.category.is_gpu_activity());
         let amd_device = self
             .metadata
             .device_properties

@@ -7,7 +7,7 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 
-use super::assemble::TraceAssembler;
+use super::assemble::{EventSink, TraceAssembler};
 use super::buffer;
 use super::contents::{SourceFile, Trace};
 use super::error::TraceError;
@@ -93,6 +93,21 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
         return stream::load_reader_in_blocks(std::io::Cursor::new(bytes), path, block, hint);
     }
     load_bytes(bytes, path)
+}
+
+/// Reads `path` (standard input for `-`) streamed in blocks whatever its size, handing its
+/// events to `sink` a block at a time ([`stream::stream_reader_in_blocks`]): memory does not
+/// grow with the file. The trace returned has no events.
+pub fn stream_events(path: &Path, sink: &mut EventSink<'_>) -> Result<Trace, TraceError> {
+    let (block, _) = block_and_whole_bytes();
+    if path.as_os_str() == STDIN_PATH {
+        return stream::stream_reader_in_blocks(std::io::stdin(), path, block, sink);
+    }
+    let file = std::fs::File::open(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    stream::stream_reader_in_blocks(file, path, block, sink)
 }
 
 /// The size a gzip file's trailer announces (mod 2^32), trusted only up to the deflate

@@ -27,6 +27,7 @@ mod strings;
 mod whole_gzip;
 mod whole_text;
 
+pub use assemble::EventSink;
 pub use contents::{EventCounts, Platform, SourceFile, Trace, TraceMetadata};
 pub use error::TraceError;
 pub use event::MODULE_PREFIX;
@@ -34,6 +35,9 @@ pub use event::{
     Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos,
     RecordedInputs, WaitOn,
 };
+pub use load::stream_events;
 pub use load::{load, load_bytes, BLOCK_BYTES_VARIABLE, STDIN_PATH, WHOLE_FILE_MAX_BYTES};
-pub use stream::{default_block_bytes, load_reader, load_reader_in_blocks};
+pub use stream::{
+    default_block_bytes, load_reader, load_reader_in_blocks, stream_reader_in_blocks,
+};
 pub use strings::{FxHashMap, FxHasher, StrId, StringTable};

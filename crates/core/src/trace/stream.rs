@@ -19,7 +19,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::assemble::TraceAssembler;
+use super::assemble::{EventSink, TraceAssembler};
 use super::buffer;
 use super::chunked::{self, AfterArrayError, CUT_WINDOW_BYTES, MAX_CHUNKS, MIN_CHUNK_BYTES};
 use super::contents::{SourceFile, Trace};
@@ -58,6 +58,28 @@ pub fn load_reader_in_blocks<R: Read + Send + 'static>(
     block_bytes: usize,
     json_bytes_hint: u64,
 ) -> Result<Trace, TraceError> {
+    read_in_blocks(reader, path, block_bytes, json_bytes_hint, None)
+}
+
+/// [`load_reader_in_blocks`], handing the events to `sink` a block at a time (in file
+/// order) instead of keeping them: memory holds a few blocks, whatever the input's size.
+/// The trace returned has no events: its source, metadata, strings, counts and platform.
+pub fn stream_reader_in_blocks<R: Read + Send + 'static>(
+    reader: R,
+    path: &Path,
+    block_bytes: usize,
+    sink: &mut EventSink<'_>,
+) -> Result<Trace, TraceError> {
+    read_in_blocks(reader, path, block_bytes, 0, Some(sink))
+}
+
+fn read_in_blocks<R: Read + Send + 'static>(
+    reader: R,
+    path: &Path,
+    block_bytes: usize,
+    json_bytes_hint: u64,
+    mut sink: Option<&mut EventSink<'_>>,
+) -> Result<Trace, TraceError> {
     let block_bytes = block_bytes.max(1);
     let mut stream = Stream {
         path,
@@ -71,7 +93,7 @@ pub fn load_reader_in_blocks<R: Read + Send + 'static>(
     };
     while stream.buf.len() < block_bytes && stream.read_more()? {}
     if stream.summary.is_some() {
-        return stream.whole();
+        return stream.whole(sink);
     }
     const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
     if stream.buf.starts_with(UTF8_BOM) {
@@ -82,10 +104,13 @@ pub fn load_reader_in_blocks<R: Read + Send + 'static>(
         match stream.header()? {
             Some(header) => break header,
             None if stream.read_more()? => {}
-            None => return stream.whole(),
+            None => return stream.whole(sink),
         }
     };
     stream.consume(cut);
+    if let Some(sink) = sink.as_deref_mut() {
+        assembler.drain_into(sink)?;
+    }
     let wanted_events = usize::try_from(json_bytes_hint / 200).unwrap_or(0);
     if wanted_events > assembler.events.capacity() {
         let mut events = buffer::with_capacity(wanted_events);
@@ -97,7 +122,11 @@ pub fn load_reader_in_blocks<R: Read + Send + 'static>(
     loop {
         while stream.buf.len() < block_bytes && stream.read_more()? {}
         let last = stream.summary.is_some();
-        match stream.events_block(&mut assembler, last)? {
+        let end = stream.events_block(&mut assembler, last)?;
+        if let Some(sink) = sink.as_deref_mut() {
+            assembler.drain_into(sink)?;
+        }
+        match end {
             BlockEnd::Carry(0) => {
                 // One event longer than the block: the block grows until it holds it.
                 if !stream.read_more()? {
@@ -192,8 +221,9 @@ impl<'p> Stream<'p> {
         self.base += bytes as u64;
     }
 
-    /// The whole input, read into `buf`, parsed as a whole file is.
-    fn whole(mut self) -> Result<Trace, TraceError> {
+    /// The whole input, read into `buf`, parsed as a whole file is (its events handed to
+    /// `sink` when there is one).
+    fn whole(mut self, sink: Option<&mut EventSink<'_>>) -> Result<Trace, TraceError> {
         while self.read_more()? {}
         let summary = self.summary.take().unwrap_or_else(|| InputSummary {
             sha256: String::new(),
@@ -220,8 +250,11 @@ impl<'p> Stream<'p> {
         } else {
             buf
         };
-        let assembler = parse_json(&json, self.path)?;
+        let mut assembler = parse_json(&json, self.path)?;
         drop(json);
+        if let Some(sink) = sink {
+            assembler.drain_into(sink)?;
+        }
         Ok(self.trace(assembler, summary))
     }
 

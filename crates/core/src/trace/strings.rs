@@ -17,6 +17,11 @@ impl StrId {
     pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// The id at `index` of its table (records written to disk keep ids as numbers).
+    pub(crate) fn from_index(index: usize) -> StrId {
+        StrId(u32::try_from(index).unwrap_or(u32::MAX))
+    }
 }
 
 /// Returned when a trace has more distinct strings than a [`StrId`] can number.

@@ -12,6 +12,7 @@ mod classify_generated;
 mod classify_generated_trace;
 mod classify_linking;
 mod classify_malformed;
+mod classify_streamed;
 mod classify_tracelens;
 mod cli_entry;
 mod compiled_coverage;

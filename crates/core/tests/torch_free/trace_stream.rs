@@ -18,7 +18,7 @@ use replay_core::trace::{self, Trace, BLOCK_BYTES_VARIABLE};
 use crate::common::{all_shared_traces, replay, repo_root};
 
 /// Every Kineto trace the tests have: the shared ones and the fixtures.
-fn every_kineto_trace() -> Vec<PathBuf> {
+pub fn every_kineto_trace() -> Vec<PathBuf> {
     let mut traces = all_shared_traces();
     let root = repo_root();
     for fixture in [
