@@ -6,6 +6,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// `--max-memory`'s sizes.
+pub use replay_core::memory_size::parse_size;
+use replay_core::memory_size::{available_bytes, gib};
+
 /// Words every refusal carries: what `SetupError` reads as out of memory.
 pub const OVER_LIMIT: &str = "over the memory replay allows itself";
 
@@ -29,20 +33,6 @@ pub fn limit() -> u64 {
     }
 }
 
-/// `MemAvailable` of /proc/meminfo in bytes.
-fn available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    kb.checked_mul(1024)
-}
-
 /// `Err` with the sizes when `bytes` (`None`: more than 2^64) is over the limit.
 pub fn check(bytes: Option<u64>, what: &str) -> Result<(), String> {
     let limit = limit();
@@ -56,54 +46,9 @@ pub fn check(bytes: Option<u64>, what: &str) -> Result<(), String> {
     }
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
-/// A size as `--max-memory` takes it: bytes, or a number with K, M, G or T (powers of 1024).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (number, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => (&t[..i], t[i..].to_ascii_uppercase()),
-        None => (t, String::new()),
-    };
-    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => {
-            return Err(format!(
-                "'{text}' is not a size (bytes, or a number with K, M, G or T)"
-            ))
-        }
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (bytes, or a number with K, M, G or T)"))?;
-    let bytes = value * (1u64 << shift) as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!("'{text}' is not a size of at least one byte"));
-    }
-    Ok(bytes as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_and_nonsense_is_refused() {
-        assert_eq!(parse_size("1024").unwrap(), 1024);
-        assert_eq!(parse_size("8G").unwrap(), 8 << 30);
-        assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
-        assert_eq!(parse_size("512mb").unwrap(), 512 << 20);
-        for bad in ["", "-1G", "0", "twelve", "5X"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn a_size_over_the_limit_is_refused_with_the_sizes() {

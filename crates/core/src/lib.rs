@@ -14,6 +14,7 @@ pub mod export;
 pub mod fuzzing;
 pub mod inductor;
 pub mod measure;
+pub mod memory_size;
 pub mod plot;
 pub mod predict;
 pub mod ranks;

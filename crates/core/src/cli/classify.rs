@@ -8,6 +8,7 @@ use crate::execution_trace;
 use crate::export;
 use crate::inductor;
 use crate::ranks;
+use crate::signature::fold::{self, budget::MemoryBudget};
 use crate::trace;
 
 #[derive(Debug, Args)]
@@ -41,6 +42,14 @@ pub struct ClassifyArgs {
     /// recorded value ranges of its integer tensors
     #[arg(long, value_name = "FILE")]
     pub execution_trace: Option<PathBuf>,
+
+    /// Memory the classify may use (bytes, or with K, M, G, T). A trace whose in-memory
+    /// classify would need more (about 2 bytes per byte of JSON) is classified streamed:
+    /// compact records sorted on disk (in TMPDIR) beyond the budget, memory independent of
+    /// the trace's size, the same signature file. Standard input streams when this is given
+    /// [default: half the memory available]
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
+    pub memory_budget: Option<u64>,
 }
 
 /// `signatures/h100_bert_small_infer.json` for `.../h100_bert_small_infer.json.gz`;
@@ -124,17 +133,34 @@ pub fn job_output(paths: &[PathBuf]) -> PathBuf {
 }
 
 fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
-    let loaded = trace::load(trace_path).map_err(crate::Error::from)?;
-    let mut file =
-        inductor::classify_with_cache(&loaded, trace_path, args.inductor_cache.as_deref())
-            .map_err(crate::Error::from)?;
-    let et_summary = match &args.execution_trace {
-        Some(path) => Some(
-            execution_trace::attach::attach_file(&mut file, &loaded, trace_path, path)
-                .map_err(crate::Error::from)?
-                .summary(),
-        ),
-        None => None,
+    let budget = MemoryBudget::from_option(args.memory_budget);
+    // The Execution Trace is linked to the loaded trace's events: it is read in memory.
+    let streamed = if args.execution_trace.is_none() && budget.streams(trace_path) {
+        classify_streamed(trace_path, &budget)?
+    } else {
+        None
+    };
+    let (file, et_summary) = match streamed {
+        Some(mut file) => {
+            inductor::attach::attach_cache(&mut file, trace_path, args.inductor_cache.as_deref())
+                .map_err(crate::Error::from)?;
+            (file, None)
+        }
+        None => {
+            let loaded = trace::load(trace_path).map_err(crate::Error::from)?;
+            let mut file =
+                inductor::classify_with_cache(&loaded, trace_path, args.inductor_cache.as_deref())
+                    .map_err(crate::Error::from)?;
+            let et_summary = match &args.execution_trace {
+                Some(path) => Some(
+                    execution_trace::attach::attach_file(&mut file, &loaded, trace_path, path)
+                        .map_err(crate::Error::from)?
+                        .summary(),
+                ),
+                None => None,
+            };
+            (file, et_summary)
+        }
     };
     let out = args
         .out
@@ -152,6 +178,34 @@ fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
         println!("wrote {}", out.display());
     }
     Ok(())
+}
+
+/// The streamed classify ([`fold`]); `None` for a trace without GPU activity, which is
+/// classified in memory (by its host ops) unless it came from standard input.
+fn classify_streamed(
+    trace_path: &Path,
+    budget: &MemoryBudget,
+) -> anyhow::Result<Option<crate::signature::schema::SignatureFile>> {
+    match fold::classify_streamed(trace_path, &fold::FoldOptions::for_budget(budget)) {
+        Ok(file) => Ok(Some(file)),
+        Err(fold::FoldError::Trace(e)) => Err(crate::Error::from(e).into()),
+        Err(fold::FoldError::NoGpuActivity { path }) if path.as_os_str() != trace::STDIN_PATH => {
+            eprintln!(
+                "note: {} has no GPU activity: classifying its host ops in memory",
+                path.display()
+            );
+            Ok(None)
+        }
+        Err(fold::FoldError::NoGpuActivity { path }) => Err(crate::Error::BadInput {
+            path,
+            message: "no GPU activity: a trace of host ops alone is classified in memory, \
+                      which standard input with --memory-budget is not (give the file, or no \
+                      --memory-budget)"
+                .into(),
+        }
+        .into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]

@@ -18,10 +18,21 @@ pub fn classify_with_cache(
     inductor_cache: Option<&Path>,
 ) -> Result<SignatureFile, KernelsFileError> {
     let mut file = crate::signature::classify(trace, trace_path);
-    if let Some(kernels) = kernels_for_trace(trace_path, inductor_cache)? {
-        fill_sources(&mut file, &kernels)?;
-    }
+    attach_cache(&mut file, trace_path, inductor_cache)?;
     Ok(file)
+}
+
+/// Names the generated kernels' code of a signature file classified from `trace_path`
+/// (in memory or streamed) from the kept Inductor cache, as [`classify_with_cache`] does.
+pub fn attach_cache(
+    file: &mut SignatureFile,
+    trace_path: &Path,
+    inductor_cache: Option<&Path>,
+) -> Result<(), KernelsFileError> {
+    if let Some(kernels) = kernels_for_trace(trace_path, inductor_cache)? {
+        fill_sources(file, &kernels)?;
+    }
+    Ok(())
 }
 
 /// The `kernels.json` for a trace: in `--inductor-cache DIR` when given (`DIR/kernels.json`,

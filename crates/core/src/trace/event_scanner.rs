@@ -539,7 +539,12 @@ mod tests {
     /// pairs are read as before.
     #[test]
     fn lone_surrogate_escapes_are_left_to_serde() {
-        for value in [r#""a\ud800a0""#, r#""\udc00""#, r#""\ud800\u0041""#, r#""\ud800""#] {
+        for value in [
+            r#""a\ud800a0""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\ud800""#,
+        ] {
             for key in ["block", "unknown key"] {
                 let event = format!(r#"{{"cat": "kernel", "args": {{"{key}": {value}}}}}"#);
                 assert_eq!(by_scanner(&event), None, "{event}");
@@ -548,7 +553,8 @@ mod tests {
             assert_eq!(by_serde(&event), None, "{event}");
         }
         for value in [r#""\ud83d\ude00 ok""#, r#""\u00e9""#, r#""\uD800\uDFFF""#] {
-            let event = format!(r#"{{"cat": "kernel", "args": {{"x": {value}, "block": {value}}}}}"#);
+            let event =
+                format!(r#"{{"cat": "kernel", "args": {{"x": {value}, "block": {value}}}}}"#);
             let scanned = by_scanner(&event).unwrap_or_else(|| panic!("not scanned: {event}"));
             assert_eq!(Some(scanned), by_serde(&event), "{event}");
         }

@@ -210,6 +210,14 @@ fn classify_and_predict_write_the_same_files_streamed_or_whole_and_from_stdin() 
         assert_eq!(whole.status, Some(0), "{name}: classify failed");
         let streamed = run_replay(dir.path(), &classify, Some("65536"), None, &["s.json"]);
         assert!(whole == streamed, "{name}: classify differs when streamed");
+        // Over a 1 KiB budget: the streamed classify (signature::fold), segments of 1024
+        // records on disk; a trace of host ops alone is classified in memory, saying so.
+        let budget = [&classify[..], &["--memory-budget", "1K"]].concat();
+        let folded = run_replay(dir.path(), &budget, None, None, &["s.json"]);
+        assert!(
+            whole == folded,
+            "{name}: classify differs under --memory-budget"
+        );
         let stdin = ["classify", "--trace", "-", "--out", "s.json"];
         let piped = run_replay(dir.path(), &stdin, Some("65536"), Some(&file), &["s.json"]);
         let (Some(whole_file), Some(piped_file)) = (&whole.files[0], &piped.files[0]) else {
@@ -220,6 +228,17 @@ fn classify_and_predict_write_the_same_files_streamed_or_whole_and_from_stdin() 
             without_source_path(piped_file, "-"),
             "{name}: classify from standard input"
         );
+        // Standard input under a budget streams; host ops alone cannot be, and say so.
+        let stdin_budget = [&stdin[..], &["--memory-budget", "1K"]].concat();
+        let piped_folded = run_replay(dir.path(), &stdin_budget, None, Some(&file), &["s.json"]);
+        if trace::load(&path).unwrap().platform == trace::Platform::Cpu {
+            assert_eq!(piped_folded.status, Some(2), "{name}: host ops from a pipe");
+        } else {
+            assert!(
+                piped == piped_folded,
+                "{name}: piped classify under --memory-budget"
+            );
+        }
 
         let predict = [
             "predict",

@@ -19,6 +19,7 @@
 //! The file is byte-identical to the in-memory classify's (tested on every shared trace).
 //! A trace with no GPU activity (classified by its host ops) is not handled here.
 
+pub mod budget;
 mod contexts;
 mod join;
 mod records;
@@ -58,17 +59,17 @@ pub enum FoldError {
 #[derive(Debug, Clone)]
 pub struct FoldOptions {
     /// Records each sorter keeps before it writes a segment (two sorters fill at once,
-    /// then one more; a record takes about 100 bytes in memory).
+    /// then one more; a record takes at most [`records::LARGEST_RECORD_BYTES`] in memory).
     pub records_in_memory: usize,
     /// Where the segments go (a temporary folder inside it, removed at the end).
     pub spill_dir: PathBuf,
 }
 
 impl FoldOptions {
-    /// Options for a memory budget of `bytes`: about a third of it to each sorter.
-    pub fn for_budget(bytes: u64) -> FoldOptions {
+    /// Options for `budget`, the segments in the system's temporary folder (`TMPDIR`).
+    pub fn for_budget(budget: &budget::MemoryBudget) -> FoldOptions {
         FoldOptions {
-            records_in_memory: usize::try_from(bytes / 3 / 100).unwrap_or(usize::MAX),
+            records_in_memory: budget.records_in_memory(),
             spill_dir: std::env::temp_dir(),
         }
     }

@@ -9,6 +9,19 @@ use extsort::Sortable;
 
 use crate::trace::{Category, Dim3, RecordedInputs, StrId};
 
+/// The largest record's size in memory (what a sorter's buffer holds per record).
+pub const LARGEST_RECORD_BYTES: usize = {
+    let host = std::mem::size_of::<HostRecord>();
+    let activity = std::mem::size_of::<ActivityRecord>();
+    let link = std::mem::size_of::<LaunchLink>();
+    let most = if host > activity { host } else { activity };
+    if most > link {
+        most
+    } else {
+        link
+    }
+};
+
 /// What a host range is, in the order the nesting sweep takes ranges that start together:
 /// modules before ops (an op's module starts no later than it), ops before launches (a
 /// launch's op likewise).

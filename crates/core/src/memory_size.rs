@@ -1,0 +1,66 @@
+//! Sizes of memory as users write them (`--max-memory 8G`, `--memory-budget 1.5GiB`) and the
+//! memory this machine has available now.
+
+/// A size: bytes, or a number with K, M, G or T (powers of 1024; `KB`, `KiB`, ... alike).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&t[..i], t[i..].to_ascii_uppercase()),
+        None => (t, String::new()),
+    };
+    let not_a_size = || format!("'{text}' is not a size (bytes, or a number with K, M, G or T)");
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(not_a_size()),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| not_a_size())?;
+    let bytes = value * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("'{text}' is not a size of at least one byte"));
+    }
+    Ok(bytes as u64)
+}
+
+/// `MemAvailable` of /proc/meminfo in bytes (`None` where it cannot be read).
+pub fn available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
+/// Bytes in GiB with two decimals, for messages.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_nonsense_is_refused() {
+        assert_eq!(parse_size("1024").unwrap(), 1024);
+        assert_eq!(parse_size("8G").unwrap(), 8 << 30);
+        assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_size("512mb").unwrap(), 512 << 20);
+        for bad in ["", "-1G", "0", "twelve", "5X"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn this_machine_has_memory_available() {
+        assert!(available_bytes().is_some_and(|b| b > 0));
+    }
+}
