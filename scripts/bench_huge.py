@@ -8,12 +8,12 @@ throughout); nothing generated is written into the repository: it is piped, or w
 target/bench/huge/ and deleted after its run.
 
 1. Streaming, for each size (1, 2, 4, 8, 16, 30 GB; --sizes): `replay-tracegen --size S --out -
-   | replay classify --trace - --out ...`, when `replay` reads a trace from standard input
+   | replay classify --trace - --memory-budget 1G --out ...` (the streamed classify; --memory-budget), when `replay` reads a trace from standard input
    (tried on a one-step trace first; "unsupported" with replay's answer otherwise). Without
    it, the same sizes are run on files (generated first, untimed): what replay does today.
    Wall time, GB/s of JSON, peak RSS of replay (os.wait4's ru_maxrss), and whether the peak
    stays within 10 % from the smallest size to the largest.
-2. The in-memory path (`--trace FILE`, a file on disk) on the largest size whose estimated
+2. The in-memory path (`--trace FILE --memory-budget 1T`, a file on disk) on the largest size whose estimated
    peak fits the memory cap (estimated from the smaller sizes' peak per byte).
 3. 8 ranks x 1 GB, gzipped (--ranks, --rank-size): one `classify` call over all the files when
    replay takes several traces (tried first; "unsupported" with the reason otherwise), the
@@ -123,7 +123,8 @@ class Bench:
         return generated(done.stderr)
 
     def classify(self, traces, out, **kw):
-        cmd = [self.replay, "classify"]
+        # In memory, whatever the size (the streamed path is the pipe's).
+        cmd = [self.replay, "classify", "--memory-budget", "1T"]
         for t in traces:
             cmd += ["--trace", t]
         return measured_run.run([*cmd, "--out", out], cap=self.cap, **kw)
@@ -225,7 +226,8 @@ class Bench:
     def pipe_run(self, size):
         sig = self.work / f"pipe_{label(size)}.sig.json"
         r = measured_run.run_pipeline([*self.gen_cmd(size), "--out", "-"],
-                                      [self.replay, "classify", "--trace", "-", "--out", sig],
+                                      [self.replay, "classify", "--trace", "-", "--out", sig,
+                                       "--memory-budget", self.args.memory_budget],
                                       cap=self.cap)
         json_bytes, steps = generated(r["producer"]["stderr_tail"])
         return self.row(r, json_bytes, steps, "pipe", sig)
@@ -367,6 +369,8 @@ def main(argv=None):
                         help="kill any measured process past this RSS [60 %% of MemAvailable]")
     parser.add_argument("--hta-cap", type=parse_size, default=None,
                         help="HTA's own RSS cap, where it stops [--rss-cap]")
+    parser.add_argument("--memory-budget", default="1G",
+                        help="`replay classify --memory-budget` of the piped runs (the streamed classify) [1G]")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--layout", choices=("kineto", "steps"), default="kineto",
                         help="replay-tracegen's event order: as Kineto writes a trace (every host op "
