@@ -86,7 +86,16 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
         .into());
     }
     let workers = ranks::parallel::workers_for(paths.len());
+    // The ranks read at once share the budget.
+    let budget = MemoryBudget::from_option(args.memory_budget).shared_by(workers);
     let files = ranks::parallel::map_bounded(&paths, workers, |path| {
+        if budget.streams(path) {
+            if let Some(mut file) = classify_streamed(path, &budget)? {
+                inductor::attach::attach_cache(&mut file, path, args.inductor_cache.as_deref())
+                    .map_err(crate::Error::from)?;
+                return Ok(file);
+            }
+        }
         let loaded = trace::load(path).map_err(crate::Error::from)?;
         inductor::classify_with_cache(&loaded, path, args.inductor_cache.as_deref())
             .map_err(crate::Error::from)
@@ -185,10 +194,10 @@ fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
 fn classify_streamed(
     trace_path: &Path,
     budget: &MemoryBudget,
-) -> anyhow::Result<Option<crate::signature::schema::SignatureFile>> {
+) -> Result<Option<crate::signature::schema::SignatureFile>, crate::Error> {
     match fold::classify_streamed(trace_path, &fold::FoldOptions::for_budget(budget)) {
         Ok(file) => Ok(Some(file)),
-        Err(fold::FoldError::Trace(e)) => Err(crate::Error::from(e).into()),
+        Err(fold::FoldError::Trace(e)) => Err(e.into()),
         Err(fold::FoldError::NoGpuActivity { path }) if path.as_os_str() != trace::STDIN_PATH => {
             eprintln!(
                 "note: {} has no GPU activity: classifying its host ops in memory",
@@ -202,9 +211,11 @@ fn classify_streamed(
                       which standard input with --memory-budget is not (give the file, or no \
                       --memory-budget)"
                 .into(),
-        }
-        .into()),
-        Err(e) => Err(e.into()),
+        }),
+        Err(e @ fold::FoldError::Spill { .. }) => Err(crate::Error::Io {
+            context: "the streamed classify".into(),
+            source: std::io::Error::other(e.to_string()),
+        }),
     }
 }
 

@@ -94,6 +94,20 @@ fn classifying_both_ranks_at_once_equals_each_alone_then_merged() {
     run_ok(d, &["merge", "s*.json", "--out", "globbed.json"]);
     let job = std::fs::read(d.join("job.json")).unwrap();
     assert_eq!(job, std::fs::read(d.join("merged.json")).unwrap());
+    // Each rank streamed under a budget (signature::fold): the same file.
+    run_ok(
+        d,
+        &[
+            "classify",
+            "--trace",
+            "rank*.json.gz",
+            "--out",
+            "streamed.json",
+            "--memory-budget",
+            "1K",
+        ],
+    );
+    assert_eq!(job, std::fs::read(d.join("streamed.json")).unwrap());
     assert_eq!(job, std::fs::read(d.join("globbed.json")).unwrap());
 
     // One signature per work, its counts the ranks' sum, each rank's share kept.

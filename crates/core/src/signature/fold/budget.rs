@@ -45,6 +45,14 @@ impl MemoryBudget {
         }
     }
 
+    /// This budget split between `readers` traces read at once (a job's ranks).
+    pub fn shared_by(&self, readers: usize) -> MemoryBudget {
+        MemoryBudget {
+            bytes: self.bytes / readers.max(1) as u64,
+            given: self.given,
+        }
+    }
+
     /// Records each of the streamed classify's sorters keeps in memory: a quarter of the
     /// budget each (two fill at once, a third while the first is read back).
     pub fn records_in_memory(&self) -> usize {
