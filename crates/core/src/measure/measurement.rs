@@ -7,7 +7,7 @@
 //! each time the pool fills), so every round keeps its share, and a resumed run that pools
 //! the same rounds keeps the very same samples.
 
-use super::runner::{summarize, SummaryContext};
+use super::summarize::{summarize, SummaryContext};
 use super::{MeasureError, Summary};
 
 /// The most samples per timer a pooled measurement keeps (256 KiB with the host's). The

@@ -37,6 +37,7 @@ mod placement;
 mod runner;
 pub mod stats;
 pub mod stopping;
+mod summarize;
 mod synthetic_stream;
 mod target;
 mod timer;

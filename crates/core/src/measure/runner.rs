@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::stats::{self, Stats, Summary};
+use super::stats::{self, Summary};
 use super::stopping::{
     Decision, HardCap, MinSamples, RunState, StopCriteria, StopReason, StoppingRule, TimeBudget,
 };
+use super::summarize::{summarize, SummaryContext};
 use super::{Clock, MeasureError, Measurement, Target, TimedTarget};
 
 /// How long to warm up before sampling. Warm-up runs batches (growing them to calibrate the
@@ -219,57 +220,6 @@ pub fn measure_detailed(
         },
     )?;
     Ok(Measurement::from_round(summary, device_us, host_us))
-}
-
-/// What a summary records besides the statistics of its samples.
-pub(super) struct SummaryContext {
-    pub calls_per_sample: u64,
-    pub warmup_calls: u64,
-    pub noise_target: Option<f64>,
-    pub stopped_by: StopReason,
-    pub elapsed_us: f64,
-    pub rounds: u32,
-    pub timer: Option<String>,
-    pub blocking_timeouts: u64,
-}
-
-pub(super) fn summarize(
-    device_us: &[f64],
-    host_us: &[f64],
-    ctx: SummaryContext,
-) -> Result<Summary, MeasureError> {
-    let (Some(device), Some(host)) = (Stats::from_samples(device_us), Stats::from_samples(host_us))
-    else {
-        // A measurement always takes a sample before it can stop; kept as an error rather
-        // than a panic so a future change to the loop cannot crash a whole run.
-        return Err(MeasureError::NoSamples);
-    };
-    let noise_target_met =
-        matches!((device.rse_median, ctx.noise_target), (Some(rse), Some(t)) if rse <= t);
-    Ok(Summary {
-        samples: device.n,
-        statistics_from: None,
-        calls_per_sample: ctx.calls_per_sample,
-        warmup_calls: ctx.warmup_calls,
-        min: device.min,
-        p10: device.p10,
-        median: device.median,
-        p90: device.p90,
-        max: device.max,
-        mean: device.mean,
-        std: device.std,
-        mad: device.mad,
-        rse_median: device.rse_median,
-        noise_target: ctx.noise_target,
-        noise_target_met,
-        stopped_by: ctx.stopped_by,
-        host_median: host.median,
-        host_mean: host.mean,
-        elapsed: ctx.elapsed_us,
-        rounds: ctx.rounds,
-        timer: ctx.timer,
-        blocking_timeouts: ctx.blocking_timeouts,
-    })
 }
 
 /// Aim batches this much above `min_sample_time`: the batch size is chosen from warm-up

@@ -26,9 +26,10 @@ use super::kernel_kind::{
 };
 use super::op_inputs::OpInputs;
 use super::schema::{
-    self, Label, LaunchingOp, LinkingReport, MemcpyParams, MemsetParams, Signature, SignatureFile,
-    Source, Summary, Tier, TierSummary, Totals, UnattributedGroup, Unit, WorkKind,
+    self, Label, LaunchingOp, MemcpyParams, MemsetParams, Signature, SignatureFile, Summary, Tier,
+    TierSummary, Totals, UnattributedGroup, Unit, WorkKind,
 };
+use super::source::{compiled_code_in_steps, source};
 use super::transfer::parse_memcpy_name;
 
 /// What makes two GPU activities the same unit of work.
@@ -225,13 +226,6 @@ pub(crate) fn gpu_signature_file(
         compiled_code,
         ranks: Vec::new(),
     }
-}
-
-/// The trace's compiled code within its profiled steps (see [`super::compiled_code`]).
-pub(crate) fn compiled_code_in_steps(trace: &Trace) -> Option<schema::CompiledCode> {
-    let (_, steps) = crate::predict::steps::step_windows(trace);
-    let windows: Vec<(i64, i64)> = steps.iter().map(|s| (s.start_ns, s.end_ns)).collect();
-    super::compiled_code::compiled_code(trace, &windows)
 }
 
 /// Tier 1 first, then the biggest time first; ids break ties so output is stable.
@@ -567,39 +561,4 @@ pub(crate) fn short_hash(text: &str) -> String {
             let _ = write!(hex, "{byte:02x}");
             hex
         })
-}
-
-pub(crate) fn source(trace: &Trace, links: &Links, source_path: &Path) -> Source {
-    let stats = &links.stats;
-    Source {
-        path: source_path.display().to_string(),
-        sha256: trace.source.sha256.clone(),
-        gzipped: trace.source.gzipped,
-        json_bytes: trace.source.json_bytes,
-        platform: trace.platform,
-        trace_schema_version: trace.metadata.schema_version,
-        pytorch_version: trace.metadata.pytorch_version.clone(),
-        cuda_runtime_version: trace.metadata.cuda_runtime_version,
-        cuda_driver_version: trace.metadata.cuda_driver_version,
-        cupti_version: trace.metadata.cupti_version,
-        base_time_ns: trace.metadata.base_time_ns,
-        device_properties: trace
-            .metadata
-            .device_properties
-            .clone()
-            .unwrap_or(serde_json::Value::Null),
-        distributed_info: trace.metadata.distributed_info.clone(),
-        linking: LinkingReport {
-            gpu_activities: stats.activities,
-            with_launch: stats.with_launch,
-            with_op: stats.with_op,
-            unattributed: stats.unattributed,
-            launched_by_graph: stats.launched_by_graph,
-            collective: stats.collective,
-            external_id_confirmed: stats.external_id_confirmed,
-            external_id_contradicted: stats.external_id_contradicted,
-            external_id_not_recorded: stats.external_id_not_recorded,
-        },
-        execution_trace: None,
-    }
 }

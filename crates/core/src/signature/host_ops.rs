@@ -17,8 +17,8 @@ use crate::trace::{
 
 use super::call_site::CallSite;
 use super::classify::{
-    compiled_code_in_steps, launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash,
-    sort_signatures, source, summarise, total_ns, us, Invocations,
+    launching_op, mean_us, ns, parse_inputs, recorded_inputs, short_hash, sort_signatures,
+    summarise, total_ns, us, Invocations,
 };
 use super::compiled_code::{regions_by_thread, split_gap};
 use super::gemm::{gemm_from_op, GEMM_OPS};
@@ -27,6 +27,7 @@ use super::schema::{
     self, GemmKernelRole, HostOverhead, Label, Signature, SignatureFile, ThreadOverhead, Tier,
     Totals, Unit, WorkKind,
 };
+use super::source::{compiled_code_in_steps, source};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct HostOpKey {

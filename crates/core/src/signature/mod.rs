@@ -28,6 +28,7 @@ mod rank_counts;
 mod read;
 pub mod recorded;
 pub mod schema;
+mod source;
 mod table;
 pub mod transfer;
 
