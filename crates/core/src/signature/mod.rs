@@ -27,6 +27,7 @@ mod rank_counts;
 mod read;
 pub mod recorded;
 pub mod schema;
+pub mod stream;
 mod table;
 pub mod transfer;
 
