@@ -251,3 +251,104 @@ pub fn run(
         ),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::observer::Recorder;
+    use crate::replay::isolated::SignatureResult;
+
+    fn shipped() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures/h100_bert_small_infer.json")
+    }
+
+    /// The shipped BERT file (16 signatures) on the CPU, whole and in windows of 5: the same
+    /// rows in the same order, with the same statuses and methods; a unit that lies within one
+    /// window is replayed as the whole run replays it (same lead, same shares), and one whose
+    /// kernels fall in two windows is replayed once per window, within its window.
+    #[test]
+    fn windows_give_the_rows_the_whole_run_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = |name: &str| IsolatedOptions {
+            kernels: shipped(),
+            output_dir: dir.path().join(name),
+            max_time_per_kernel_s: 0.002,
+            rounds: 2,
+            min_samples: 1,
+            ..IsolatedOptions::default()
+        };
+        let whole_options = options("whole");
+        let file = crate::signature::read_file(&shipped()).unwrap();
+        let device = Device::open(whole_options.device).unwrap();
+        let whole = crate::pipeline::isolated::replay(
+            &whole_options,
+            &file,
+            &device,
+            None,
+            &mut Recorder::default(),
+            |_, _| ControlFlow::Continue(()),
+            None,
+        )
+        .unwrap();
+
+        let window = 5;
+        let Reading::Windowed(windowed) = open(&shipped(), window).unwrap() else {
+            panic!("16 signatures are more than a window of 5");
+        };
+        assert_eq!(windowed.scan.windows(), 4);
+        let windowed_options = options("windowed");
+        let mut observer = Recorder::default();
+        let outcome = run(&windowed_options, &windowed, false, None, &mut observer).unwrap();
+        assert!(outcome.complete);
+        assert_eq!(outcome.rows, 16);
+        let written =
+            IsolatedResults::read(&windowed_options.output_dir.join("isolated.json")).unwrap();
+        assert!(written.complete);
+        assert_eq!(written.signatures_total, 16);
+        assert!(
+            outcome.summary.contains("replayed 16 signatures on"),
+            "{}",
+            outcome.summary
+        );
+        assert!(
+            observer.info.contains("==> window 4/4"),
+            "{}",
+            observer.info
+        );
+
+        let index = |id: &str| file.signatures.iter().position(|s| s.id == id).unwrap();
+        let within_one_window: Vec<bool> = replay_units(&file)
+            .iter()
+            .flat_map(|u| {
+                let all: Vec<usize> = u
+                    .members
+                    .iter()
+                    .map(|m| m.0)
+                    .chain(u.included.iter().copied())
+                    .collect();
+                let one = all.iter().all(|&i| i / window == all[0] / window);
+                all.into_iter().map(move |i| (i, one))
+            })
+            .fold(vec![true; 16], |mut v, (i, one)| {
+                v[i] = one;
+                v
+            });
+        let key = |r: &SignatureResult| (r.id.clone(), r.tier, r.count, r.status, r.method.clone());
+        assert_eq!(written.results.len(), whole.results.len());
+        for (w, r) in written.results.iter().zip(&whole.results) {
+            assert_eq!(key(w), key(r));
+            assert_eq!(w.stats.is_some(), r.stats.is_some(), "{}", w.id);
+            let i = index(&w.id);
+            if within_one_window[i] {
+                assert_eq!(
+                    (&w.replayed_as, w.share),
+                    (&r.replayed_as, r.share),
+                    "{}",
+                    w.id
+                );
+            } else {
+                assert_eq!(index(&w.replayed_as) / window, i / window, "{}", w.id);
+            }
+        }
+    }
+}

@@ -71,6 +71,7 @@ impl RowsFile {
                 }
             }
         }
+        crate::export::ensure_output_dir(dir)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
