@@ -257,8 +257,30 @@ impl IsolatedCommand {
         let Some(windowed) = self.windowed.as_deref() else {
             unreachable!("scanned");
         };
-        let outcome =
-            isolated_windowed::run(&self.options, windowed, resumed, self.op_timeout, observer)?;
+        let options = &self.options;
+        let outcome = isolated_windowed::run(
+            options,
+            windowed,
+            resumed,
+            self.op_timeout,
+            run_config(options),
+            observer,
+            |file: &signature::schema::SignatureFile,
+             device: &Device,
+             probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+             observer: &mut dyn Observer,
+             journal: &mut IsolatedJournal| {
+                replay(
+                    options,
+                    file,
+                    device,
+                    probe,
+                    observer,
+                    |_, _| ControlFlow::Continue(()),
+                    Some(journal),
+                )
+            },
+        )?;
         if !outcome.complete {
             if let Some(signal) = replay_core::shard::stop::requested() {
                 return Err(crate::Error::from(replay_core::Error::Shard(

@@ -127,14 +127,40 @@ pub struct Outcome {
     pub summary: String,
 }
 
-/// Replays `windowed` window by window (from the first window not in the rows file when
-/// `resumed`).
+/// What replays one window (`pipeline::isolated::replay` with the window's journal), with
+/// the results it measured.
+pub trait ReplayWindow:
+    FnMut(
+    &SignatureFile,
+    &Device,
+    Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+    &mut dyn Observer,
+    &mut IsolatedJournal,
+) -> anyhow::Result<IsolatedResults>
+{
+}
+
+impl<F> ReplayWindow for F where
+    F: FnMut(
+        &SignatureFile,
+        &Device,
+        Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+        &mut dyn Observer,
+        &mut IsolatedJournal,
+    ) -> anyhow::Result<IsolatedResults>
+{
+}
+
+/// Replays `windowed` window by window with `replay` (from the first window not in the rows
+/// file when `resumed`); `config` is the run's settings as the results record them.
 pub fn run(
     options: &IsolatedOptions,
     windowed: &Windowed,
     resumed: bool,
     op_timeout: Option<std::time::Duration>,
+    config: crate::replay::isolated::RunConfig,
     observer: &mut dyn Observer,
+    mut replay: impl ReplayWindow,
 ) -> Result<Outcome, crate::Error> {
     let scan = &windowed.scan;
     let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
@@ -168,7 +194,7 @@ pub fn run(
         tool: format!("replay {}", env!("CARGO_PKG_VERSION")),
         device: device.describe(),
         signatures_file: options.kernels.display().to_string(),
-        config: super::isolated::run_config(options),
+        config,
         signatures_total: scan.signatures,
         complete: false,
         results: Vec::new(),
@@ -198,15 +224,7 @@ pub fn run(
             window.first + window.signatures.len() - 1
         ));
         let file = window_file(&scan.header, window.signatures);
-        let results = match super::isolated::replay(
-            options,
-            &file,
-            &device,
-            probe.as_deref_mut(),
-            observer,
-            |_, _| ControlFlow::Continue(()),
-            Some(&mut journal),
-        ) {
+        let results = match replay(&file, &device, probe.as_deref_mut(), observer, &mut journal) {
             Ok(results) => results,
             Err(e) => {
                 failed = Some(crate::Error::from(e));
@@ -298,7 +316,30 @@ mod tests {
         assert_eq!(windowed.scan.windows(), 4);
         let windowed_options = options("windowed");
         let mut observer = Recorder::default();
-        let outcome = run(&windowed_options, &windowed, false, None, &mut observer).unwrap();
+        let outcome = run(
+            &windowed_options,
+            &windowed,
+            false,
+            None,
+            crate::pipeline::isolated::run_config(&windowed_options),
+            &mut observer,
+            |file: &SignatureFile,
+             device: &Device,
+             probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+             observer: &mut dyn Observer,
+             journal: &mut IsolatedJournal| {
+                crate::pipeline::isolated::replay(
+                    &windowed_options,
+                    file,
+                    device,
+                    probe,
+                    observer,
+                    |_, _| ControlFlow::Continue(()),
+                    Some(journal),
+                )
+            },
+        )
+        .unwrap();
         assert!(outcome.complete);
         assert_eq!(outcome.rows, 16);
         let written =

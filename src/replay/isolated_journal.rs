@@ -70,7 +70,7 @@ pub struct IsolatedJournal {
     pub error: Option<replay_core::Error>,
     /// `--op-timeout`: armed while each unit is measured.
     pub watchdog: Option<super::op_watchdog::OpWatchdog>,
-    /// A window of a windowed run ([`crate::pipeline::isolated_windowed`]): its rows are
+    /// A window of a windowed run (`replay isolated` on a file of many signatures): its rows are
     /// built once the window is done, not after every unit.
     pub windowed: bool,
 }
