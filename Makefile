@@ -79,6 +79,15 @@ bench-huge: setup
 	$(CARGO) build --release --locked -p replay-core -p replay-tracegen
 	.venv/bin/python scripts/bench_huge.py $(ARGS)
 
+# Issue 34's signature files of very many signatures: `replay isolated --device cpu` on generated
+# files of 10^5, 10^6 and 10^7 signatures (copies of the shipped BERT memcpy, not replayable by
+# default: ARGS="--kind copy" replays them), time and peak RSS of each (results/
+# bench_many_signatures.json). The files are written under target/bench/many_signatures/ and
+# deleted. ARGS="--sizes 1e5,1e6" or ARGS=--quick.
+.PHONY: bench-many-signatures
+bench-many-signatures: build
+	.venv/bin/python scripts/bench_many_signatures.py $(ARGS)
+
 # An AOTInductor package timed by `replay full` and from Python (torch._inductor.aoti_load_package)
 # side by side, bloom-tiny and gpt2-small on the CPU (results/bench_aoti.json; issue 30's goal).
 .PHONY: bench-aoti

@@ -638,6 +638,29 @@ def measured_run_reports_peak_memory_and_its_watchdog_kills_past_the_cap():
 
 
 @test
+def bench_many_signatures_quick_checks_every_row_and_measures_the_peak():
+    """scripts/bench_many_signatures.py --quick (make bench-many-signatures at small sizes): a
+    file read whole (200 signatures) and one streamed in windows (10^4), each run to its end
+    with one row per signature, its time and peak RSS in the report; no generated file left."""
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(HERE, "..", "target"))
+    replay = os.path.join(target, "release", "replay")
+    assert os.access(replay, os.X_OK), f"{replay} is not built: cargo build --release first"
+    out = os.path.join(TMP, "bench_many_signatures.json")
+    work = os.path.join(TMP, "many_signatures")
+    rc, so, se = run_script("bench_many_signatures.py", "--quick", "--out", out,
+                            "--work-dir", work, "--replay", replay, "--timeout", "300")
+    assert rc == 0, (rc, so, se)
+    report = json.load(open(out))
+    runs = report["runs"]
+    assert [r["signatures"] for r in runs] == [200, 10000], runs
+    for r in runs:
+        assert r["rc"] == 0 and r["complete"] is True and r["rows"] == r["signatures"], r
+        assert r["peak_rss_bytes"] > 0 and r["wall_s"] > 0 and r["file_bytes"] > 100 * r["signatures"], r
+    assert report["machine"]["load_before"] and report["date"]
+    assert not [n for n in os.listdir(work) if n.endswith(".json")], os.listdir(work)
+
+
+@test
 def bench_huge_quick_measures_every_size_and_the_ranks():
     """scripts/bench_huge.py --quick (make bench-huge at MB sizes): generated traces through
     replay classify (from a pipe when replay reads one, else from files), each size's time, GB/s

@@ -2,7 +2,6 @@
 //! writing the results after every signature.
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 use std::ops::ControlFlow;
 
 use anyhow::Context;
@@ -12,14 +11,15 @@ use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
 use crate::kernels::KernelCache;
 use crate::measure::{interleave, MeasureConfig, MonotonicClock};
-use crate::replay::isolated::{self, ColdFlush, IsolatedResults, RunConfig, Status};
+use crate::replay::isolated::{self, ColdFlush, IsolatedResults, RunConfig};
 use crate::signature;
 
+use super::isolated_windowed;
 use super::observer::{Observer, Stage, Tick};
 use super::options::IsolatedOptions;
 use super::suite_command::{ShardRecord, SuiteCommand};
 use crate::replay::isolated_journal::IsolatedJournal;
-use replay_core::shard::{RunStart, Shard, WorkList};
+use replay_core::shard::{RunRecord, RunStart, Shard, WorkList};
 
 /// `replay isolated` as a suite command: reads the signature file, replays this shard's
 /// units, and reports a summary; a shard that replayed every unit of its slice leaves its
@@ -28,6 +28,8 @@ pub struct IsolatedCommand {
     pub options: IsolatedOptions,
     /// The signature file, once read (or classified from `--trace`).
     file: Option<signature::schema::SignatureFile>,
+    /// A signature file too large to read whole, once scanned: replayed in windows.
+    windowed: Option<Box<isolated_windowed::Windowed>>,
     /// What its replay measured, once run.
     done: Option<IsolatedResults>,
     /// `--op-timeout`: a unit measured longer is abandoned as failed ([`crate::replay::op_watchdog`]).
@@ -39,6 +41,7 @@ impl IsolatedCommand {
         IsolatedCommand {
             options,
             file: None,
+            windowed: None,
             done: None,
             op_timeout: None,
         }
@@ -71,6 +74,20 @@ impl IsolatedCommand {
         Ok(self.file.as_ref().expect("read above"))
     }
 
+    /// Whether the signature file is one to replay in windows (scanned once, streaming; a
+    /// file of at most one window, or one classified from `--trace`, is read whole).
+    fn scan(&mut self) -> Result<bool, crate::Error> {
+        if self.file.is_none() && self.windowed.is_none() && self.options.trace.is_none() {
+            let window = isolated_windowed::WINDOW_SIGNATURES;
+            if let isolated_windowed::Reading::Windowed(w) =
+                isolated_windowed::open(&self.options.kernels, window)?
+            {
+                self.windowed = Some(w);
+            }
+        }
+        Ok(self.windowed.is_some())
+    }
+
     /// What makes two runs' (or two shards') numbers comparable: the same budget, rounds,
     /// cache state and roofline profile.
     fn settings(&self) -> serde_json::Value {
@@ -100,8 +117,52 @@ impl SuiteCommand for IsolatedCommand {
         &mut self,
         observer: &mut dyn Observer,
     ) -> Result<(WorkList, serde_json::Value), crate::Error> {
+        if self.scan()? {
+            unreachable!("a windowed run is recorded by its work list's hash (run_record)");
+        }
         let list = isolated::work_list(self.file(observer)?);
         Ok((list, self.settings()))
+    }
+
+    fn run_record(
+        &mut self,
+        slice: Shard,
+        observer: &mut dyn Observer,
+    ) -> Result<RunRecord, crate::Error> {
+        if !self.scan()? {
+            let (work_list, settings) = self.identity(observer)?;
+            return Ok(RunRecord::new(&work_list, slice, settings));
+        }
+        let kernels = &self.options.kernels;
+        let Some(windowed) = self.windowed.as_mut() else {
+            unreachable!("scanned above");
+        };
+        if slice != Shard::WHOLE {
+            return Err(crate::Error::from(replay_core::Error::BadInput {
+                path: kernels.clone(),
+                message: format!(
+                    "--shard: {} signatures are replayed in windows of {}, which --shard cannot split yet; run the file whole (--resume continues a run that was stopped), or split it into files of at most {} signatures",
+                    windowed.scan.signatures,
+                    windowed.scan.window,
+                    windowed.scan.window
+                ),
+            }));
+        }
+        observer.info(&format!(
+            "==> isolated: {} holds {} signatures: read streaming, in windows of {}\n",
+            kernels.display(),
+            windowed.scan.signatures,
+            windowed.scan.window
+        ));
+        let (units, hash) = isolated_windowed::work_list_hash(kernels, windowed)?;
+        windowed.units = Some(units);
+        Ok(RunRecord::of_hash(
+            replay_core::shard::isolated::COMMAND,
+            units,
+            hash,
+            slice,
+            self.settings(),
+        ))
     }
 
     fn run(
@@ -111,6 +172,9 @@ impl SuiteCommand for IsolatedCommand {
         observer: &mut dyn Observer,
     ) -> Result<(), crate::Error> {
         self.options.shard = shard;
+        if self.scan()? {
+            return self.run_windowed(start.resumed, observer);
+        }
         self.file(observer)?;
         let (options, Some(file)) = (&self.options, &self.file) else {
             unreachable!("read above");
@@ -183,6 +247,57 @@ impl SuiteCommand for IsolatedCommand {
     }
 }
 
+impl IsolatedCommand {
+    /// [`SuiteCommand::run`] on a file replayed in windows.
+    fn run_windowed(
+        &mut self,
+        resumed: bool,
+        observer: &mut dyn Observer,
+    ) -> Result<(), crate::Error> {
+        let Some(windowed) = self.windowed.as_deref() else {
+            unreachable!("scanned");
+        };
+        let options = &self.options;
+        let outcome = isolated_windowed::run(
+            options,
+            windowed,
+            resumed,
+            self.op_timeout,
+            run_config(options),
+            observer,
+            |file: &signature::schema::SignatureFile,
+             device: &Device,
+             probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
+             observer: &mut dyn Observer,
+             journal: &mut IsolatedJournal| {
+                replay(
+                    options,
+                    file,
+                    device,
+                    probe,
+                    observer,
+                    |_, _| ControlFlow::Continue(()),
+                    Some(journal),
+                )
+            },
+        )?;
+        if !outcome.complete {
+            if let Some(signal) = replay_core::shard::stop::requested() {
+                return Err(crate::Error::from(replay_core::Error::Shard(
+                    replay_core::shard::stop::stopped(
+                        signal,
+                        outcome.rows,
+                        windowed.scan.signatures,
+                        "signatures (in whole windows)",
+                    ),
+                )));
+            }
+        }
+        observer.result(&outcome.summary);
+        Ok(())
+    }
+}
+
 /// Replays `file` on `device`, writing results as they come; also used by `replay compare`,
 /// which times the full model in `after_round` (see [`isolated::run`]), handing it the
 /// observer for its own stages.
@@ -249,6 +364,8 @@ pub fn replay(
     let json_path = files.path(OutputFile::IsolatedJson);
     let csv_path = files.path(OutputFile::IsolatedCsv);
     let mut write_error: Option<anyhow::Error> = None;
+    // A window of a windowed run leaves its rows to the caller (`isolated_windowed`).
+    let write_files = !journal.as_ref().is_some_and(|j| j.windowed);
     // Progress and the rounds' own stages both report while the replay runs.
     let observer = RefCell::new(observer);
     let _no_grad = tch::no_grad_guard();
@@ -271,6 +388,9 @@ pub fn replay(
             })
         },
         |results| {
+            if !write_files {
+                return ControlFlow::Continue(());
+            }
             // Rewritten after every signature: an interrupted run keeps what it measured.
             let written = export::write_atomic(&json_path, &export::json::to_bytes(results))
                 .and_then(|_| {
@@ -300,6 +420,9 @@ pub fn replay(
             profile,
             &path.display().to_string(),
         );
+        if !write_files {
+            return Ok(results);
+        }
         export::write_atomic(&json_path, &export::json::to_bytes(&results))
             .and_then(|_| {
                 export::write_atomic(&csv_path, &export::csv::isolated_to_bytes(&results))
@@ -310,7 +433,7 @@ pub fn replay(
 }
 
 /// The run's settings as its results record them.
-fn run_config(options: &IsolatedOptions) -> RunConfig {
+pub(crate) fn run_config(options: &IsolatedOptions) -> RunConfig {
     RunConfig {
         cold: options.cold,
         max_time_per_kernel_s: options.max_time_per_kernel_s,
@@ -327,86 +450,13 @@ pub fn summary(
     results: &IsolatedResults,
     options: &IsolatedOptions,
 ) -> String {
-    let mut out = String::new();
-    let count = |s: Status| results.results.iter().filter(|r| r.status == s).count();
-    let _ = writeln!(
-        out,
-        "replayed {} signatures on {}: {} ok, {} included, {} unsupported, {} failed, {} oom{}",
-        results.results.len(),
-        results.device,
-        count(Status::Ok),
-        count(Status::Included),
-        count(Status::Unsupported),
-        count(Status::Failed),
-        count(Status::Oom),
-        match count(Status::Estimated) {
-            0 => String::new(),
-            n => format!(", {n} estimated by the roofline of --profile"),
-        }
-    );
-    let trace_total: f64 = results.results.iter().map(|r| r.trace_total_us).sum();
-    let covered: f64 = results
-        .results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Ok | Status::Included))
-        .map(|r| r.trace_total_us)
-        .sum();
-    if trace_total > 0.0 {
-        let _ = writeln!(
-            out,
-            "coverage: {} of the trace's time replayed{}",
-            replay_core::report::percent_text(covered / trace_total),
-            replay_core::report::unseen_in_file(file)
-        );
-    }
-    let predicted: f64 = results
-        .results
-        .iter()
-        .filter_map(|r| r.predicted_us.map(|p| p * r.count as f64))
-        .sum::<f64>()
-        // An empty sum is -0.0, which would print as "-0.0 us".
-        + 0.0;
-    let _ = writeln!(out, "sum of isolated medians x counts: {predicted:.1} us");
-    // A probe that failed part-way leaves the signatures measured before it with energy and
-    // the rest without: say so here, not only in the results' rows.
-    let energy: Vec<&Result<_, String>> = results
-        .results
-        .iter()
-        .filter_map(|r| r.energy.as_ref())
-        .collect();
-    if !energy.is_empty() {
-        let measured = energy.iter().filter(|e| e.is_ok()).count();
-        let _ = writeln!(
-            out,
-            "energy: measured for {measured} of {} signatures",
-            energy.len()
-        );
-        if let Some(Err(first)) = energy.iter().find(|e| e.is_err()) {
-            let _ = writeln!(out, "  energy failed: {first}");
-        }
-    }
-    for r in results
-        .results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Failed | Status::Oom))
-        .take(10)
-    {
-        let _ = writeln!(
-            out,
-            "  {} {}: {}",
-            r.id,
-            r.name,
-            r.reason.as_deref().unwrap_or("")
-        );
-    }
-    let files = OutputDir::new(&options.output_dir);
-    let _ = writeln!(
-        out,
-        "results: {} and {}",
-        files.path(OutputFile::IsolatedJson).display(),
-        files.path(OutputFile::IsolatedCsv).display()
-    );
-    out
+    let mut tally = super::isolated_summary::Tally::default();
+    results.results.iter().for_each(|r| tally.add(r));
+    tally.text(
+        &results.device,
+        &replay_core::report::unseen_in_file(file),
+        &options.output_dir,
+    )
 }
 
 /// The kept Inductor cache of a signature file with generated kernels (tier 4): `--inductor-cache

@@ -9,6 +9,8 @@ pub mod classify;
 pub mod compare;
 pub mod full;
 pub mod isolated;
+mod isolated_summary;
+pub mod isolated_windowed;
 pub mod observer;
 pub mod options;
 pub mod selftest;

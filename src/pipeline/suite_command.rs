@@ -47,6 +47,18 @@ pub trait SuiteCommand {
         observer: &mut dyn Observer,
     ) -> Result<(WorkList, serde_json::Value), crate::Error>;
 
+    /// The record `resume.json` keeps of the run on `slice`: by default the whole work list
+    /// of [`SuiteCommand::identity`]; a command whose list is too long to hold gives its
+    /// length and hash instead.
+    fn run_record(
+        &mut self,
+        slice: Shard,
+        observer: &mut dyn Observer,
+    ) -> Result<RunRecord, crate::Error> {
+        let (work_list, settings) = self.identity(observer)?;
+        Ok(RunRecord::new(&work_list, slice, settings))
+    }
+
     /// Runs `shard`'s items (all of them for [`Shard::WHOLE`]), writing results as they
     /// finish and telling `observer`; the command's result text goes to
     /// [`Observer::result`]. One failed item is a row, never the end of the run. A resumed
@@ -84,8 +96,7 @@ pub fn drive(
         // A stale shard.json must not vouch for this run's rows if it dies.
         run.begin(&output_dir)?;
     }
-    let (work_list, settings) = command.identity(observer)?;
-    let record = RunRecord::new(&work_list, slice, settings);
+    let record = command.run_record(slice, observer)?;
     let mut start = RunStart::begin(&output_dir, record, shard.resume)?;
     if start.resumed {
         observer.info(&format!(

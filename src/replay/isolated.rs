@@ -117,6 +117,7 @@ pub fn run(
                     if replay_core::shard::stop::requested().is_some()
                         || journal.as_ref().is_some_and(|j| j.error.is_some())
                     {
+                        results.results = all_results(sigs, &units, &outcomes);
                         return results;
                     }
                     on_progress(Progress {
@@ -168,24 +169,46 @@ pub fn run(
                 result,
                 energy: energy_result,
             });
-            results.results = units
-                .iter()
-                .zip(&outcomes)
-                .filter_map(|(unit, outcome)| outcome.as_ref().map(|o| unit_results(sigs, unit, o)))
-                .flatten()
-                .collect();
+            // A windowed run writes its rows once a window is done: rebuilding them after
+            // every unit would make a window quadratic.
+            if !rows_each_unit(&journal) {
+                continue;
+            }
+            results.results = all_results(sigs, &units, &outcomes);
             // A result file that cannot be written (a full disk) ends the run here.
             if !resumed && on_results(&results).is_break() {
                 return results;
             }
         }
         if after_round(round).is_break() {
+            results.results = all_results(sigs, &units, &outcomes);
             return results;
         }
     }
+    results.results = all_results(sigs, &units, &outcomes);
     results.complete = true;
     let _ = on_results(&results);
     results
+}
+
+/// Whether results are rebuilt and handed over after every unit (every run but a window of
+/// a windowed one).
+fn rows_each_unit(journal: &Option<&mut IsolatedJournal>) -> bool {
+    !journal.as_ref().is_some_and(|j| j.windowed)
+}
+
+/// The results of every unit that has an outcome, in unit order.
+fn all_results(
+    sigs: &[Signature],
+    units: &[ReplayUnit],
+    outcomes: &[Option<UnitOutcome>],
+) -> Vec<SignatureResult> {
+    units
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(unit, outcome)| outcome.as_ref().map(|o| unit_results(sigs, unit, o)))
+        .flatten()
+        .collect()
 }
 
 /// One round of one unit: set up, measured, and in the last round (`energy` given) its

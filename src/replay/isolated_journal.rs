@@ -70,6 +70,9 @@ pub struct IsolatedJournal {
     pub error: Option<replay_core::Error>,
     /// `--op-timeout`: armed while each unit is measured.
     pub watchdog: Option<super::op_watchdog::OpWatchdog>,
+    /// A window of a windowed run (`replay isolated` on a file of many signatures): its rows are
+    /// built once the window is done, not after every unit.
+    pub windowed: bool,
 }
 
 impl IsolatedJournal {
@@ -93,7 +96,17 @@ impl IsolatedJournal {
             found,
             error: None,
             watchdog: None,
+            windowed: false,
         })
+    }
+
+    /// Starts the journal afresh, forgetting what it found: a windowed run's journal holds
+    /// the window in progress only (the windows before it are in its rows file).
+    pub fn restart(&mut self) -> replay_core::Result<()> {
+        let (journal, _) = Journal::open(&self.path, false)?;
+        self.journal = journal;
+        self.found.clear();
+        Ok(())
     }
 
     /// How many (round, unit) pairs the resumed run found.

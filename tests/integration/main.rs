@@ -26,6 +26,7 @@ mod gemm_cublas_mapping;
 mod hostile_signatures;
 mod isolated_generated;
 mod isolated_profile;
+mod many_signatures;
 mod mhc_bench_cli;
 mod mhc_profiled_module;
 mod quant_bench_cli;

@@ -86,41 +86,52 @@ fn status_text(s: Status) -> &'static str {
 
 pub fn isolated_to_bytes(results: &IsolatedResults) -> Vec<u8> {
     let mut writer = ::csv::Writer::from_writer(Vec::new());
-    let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let _ = writer.write_record(ISOLATED_COLUMNS);
     for r in &results.results {
-        let s = r.stats.as_ref();
-        let row: Vec<String> = vec![
-            r.id.clone(),
-            r.tier.to_string(),
-            status_text(r.status).into(),
-            r.method.clone().unwrap_or_default(),
-            r.name.clone(),
-            r.op.clone().unwrap_or_default(),
-            r.count.to_string(),
-            format!("{}", r.share),
-            num(r.predicted_us),
-            num(r.host_us),
-            num(s.map(|s| s.median)),
-            num(s.map(|s| s.mean)),
-            num(s.map(|s| s.min)),
-            num(s.map(|s| s.p10)),
-            num(s.map(|s| s.p90)),
-            num(s.map(|s| s.max)),
-            num(s.map(|s| s.std)),
-            num(s.and_then(|s| s.rse_median)),
-            s.map(|s| s.noise_target_met.to_string())
-                .unwrap_or_default(),
-            s.map(|s| s.samples.to_string()).unwrap_or_default(),
-            s.map(|s| s.rounds.to_string()).unwrap_or_default(),
-            s.map(|s| s.calls_per_sample.to_string())
-                .unwrap_or_default(),
-            format!("{}", r.trace_mean_us),
-            format!("{}", r.trace_total_us),
-            r.replayed_as.clone(),
-            r.reason.clone().unwrap_or_default(),
-        ];
-        let _ = writer.write_record(&row);
+        let _ = writer.write_record(&isolated_row(r));
     }
     writer.into_inner().unwrap_or_default()
+}
+
+/// `isolated.csv` written row by row (a windowed run's rows, streamed from its rows file).
+pub fn isolated_writer<W: std::io::Write>(out: W) -> ::csv::Writer<W> {
+    let mut writer = ::csv::Writer::from_writer(out);
+    let _ = writer.write_record(ISOLATED_COLUMNS);
+    writer
+}
+
+/// One row of `isolated.csv`.
+pub fn isolated_row(r: &crate::results::isolated::SignatureResult) -> Vec<String> {
+    let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    let s = r.stats.as_ref();
+    vec![
+        r.id.clone(),
+        r.tier.to_string(),
+        status_text(r.status).into(),
+        r.method.clone().unwrap_or_default(),
+        r.name.clone(),
+        r.op.clone().unwrap_or_default(),
+        r.count.to_string(),
+        format!("{}", r.share),
+        num(r.predicted_us),
+        num(r.host_us),
+        num(s.map(|s| s.median)),
+        num(s.map(|s| s.mean)),
+        num(s.map(|s| s.min)),
+        num(s.map(|s| s.p10)),
+        num(s.map(|s| s.p90)),
+        num(s.map(|s| s.max)),
+        num(s.map(|s| s.std)),
+        num(s.and_then(|s| s.rse_median)),
+        s.map(|s| s.noise_target_met.to_string())
+            .unwrap_or_default(),
+        s.map(|s| s.samples.to_string()).unwrap_or_default(),
+        s.map(|s| s.rounds.to_string()).unwrap_or_default(),
+        s.map(|s| s.calls_per_sample.to_string())
+            .unwrap_or_default(),
+        format!("{}", r.trace_mean_us),
+        format!("{}", r.trace_total_us),
+        r.replayed_as.clone(),
+        r.reason.clone().unwrap_or_default(),
+    ]
 }

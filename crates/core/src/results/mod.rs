@@ -6,4 +6,5 @@ pub mod calibration;
 pub mod compiled_model;
 pub mod full_model;
 pub mod isolated;
+pub mod isolated_rows;
 pub mod sequence;

@@ -56,11 +56,29 @@ pub struct RunRecord {
 impl RunRecord {
     /// The record of a run of `work_list` (whose command it names) on `shard`.
     pub fn new(work_list: &WorkList, shard: Shard, settings: serde_json::Value) -> RunRecord {
+        RunRecord::of_hash(
+            &work_list.command,
+            work_list.ids.len(),
+            work_list.hash(),
+            shard,
+            settings,
+        )
+    }
+
+    /// The record of a run of a work list known by its length and hash only (one too long
+    /// to hold: [`super::work_list::IdHasher`]).
+    pub fn of_hash(
+        command: &str,
+        work_items: usize,
+        work_list_hash: String,
+        shard: Shard,
+        settings: serde_json::Value,
+    ) -> RunRecord {
         RunRecord {
             format: RESUME_FORMAT.into(),
-            command: work_list.command.clone(),
-            work_items: work_list.ids.len(),
-            work_list_hash: work_list.hash(),
+            command: command.into(),
+            work_items,
+            work_list_hash,
             shard,
             settings,
             argv: command_line(),

@@ -35,19 +35,41 @@ impl WorkList {
 
 /// The hash of a command's ids in order (what [`WorkList::hash`] computes).
 pub fn hash_ids<'a>(command: &str, ids: impl Iterator<Item = &'a str>) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(command.as_bytes());
-    hasher.update(b"\n");
-    for id in ids {
-        // Lengths first: ids may hold any character, newlines included.
-        hasher.update((id.len() as u64).to_le_bytes());
-        hasher.update(id.as_bytes());
+    let mut hasher = IdHasher::new(command);
+    ids.for_each(|id| hasher.add(id));
+    hasher.finish()
+}
+
+/// [`hash_ids`] fed one id at a time, for a work list too long to hold (a signature file
+/// read in windows): the same hash, and how many ids it has seen.
+pub struct IdHasher {
+    hasher: Sha256,
+    pub count: usize,
+}
+
+impl IdHasher {
+    pub fn new(command: &str) -> IdHasher {
+        let mut hasher = Sha256::new();
+        hasher.update(command.as_bytes());
+        hasher.update(b"\n");
+        IdHasher { hasher, count: 0 }
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+
+    pub fn add(&mut self, id: &str) {
+        // Lengths first: ids may hold any character, newlines included.
+        self.hasher.update((id.len() as u64).to_le_bytes());
+        self.hasher.update(id.as_bytes());
+        self.count += 1;
+    }
+
+    /// The hash (hex).
+    pub fn finish(self) -> String {
+        self.hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -67,5 +89,10 @@ mod tests {
         ] {
             assert_ne!(list.hash(), other.hash(), "{other:?}");
         }
+        let mut one_at_a_time = IdHasher::new("isolated");
+        one_at_a_time.add("a");
+        one_at_a_time.add("b");
+        assert_eq!(one_at_a_time.count, 2);
+        assert_eq!(one_at_a_time.finish(), list.hash());
     }
 }

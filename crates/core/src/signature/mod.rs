@@ -29,6 +29,7 @@ mod read;
 pub mod recorded;
 pub mod schema;
 mod source;
+pub mod stream;
 mod table;
 pub mod transfer;
 

@@ -41,15 +41,7 @@ pub fn read_file(path: &Path) -> Result<SignatureFile, SignatureFileError> {
 
 /// [`read_file`] on a file's bytes; `path` names the file in errors.
 pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<SignatureFile, SignatureFileError> {
-    let invalid = |error: serde_json::Error| SignatureFileError::Invalid {
-        path: path.to_path_buf(),
-        line: error.line(),
-        column: error.column(),
-        message: match error.to_string().rfind(" at line ") {
-            Some(at) => error.to_string()[..at].to_owned(),
-            None => error.to_string(),
-        },
-    };
+    let invalid = |error: serde_json::Error| invalid(error, path);
     // The version is checked before the body, so that a file from another version is
     // reported as such rather than as whichever field changed.
     #[derive(serde::Deserialize)]
@@ -65,4 +57,17 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<SignatureFile, SignatureF
         });
     }
     serde_json::from_slice(bytes).map_err(invalid)
+}
+
+/// A parse error as the file's error, its position apart from its message.
+pub(super) fn invalid(error: serde_json::Error, path: &Path) -> SignatureFileError {
+    SignatureFileError::Invalid {
+        path: path.to_path_buf(),
+        line: error.line(),
+        column: error.column(),
+        message: match error.to_string().rfind(" at line ") {
+            Some(at) => error.to_string()[..at].to_owned(),
+            None => error.to_string(),
+        },
+    }
 }
