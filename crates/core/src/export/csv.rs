@@ -88,7 +88,7 @@ pub fn isolated_to_bytes(results: &IsolatedResults) -> Vec<u8> {
     let mut writer = ::csv::Writer::from_writer(Vec::new());
     let _ = writer.write_record(ISOLATED_COLUMNS);
     for r in &results.results {
-        let _ = writer.write_record(&isolated_row(r));
+        let _ = writer.write_record(isolated_row(r));
     }
     writer.into_inner().unwrap_or_default()
 }

@@ -328,7 +328,7 @@ impl<'de, F: FnMut(Window) -> ControlFlow<()>> Visitor<'de> for WindowSeed<'_, F
                 }
             }
             index += 1;
-            if index % window == 0 && !current.is_empty() {
+            if index.is_multiple_of(window) && !current.is_empty() {
                 hand_over(index - current.len(), std::mem::take(&mut current))?;
             }
         }
