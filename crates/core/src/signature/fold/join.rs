@@ -18,26 +18,22 @@ pub struct FirstActivity {
     pub collective: bool,
 }
 
-/// One signature's invocations, gathered in any order.
+/// One signature's invocations, gathered in any order: the in-memory fold's statistics
+/// ([`Invocations`]), with each stream's first position so that the streams come out in
+/// the order of first use.
 #[derive(Debug, Clone)]
 pub struct Folded {
     pub first: FirstActivity,
-    pub count: u64,
-    pub total_ns: i64,
-    pub min_ns: i64,
-    pub max_ns: i64,
+    stats: Invocations,
     /// Each stream with the position of its first activity.
-    pub streams: Vec<(u64, i64)>,
+    streams: Vec<(u64, i64)>,
 }
 
 impl Folded {
     fn new(first: FirstActivity) -> Self {
         Folded {
             first,
-            count: 0,
-            total_ns: 0,
-            min_ns: i64::MAX,
-            max_ns: i64::MIN,
+            stats: Invocations::new(0),
             streams: Vec::new(),
         }
     }
@@ -47,10 +43,7 @@ impl Folded {
         if record.index < self.first.record.index {
             self.first = activity;
         }
-        self.count += 1;
-        self.total_ns = self.total_ns.saturating_add(record.dur);
-        self.min_ns = self.min_ns.min(record.dur);
-        self.max_ns = self.max_ns.max(record.dur);
+        self.stats.add(record.dur, None);
         if let Some(stream) = record.stream {
             match self.streams.iter_mut().find(|(_, s)| *s == stream) {
                 Some(seen) => seen.0 = seen.0.min(record.index),
@@ -66,11 +59,8 @@ impl Folded {
         streams.sort_unstable();
         Invocations {
             first,
-            count: self.count,
-            total_ns: self.total_ns,
-            min_ns: self.min_ns,
-            max_ns: self.max_ns,
             streams: streams.into_iter().map(|(_, s)| s).collect(),
+            ..self.stats.clone()
         }
     }
 }
