@@ -95,7 +95,8 @@ for target in $TARGETS; do
     while read -r size file; do
         if [ $((kept + size)) -le "$budget" ]; then kept=$((kept + size)); else rm -f "$file"; fi
     done < <(find "$corpus" -type f -printf '%s %p\n' | sort -n -k1,1 -k2,2)
-    "$PYTHON" scripts/fuzz_record.py --results results/fuzz.json --target "$target" \
+    # Under a lock: several fuzz.sh may run side by side (one per core), all recording here.
+    flock results/.fuzz.json.lock "$PYTHON" scripts/fuzz_record.py --results results/fuzz.json --target "$target" \
         --log "$log" --start "$start" --end "$end" --times-before "$cpu_before" --times-after "$cpu_after" \
         --status "$status" --corpus "$corpus" --artifacts $new_artifacts
     rm -f "$log" "$log.times"

@@ -46,39 +46,75 @@ pub(super) fn parse_in<'p>(
     path: &'p Path,
     chunks: usize,
 ) -> Option<TraceAssembler<'p>> {
-    parse_in_cuts(text, path, &find_cuts(text.as_bytes(), chunks))
+    parse_in_with(text, path, chunks, Workers::Threads)
+}
+
+/// Where the chunks after the first are parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Workers {
+    /// Each on a thread of its own, beside the first (what a trace file gets).
+    Threads,
+    /// In turn on this thread after the first: the same cuts, parses and appends, for the
+    /// fuzzer, whose inputs are so small that starting the threads is nearly all it would
+    /// time (the cut-and-append logic is what it checks; Rust rules out the data races).
+    InTurn,
+}
+
+/// [`parse_in`] with the chunks after the first parsed as `workers` says.
+pub(super) fn parse_in_with<'p>(
+    text: &str,
+    path: &'p Path,
+    chunks: usize,
+    workers: Workers,
+) -> Option<TraceAssembler<'p>> {
+    parse_in_cuts(text, path, &find_cuts(text.as_bytes(), chunks), workers)
 }
 
 /// The document cut at `cuts` (increasing offsets of a `{`): the top of the document up to
 /// the first cut (the root object's other keys and the first events), then one chunk of
 /// events from each cut to the next. This thread reads the top and then the first chunk of
 /// events into the same assembler; every later chunk is read on its own thread.
-fn parse_in_cuts<'p>(text: &str, path: &'p Path, cuts: &[usize]) -> Option<TraceAssembler<'p>> {
+fn parse_in_cuts<'p>(
+    text: &str,
+    path: &'p Path,
+    cuts: &[usize],
+    workers: Workers,
+) -> Option<TraceAssembler<'p>> {
     let first_cut = *cuts.first()?;
 
     let mut harness_pytorch_version = None;
-    let (first, later) = std::thread::scope(|scope| {
-        let workers: Vec<_> = cuts
-            .iter()
-            .enumerate()
-            .skip(1)
-            .map(|(at, &start)| {
-                let end = cuts.get(at + 1).copied();
-                scope.spawn(move || parse_chunk(text, start, end, path))
-            })
-            .collect();
-        let first = parse_first_chunk(text, first_cut, path, &mut harness_pytorch_version)
-            .and_then(|(mut assembler, position)| {
+    let later_chunk = |at: usize, start: usize| {
+        let end = cuts.get(at + 1).copied();
+        move || parse_chunk(text, start, end, path)
+    };
+    let mut first_chunk = || {
+        parse_first_chunk(text, first_cut, path, &mut harness_pytorch_version).and_then(
+            |(mut assembler, position)| {
                 let end = cuts.get(1).copied();
                 let array_end = parse_events(&mut assembler, text, first_cut, end)?;
                 Some((assembler, position, array_end))
-            });
-        let later: Vec<_> = workers
-            .into_iter()
-            .map(|worker| worker.join().ok().flatten())
-            .collect();
-        (first, later)
-    });
+            },
+        )
+    };
+    let later_cuts = cuts.iter().copied().enumerate().skip(1);
+    let (first, later): (_, Vec<_>) = match workers {
+        Workers::Threads => std::thread::scope(|scope| {
+            let threads: Vec<_> = later_cuts
+                .map(|(at, start)| scope.spawn(later_chunk(at, start)))
+                .collect();
+            let first = first_chunk();
+            let later = threads
+                .into_iter()
+                .map(|thread| thread.join().ok().flatten())
+                .collect();
+            (first, later)
+        }),
+        Workers::InTurn => {
+            let first = first_chunk();
+            let later = later_cuts.map(|(at, start)| later_chunk(at, start)()).collect();
+            (first, later)
+        }
+    };
 
     let (mut assembler, mut position, mut array_end) = first?;
     for chunk in later {
@@ -415,6 +451,10 @@ mod tests {
             let chunked = parse_in(&text, path, chunks)
                 .unwrap_or_else(|| panic!("{chunks} chunks: no cut was accepted"));
             same(&single, &chunked);
+            // The fuzzer's way, the chunks in turn on this thread: the same result.
+            let in_turn = parse_in_with(&text, path, chunks, Workers::InTurn)
+                .unwrap_or_else(|| panic!("{chunks} chunks in turn: no cut was accepted"));
+            same(&single, &in_turn);
         }
     }
 
@@ -429,7 +469,7 @@ mod tests {
         let mut from = 0;
         let mut refused = 0;
         while let Some((cut, _)) = find_cut(bytes, from, bytes.len()) {
-            match parse_in_cuts(&text, path, &[cut]) {
+            match parse_in_cuts(&text, path, &[cut], Workers::Threads) {
                 Some(chunked) => same(&single, &chunked),
                 None => refused += 1,
             }
@@ -458,7 +498,7 @@ mod tests {
         let mut from = 0;
         let mut accepted = 0;
         while let Some((cut, _)) = find_cut(minified.as_bytes(), from, minified.len()) {
-            if let Some(chunked) = parse_in_cuts(&minified, path, &[cut]) {
+            if let Some(chunked) = parse_in_cuts(&minified, path, &[cut], Workers::Threads) {
                 same(&single, &chunked);
                 accepted += 1;
             }

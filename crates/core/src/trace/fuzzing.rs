@@ -3,7 +3,8 @@
 //! this module and panics when two readers that must agree do not. Not an API.
 //!
 //! - [`scanner_against_serde`]: the hand-written event scanner against serde_json's visitors;
-//! - [`chunked_against_one_pass`]: the parse on several threads against the single pass;
+//! - [`chunked_against_one_pass`]: the parse in chunks (parsed in turn, see
+//!   [`chunked::Workers::InTurn`]) against the single pass;
 //! - [`single_member_against_flate2`]: libdeflate's whole-member inflate against flate2.
 
 use std::io::Read;
@@ -74,7 +75,7 @@ pub fn scanner_against_serde(text: &str) -> Checked {
 /// string ids, counts and metadata.
 pub fn chunked_against_one_pass(text: &str, chunks: usize) -> Checked {
     let path = Path::new("fuzz.json");
-    let chunked = chunked::parse_in(text, path, chunks.max(2));
+    let chunked = chunked::parse_in_with(text, path, chunks.max(2), chunked::Workers::InTurn);
     let single = parse_in_one_pass(text.as_bytes(), Some(text), path);
     match (chunked, single) {
         (Some(chunked), Ok(single)) => {
