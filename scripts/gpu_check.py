@@ -56,8 +56,9 @@ recorded (exit status, output tail) and the stage goes on.
 Statuses per stage: ok, failed (a command or a check failed), cut (its slice ran out), skipped
 (needs CUDA here, with the reason). Exit status: 1 when a stage failed, else 0.
 --quick shrinks every stage to seconds (bloom-tiny, small budgets); it needs about 90 s on a
-2-core machine, so `make test` runs `--all --device cpu --quick --deadline 300` (every stage
-ok; it ends when the work does) and `--deadline 60` with the test hooks (cut stages, the watchdogs, the deadline kept).
+2-core machine, so `make test` runs `--all --device cpu --quick --deadline 600` (every stage
+ok; it ends when the work does: --quick sizes its work as for a deadline of 300 s at most, the
+rest is room for a loaded machine) and `--deadline 60` with the test hooks (cut stages, the watchdogs, the deadline kept).
 Test hooks: REPLAY_GPU_CHECK_HANG=STAGE starts that stage with a command that never returns;
 REPLAY_GPU_CHECK_HANG_PYTHON=STAGE makes the check itself hang there (the watchdog's case).
 """
@@ -97,6 +98,7 @@ SUMMARY_ONLY_STAGES = ("mhc", "quant", "cpu")
 GPU_ONLY_IN_ALL = ("compiled",)
 MAX_OUT_FILES = 8
 DEFAULT_DEADLINE_S = 420
+QUICK_SIZING_DEADLINE_S = 300.0
 RESERVE_S = 10.0
 # A stage with less than this is not started (recorded as cut).
 MIN_STAGE_S = 2.0
@@ -116,6 +118,11 @@ class Context:
         self.gpu_name, self._checkpoint, self.exports = gpu_name, checkpoint, exports
         self.work = None
         self.slice_s = 0.0
+        # --quick sizes its work as if the deadline were QUICK_SIZING_DEADLINE_S at most: a
+        # longer deadline (room for a loaded machine) lengthens the slices the watchdog keeps,
+        # not the work.
+        self.sizing_scale = min(1.0, QUICK_SIZING_DEADLINE_S / args.deadline) if args.quick else 1.0
+        self.sizing_end = 0.0
         # What one stage measured that a later one sizes its work by (compare_cpu_s).
         self.notes = {}
 
@@ -126,7 +133,13 @@ class Context:
         self._checkpoint()
 
     def stage_left(self):
-        return self.clock.stage_left()
+        """Seconds the stage sizes its remaining work by (its slice, scaled under --quick)."""
+        return min(self.clock.stage_left(), max(0.0, self.sizing_end - time.monotonic()))
+
+    def open_stage(self, slice_s):
+        self.clock.open_stage(slice_s)
+        self.slice_s = slice_s * self.sizing_scale
+        self.sizing_end = time.monotonic() + self.slice_s
 
     def model(self, name, dtype, entry):
         """The exported model's path: at hand, exported in the background since the start
@@ -396,12 +409,11 @@ def main(argv=None):
             log.line(f"stage {stage}: not started ({entry['cut']})")
             summary.write()
             continue
-        clock.open_stage(slice_s)
+        ctx.open_stage(slice_s)
         current["stage"] = stage
         log.line(f"stage {stage} on {entry['device']}{' (quick)' if args.quick else ''}: "
                  f"slice {slice_s:.0f} s of {clock.left():.0f} s left")
         ctx.work = tempfile.mkdtemp(prefix=f"gpu-check-{stage}-")
-        ctx.slice_s = slice_s
         try:
             if test_hook_hang(stage):
                 ctx.run(["sleep", "3600"], 3600)
