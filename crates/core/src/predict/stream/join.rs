@@ -8,12 +8,16 @@
 //!    each activity's delay samples go to the medians, and the activities and `cuda_sync`
 //!    rows are routed to the steps of their calls.
 //!
+//! Each `cudaEventRecord` call and each stream wait's request for one go on to
+//! [`super::event_records`].
+//!
 //! An activity whose correlation id no call has is unattributed: it is routed to the steps
 //! its own start lies in, as the builder takes unattributed work.
 
 use crate::predict::delays::{shape_of_call, LaunchedActivity};
 use crate::trace::{Category, ExecutionId, Nanos, StringTable};
 
+use super::event_records::{last_record, request};
 use super::medians::SampleSink;
 use super::record::Record;
 use super::sink::Sorter;
@@ -71,6 +75,7 @@ pub fn join_correlations(
     strings: &StringTable,
     windows: &Windows,
     routed: &mut Sorter,
+    requests: &mut Sorter,
     samples: &mut SampleSink,
 ) -> std::io::Result<()> {
     let mut group: Vec<Record> = Vec::new();
@@ -80,12 +85,12 @@ pub fn join_correlations(
             .first()
             .is_some_and(|first| first.event.args.correlation != record.event.args.correlation)
         {
-            join_group(&group, strings, windows, routed, samples)?;
+            join_group(&group, strings, windows, routed, requests, samples)?;
             group.clear();
         }
         group.push(record);
     }
-    join_group(&group, strings, windows, routed, samples)
+    join_group(&group, strings, windows, routed, requests, samples)
 }
 
 /// The records of one correlation id, in file order.
@@ -94,8 +99,12 @@ fn join_group(
     strings: &StringTable,
     windows: &Windows,
     routed: &mut Sorter,
+    requests: &mut Sorter,
     samples: &mut SampleSink,
 ) -> std::io::Result<()> {
+    if let Some(record) = last_record(group.iter(), strings) {
+        requests.push(record.clone())?;
+    }
     let activities = || group.iter().filter(|r| r.event.category.is_gpu_activity());
     let calls = || group.iter().filter(|r| r.event.category.is_launch_call());
     let Some(call) = calls().next() else {
@@ -130,6 +139,12 @@ fn join_group(
     steps.dedup();
     for row in group.iter().filter(|r| r.event.category == Category::CudaSync) {
         route(routed, row, steps.iter().copied())?;
+        // A stream wait's row names its event's record: the steps need it too.
+        for &step in &steps {
+            if let Some(request) = request(row, step) {
+                requests.push(request)?;
+            }
+        }
     }
     Ok(())
 }

@@ -10,6 +10,8 @@
 //! 2. launch calls, activities and `cuda_sync` rows meet by correlation id
 //!    ([`join::join_correlations`]): each activity is routed to the step of its launch
 //!    call, and its delays are sampled for the trace's typical delays ([`medians`]);
+//!    The `cudaEventRecord` calls that a step's stream waits name go to that step as well
+//!    ([`event_records`]);
 //! 3. the host events are routed to every step their interval touches (the ops and calls
 //!    a step walks, and those around it: the ops that enclose its ops, the compiled regions
 //!    and what covers them);
@@ -26,6 +28,7 @@
 //! is the whole trace) and a CPU-only trace (its units of work are top-level ops); both
 //! are predicted in memory ([`StreamError::NotStreamable`]).
 
+mod event_records;
 mod join;
 mod medians;
 mod record;
@@ -42,7 +45,7 @@ use super::build::StepFacts;
 use super::prediction::Prediction;
 use super::steps::StepSource;
 
-use record::{by_step, Record};
+use record::{by_correlation, by_step, Record};
 use sink::{record_sorter, PredictSink};
 use windows::Windows;
 
@@ -134,14 +137,17 @@ pub fn predict_streamed(path: &Path, options: &StreamOptions) -> Result<Predicti
         join::route(&mut routed, &record, touching).map_err(spill)?;
     }
     let mut samples = medians::SampleSink::new(memory, dir);
+    let mut requests = record_sorter(memory, dir, "event_records", by_correlation);
     join::join_correlations(
         correlated.done().map_err(spill)?,
         &trace.strings,
         &windows,
         &mut routed,
+        &mut requests,
         &mut samples,
     )
     .map_err(spill)?;
+    event_records::route_records(requests.done().map_err(spill)?, &mut routed).map_err(spill)?;
     let mut threads: Vec<_> = host_threads.into_keys().collect();
     threads.sort_unstable();
     let facts = StepFacts {
