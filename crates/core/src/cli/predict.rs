@@ -162,7 +162,15 @@ fn refuse_single_trace_flags(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::R
 }
 
 fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<()> {
-    if let Some(prediction) = super::predict_streamed::predict_streamed(args, trace_path)? {
+    let in_memory_only = [
+        ("--what-if", !args.what_if.is_empty()),
+        ("--profile", args.profile.is_some()),
+        ("--isolated", args.isolated.is_some()),
+        ("--perfetto", args.perfetto.is_some()),
+    ];
+    let streamed =
+        super::predict_streamed::predict_streamed(args.memory_budget, &in_memory_only, trace_path)?;
+    if let Some(prediction) = streamed {
         print_prediction(args, &prediction, &[], "");
         return Ok(());
     }

@@ -9,20 +9,21 @@ use crate::predict::Prediction;
 use crate::signature::fold::budget::{in_memory_estimate, MemoryBudget};
 use crate::trace;
 
-use super::predict::PredictArgs;
-
 /// The streamed prediction of `trace_path` when its in-memory predict would take more than
 /// the budget (standard input: when `--memory-budget` is given); `None` when it is
 /// predicted in memory (small enough, or not streamable: then a note says so).
+/// `in_memory_only`: the options given that need the whole trace, by flag (refused when the
+/// trace streams).
 pub fn predict_streamed(
-    args: &PredictArgs,
+    memory_budget: Option<u64>,
+    in_memory_only: &[(&str, bool)],
     trace_path: &Path,
 ) -> Result<Option<Prediction>, crate::Error> {
-    let budget = MemoryBudget::from_option(args.memory_budget);
+    let budget = MemoryBudget::from_option(memory_budget);
     if !budget.streams(trace_path) {
         return Ok(None);
     }
-    refuse_in_memory_options(args, trace_path, &budget)?;
+    refuse_in_memory_options(in_memory_only, trace_path, &budget)?;
     match stream::predict_streamed(trace_path, &StreamOptions::for_budget(&budget)) {
         Ok(prediction) => Ok(Some(prediction)),
         Err(StreamError::Trace(e)) => Err(e.into()),
@@ -51,16 +52,10 @@ pub fn predict_streamed(
 
 /// The options that need the whole trace in memory, refused for a streamed predict.
 fn refuse_in_memory_options(
-    args: &PredictArgs,
+    in_memory_only: &[(&str, bool)],
     trace_path: &Path,
     budget: &MemoryBudget,
 ) -> Result<(), crate::Error> {
-    let in_memory_only = [
-        ("--what-if", !args.what_if.is_empty()),
-        ("--profile", args.profile.is_some()),
-        ("--isolated", args.isolated.is_some()),
-        ("--perfetto", args.perfetto.is_some()),
-    ];
     let Some((flag, _)) = in_memory_only.iter().find(|(_, given)| *given) else {
         return Ok(());
     };

@@ -50,7 +50,11 @@ pub(super) fn launch_shape(
         trace.name(&events[call]),
         activities.iter().map(|&a| {
             let activity = &events[a];
-            (activity, trace.name(activity), previous_end.get(&a).copied())
+            (
+                activity,
+                trace.name(activity),
+                previous_end.get(&a).copied(),
+            )
         }),
     )
 }

@@ -61,7 +61,12 @@ fn compare(path: &Path, spill: &Path) -> bool {
     let mut streams = false;
     for records_in_memory in [usize::MAX / 2, 1] {
         if let Some(got) = streamed(path, records_in_memory, spill) {
-            assert_same(path, &got, &expected, &format!("{records_in_memory} records"));
+            assert_same(
+                path,
+                &got,
+                &expected,
+                &format!("{records_in_memory} records"),
+            );
             streams = true;
         }
     }
@@ -212,7 +217,10 @@ fn what_crosses_a_step_boundary_is_predicted_as_in_memory() {
             ),
         ],
     );
-    assert!(compare(&path, dir.path()), "the hand-made trace did not stream");
+    assert!(
+        compare(&path, dir.path()),
+        "the hand-made trace did not stream"
+    );
 }
 
 /// `replay predict` with `args`, its standard input from `stdin` when given.
@@ -262,7 +270,11 @@ fn the_command_prints_the_same_streamed_from_a_file_or_standard_input() {
             let budget = [&["--trace", file, "--memory-budget", "1K"], flags].concat();
             let small = predict(&budget, None, tmp.path());
             assert_eq!(whole.0, Some(0), "{name}: {}", whole.2);
-            assert_eq!((&whole.0, &whole.1), (&small.0, &small.1), "{name} {flags:?}");
+            assert_eq!(
+                (&whole.0, &whole.1),
+                (&small.0, &small.1),
+                "{name} {flags:?}"
+            );
             if flags.is_empty() && !small.2.contains("predicting it in memory") {
                 streamed += 1;
             }
@@ -273,14 +285,11 @@ fn the_command_prints_the_same_streamed_from_a_file_or_standard_input() {
         let budget = ["--trace", "-", "--json", "--memory-budget", "1K"];
         let piped_small = predict(&budget, Some(&json), tmp.path());
         let whole = trace::load(&path).unwrap();
-        let profiled_window = !whole
-            .events
-            .iter()
-            .any(|e| {
-                e.category == trace::Category::UserAnnotation
-                    && whole.name(e).starts_with("ProfilerStep#")
-                    && e.dur_ns > 0
-            });
+        let profiled_window = !whole.events.iter().any(|e| {
+            e.category == trace::Category::UserAnnotation
+                && whole.name(e).starts_with("ProfilerStep#")
+                && e.dur_ns > 0
+        });
         if whole.platform == Platform::Cpu || profiled_window {
             assert_eq!(piped_small.0, Some(2), "{name}: {}", piped_small.2);
             assert!(
@@ -289,7 +298,11 @@ fn the_command_prints_the_same_streamed_from_a_file_or_standard_input() {
                 piped_small.2
             );
         } else {
-            assert_eq!((&piped.0, &piped.1), (&piped_small.0, &piped_small.1), "{name}");
+            assert_eq!(
+                (&piped.0, &piped.1),
+                (&piped_small.0, &piped_small.1),
+                "{name}"
+            );
         }
     }
     assert!(streamed >= 8, "only {streamed} traces streamed");
@@ -333,11 +346,18 @@ fn a_truncated_trace_streamed_is_refused_naming_the_file() {
     let cut = dir.path().join("cut.json");
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let cut_arg = cut.to_str().unwrap();
-    let (status, stdout, stderr) =
-        predict(&["--trace", cut_arg, "--memory-budget", "1K"], None, dir.path());
+    let (status, stdout, stderr) = predict(
+        &["--trace", cut_arg, "--memory-budget", "1K"],
+        None,
+        dir.path(),
+    );
     assert_eq!(status, Some(2), "{stderr}");
     assert!(stdout.is_empty());
     assert!(stderr.contains(cut_arg), "{stderr}");
-    let (status, _, stderr) = predict(&["--trace", "-", "--memory-budget", "1K"], Some(&cut), dir.path());
+    let (status, _, stderr) = predict(
+        &["--trace", "-", "--memory-budget", "1K"],
+        Some(&cut),
+        dir.path(),
+    );
     assert_eq!(status, Some(2), "{stderr}");
 }

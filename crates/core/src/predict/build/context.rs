@@ -7,9 +7,9 @@ use crate::trace::{Category, Event, ExecutionId, FxHashMap, Nanos, Platform, Tra
 
 use super::super::calls::{call_kind, CallKind};
 use super::super::delays::{activity_delays, launch_shape, Delays, LaunchShape};
-use super::StepFacts;
 use super::super::event_map::EventMap;
 use super::super::steps::StepWindow;
+use super::facts::StepFacts;
 
 /// A host thread: (process, thread).
 pub(super) type ThreadKey = (ExecutionId, ExecutionId);
@@ -177,14 +177,13 @@ impl<'t> TraceContext<'t> {
                 (call, launch_shape(trace, call, activities, &previous_end))
             }),
         );
-        let (delays, typical_latency_ns) =
-            activity_delays(
-                events,
-                &launch_of,
-                &shapes,
-                &previous_end,
-                facts.map(|f| f.typical),
-            );
+        let (delays, typical_latency_ns) = activity_delays(
+            events,
+            &launch_of,
+            &shapes,
+            &previous_end,
+            facts.map(|f| f.typical),
+        );
 
         let mut sync_rows = FxHashMap::default();
         let mut event_waits = FxHashMap::default();

@@ -22,33 +22,21 @@
 //! Each activity carries the measured delays of [`super::delays`].
 
 mod context;
+mod facts;
 mod step;
 mod thread;
 mod waits;
 
 use crate::signature;
 use crate::trace::link;
-use crate::trace::{ExecutionId, Nanos, Trace};
+use crate::trace::Trace;
 
-use super::delays::TypicalDelays;
 use super::error::PredictError;
 use super::skeleton::{Skeleton, StepSkeleton};
 use super::steps::{step_windows, StepWindow};
 
 use context::TraceContext;
-
-/// What one step's skeleton needs from the whole trace when it is built from the step's
-/// events alone (the streamed predict, [`super::stream`]).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct StepFacts {
-    /// By event of the step's trace: the end of the work before it on its stream, over the
-    /// whole trace (GPU activities only).
-    pub previous_end: Vec<Option<Nanos>>,
-    /// The whole trace's typical delays.
-    pub typical: TypicalDelays,
-    /// Every (pid, tid) with an op or a runtime call anywhere in the trace.
-    pub host_threads: Vec<(ExecutionId, ExecutionId)>,
-}
+pub(crate) use facts::StepFacts;
 
 /// The skeleton of the step in `window` and its signature ids, from `trace`, which holds
 /// the events the step reads (as [`super::stream`] gathers them) and `facts`, what it
@@ -58,7 +46,7 @@ pub(crate) fn step_skeleton(trace: &Trace, window: &StepWindow, facts: &StepFact
     let ids = signature::signature_ids(trace, &links);
     let context = TraceContext::new(trace, &links, &ids, Some(facts));
     Skeleton {
-        source: super::StepSource::ProfilerStep,
+        source: super::steps::StepSource::ProfilerStep,
         signature_ids: ids.ids().to_vec(),
         steps: vec![context.step(window)],
     }

@@ -8,9 +8,8 @@
 use crate::predict::calls::{call_kind, CallKind};
 use crate::trace::{Category, StringTable};
 
-use super::join::route;
 use super::record::Record;
-use super::sink::Sorter;
+use super::sink::{route, Sorter};
 
 /// A request for the record that the wait row `row` names, from step `step`.
 pub fn request(row: &Record, step: usize) -> Option<Record> {

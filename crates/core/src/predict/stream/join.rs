@@ -20,23 +20,8 @@ use crate::trace::{Category, ExecutionId, Nanos, StringTable};
 use super::event_records::{last_record, request};
 use super::medians::SampleSink;
 use super::record::Record;
-use super::sink::Sorter;
+use super::sink::{route, Sorter};
 use super::windows::Windows;
-
-/// Routes `record` to each step in `steps`.
-pub fn route(
-    routed: &mut Sorter,
-    record: &Record,
-    steps: impl Iterator<Item = usize>,
-) -> std::io::Result<()> {
-    for step in steps {
-        routed.push(Record {
-            step: u32::try_from(step).unwrap_or(u32::MAX),
-            ..record.clone()
-        })?;
-    }
-    Ok(())
-}
 
 /// Sweeps the activities (sorted by stream and start): each gets the end of the work
 /// before it on its stream, then goes to `correlated` (it has a correlation id) or, being
@@ -137,7 +122,10 @@ fn join_group(
         .collect();
     steps.sort_unstable();
     steps.dedup();
-    for row in group.iter().filter(|r| r.event.category == Category::CudaSync) {
+    for row in group
+        .iter()
+        .filter(|r| r.event.category == Category::CudaSync)
+    {
         route(routed, row, steps.iter().copied())?;
         // A stream wait's row names its event's record: the steps need it too.
         for &step in &steps {

@@ -49,11 +49,8 @@ impl SampleSink {
             self.latency_count += 1;
         }
         if let Some(previous_end) = activity.previous_end {
-            self.gap_candidates.push(Sample([
-                activity.start,
-                activity.released,
-                previous_end,
-            ]))?;
+            self.gap_candidates
+                .push(Sample([activity.start, activity.released, previous_end]))?;
         }
         Ok(())
     }
@@ -123,6 +120,12 @@ mod tests {
             .unwrap();
         }
         let typical = sink.typical().unwrap();
-        assert_eq!(typical, TypicalDelays { latency_ns: 3, gap_ns: 2 });
+        assert_eq!(
+            typical,
+            TypicalDelays {
+                latency_ns: 3,
+                gap_ns: 2
+            }
+        );
     }
 }

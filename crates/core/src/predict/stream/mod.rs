@@ -78,8 +78,7 @@ impl StreamOptions {
     pub fn for_budget(budget: &MemoryBudget) -> StreamOptions {
         let per_record = std::mem::size_of::<Record>() as u64 + 16;
         StreamOptions {
-            records_in_memory: usize::try_from(budget.bytes / 8 / per_record)
-                .unwrap_or(usize::MAX),
+            records_in_memory: usize::try_from(budget.bytes / 8 / per_record).unwrap_or(usize::MAX),
             spill_dir: std::env::temp_dir(),
         }
     }
@@ -134,7 +133,7 @@ pub fn predict_streamed(path: &Path, options: &StreamOptions) -> Result<Predicti
     for record in host.done().map_err(spill)? {
         let record = record.map_err(spill)?;
         let touching = windows.touching(record.event.ts_ns, record.event.end_ns());
-        join::route(&mut routed, &record, touching).map_err(spill)?;
+        sink::route(&mut routed, &record, touching).map_err(spill)?;
     }
     let mut samples = medians::SampleSink::new(memory, dir);
     let mut requests = record_sorter(memory, dir, "event_records", by_correlation);
@@ -155,15 +154,16 @@ pub fn predict_streamed(path: &Path, options: &StreamOptions) -> Result<Predicti
         typical: samples.typical().map_err(spill)?,
         host_threads: threads,
     };
-    let results =
-        step::predict_steps(routed.done().map_err(spill)?, &windows, &mut trace, facts)
-            .map_err(spill)?;
+    let results = step::predict_steps(routed.done().map_err(spill)?, &windows, &mut trace, facts)
+        .map_err(spill)?;
     drop(work);
-    Ok(Prediction::from_steps(StepSource::ProfilerStep, results.numbers).named(
-        &trace.source.path,
-        trace.platform,
-        results.compiled,
-    ))
+    Ok(
+        Prediction::from_steps(StepSource::ProfilerStep, results.numbers).named(
+            &trace.source.path,
+            trace.platform,
+            results.compiled,
+        ),
+    )
 }
 
 fn spill_error(path: &Path, dir: &Path, error: impl std::fmt::Display) -> StreamError {

@@ -26,6 +26,21 @@ pub fn record_sorter(
     sorter(records_in_memory, dir, name).pushed_by(order)
 }
 
+/// Routes `record` to each step in `steps`.
+pub fn route(
+    routed: &mut Sorter,
+    record: &Record,
+    steps: impl Iterator<Item = usize>,
+) -> std::io::Result<()> {
+    for step in steps {
+        routed.push(Record {
+            step: u32::try_from(step).unwrap_or(u32::MAX),
+            ..record.clone()
+        })?;
+    }
+    Ok(())
+}
+
 /// What the pass keeps.
 pub struct PredictSink {
     /// Ops, annotations, Python ranges and runtime calls, in file order.

@@ -3,9 +3,10 @@
 //! ([`crate::predict::build::step_skeleton`]) with what it needs of the rest of the trace
 //! ([`StepFacts`]); the step is simulated, its numbers kept, its events dropped.
 
-use crate::predict::build::{step_skeleton, StepFacts};
-use crate::predict::prediction::{uninstrumented_compiled_us, StepNumbers};
-use crate::predict::{simulate, Durations};
+use super::super::build::{step_skeleton, StepFacts};
+use super::super::durations::Durations;
+use super::super::prediction::{uninstrumented_compiled_us, StepNumbers};
+use super::super::simulate::simulate;
 use crate::trace::Trace;
 
 use super::record::Record;
@@ -50,8 +51,7 @@ pub fn predict_steps(
         }
         let skeleton = step_skeleton(trace, window, &facts);
         let simulation = simulate(&skeleton, &Durations::trace_own());
-        if let (Some(built), Some(simulated)) = (skeleton.steps.first(), simulation.steps.first())
-        {
+        if let (Some(built), Some(simulated)) = (skeleton.steps.first(), simulation.steps.first()) {
             results.numbers.push(StepNumbers::new(built, simulated));
         }
         // The in-memory prediction takes a step's compiled code in the first window of its

@@ -86,7 +86,10 @@ mod tests {
         };
         assert_eq!(starts(windows.touching(12, 15).collect()), vec![5]);
         assert_eq!(starts(windows.touching(10, 20).collect()), vec![0, 5, 20]);
-        assert_eq!(starts(windows.touching(60, 70).collect()), Vec::<Nanos>::new());
+        assert_eq!(
+            starts(windows.touching(60, 70).collect()),
+            Vec::<Nanos>::new()
+        );
         assert_eq!(starts(windows.holding(10).collect()), vec![5]);
         assert_eq!(starts(windows.holding(20).collect()), vec![5, 20]);
     }

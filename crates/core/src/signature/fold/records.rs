@@ -189,7 +189,10 @@ impl<R: Read> In<'_, R> {
     }
 }
 
-pub(crate) fn inputs_out<W: Write>(out: &mut Out<'_, W>, inputs: &RecordedInputs) -> std::io::Result<()> {
+pub(crate) fn inputs_out<W: Write>(
+    out: &mut Out<'_, W>,
+    inputs: &RecordedInputs,
+) -> std::io::Result<()> {
     out.opt_str(inputs.dims)?;
     out.opt_str(inputs.types)?;
     out.opt_str(inputs.strides)?;
