@@ -7,7 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use replay_core::predict::stream::{predict_streamed, StreamError, StreamOptions};
+use replay_core::predict::stream::{
+    predict_streamed, predict_streamed_with, StreamError, StreamOptions,
+};
+use replay_core::predict::Skeleton;
 use replay_core::predict::{predict_trace, PredictRequest};
 use replay_core::trace::{self, Platform};
 use replay_tracegen::{generate, Length, Options};
@@ -73,6 +76,75 @@ fn compare(path: &Path, spill: &Path) -> bool {
     streams
 }
 
+/// Each step of `skeleton` as JSON, its signatures named by id rather than by index (a
+/// step built alone numbers the signatures it meets in its own order).
+fn steps_by_id(skeleton: &Skeleton) -> Vec<serde_json::Value> {
+    fn rename(value: &mut serde_json::Value, ids: &[String]) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    if key == "signature" {
+                        if let Some(index) = field.as_u64() {
+                            *field = serde_json::Value::String(ids[index as usize].clone());
+                        }
+                    } else {
+                        rename(field, ids);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| rename(v, ids)),
+            _ => {}
+        }
+    }
+    skeleton
+        .steps
+        .iter()
+        .map(|step| {
+            let mut value = serde_json::to_value(step).unwrap();
+            rename(&mut value, &skeleton.signature_ids);
+            value
+        })
+        .collect()
+}
+
+/// Every step skeleton the streamed predict builds (segments of 1024 records) is the
+/// in-memory builder's step: structure, durations and every measured delay (which the
+/// trace's own durations do not show in the prediction: a what-if on them would).
+fn assert_same_skeletons(path: &Path, spill: &Path) {
+    let whole = trace::load(path).unwrap();
+    let expected = steps_by_id(&replay_core::predict::skeleton(&whole).unwrap());
+    let mut got = Vec::new();
+    let options = StreamOptions {
+        records_in_memory: 1,
+        spill_dir: spill.to_path_buf(),
+    };
+    predict_streamed_with(path, &options, &mut |step| got.extend(steps_by_id(step)))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(got.len(), expected.len(), "{}", path.display());
+    for (index, (got, expected)) in got.iter().zip(&expected).enumerate() {
+        assert!(
+            got == expected,
+            "{} step {index}: the streamed skeleton differs:\nstreamed: {}\nin memory: {}",
+            path.display(),
+            &got.to_string()[..2000.min(got.to_string().len())],
+            &expected.to_string()[..2000.min(expected.to_string().len())]
+        );
+    }
+}
+
+#[test]
+fn the_streamed_steps_are_the_in_memory_skeletons() {
+    let spill = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for path in every_kineto_trace() {
+        if streamed(&path, usize::MAX / 2, spill.path()).is_some() {
+            assert_same_skeletons(&path, spill.path());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 8, "only {compared} traces compared");
+}
+
 #[test]
 fn the_streamed_predict_is_the_in_memory_one_on_every_trace() {
     let spill = tempfile::tempdir().unwrap();
@@ -118,6 +190,7 @@ fn a_generated_trace_of_many_steps_streams_to_the_same_prediction() {
         };
         generate(&options, std::io::BufWriter::new(file)).unwrap();
         assert!(compare(&path, dir.path()), "generated trace not streamed");
+        assert_same_skeletons(&path, dir.path());
     }
 }
 

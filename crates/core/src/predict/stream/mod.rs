@@ -43,6 +43,7 @@ use crate::trace::{Platform, TraceError};
 
 use super::build::StepFacts;
 use super::prediction::Prediction;
+use super::skeleton::Skeleton;
 use super::steps::StepSource;
 
 use record::{by_correlation, by_step, Record};
@@ -87,6 +88,16 @@ impl StreamOptions {
 /// Predicts the trace at `path` (`-`: standard input) in one streaming pass, with the
 /// trace's own durations (what `replay predict` prints without what-ifs).
 pub fn predict_streamed(path: &Path, options: &StreamOptions) -> Result<Prediction, StreamError> {
+    predict_streamed_with(path, options, &mut |_| {})
+}
+
+/// [`predict_streamed`], showing `on_step` each step's skeleton (a one-step [`Skeleton`]
+/// with the step's own signature ids) before it is dropped.
+pub fn predict_streamed_with(
+    path: &Path,
+    options: &StreamOptions,
+    on_step: &mut dyn FnMut(&Skeleton),
+) -> Result<Prediction, StreamError> {
     let work = tempfile::Builder::new()
         .prefix("replay-predict-")
         .tempdir_in(&options.spill_dir)
@@ -154,8 +165,14 @@ pub fn predict_streamed(path: &Path, options: &StreamOptions) -> Result<Predicti
         typical: samples.typical().map_err(spill)?,
         host_threads: threads,
     };
-    let results = step::predict_steps(routed.done().map_err(spill)?, &windows, &mut trace, facts)
-        .map_err(spill)?;
+    let results = step::predict_steps(
+        routed.done().map_err(spill)?,
+        &windows,
+        &mut trace,
+        facts,
+        on_step,
+    )
+    .map_err(spill)?;
     drop(work);
     Ok(
         Prediction::from_steps(StepSource::ProfilerStep, results.numbers).named(

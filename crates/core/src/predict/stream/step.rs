@@ -7,6 +7,7 @@ use super::super::build::{step_skeleton, StepFacts};
 use super::super::durations::Durations;
 use super::super::prediction::{uninstrumented_compiled_us, StepNumbers};
 use super::super::simulate::simulate;
+use super::super::skeleton::Skeleton;
 use crate::trace::Trace;
 
 use super::record::Record;
@@ -21,11 +22,13 @@ pub struct StepResults {
 
 /// Predicts every step from `routed` (sorted by step, then file order). `trace` is the
 /// streamed trace (no events): its strings, platform and source serve each step's trace.
+/// `on_step` sees each step's skeleton (with its own signature ids) before it is dropped.
 pub fn predict_steps(
     routed: impl Iterator<Item = std::io::Result<Record>>,
     windows: &Windows,
     trace: &mut Trace,
     mut facts: StepFacts,
+    on_step: &mut dyn FnMut(&Skeleton),
 ) -> std::io::Result<StepResults> {
     let mut results = StepResults::default();
     let mut routed = routed.peekable();
@@ -50,6 +53,7 @@ pub fn predict_steps(
             facts.previous_end.push(record.previous_end);
         }
         let skeleton = step_skeleton(trace, window, &facts);
+        on_step(&skeleton);
         let simulation = simulate(&skeleton, &Durations::trace_own());
         if let (Some(built), Some(simulated)) = (skeleton.steps.first(), simulation.steps.first()) {
             results.numbers.push(StepNumbers::new(built, simulated));
