@@ -18,7 +18,10 @@ target/bench/huge/ and deleted after its run.
 3. 8 ranks x 1 GB, gzipped (--ranks, --rank-size): one `classify` call over all the files when
    replay takes several traces (tried first; "unsupported" with the reason otherwise), the
    aggregate GB/s of JSON; and, for reference, the ranks classified one command each.
-4. HolisticTraceAnalysis 0.5 (throw-away venv, installed as scripts/bench_python.py does, whose
+4. --predict: `replay predict` at each size, streamed (`replay-tracegen ... --out - | replay
+   predict --trace - --memory-budget B --json`: one step at a time, predict/stream), and in
+   memory on the smallest size's file; whether both printed the same prediction.
+5. HolisticTraceAnalysis 0.5 (throw-away venv, installed as scripts/bench_python.py does, whose
    code this uses) on generated files of rising size (--hta-sizes) until it no longer fits:
    each run under an RSS watchdog (scripts/measured_run.py) that kills it past the memory cap,
    so it never takes the machine down. Says where it stops and why: killed at the cap, timed
@@ -232,6 +235,71 @@ class Bench:
         json_bytes, steps = generated(r["producer"]["stderr_tail"])
         return self.row(r, json_bytes, steps, "pipe", sig)
 
+    def predict_row(self, r, json_bytes, steps, mode):
+        """A `replay predict --json` run's row: the classify row's numbers, the prediction's."""
+        row = self.row(r, json_bytes, steps, mode, self.work / "no_signature_file")
+        if r["rc"] == 0:
+            printed = json.loads(r["stdout"])
+            row["predicted_steps"] = len(printed["steps"])
+            row["predicted_us"] = printed["predicted_us"]
+            printed.pop("trace", None)
+            row["prediction"] = printed
+        return row
+
+    def predict_pipe_run(self, size):
+        """`replay-tracegen | replay predict --trace - --memory-budget B --json`: streamed."""
+        r = measured_run.run_pipeline([*self.gen_cmd(size), "--out", "-"],
+                                      [self.replay, "predict", "--trace", "-", "--memory-budget",
+                                       self.args.memory_budget, "--json"],
+                                      cap=self.cap)
+        json_bytes, steps = generated(r["producer"]["stderr_tail"])
+        return self.predict_row(r, json_bytes, steps, "predict_pipe")
+
+    def predict_file_run(self, size):
+        """`replay predict --trace FILE --memory-budget 1T --json`: in memory, on a generated file."""
+        fits, estimate = self.fits(size)
+        if not fits:
+            return {"mode": "predict_file", "json_bytes": size, "skipped":
+                    f"would not fit the {self.cap / GB:.1f} GB cap: estimated peak {estimate / GB:.1f} GB"}
+        path = self.work / f"predict_{label(size)}.json"
+        try:
+            json_bytes, steps = self.generate(path, size)
+            r = measured_run.run([self.replay, "predict", "--trace", path, "--memory-budget", "1T",
+                                  "--json"], cap=self.cap)
+            return self.predict_row(r, json_bytes, steps, "predict_file")
+        finally:
+            path.unlink(missing_ok=True)
+
+    def predict(self, report):
+        """--predict: the streamed predict piped at each size, and in memory on the smallest."""
+        part = report.data["predict"] = {
+            "what": f"replay-tracegen --size S --out - | replay predict --trace - --memory-budget "
+                    f"{self.args.memory_budget} --json (streamed, one step at a time); in memory: "
+                    "replay predict --trace FILE --memory-budget 1T --json on a generated file",
+            "rows": []}
+        for size in self.args.sizes:
+            row = self.predict_pipe_run(size)
+            row["size"] = label(size)
+            part["rows"].append(row)
+            report.save()
+            print(f"== predict {label(size)} streamed: {row['wall_s']:.2f} s, peak "
+                  f"{row['peak_rss_bytes'] / 1e6:.0f} MB" + (f" (exit {row['rc']}: {row.get('error')})"
+                                                             if row["rc"] else ""))
+        memory = self.predict_file_run(self.args.sizes[0])
+        memory["size"] = label(self.args.sizes[0])
+        part["in_memory"] = memory
+        first = part["rows"][0] if part["rows"] else {}
+        if "prediction" in memory and "prediction" in first:
+            part["same_prediction_streamed_and_in_memory"] = memory["prediction"] == first["prediction"]
+        for row in [memory, *part["rows"]]:
+            row.pop("prediction", None)
+        part["rss_flat"] = flatness(part["rows"])
+        report.save()
+        if "wall_s" in memory:
+            print(f"== predict {memory['size']} in memory: {memory['wall_s']:.2f} s, peak "
+                  f"{memory['peak_rss_bytes'] / 1e6:.0f} MB; same prediction: "
+                  f"{part.get('same_prediction_streamed_and_in_memory')}")
+
     def ranks(self, report):
         n, size = self.args.ranks, self.args.rank_size
         files, json_total = [], 0
@@ -371,6 +439,9 @@ def main(argv=None):
                         help="HTA's own RSS cap, where it stops [--rss-cap]")
     parser.add_argument("--memory-budget", default="1G",
                         help="`replay classify --memory-budget` of the piped runs (the streamed classify) [1G]")
+    parser.add_argument("--predict", action="store_true",
+                        help="also `replay predict` at each size: streamed from a pipe under "
+                             "--memory-budget, and in memory on the smallest size's file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--layout", choices=("kineto", "steps"), default="kineto",
                         help="replay-tracegen's event order: as Kineto writes a trace (every host op "
@@ -452,6 +523,9 @@ def main(argv=None):
         report.data["in_memory"] = {"same_as": "streaming rows (today's reader holds the file in memory)",
                                     **(fitted[-1] if fitted else {"skipped": "no size completed"})}
     report.save()
+
+    if args.predict:
+        bench.predict(report)
 
     print(f"== {args.ranks} ranks x {label(args.rank_size)} gzipped")
     bench.ranks(report)

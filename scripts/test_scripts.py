@@ -665,7 +665,8 @@ def bench_huge_quick_measures_every_size_and_the_ranks():
     """scripts/bench_huge.py --quick (make bench-huge at MB sizes): generated traces through
     replay classify (from a pipe when replay reads one, else from files), each size's time, GB/s
     and peak RSS with the same signatures at every size, 8 gzipped ranks in one call or
-    "unsupported" with replay's answer, and the report written; nothing left in the work folder."""
+    "unsupported" with replay's answer, the streamed predict at every size (--predict) the same
+    as in memory, and the report written; nothing left in the work folder."""
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(HERE, "..", "target"))
     for binary in ("replay", "replay-tracegen"):
         path = os.path.join(target, "release", binary)
@@ -673,7 +674,7 @@ def bench_huge_quick_measures_every_size_and_the_ranks():
     out = os.path.join(TMP, "bench_huge.json")
     work = os.path.join(target, "bench", "huge-selftest")
     shutil.rmtree(work, ignore_errors=True)
-    rc, so, se = run_script("bench_huge.py", "--quick", "--out", out, "--work-dir", work)
+    rc, so, se = run_script("bench_huge.py", "--quick", "--predict", "--out", out, "--work-dir", work)
     assert rc == 0, (rc, so, se)
     report = json.load(open(out))
     rows = report["streaming"]["rows"]
@@ -697,6 +698,14 @@ def bench_huge_quick_measures_every_size_and_the_ranks():
     assert "unsupported" in ranks["one_call"] or ranks["one_call"]["gb_per_s"] > 0, ranks
     assert ranks["separate_commands"]["ok"], ranks
     assert report["hta"]["skipped"] == "--quick"
+    # --predict: the streamed predict from the pipe at every size, one prediction per step, the
+    # same as the in-memory one on the smallest size's file.
+    predict = report["predict"]
+    assert [r["size"] for r in predict["rows"]] == ["4M", "8M", "16M"], predict
+    for r in predict["rows"]:
+        assert r["rc"] == 0 and r["predicted_steps"] == r["steps"] and r["predicted_us"] > 0, r
+    assert predict["in_memory"]["rc"] == 0, predict["in_memory"]
+    assert predict["same_prediction_streamed_and_in_memory"] is True, predict
     assert set(report["goals"]) >= {"peak_rss_at_most_1GB", "rss_flat_within_10pct"}
     left = [n for n in os.listdir(work) if n.endswith(".json") and not n.endswith(".sig.json")]
     assert not left, f"generated traces left behind: {left}"

@@ -10,6 +10,7 @@ mod merge_signatures;
 pub mod parse;
 mod predict;
 mod predict_ranks;
+mod predict_streamed;
 
 use clap::{Args, Parser, Subcommand};
 

@@ -71,6 +71,16 @@ pub struct PredictArgs {
     /// Print the prediction as JSON instead of the summary
     #[arg(long)]
     pub json: bool,
+
+    /// Memory the predict may use (bytes, or with K, M, G, T). A trace whose in-memory
+    /// predict would need more (about 2 bytes per byte of JSON) is predicted streamed: its
+    /// events sorted on disk (in TMPDIR) beyond the budget and predicted one step at a
+    /// time, memory independent of the trace's size and number of steps, the same
+    /// prediction. Standard input streams when this is given. Streamed, only the trace's own
+    /// prediction is made (no --what-if, --profile, --isolated, --perfetto) [default: half
+    /// the memory available]
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
+    pub memory_budget: Option<u64>,
 }
 
 /// The values of `--steps`.
@@ -136,6 +146,7 @@ fn refuse_single_trace_flags(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::R
         ("--what-if", !args.what_if.is_empty()),
         ("--perfetto", args.perfetto.is_some()),
         ("--profile", args.profile.is_some()),
+        ("--memory-budget", args.memory_budget.is_some()),
     ];
     match single_trace_only.iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(crate::Error::BadInput {
@@ -151,6 +162,18 @@ fn refuse_single_trace_flags(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::R
 }
 
 fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<()> {
+    let in_memory_only = [
+        ("--what-if", !args.what_if.is_empty()),
+        ("--profile", args.profile.is_some()),
+        ("--isolated", args.isolated.is_some()),
+        ("--perfetto", args.perfetto.is_some()),
+    ];
+    let streamed =
+        super::predict_streamed::predict_streamed(args.memory_budget, &in_memory_only, trace_path)?;
+    if let Some(prediction) = streamed {
+        print_prediction(args, &prediction, &[], "");
+        return Ok(());
+    }
     let loaded = trace::load(trace_path).map_err(crate::Error::from)?;
     let request = PredictRequest {
         what_ifs: args.what_if.clone(),
@@ -201,6 +224,19 @@ fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<(
         }
         return Ok(());
     }
+    print_prediction(args, prediction, outcomes, note);
+    Ok(())
+}
+
+/// Prints the prediction (and the what-ifs' answers) as `replay predict` does without
+/// `--isolated`.
+fn print_prediction(
+    args: &PredictArgs,
+    prediction: &Prediction,
+    outcomes: &[WhatIfOutcome],
+    note: &str,
+) {
+    let statistics = args.steps.map(|_| StepStatistics::of(prediction));
     if args.json {
         let printed = PredictionWithWhatIfs {
             prediction,
@@ -219,5 +255,4 @@ fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<(
         print!("{}", WhatIfOutcome::summary(outcomes, prediction));
         print!("{note}");
     }
-    Ok(())
 }

@@ -15,7 +15,7 @@ use super::event_map::EventMap;
 
 /// How a launch call is modelled.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct LaunchShape {
+pub(crate) struct LaunchShape {
     /// Host time before the launched work may start.
     pub dispatch_ns: Nanos,
     /// The call returns only once its copy is done.
@@ -24,7 +24,7 @@ pub(super) struct LaunchShape {
 
 /// The measured delays of one activity.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Delays {
+pub(crate) struct Delays {
     pub latency_ns: Nanos,
     pub stream_gap_ns: Nanos,
 }
@@ -45,14 +45,34 @@ pub(super) fn launch_shape(
     previous_end: &EventMap<Nanos>,
 ) -> LaunchShape {
     let events = &trace.events;
-    let event = &events[call];
-    let pageable_copy_waited = activities.iter().any(|&a| {
-        let activity = &events[a];
+    shape_of_call(
+        &events[call],
+        trace.name(&events[call]),
+        activities.iter().map(|&a| {
+            let activity = &events[a];
+            (
+                activity,
+                trace.name(activity),
+                previous_end.get(&a).copied(),
+            )
+        }),
+    )
+}
+
+/// [`launch_shape`] of the call `event` (named `name`) from its activities: each with its
+/// name and the end of the work before it on its stream. The streamed predict
+/// ([`super::stream`]) asks it with the activities of one correlation id at a time.
+pub(crate) fn shape_of_call<'a>(
+    event: &Event,
+    name: &str,
+    activities: impl Iterator<Item = (&'a Event, &'a str, Option<Nanos>)> + Clone,
+) -> LaunchShape {
+    let pageable_copy_waited = activities.clone().any(|(activity, activity_name, _)| {
         activity.category == Category::GpuMemcpy
-            && trace.name(activity).contains("Pageable")
+            && activity_name.contains("Pageable")
             && event.end_ns() >= activity.end_ns()
     });
-    let blocking = pageable_copy_waited || is_synchronous_copy_call(trace.name(event));
+    let blocking = pageable_copy_waited || is_synchronous_copy_call(name);
     if !blocking {
         return LaunchShape {
             dispatch_ns: event.dur_ns,
@@ -66,8 +86,8 @@ pub(super) fn launch_shape(
     // fast the replayed work. The call then lets the copy go at once, and the copy's start
     // is bound by its stream (its measured gap after the earlier work, `activity_delays`).
     let stream_was_busy = activities
-        .iter()
-        .any(|a| previous_end.get(a).is_some_and(|&end| end > event.ts_ns));
+        .clone()
+        .any(|(_, _, previous)| previous.is_some_and(|end| end > event.ts_ns));
     if stream_was_busy {
         return LaunchShape {
             dispatch_ns: 0,
@@ -75,8 +95,7 @@ pub(super) fn launch_shape(
         };
     }
     let first_start = activities
-        .iter()
-        .map(|&a| events[a].ts_ns)
+        .map(|(activity, _, _)| activity.ts_ns)
         .min()
         .unwrap_or(event.ts_ns);
     LaunchShape {
@@ -87,76 +106,124 @@ pub(super) fn launch_shape(
     }
 }
 
+/// The trace's typical delays: the median launch latency on an idle GPU, and the median
+/// gap after the previous activity of a stream-bound activity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TypicalDelays {
+    pub latency_ns: Nanos,
+    pub gap_ns: Nanos,
+}
+
+/// One launched activity as the delays see it: its start, when its launch call let it go
+/// (the call's start plus its dispatch), when the call started, and the end of the work
+/// before it on its stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LaunchedActivity {
+    pub start: Nanos,
+    pub released: Nanos,
+    pub call_start: Nanos,
+    pub previous_end: Option<Nanos>,
+}
+
+impl LaunchedActivity {
+    /// Its launch latency, when it counts towards the typical one: the stream was free
+    /// before the call even started (latency on an idle GPU).
+    pub(crate) fn latency_sample(&self) -> Option<Nanos> {
+        self.previous_end
+            .is_none_or(|p| p <= self.call_start)
+            .then(|| self.start.saturating_sub(self.released))
+    }
+
+    /// Whether its start was bound by its stream rather than its launch.
+    fn stream_bound(&self, typical_latency: Nanos) -> bool {
+        self.previous_end
+            .is_some_and(|p| p > self.released.saturating_add(typical_latency))
+    }
+
+    /// Its gap after the previous activity, when it counts towards the typical one.
+    pub(crate) fn gap_sample(&self, typical_latency: Nanos) -> Option<Nanos> {
+        if !self.stream_bound(typical_latency) {
+            return None;
+        }
+        self.previous_end
+            .map(|p| self.start.saturating_sub(p).max(0))
+    }
+
+    fn delays(&self, typical: TypicalDelays) -> Delays {
+        let latency = self.start.saturating_sub(self.released);
+        let gap = self
+            .previous_end
+            .map(|p| self.start.saturating_sub(p).max(0));
+        if self.stream_bound(typical.latency_ns) {
+            Delays {
+                latency_ns: latency.min(typical.latency_ns),
+                stream_gap_ns: gap.unwrap_or(typical.gap_ns),
+            }
+        } else {
+            Delays {
+                latency_ns: latency,
+                stream_gap_ns: gap.map_or(typical.gap_ns, |g| g.min(typical.gap_ns)),
+            }
+        }
+    }
+}
+
 /// The latency and stream gap of every launched activity, and the
-/// trace's typical (median) launch latency on an idle GPU.
+/// trace's typical (median) launch latency on an idle GPU. `typical`: the typical delays
+/// when they are known already (the streamed predict measures them over the whole trace
+/// and builds one step at a time), else measured over `events`.
 pub(super) fn activity_delays(
     events: &[Event],
     launch_of: &EventMap<usize>,
     shapes: &EventMap<LaunchShape>,
     previous_end: &EventMap<Nanos>,
+    typical: Option<TypicalDelays>,
 ) -> (EventMap<Delays>, Nanos) {
-    // (activity, its start, when its launch call let it go, when the call started)
-    let launched: Vec<(usize, Nanos, Nanos, Nanos)> = launch_of
+    let launched: Vec<(usize, LaunchedActivity)> = launch_of
         .iter()
         .filter_map(|(activity, &call)| {
             let shape = shapes.get(&call)?;
             let call_event = &events[call];
             Some((
                 activity,
-                events[activity].ts_ns,
-                call_event.ts_ns.saturating_add(shape.dispatch_ns),
-                call_event.ts_ns,
+                LaunchedActivity {
+                    start: events[activity].ts_ns,
+                    released: call_event.ts_ns.saturating_add(shape.dispatch_ns),
+                    call_start: call_event.ts_ns,
+                    previous_end: previous_end.get(&activity).copied(),
+                },
             ))
         })
         .collect();
-    // Latency on an idle GPU: the stream was free before the call even started.
-    let typical_latency = median(
-        launched
-            .iter()
-            .filter(|(a, _, _, call_start)| previous_end.get(a).is_none_or(|&p| p <= *call_start))
-            .map(|&(_, start, released, _)| start.saturating_sub(released))
-            .collect(),
-    )
-    .unwrap_or(0);
-    let stream_bound = |activity: usize, released: Nanos| {
-        previous_end
-            .get(&activity)
-            .is_some_and(|&p| p > released.saturating_add(typical_latency))
-    };
-    let typical_gap = median(
-        launched
-            .iter()
-            .filter(|&&(a, _, released, _)| stream_bound(a, released))
-            .filter_map(|&(a, start, _, _)| {
-                previous_end
-                    .get(&a)
-                    .map(|&p| start.saturating_sub(p).max(0))
-            })
-            .collect(),
-    )
-    .unwrap_or(0);
+    let typical = typical.unwrap_or_else(|| {
+        let latency_ns = median(
+            launched
+                .iter()
+                .filter_map(|(_, a)| a.latency_sample())
+                .collect(),
+        )
+        .unwrap_or(0);
+        let gap_ns = median(
+            launched
+                .iter()
+                .filter_map(|(_, a)| a.gap_sample(latency_ns))
+                .collect(),
+        )
+        .unwrap_or(0);
+        TypicalDelays { latency_ns, gap_ns }
+    });
     let delays = EventMap::from_pairs(
         events.len(),
-        launched.iter().map(|&(activity, start, released, _)| {
-            let latency = start.saturating_sub(released);
-            let gap = previous_end
-                .get(&activity)
-                .map(|&p| start.saturating_sub(p).max(0));
-            let delays = if stream_bound(activity, released) {
-                Delays {
-                    latency_ns: latency.min(typical_latency),
-                    stream_gap_ns: gap.unwrap_or(typical_gap),
-                }
-            } else {
-                Delays {
-                    latency_ns: latency,
-                    stream_gap_ns: gap.map_or(typical_gap, |g| g.min(typical_gap)),
-                }
-            };
-            (activity, delays)
-        }),
+        launched
+            .iter()
+            .map(|(activity, launched)| (*activity, launched.delays(typical))),
     );
-    (delays, typical_latency)
+    (delays, typical.latency_ns)
+}
+
+/// The lower median of `count` sorted values, by its position: what [`median`] picks.
+pub(crate) fn median_position(count: u64) -> Option<u64> {
+    count.checked_sub(1).map(|last| last / 2)
 }
 
 #[cfg(test)]

@@ -22,18 +22,18 @@
 //! is the `ProfilerStep#N` span, else the profiled window ([`steps`]); with several steps,
 //! each is predicted and the report gives each and their mean.
 
-mod build;
+pub(crate) mod build;
 pub mod calls;
 mod catalog;
 mod critical_path;
-mod delays;
+pub(crate) mod delays;
 mod durations;
 mod error;
 mod event_map;
 pub mod hardware;
 mod interruptions;
 mod model_call;
-mod prediction;
+pub mod prediction;
 mod profile_rates;
 mod replayed;
 pub mod request;
@@ -42,6 +42,7 @@ mod simulate;
 pub mod skeleton;
 pub mod step_stats;
 pub mod steps;
+pub mod stream;
 mod timeline;
 pub mod what_if;
 

@@ -9,7 +9,7 @@ use crate::trace::{Nanos, Platform, Trace};
 
 use super::simulate::{mean, SimulatedStep, Simulation};
 use super::skeleton::{Skeleton, StepSkeleton};
-use super::steps::{step_windows, StepSource};
+use super::steps::{step_windows, StepSource, StepWindow};
 use crate::signature::compiled_code::compiled_code;
 
 /// One step's numbers.
@@ -102,6 +102,12 @@ fn fraction(part: f64, whole: f64) -> f64 {
     }
 }
 
+/// The uninstrumented compiled code in `window` of `trace` (see
+/// [`StepPrediction::uninstrumented_compiled_us`]).
+pub fn uninstrumented_compiled_us(trace: &Trace, window: &StepWindow) -> Option<f64> {
+    compiled_code(trace, &[(window.start_ns, window.end_ns)]).map(|c| c.uninstrumented_us)
+}
+
 fn step_prediction(step: &StepSkeleton, simulated: &SimulatedStep) -> StepPrediction {
     let predicted = simulated.predicted_ns as f64;
     let measured = step.measured_ns as f64;
@@ -128,49 +134,102 @@ fn step_prediction(step: &StepSkeleton, simulated: &SimulatedStep) -> StepPredic
     }
 }
 
+/// One step's part of a [`Prediction`]: its numbers and what the means are made of. The
+/// streamed predict ([`super::stream`]) keeps these, one step at a time, instead of the
+/// steps' skeletons.
+#[derive(Debug, Clone)]
+pub struct StepNumbers {
+    pub prediction: StepPrediction,
+    predicted_ns: Nanos,
+    measured_ns: Nanos,
+    kernel_sum_ns: Nanos,
+    gpu_busy_ns: Nanos,
+    overridden_invocations: u64,
+}
+
+impl StepNumbers {
+    pub fn new(step: &StepSkeleton, simulated: &SimulatedStep) -> StepNumbers {
+        StepNumbers {
+            prediction: step_prediction(step, simulated),
+            predicted_ns: simulated.predicted_ns,
+            measured_ns: step.measured_ns,
+            kernel_sum_ns: simulated.kernel_sum_ns,
+            gpu_busy_ns: simulated.gpu_busy_ns,
+            overridden_invocations: simulated.overridden_invocations,
+        }
+    }
+}
+
 impl Prediction {
     /// The numbers of `simulation`, a run of `skeleton`.
     pub fn from_simulation(skeleton: &Skeleton, simulation: &Simulation) -> Prediction {
-        let pairs = || skeleton.steps.iter().zip(&simulation.steps);
-        let predicted = simulation.mean_predicted_ns();
-        let measured = mean(pairs().map(|(step, _)| step.measured_ns));
-        let kernel_sum = mean(pairs().map(|(_, s)| s.kernel_sum_ns));
-        let busy: Nanos = pairs()
-            .map(|(_, s)| s.gpu_busy_ns)
+        let steps: Vec<StepNumbers> = skeleton
+            .steps
+            .iter()
+            .zip(&simulation.steps)
+            .map(|(step, simulated)| StepNumbers::new(step, simulated))
+            .collect();
+        Prediction::from_steps(skeleton.source, steps)
+    }
+
+    /// The prediction made of each step's numbers, in order.
+    pub fn from_steps(source: StepSource, steps: Vec<StepNumbers>) -> Prediction {
+        let predicted = mean(steps.iter().map(|s| s.predicted_ns));
+        let measured = mean(steps.iter().map(|s| s.measured_ns));
+        let kernel_sum = mean(steps.iter().map(|s| s.kernel_sum_ns));
+        let busy: Nanos = steps
+            .iter()
+            .map(|s| s.gpu_busy_ns)
             .fold(0, Nanos::saturating_add);
-        let predicted_total: Nanos = pairs()
-            .map(|(_, s)| s.predicted_ns)
+        let predicted_total: Nanos = steps
+            .iter()
+            .map(|s| s.predicted_ns)
             .fold(0, Nanos::saturating_add);
         Prediction {
             trace: None,
             platform: None,
-            measured_from: skeleton.source,
+            measured_from: source,
             predicted_us: us(predicted),
             measured_us: us(measured),
             error_percent: error_percent(predicted, measured),
             kernel_sum_us: us(kernel_sum),
             kernel_sum_error_percent: error_percent(kernel_sum, measured),
             gpu_busy_fraction: fraction(busy as f64, predicted_total as f64),
-            overridden_invocations: pairs().map(|(_, s)| s.overridden_invocations).sum(),
+            overridden_invocations: steps.iter().map(|s| s.overridden_invocations).sum(),
             uninstrumented_compiled_us: None,
-            steps: pairs()
-                .map(|(step, simulated)| step_prediction(step, simulated))
-                .collect(),
+            steps: steps.into_iter().map(|s| s.prediction).collect(),
         }
     }
 
     /// Names the trace the prediction is for, and gives each step its uninstrumented
     /// compiled code.
-    pub fn for_trace(mut self, trace: &Trace) -> Prediction {
-        self.trace = Some(trace.source.path.display().to_string());
-        self.platform = Some(trace.platform);
+    pub fn for_trace(self, trace: &Trace) -> Prediction {
         let (_, windows) = step_windows(trace);
-        for step in &mut self.steps {
-            if let Some(window) = windows.iter().find(|w| w.name == step.name) {
-                step.uninstrumented_compiled_us =
-                    compiled_code(trace, &[(window.start_ns, window.end_ns)])
-                        .map(|c| c.uninstrumented_us);
-            }
+        let compiled: Vec<Option<f64>> = self
+            .steps
+            .iter()
+            .map(|step| {
+                windows
+                    .iter()
+                    .find(|w| w.name == step.name)
+                    .and_then(|window| uninstrumented_compiled_us(trace, window))
+            })
+            .collect();
+        self.named(&trace.source.path, trace.platform, compiled)
+    }
+
+    /// Names the trace (`path`, on `platform`), and gives each step its uninstrumented
+    /// compiled code (`compiled`, by step) and the steps their mean.
+    pub fn named(
+        mut self,
+        path: &std::path::Path,
+        platform: Platform,
+        compiled: Vec<Option<f64>>,
+    ) -> Prediction {
+        self.trace = Some(path.display().to_string());
+        self.platform = Some(platform);
+        for (step, compiled) in self.steps.iter_mut().zip(compiled) {
+            step.uninstrumented_compiled_us = compiled;
         }
         let per_step: Vec<f64> = self
             .steps

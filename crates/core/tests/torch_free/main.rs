@@ -23,6 +23,7 @@ mod inductor_kernels;
 mod inductor_triton;
 mod predict_kineto_cases;
 mod predict_profile;
+mod predict_streamed;
 mod predict_timeline;
 mod predict_what_if;
 mod ranks_job;

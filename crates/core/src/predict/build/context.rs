@@ -9,6 +9,7 @@ use super::super::calls::{call_kind, CallKind};
 use super::super::delays::{activity_delays, launch_shape, Delays, LaunchShape};
 use super::super::event_map::EventMap;
 use super::super::steps::StepWindow;
+use super::facts::StepFacts;
 
 /// A host thread: (process, thread).
 pub(super) type ThreadKey = (ExecutionId, ExecutionId);
@@ -116,7 +117,14 @@ pub(super) fn by_start(events: &[Event], list: &mut [usize]) {
 }
 
 impl<'t> TraceContext<'t> {
-    pub(super) fn new(trace: &'t Trace, links: &Links, ids: &'t SignatureIds) -> Self {
+    /// The context of `trace`; with `facts`, of one step's events taken from a larger trace
+    /// (the streamed predict): what depends on the whole trace comes from `facts`.
+    pub(super) fn new(
+        trace: &'t Trace,
+        links: &Links,
+        ids: &'t SignatureIds,
+        facts: Option<&StepFacts>,
+    ) -> Self {
         let events = &trace.events;
         let mut launched: EventMap<Vec<usize>> = EventMap::new(events.len());
         let mut launch_of: EventMap<usize> = EventMap::new(events.len());
@@ -143,6 +151,15 @@ impl<'t> TraceContext<'t> {
             }
         }
         let mut previous_end: EventMap<Nanos> = EventMap::new(events.len());
+        if let Some(facts) = facts {
+            // The work before each activity on its stream, over the whole trace.
+            streams.clear();
+            for (index, end) in facts.previous_end.iter().enumerate() {
+                if let Some(end) = end {
+                    previous_end.insert(index, *end);
+                }
+            }
+        }
         for list in streams.values_mut() {
             by_start(events, list);
             let mut busy_until: Option<Nanos> = None;
@@ -160,8 +177,13 @@ impl<'t> TraceContext<'t> {
                 (call, launch_shape(trace, call, activities, &previous_end))
             }),
         );
-        let (delays, typical_latency_ns) =
-            activity_delays(events, &launch_of, &shapes, &previous_end);
+        let (delays, typical_latency_ns) = activity_delays(
+            events,
+            &launch_of,
+            &shapes,
+            &previous_end,
+            facts.map(|f| f.typical),
+        );
 
         let mut sync_rows = FxHashMap::default();
         let mut event_waits = FxHashMap::default();
@@ -208,6 +230,13 @@ impl<'t> TraceContext<'t> {
                 .or_default()
                 .top_ops
                 .push(op);
+        }
+        if let Some(facts) = facts {
+            // Every thread with host events in the trace, as the whole trace's list has it
+            // (its place in the list is its place in a step).
+            for key in &facts.host_threads {
+                threads.entry(*key).or_default();
+            }
         }
         let mut threads: Vec<(ThreadKey, ThreadEvents)> = threads.into_iter().collect();
         threads.sort_by_key(|(key, _)| *key);

@@ -22,6 +22,7 @@
 //! Each activity carries the measured delays of [`super::delays`].
 
 mod context;
+mod facts;
 mod step;
 mod thread;
 mod waits;
@@ -35,6 +36,21 @@ use super::skeleton::{Skeleton, StepSkeleton};
 use super::steps::{step_windows, StepWindow};
 
 use context::TraceContext;
+pub(crate) use facts::StepFacts;
+
+/// The skeleton of the step in `window` and its signature ids, from `trace`, which holds
+/// the events the step reads (as [`super::stream`] gathers them) and `facts`, what it
+/// reads of the rest.
+pub(crate) fn step_skeleton(trace: &Trace, window: &StepWindow, facts: &StepFacts) -> Skeleton {
+    let links = link::link(trace);
+    let ids = signature::signature_ids(trace, &links);
+    let context = TraceContext::new(trace, &links, &ids, Some(facts));
+    Skeleton {
+        source: super::steps::StepSource::ProfilerStep,
+        signature_ids: ids.ids().to_vec(),
+        steps: vec![context.step(window)],
+    }
+}
 
 /// Builds the skeleton of every step of `trace`.
 pub fn skeleton(trace: &Trace) -> Result<Skeleton, PredictError> {
@@ -46,7 +62,7 @@ pub fn skeleton(trace: &Trace) -> Result<Skeleton, PredictError> {
             path: trace.source.path.clone(),
         });
     }
-    let context = TraceContext::new(trace, &links, &ids);
+    let context = TraceContext::new(trace, &links, &ids, None);
     Ok(Skeleton {
         source,
         signature_ids: ids.ids().to_vec(),

@@ -22,8 +22,8 @@
 pub mod budget;
 mod contexts;
 mod join;
-mod records;
-mod sink;
+pub(crate) mod records;
+pub(crate) mod sink;
 mod sweep;
 
 use std::path::{Path, PathBuf};

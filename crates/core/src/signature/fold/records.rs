@@ -101,22 +101,22 @@ pub struct LaunchLink {
 }
 
 /// Little-endian numbers with a presence byte for each option.
-struct Out<'w, W: Write>(&'w mut W);
+pub(crate) struct Out<'w, W: Write>(pub(crate) &'w mut W);
 
 impl<W: Write> Out<'_, W> {
-    fn u8(&mut self, v: u8) -> std::io::Result<()> {
+    pub(crate) fn u8(&mut self, v: u8) -> std::io::Result<()> {
         self.0.write_all(&[v])
     }
-    fn u32(&mut self, v: u32) -> std::io::Result<()> {
+    pub(crate) fn u32(&mut self, v: u32) -> std::io::Result<()> {
         self.0.write_all(&v.to_le_bytes())
     }
-    fn i64(&mut self, v: i64) -> std::io::Result<()> {
+    pub(crate) fn i64(&mut self, v: i64) -> std::io::Result<()> {
         self.0.write_all(&v.to_le_bytes())
     }
-    fn u64(&mut self, v: u64) -> std::io::Result<()> {
+    pub(crate) fn u64(&mut self, v: u64) -> std::io::Result<()> {
         self.0.write_all(&v.to_le_bytes())
     }
-    fn opt_i64(&mut self, v: Option<i64>) -> std::io::Result<()> {
+    pub(crate) fn opt_i64(&mut self, v: Option<i64>) -> std::io::Result<()> {
         match v {
             Some(v) => {
                 self.u8(1)?;
@@ -125,13 +125,13 @@ impl<W: Write> Out<'_, W> {
             None => self.u8(0),
         }
     }
-    fn opt_u64(&mut self, v: Option<u64>) -> std::io::Result<()> {
+    pub(crate) fn opt_u64(&mut self, v: Option<u64>) -> std::io::Result<()> {
         self.opt_i64(v.map(|v| v as i64))
     }
-    fn opt_str(&mut self, v: Option<StrId>) -> std::io::Result<()> {
+    pub(crate) fn opt_str(&mut self, v: Option<StrId>) -> std::io::Result<()> {
         self.u32(v.map_or(u32::MAX, |id| id.index() as u32))
     }
-    fn opt_dim3(&mut self, v: Option<Dim3>) -> std::io::Result<()> {
+    pub(crate) fn opt_dim3(&mut self, v: Option<Dim3>) -> std::io::Result<()> {
         match v {
             Some([x, y, z]) => {
                 self.u8(1)?;
@@ -144,44 +144,44 @@ impl<W: Write> Out<'_, W> {
     }
 }
 
-struct In<'r, R: Read>(&'r mut R);
+pub(crate) struct In<'r, R: Read>(pub(crate) &'r mut R);
 
 impl<R: Read> In<'_, R> {
-    fn u8(&mut self) -> std::io::Result<u8> {
+    pub(crate) fn u8(&mut self) -> std::io::Result<u8> {
         let mut b = [0u8; 1];
         self.0.read_exact(&mut b)?;
         Ok(b[0])
     }
-    fn u32(&mut self) -> std::io::Result<u32> {
+    pub(crate) fn u32(&mut self) -> std::io::Result<u32> {
         let mut b = [0u8; 4];
         self.0.read_exact(&mut b)?;
         Ok(u32::from_le_bytes(b))
     }
-    fn i64(&mut self) -> std::io::Result<i64> {
+    pub(crate) fn i64(&mut self) -> std::io::Result<i64> {
         let mut b = [0u8; 8];
         self.0.read_exact(&mut b)?;
         Ok(i64::from_le_bytes(b))
     }
-    fn u64(&mut self) -> std::io::Result<u64> {
+    pub(crate) fn u64(&mut self) -> std::io::Result<u64> {
         Ok(self.i64()? as u64)
     }
-    fn opt_i64(&mut self) -> std::io::Result<Option<i64>> {
+    pub(crate) fn opt_i64(&mut self) -> std::io::Result<Option<i64>> {
         Ok(match self.u8()? {
             0 => None,
             _ => Some(self.i64()?),
         })
     }
-    fn opt_u64(&mut self) -> std::io::Result<Option<u64>> {
+    pub(crate) fn opt_u64(&mut self) -> std::io::Result<Option<u64>> {
         Ok(self.opt_i64()?.map(|v| v as u64))
     }
-    fn str(&mut self) -> std::io::Result<StrId> {
+    pub(crate) fn str(&mut self) -> std::io::Result<StrId> {
         Ok(StrId::from_index(self.u32()? as usize))
     }
-    fn opt_str(&mut self) -> std::io::Result<Option<StrId>> {
+    pub(crate) fn opt_str(&mut self) -> std::io::Result<Option<StrId>> {
         let v = self.u32()?;
         Ok((v != u32::MAX).then(|| StrId::from_index(v as usize)))
     }
-    fn opt_dim3(&mut self) -> std::io::Result<Option<Dim3>> {
+    pub(crate) fn opt_dim3(&mut self) -> std::io::Result<Option<Dim3>> {
         Ok(match self.u8()? {
             0 => None,
             _ => Some([self.u32()?, self.u32()?, self.u32()?]),
@@ -189,14 +189,17 @@ impl<R: Read> In<'_, R> {
     }
 }
 
-fn inputs_out<W: Write>(out: &mut Out<'_, W>, inputs: &RecordedInputs) -> std::io::Result<()> {
+pub(crate) fn inputs_out<W: Write>(
+    out: &mut Out<'_, W>,
+    inputs: &RecordedInputs,
+) -> std::io::Result<()> {
     out.opt_str(inputs.dims)?;
     out.opt_str(inputs.types)?;
     out.opt_str(inputs.strides)?;
     out.opt_str(inputs.concrete)
 }
 
-fn inputs_in<R: Read>(input: &mut In<'_, R>) -> std::io::Result<RecordedInputs> {
+pub(crate) fn inputs_in<R: Read>(input: &mut In<'_, R>) -> std::io::Result<RecordedInputs> {
     Ok(RecordedInputs {
         dims: input.opt_str()?,
         types: input.opt_str()?,
@@ -205,7 +208,7 @@ fn inputs_in<R: Read>(input: &mut In<'_, R>) -> std::io::Result<RecordedInputs> 
     })
 }
 
-fn bad_data(what: &str) -> std::io::Error {
+pub(crate) fn bad_data(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned())
 }
 

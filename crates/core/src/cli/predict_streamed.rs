@@ -1,0 +1,78 @@
+//! `replay predict --memory-budget`: whether a trace is predicted streamed
+//! ([`predict::stream`]), by the same rule as `classify`'s, and the options a streamed
+//! predict cannot honour, refused rather than ignored.
+
+use std::path::Path;
+
+use crate::predict::stream::{self, StreamError, StreamOptions};
+use crate::predict::Prediction;
+use crate::signature::fold::budget::{in_memory_estimate, MemoryBudget};
+use crate::trace;
+
+/// The streamed prediction of `trace_path` when its in-memory predict would take more than
+/// the budget (standard input: when `--memory-budget` is given); `None` when it is
+/// predicted in memory (small enough, or not streamable: then a note says so).
+/// `in_memory_only`: the options given that need the whole trace, by flag (refused when the
+/// trace streams).
+pub fn predict_streamed(
+    memory_budget: Option<u64>,
+    in_memory_only: &[(&str, bool)],
+    trace_path: &Path,
+) -> Result<Option<Prediction>, crate::Error> {
+    let budget = MemoryBudget::from_option(memory_budget);
+    if !budget.streams(trace_path) {
+        return Ok(None);
+    }
+    refuse_in_memory_options(in_memory_only, trace_path, &budget)?;
+    match stream::predict_streamed(trace_path, &StreamOptions::for_budget(&budget)) {
+        Ok(prediction) => Ok(Some(prediction)),
+        Err(StreamError::Trace(e)) => Err(e.into()),
+        Err(StreamError::NotStreamable { path, reason })
+            if path.as_os_str() != trace::STDIN_PATH =>
+        {
+            eprintln!(
+                "note: {}: {reason}: predicting it in memory",
+                path.display()
+            );
+            Ok(None)
+        }
+        Err(StreamError::NotStreamable { path, reason }) => Err(crate::Error::BadInput {
+            path,
+            message: format!(
+                "{reason}: such a trace is predicted in memory, which standard input with \
+                 --memory-budget is not (give the file, or no --memory-budget)"
+            ),
+        }),
+        Err(e @ StreamError::Spill { .. }) => Err(crate::Error::Io {
+            context: "the streamed predict".into(),
+            source: std::io::Error::other(e.to_string()),
+        }),
+    }
+}
+
+/// The options that need the whole trace in memory, refused for a streamed predict.
+fn refuse_in_memory_options(
+    in_memory_only: &[(&str, bool)],
+    trace_path: &Path,
+    budget: &MemoryBudget,
+) -> Result<(), crate::Error> {
+    let Some((flag, _)) = in_memory_only.iter().find(|(_, given)| *given) else {
+        return Ok(());
+    };
+    let why = match in_memory_estimate(trace_path) {
+        Some(need) => format!(
+            "its in-memory predict would need about {} MB, more than the memory budget of {} MB",
+            need >> 20,
+            budget.bytes >> 20
+        ),
+        None => "standard input with --memory-budget is streamed".to_owned(),
+    };
+    Err(crate::Error::BadInput {
+        path: trace_path.to_path_buf(),
+        message: format!(
+            "{flag} needs the whole trace in memory, and this trace would be predicted streamed \
+             ({why}): run without --memory-budget, or give a larger one (or the file rather \
+             than standard input)"
+        ),
+    })
+}
