@@ -459,6 +459,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_inside_an_entry_that_is_a_string_is_refused() {
+        // Found by the trace_chunked fuzzer (fuzz/regressions/trace_chunked/crash-a7efcb87...):
+        // the first entry of `traceEvents` is a string holding `",{},{}],`, so the text has a
+        // `},{` run inside it. The first chunk, cut there, ended inside the string: an early
+        // end of text, taken for a cut between two events, and the chunks then read one event
+        // where the single pass refuses the document.
+        let path = Path::new("string_entry.json");
+        let text = "{\"deviceProperties\":[\n    {\n      \"id\": 0, \"name\": \"A\"\n    },\n    {\n      \"id\": 1\n    }\n  ],\"traceEvents\":[\"\\\",{},{}],\"traceName\":\",\",\"displayTimeUnit\":\"ms\"}";
+        assert!(parse_in_one_pass(text.as_bytes(), Some(text), path).is_err());
+        for chunks in 2..=9 {
+            for workers in [Workers::Threads, Workers::InTurn] {
+                assert!(
+                    parse_in_with(text, path, chunks, workers).is_none(),
+                    "{chunks} chunks, {workers:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_cut_inside_an_event_falls_back_or_agrees() {
         let path = Path::new("cuts.json");
         let text = trace_text(300);

@@ -40,8 +40,10 @@ pub(super) fn parse_document<'de, R: serde_json::de::Read<'de>>(
 #[derive(Default)]
 pub(super) struct ParsePosition {
     pub in_trace_events: bool,
-    /// Inside an entry of `traceEvents` (its `{` read, its `}` not yet): tells [`super::chunked`]
-    /// whether the text before a cut ended between two events.
+    /// Inside an entry of `traceEvents` (its first byte reached, whatever the entry is, and
+    /// its end not yet): tells [`super::chunked`] whether the text before a cut ended between
+    /// two entries. Set as the entry starts, not when an object opens: a cut inside an entry
+    /// that is a string (`["\",{},` then the cut) also ends the text early, and is refused.
     pub in_event: bool,
     pub event_index: usize,
 }
@@ -179,7 +181,8 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
     }
 }
 
-/// An event, noting in `in_event` that its object has been opened.
+/// An event, noting in `in_event` that its entry has begun (serde_json asks the seed only
+/// once it has found the entry's first byte: text that ends between entries never reaches it).
 struct TrackedEventSeed<'s, 'a> {
     slot: &'s mut RawEvent<'a>,
     in_event: &'s mut bool,
@@ -189,6 +192,7 @@ impl<'de> DeserializeSeed<'de> for TrackedEventSeed<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        *self.in_event = true;
         deserializer.deserialize_map(self)
     }
 }
@@ -201,7 +205,6 @@ impl<'de> Visitor<'de> for TrackedEventSeed<'_, 'de> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        *self.in_event = true;
         RawEventSeed { slot: self.slot }.visit_map(map)
     }
 }
