@@ -23,6 +23,7 @@ pub mod results;
 pub mod shard;
 pub mod shipped;
 pub mod signature;
+pub mod spill;
 pub mod suite;
 pub mod trace;
 

@@ -212,7 +212,7 @@ fn classify_streamed(
                       --memory-budget)"
                 .into(),
         }),
-        Err(e @ fold::FoldError::Spill { .. }) => Err(crate::Error::Io {
+        Err(fold::FoldError::Spill(e)) => Err(crate::Error::Io {
             context: "the streamed classify".into(),
             source: std::io::Error::other(e.to_string()),
         }),

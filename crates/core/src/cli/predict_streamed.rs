@@ -43,7 +43,7 @@ pub fn predict_streamed(
                  --memory-budget is not (give the file, or no --memory-budget)"
             ),
         }),
-        Err(e @ StreamError::Spill { .. }) => Err(crate::Error::Io {
+        Err(StreamError::Spill(e)) => Err(crate::Error::Io {
             context: "the streamed predict".into(),
             source: std::io::Error::other(e.to_string()),
         }),

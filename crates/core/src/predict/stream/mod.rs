@@ -57,12 +57,8 @@ pub enum StreamError {
     Trace(#[from] TraceError),
     #[error("{path}: {reason}: it is predicted in memory (run without --memory-budget, or with a larger one)")]
     NotStreamable { path: PathBuf, reason: &'static str },
-    #[error("{path}: cannot write or read replay's temporary sort files in {dir}: {message}")]
-    Spill {
-        path: PathBuf,
-        dir: PathBuf,
-        message: String,
-    },
+    #[error(transparent)]
+    Spill(#[from] crate::spill::SpillError),
 }
 
 /// How much a streamed predict may keep in memory.
@@ -184,9 +180,5 @@ pub fn predict_streamed_with(
 }
 
 fn spill_error(path: &Path, dir: &Path, error: impl std::fmt::Display) -> StreamError {
-    StreamError::Spill {
-        path: path.to_path_buf(),
-        dir: dir.to_path_buf(),
-        message: error.to_string(),
-    }
+    crate::spill::SpillError::new(path, dir, error).into()
 }

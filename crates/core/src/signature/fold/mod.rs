@@ -47,12 +47,8 @@ pub enum FoldError {
     Trace(#[from] TraceError),
     #[error("{path}: no GPU activity: a trace of host ops alone is classified in memory (run without --memory-budget, or with a larger one)")]
     NoGpuActivity { path: PathBuf },
-    #[error("{path}: cannot write or read replay's temporary sort files in {dir}: {message}")]
-    Spill {
-        path: PathBuf,
-        dir: PathBuf,
-        message: String,
-    },
+    #[error(transparent)]
+    Spill(#[from] crate::spill::SpillError),
 }
 
 /// How much a streamed classify may keep in memory.
@@ -142,11 +138,7 @@ pub fn classify_streamed(path: &Path, options: &FoldOptions) -> Result<Signature
 }
 
 fn spill_error(path: &Path, dir: &Path, error: impl std::fmt::Display) -> FoldError {
-    FoldError::Spill {
-        path: path.to_path_buf(),
-        dir: dir.to_path_buf(),
-        message: error.to_string(),
-    }
+    crate::spill::SpillError::new(path, dir, error).into()
 }
 
 /// The signature file, written by the in-memory classify's code from a trace of only the
