@@ -111,7 +111,9 @@ fn parse_in_cuts<'p>(
         }),
         Workers::InTurn => {
             let first = first_chunk();
-            let later = later_cuts.map(|(at, start)| later_chunk(at, start)()).collect();
+            let later = later_cuts
+                .map(|(at, start)| later_chunk(at, start)())
+                .collect();
             (first, later)
         }
     };
