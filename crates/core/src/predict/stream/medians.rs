@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use extsort::PushExternalSorter;
 
 use crate::predict::delays::{median_position, LaunchedActivity, TypicalDelays};
-use crate::signature::fold::sink::sorter;
+use crate::signature::fold::sorter::sorter;
 
 use super::record::Sample;
 

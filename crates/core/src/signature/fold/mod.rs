@@ -24,6 +24,7 @@ mod contexts;
 mod join;
 pub(crate) mod records;
 pub(crate) mod sink;
+pub(crate) mod sorter;
 mod sweep;
 
 use std::path::{Path, PathBuf};
@@ -115,7 +116,7 @@ pub fn classify_streamed(path: &Path, options: &FoldOptions) -> Result<Signature
     );
 
     let mut links =
-        sink::sorter(options.records_in_memory, dir, "links").pushed_by(link_order as LinkOrder);
+        sorter::sorter(options.records_in_memory, dir, "links").pushed_by(link_order as LinkOrder);
     let swept = sweep::sweep(
         host.done().map_err(spill)?,
         &trace.strings,

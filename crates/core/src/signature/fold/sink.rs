@@ -3,13 +3,14 @@
 //! segment size, on disk beyond), and the few events the file's description needs whole
 //! (profiler steps, compiled regions).
 
-use extsort::{ExternalSorter, PushExternalSorter};
+use extsort::PushExternalSorter;
 
 use crate::predict::steps::PROFILER_STEP_PREFIX;
 use crate::signature::compiled_code::{is_compiled_region, Interval, Thread};
 use crate::trace::{Category, Event, FxHashMap, Nanos, StringTable, TraceError};
 
 use super::records::{ActivityRecord, HostKind, HostRecord};
+use super::sorter::sorter;
 
 type Order<T> = fn(&T, &T) -> std::cmp::Ordering;
 
@@ -19,16 +20,6 @@ fn host_order(a: &HostRecord, b: &HostRecord) -> std::cmp::Ordering {
 
 fn activity_order(a: &ActivityRecord, b: &ActivityRecord) -> std::cmp::Ordering {
     (a.correlation, a.index).cmp(&(b.correlation, b.index))
-}
-
-/// An external sorter writing its segments (named `0`, `1`, ...) to `dir/name`.
-pub fn sorter(records_in_memory: usize, dir: &std::path::Path, name: &str) -> ExternalSorter {
-    let folder = dir.join(name);
-    // A folder that cannot be made fails the first segment's write, reported there.
-    let _ = std::fs::create_dir_all(&folder);
-    ExternalSorter::new()
-        .with_segment_size(records_in_memory.max(1024))
-        .with_sort_dir(folder)
 }
 
 /// A profiler step's span.
