@@ -79,7 +79,10 @@ mod tests {
             rlim_max: 0,
         };
         // SAFETY: as in allow_open_segments.
-        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) }, 0);
+        assert_eq!(
+            unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) },
+            0
+        );
         assert_eq!(limit.rlim_cur, limit.rlim_max);
     }
 }
