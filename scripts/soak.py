@@ -7,7 +7,9 @@ One `replay isolated --noise 0` process replays a real signature file (by defaul
 cudagraph training trace's 419 signatures, classified here) for about --duration seconds: each
 replayable signature gets an equal share of the time, in five rounds, so every op is replayed
 again and again over the whole run. The resident memory of the process tree (`replay` and the
-`replay-torch` it runs) is read from /proc every --interval seconds. The report
+`replay-torch` it runs) is read from /proc every --interval seconds, and with it each process's
+peak since the sample before (VmHWM, reset through /proc/PID/clear_refs at every sample), so a
+round's highest RSS is its true peak, not the highest sample. The report
 (results/soak.json, rewritten as the run goes) cuts the run into its five rounds' spans of
 time: every round replays the same ops, so each should allocate alike. It gives the lowest and
 highest RSS of the second round (after the first's warm-up) against the last's (goal: within
@@ -54,15 +56,28 @@ def tree(pid):
 
 
 def rss_bytes(pid):
-    total = 0
+    """The process tree's resident memory now, and the sum of each process's peak since the
+    last call (VmHWM, which writing 5 to /proc/PID/clear_refs resets): a peak between two
+    samples is caught, not only one that a sample happens to land on. Where the reset is
+    refused, the peak is the sample's own RSS."""
+    total = peak = 0
     for p in tree(pid):
+        rss = hwm = 0
         try:
             for line in pathlib.Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1]) * 1024
         except OSError:
-            pass
-    return total
+            continue
+        try:
+            pathlib.Path(f"/proc/{p}/clear_refs").write_text("5")
+        except OSError:
+            hwm = rss
+        total += rss
+        peak += max(hwm, rss)
+    return total, peak
 
 
 def windows(samples, count):
@@ -71,10 +86,11 @@ def windows(samples, count):
         return []
     length = samples[-1][0] or 1.0
     spans = [[] for _ in range(count)]
-    for t, rss in samples:
-        spans[min(int(t / length * count), count - 1)].append(rss)
+    for t, rss, peak in samples:
+        spans[min(int(t / length * count), count - 1)].append((rss, peak))
     return [{"from": i / count, "to": (i + 1) / count, "samples": len(span),
-             "floor_bytes": min(span, default=None), "peak_bytes": max(span, default=None)}
+             "floor_bytes": min((r for r, _ in span), default=None),
+             "peak_bytes": max((p for _, p in span), default=None)}
             for i, span in enumerate(spans)]
 
 
@@ -115,13 +131,14 @@ def report(args, command, samples, started, extra):
         "rss_after_warmup": warm,
         "rss_at_end": end,
         "end_over_warmup": {"floor": ratios["floor_bytes"], "peak": ratios["peak_bytes"]},
-        "peak_rss_bytes": max((r for _, r in samples), default=None),
+        "peak_rss_bytes": max((p for _, _, p in samples), default=None),
         "goal": f"RSS at the end within {GOAL:.0%} of RSS after warm-up (the last round's lowest "
-                f"and highest RSS against the second round's)",
+                f"and highest RSS against the second round's; the highest from each process's "
+                f"VmHWM, reset at every sample)",
         "goal_met": None if None in ratios.values() else all(abs(r - 1) <= GOAL for r in ratios.values()),
         "rss_by_round": spans,
         **extra,
-        "samples": [[round(t, 3), r] for t, r in samples],
+        "samples": [[round(t, 3), r, p] for t, r, p in samples],
     }
 
 
@@ -176,9 +193,9 @@ def main(argv=None):
         last_write = start
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         while process.poll() is None:
-            rss = rss_bytes(process.pid)
+            rss, peak = rss_bytes(process.pid)
             if rss:
-                samples.append((time.monotonic() - start, rss))
+                samples.append((time.monotonic() - start, rss, peak))
             if time.monotonic() - last_write >= 30:
                 write(args.out, report(args, command, samples, started, {**extra, "running": True}))
                 last_write = time.monotonic()

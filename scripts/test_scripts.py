@@ -572,6 +572,8 @@ def soak_samples_memory_by_round_and_checks_the_results():
     assert set(report["end_over_warmup"]) == {"floor", "peak"}
     assert report["goal_met"] in (True, False)
     assert len(report["samples"]) >= 10 and "running" not in report
+    # Each sample's peak (the processes' VmHWM since the sample before) is at least its RSS.
+    assert all(peak >= rss for _, rss, peak in report["samples"]), report["samples"][:5]
 
 
 # ---- compiled models (test_compile.py) ---------------------------------------------------

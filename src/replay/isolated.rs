@@ -144,6 +144,9 @@ pub fn run(
                     if let Some(dog) = &watchdog {
                         dog.disarm();
                     }
+                    // The next unit starts from the same resident floor, whatever this one
+                    // left free in the heap.
+                    super::host_heap::release_free();
                     // What the unit's pool keeps of this round is what the journal keeps.
                     let (result, energy_result) = kept;
                     let pool = outcomes[unit_index].as_ref();

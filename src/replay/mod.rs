@@ -3,6 +3,7 @@
 
 pub mod flow_wiring;
 pub mod flowing_op;
+pub mod host_heap;
 pub mod index_bounds;
 pub mod isolated;
 pub mod isolated_journal;
