@@ -68,7 +68,7 @@ fn header_size_bytes(head: &[u8], path: &Path) -> Result<usize, ScanError> {
     if head.get(..MAGIC.len()) != Some(MAGIC) {
         return Err(file_error(
             path,
-            "not a .npy file (it does not start with \\x93NUMPY)",
+            "not a readable .npy file: it does not start with \\x93NUMPY, as every .npy file does",
         ));
     }
     match head.get(MAGIC.len()) {
@@ -383,7 +383,10 @@ mod tests {
         let path = dir.path().join("e.npy");
         std::fs::write(&path, b"PK\x03\x04 a zip").unwrap();
         let message = problem(read_edge(&path));
-        assert!(message.contains("not a .npy file"), "{message}");
+        assert!(
+            message.contains("not a readable .npy file: it does not start with"),
+            "{message}"
+        );
         std::fs::write(&path, b"\x93NUMPY\x07\x00").unwrap();
         assert!(problem(read_edge(&path)).contains("format version 7"));
     }
