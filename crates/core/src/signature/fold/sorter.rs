@@ -12,8 +12,7 @@
 
 use extsort::ExternalSorter;
 
-/// Records one sorter keeps in memory before it writes a sorted segment, at most (about
-/// 12 MiB of the largest record).
+/// Records one sorter keeps in memory before it writes a sorted segment, at most.
 pub const MAX_SEGMENT_RECORDS: usize = 1 << 17;
 
 /// Records one sorter keeps in memory, at least (below, the segment files' overhead shows).
