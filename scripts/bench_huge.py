@@ -11,13 +11,17 @@ target/bench/huge/ and deleted after its run.
    | replay classify --trace - --memory-budget 1G --out ...` (the streamed classify; --memory-budget), when `replay` reads a trace from standard input
    (tried on a one-step trace first; "unsupported" with replay's answer otherwise). Without
    it, the same sizes are run on files (generated first, untimed): what replay does today.
-   Wall time, GB/s of JSON, peak RSS of replay (os.wait4's ru_maxrss), and whether the peak
-   stays within 10 % from the smallest size to the largest.
+   Each size is run --repeats times (3): wall time, GB/s of JSON and peak RSS of replay
+   (os.wait4's ru_maxrss) of the median run, the median peak and every run's, and whether
+   the median peak stays within 10 % from the smallest size to the largest (a single run's
+   peak moves by several per cent with the timing of the allocator's frees).
 2. The in-memory path (`--trace FILE --memory-budget 1T`, a file on disk) on the largest size whose estimated
    peak fits the memory cap (estimated from the smaller sizes' peak per byte).
 3. 8 ranks x 1 GB, gzipped (--ranks, --rank-size): one `classify` call over all the files when
    replay takes several traces (tried first; "unsupported" with the reason otherwise), the
-   aggregate GB/s of JSON; and, for reference, the ranks classified one command each.
+   aggregate GB/s of JSON, with replay's own choice of path (no --memory-budget: ranks this
+   large stream) and held in memory (--memory-budget 1T), side by side; and, for reference,
+   the ranks classified one command each (in memory).
 4. --predict: `replay predict` at each size, streamed (`replay-tracegen ... --out - | replay
    predict --trace - --memory-budget B --json`: one step at a time, predict/stream), and in
    memory on the smallest size's file; whether both printed the same prediction.
@@ -125,9 +129,9 @@ class Bench:
             raise SystemExit(f"bench_huge: replay-tracegen failed: {done.stderr}")
         return generated(done.stderr)
 
-    def classify(self, traces, out, **kw):
-        # In memory, whatever the size (the streamed path is the pipe's).
-        cmd = [self.replay, "classify", "--memory-budget", "1T"]
+    def classify(self, traces, out, budget="1T", **kw):
+        # In memory (1T), whatever the size; budget=None: replay's own choice (no --memory-budget).
+        cmd = [self.replay, "classify", *(["--memory-budget", budget] if budget else [])]
         for t in traces:
             cmd += ["--trace", t]
         return measured_run.run([*cmd, "--out", out], cap=self.cap, **kw)
@@ -317,9 +321,16 @@ class Bench:
                 part["one_call"] = {"unsupported": reason}
             else:
                 sig = self.work / "ranks.sig.json"
+                r = self.classify(files, sig, budget=None)
+                part["one_call"] = {"form": form, "memory_budget": "default (none given)",
+                                    **self.row(r, json_total, None, "ranks", sig)}
+                ids = part["one_call"].pop("signature_ids", None)
+                report.save()
                 r = self.classify(files, sig)
-                part["one_call"] = {"form": form, **self.row(r, json_total, None, "ranks", sig)}
-                part["one_call"].pop("signature_ids", None)
+                part["one_call_in_memory"] = {"form": form, "memory_budget": "1T",
+                                              **self.row(r, json_total, None, "ranks", sig)}
+                part["same_signatures_default_and_in_memory"] = (
+                    part["one_call_in_memory"].pop("signature_ids", None) == ids)
             report.save()
             wall, peak, ok = 0.0, 0, True
             for i, path in enumerate(files):
@@ -412,15 +423,40 @@ def last_line(text):
     return (errors or lines or [""])[0 if errors else -1]
 
 
+def median_run(runs):
+    """One row for several runs of the same size: the run of median wall time, with the
+    median peak RSS and every run's wall time and peak (a single run's peak moves by several
+    per cent with how the allocator's frees happen to be timed)."""
+    done = [r for r in runs if r.get("rc") == 0]
+    if not done:
+        return runs[-1]
+    done.sort(key=lambda r: r["wall_s"])
+    row = dict(done[len(done) // 2])
+    peaks = sorted(r["peak_rss_bytes"] for r in done)
+    row["peak_rss_bytes"] = peaks[len(peaks) // 2]
+    row["peak_over_json"] = row["peak_rss_bytes"] / row["json_bytes"]
+    row["runs"] = len(runs)
+    row["failed_runs"] = len(runs) - len(done)
+    row["wall_s_runs"] = [r["wall_s"] for r in runs]
+    row["peak_rss_bytes_runs"] = [r["peak_rss_bytes"] for r in runs]
+    return row
+
+
 def flatness(rows):
     done = [r for r in rows if r.get("rc") == 0]
     if len(done) < 2:
         return {"measured_sizes": len(done), "flat": None}
     peaks = [r["peak_rss_bytes"] for r in done]
     spread = (max(peaks) - min(peaks)) / min(peaks)
-    return {"from_json_bytes": done[0]["json_bytes"], "to_json_bytes": done[-1]["json_bytes"],
-            "min_peak_rss_bytes": min(peaks), "max_peak_rss_bytes": max(peaks),
-            "spread": spread, "flat": spread <= 0.10, "criterion": "(max - min) / min <= 10 %"}
+    out = {"from_json_bytes": done[0]["json_bytes"], "to_json_bytes": done[-1]["json_bytes"],
+           "min_peak_rss_bytes": min(peaks), "max_peak_rss_bytes": max(peaks),
+           "spread": spread, "flat": spread <= 0.10, "criterion": "(max - min) / min <= 10 %"}
+    every = [p for r in done for p in r.get("peak_rss_bytes_runs", [])]
+    if len(every) > len(done):
+        out["criterion"] += " of each size's median peak"
+        out["single_runs"] = {"min_peak_rss_bytes": min(every), "max_peak_rss_bytes": max(every),
+                              "spread": (max(every) - min(every)) / min(every)}
+    return out
 
 
 def main(argv=None):
@@ -437,6 +473,8 @@ def main(argv=None):
                         help="kill any measured process past this RSS [60 %% of MemAvailable]")
     parser.add_argument("--hta-cap", type=parse_size, default=None,
                         help="HTA's own RSS cap, where it stops [--rss-cap]")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="runs of each piped size; the row is their median [3; 1 with --quick]")
     parser.add_argument("--memory-budget", default="1G",
                         help="`replay classify --memory-budget` of the piped runs (the streamed classify) [1G]")
     parser.add_argument("--predict", action="store_true",
@@ -453,6 +491,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.sizes = sorted(args.sizes or sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
     args.rank_size = args.rank_size or parse_size("2M" if args.quick else "1G")
+    args.repeats = max(1, args.repeats or (1 if args.quick else 3))
     mem = meminfo()
     args.rss_cap = args.rss_cap or int(0.6 * mem["MemAvailable"])
     for binary in (args.replay, args.tracegen):
@@ -490,7 +529,10 @@ def main(argv=None):
     report.save()
     print(f"== stdin: {reason}")
     for size in args.sizes:
-        row = bench.pipe_run(size) if stdin_ok else bench.file_run(size, "size")
+        if stdin_ok:
+            row = median_run([bench.pipe_run(size) for _ in range(args.repeats)])
+        else:
+            row = bench.file_run(size, "size")
         row["size"] = label(size)
         streaming["rows"].append(row)
         report.save()

@@ -698,6 +698,9 @@ def bench_huge_quick_measures_every_size_and_the_ranks():
     ranks = report["ranks"]
     assert ranks["ranks"] == 8 and ranks["json_bytes"] >= 8 * 2_000_000, ranks
     assert "unsupported" in ranks["one_call"] or ranks["one_call"]["gb_per_s"] > 0, ranks
+    if "unsupported" not in ranks["one_call"]:
+        assert ranks["one_call_in_memory"]["gb_per_s"] > 0, ranks
+        assert ranks["same_signatures_default_and_in_memory"] is True, ranks
     assert ranks["separate_commands"]["ok"], ranks
     assert report["hta"]["skipped"] == "--quick"
     # --predict: the streamed predict from the pipe at every size, one prediction per step, the

@@ -46,8 +46,10 @@ pub struct ClassifyArgs {
     /// Memory the classify may use (bytes, or with K, M, G, T). A trace whose in-memory
     /// classify would need more (about 2 bytes per byte of JSON) is classified streamed:
     /// compact records sorted on disk (in TMPDIR) beyond the budget, memory independent of
-    /// the trace's size, the same signature file. Standard input streams when this is given
-    /// [default: half the memory available]
+    /// the trace's size, the same signature file. Without this, a trace of 256 MiB of JSON
+    /// or more streams too (it is faster so); with it, a trace that fits is held. Standard
+    /// input streams when this is given, or else when it runs past 64 MiB (its first
+    /// 64 MiB are read ahead to see) [default: half the memory available]
     #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
     pub memory_budget: Option<u64>,
 }
@@ -208,8 +210,8 @@ fn classify_streamed(
         Err(fold::FoldError::NoGpuActivity { path }) => Err(crate::Error::BadInput {
             path,
             message: "no GPU activity: a trace of host ops alone is classified in memory, \
-                      which standard input with --memory-budget is not (give the file, or no \
-                      --memory-budget)"
+                      which standard input is not with --memory-budget or beyond 64 MiB (give \
+                      the file)"
                 .into(),
         }),
         Err(fold::FoldError::Spill(e)) => Err(crate::Error::Io {

@@ -76,9 +76,12 @@ pub struct PredictArgs {
     /// predict would need more (about 2 bytes per byte of JSON) is predicted streamed: its
     /// events sorted on disk (in TMPDIR) beyond the budget and predicted one step at a
     /// time, memory independent of the trace's size and number of steps, the same
-    /// prediction. Standard input streams when this is given. Streamed, only the trace's own
-    /// prediction is made (no --what-if, --profile, --isolated, --perfetto) [default: half
-    /// the memory available]
+    /// prediction. Without this, a trace of 256 MiB of JSON or more streams too (it is
+    /// faster so) unless an option below needs it held; with it, a trace that fits is held.
+    /// Standard input streams when this is given, or else when it runs past 64 MiB (its
+    /// first 64 MiB are read ahead to see). Streamed, only the trace's own prediction
+    /// is made (no --what-if, --profile, --isolated, --perfetto) [default: half the memory
+    /// available]
     #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
     pub memory_budget: Option<u64>,
 }

@@ -9,11 +9,13 @@ use crate::predict::Prediction;
 use crate::signature::fold::budget::{in_memory_estimate, MemoryBudget};
 use crate::trace;
 
-/// The streamed prediction of `trace_path` when its in-memory predict would take more than
-/// the budget (standard input: when `--memory-budget` is given); `None` when it is
-/// predicted in memory (small enough, or not streamable: then a note says so).
-/// `in_memory_only`: the options given that need the whole trace, by flag (refused when the
-/// trace streams).
+/// The streamed prediction of `trace_path` when the budget's rule streams it
+/// ([`MemoryBudget::streams`]: its in-memory predict would take more than the budget, or,
+/// without `--memory-budget`, it is large enough that streaming is faster; standard input:
+/// when `--memory-budget` is given); `None` when it is predicted in memory (small enough,
+/// or not streamable: then a note says so). `in_memory_only`: the options given that need
+/// the whole trace, by flag: the trace is then held where it fits the budget, and the
+/// options are refused where it does not.
 pub fn predict_streamed(
     memory_budget: Option<u64>,
     in_memory_only: &[(&str, bool)],
@@ -21,6 +23,9 @@ pub fn predict_streamed(
 ) -> Result<Option<Prediction>, crate::Error> {
     let budget = MemoryBudget::from_option(memory_budget);
     if !budget.streams(trace_path) {
+        return Ok(None);
+    }
+    if in_memory_only.iter().any(|(_, given)| *given) && !budget.must_stream(trace_path) {
         return Ok(None);
     }
     refuse_in_memory_options(in_memory_only, trace_path, &budget)?;
@@ -39,8 +44,8 @@ pub fn predict_streamed(
         Err(StreamError::NotStreamable { path, reason }) => Err(crate::Error::BadInput {
             path,
             message: format!(
-                "{reason}: such a trace is predicted in memory, which standard input with \
-                 --memory-budget is not (give the file, or no --memory-budget)"
+                "{reason}: such a trace is predicted in memory, which standard input is not \
+                 with --memory-budget or beyond 64 MiB (give the file)"
             ),
         }),
         Err(StreamError::Spill(e)) => Err(crate::Error::Io {

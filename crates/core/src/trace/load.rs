@@ -71,7 +71,7 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
             .ok()
             .filter(|m| m.is_file())
             .map_or(STDIN_JSON_BYTES_HINT, |m| m.len());
-        return stream::load_reader_in_blocks(std::io::stdin(), path, block, hint);
+        return stream::load_reader_in_blocks(super::stdin::reader(), path, block, hint);
     }
     let mut file = std::fs::File::open(path).map_err(io_error)?;
     let metadata = file.metadata().map_err(io_error)?;
@@ -101,7 +101,7 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
 pub fn stream_events(path: &Path, sink: &mut EventSink<'_>) -> Result<Trace, TraceError> {
     let (block, _) = block_and_whole_bytes();
     if path.as_os_str() == STDIN_PATH {
-        return stream::stream_reader_in_blocks(std::io::stdin(), path, block, sink);
+        return stream::stream_reader_in_blocks(super::stdin::reader(), path, block, sink);
     }
     let file = std::fs::File::open(path).map_err(|source| TraceError::Io {
         path: path.to_path_buf(),

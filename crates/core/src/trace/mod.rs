@@ -20,6 +20,7 @@ mod json_position;
 pub mod link;
 mod load;
 mod raw;
+pub mod stdin;
 mod stream;
 mod stream_events;
 mod stream_input;

@@ -256,3 +256,59 @@ fn classify_and_predict_write_the_same_files_streamed_or_whole_and_from_stdin() 
     }
     assert!(predicted >= 10, "predict ran on only {predicted} traces");
 }
+
+/// A trace of `events` host ops alone (no GPU activity), each about 300 bytes of JSON.
+fn host_ops_trace(events: usize) -> Vec<u8> {
+    let name = format!("aten::add_{}", "x".repeat(200));
+    let mut json = String::from("{\"traceEvents\": [\n");
+    for i in 0..events {
+        if i > 0 {
+            json.push_str(",\n");
+        }
+        json.push_str(&format!(
+            "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{name}\", \"pid\": 1, \"tid\": 1, \
+             \"ts\": {}, \"dur\": 1, \"args\": {{\"External id\": {}}}}}",
+            i * 2,
+            i + 1
+        ));
+    }
+    json.push_str("\n]}\n");
+    json.into_bytes()
+}
+
+/// `replay classify --trace -` without `--memory-budget`: standard input's first 64 MiB are
+/// read ahead. A trace that ends within them is held in memory (host ops alone classify);
+/// a longer one streams (memory independent of its size), where host ops alone cannot be
+/// classified, and the error says why and what to do.
+#[test]
+fn standard_input_is_held_when_it_ends_within_the_read_ahead_and_streamed_beyond() {
+    let dir = tempfile::tempdir().unwrap();
+    let classify = |trace: &Path| {
+        let mut cmd = replay();
+        cmd.current_dir(dir.path())
+            .args(["classify", "--trace", "-", "--out", "s.json"])
+            .env_remove(BLOCK_BYTES_VARIABLE)
+            .env("TMPDIR", dir.path());
+        cmd.pipe_stdin(trace).unwrap();
+        cmd.output().unwrap()
+    };
+    let small = dir.path().join("small.json");
+    std::fs::write(&small, host_ops_trace(1000)).unwrap();
+    let held = classify(&small);
+    assert_eq!(held.status.code(), Some(0), "{:?}", held);
+    assert!(dir.path().join("s.json").exists());
+    std::fs::remove_file(dir.path().join("s.json")).unwrap();
+
+    let large = dir.path().join("large.json");
+    let bytes = host_ops_trace(240_000);
+    assert!(bytes.len() > 64 << 20, "{} bytes", bytes.len());
+    std::fs::write(&large, bytes).unwrap();
+    let streamed = classify(&large);
+    let stderr = String::from_utf8_lossy(&streamed.stderr);
+    assert_eq!(streamed.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no GPU activity") && stderr.contains("beyond 64 MiB"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("s.json").exists(), "a file was written");
+}

@@ -5,11 +5,33 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::memory_size::available_bytes;
-use crate::trace::STDIN_PATH;
+use crate::trace::{stdin, STDIN_PATH};
 
 /// The in-memory classify's peak, per byte of JSON: 1.7x on the 120 MB replicated trace
 /// (`make bench-classify`), 1.85x on a generated 1 GB one; rounded up.
 pub const IN_MEMORY_BYTES_PER_JSON_BYTE: u64 = 2;
+
+/// JSON bytes from which the streamed pass beats the in-memory one. Measured on generated
+/// traces (27 Nov 2026, the 2-core VM, best of 2-3 runs): classify 80 MB 0.12 s in memory
+/// against 0.12-0.14 s streamed, 300 MB 0.45-0.56 s against 0.51 s (a gzip: 0.46-1.57 s
+/// against 0.45-0.47 s), 1.5 GB 4.2-4.6 s (1.8 GB) against 2.7 s (150 MB); predict 80 MB
+/// 0.17 s against 0.29 s, 300 MB 2.2 s against 1.1 s, 1.5 GB 31 s against 6.6 s. Holding a
+/// large trace costs page faults (the kernel zeroing and compacting memory), which the
+/// streamed pass, reusing a few buffers, does not pay.
+pub const STREAMS_FASTER_FROM_JSON_BYTES: u64 = 256 << 20;
+
+/// How much of standard input is read ahead to learn whether it is small: less than
+/// [`STREAMS_FASTER_FROM_JSON_BYTES`], because a large input streams with the read-ahead in
+/// memory until it has been parsed (the streamed classify's peak plus this), and because
+/// between the two the paths run close (classify 80 MB: 0.12 s either way).
+pub const STDIN_READ_AHEAD_BYTES: usize = 64 << 20;
+
+/// Whether the trace at `path` (a file) holds [`STREAMS_FASTER_FROM_JSON_BYTES`] of JSON or
+/// more, by [`in_memory_estimate`]'s reckoning.
+fn streams_faster(path: &Path) -> bool {
+    in_memory_estimate(path)
+        .is_some_and(|need| need / IN_MEMORY_BYTES_PER_JSON_BYTE >= STREAMS_FASTER_FROM_JSON_BYTES)
+}
 
 /// Gzipped traces inflate about this much or more (the shared ones 6-12x): the least a gzip
 /// is assumed to hold when its trailer (the size mod 2^32) says less.
@@ -36,12 +58,45 @@ impl MemoryBudget {
         }
     }
 
-    /// Whether the trace at `path` is classified streamed: when holding it would take more
-    /// than the budget. Standard input's size is unknown: it streams when a budget is given.
-    pub fn streams(&self, path: &Path) -> bool {
+    /// Whether the trace at `path` must be streamed: holding it would take more than the
+    /// budget. Standard input's size is unknown: it must when a budget is given.
+    pub fn must_stream(&self, path: &Path) -> bool {
         match in_memory_estimate(path) {
             Some(need) => need > self.bytes,
             None => self.given,
+        }
+    }
+
+    /// Whether the trace at `path` is classified (or predicted) streamed: when it must be,
+    /// and, when no budget was given, when it holds [`STREAMS_FASTER_FROM_JSON_BYTES`] of
+    /// JSON or more, from where the streamed pass is the faster one; standard input by
+    /// [`Self::stdin_streams`]. A given budget is followed to the letter: in memory
+    /// whenever the trace fits it.
+    pub fn streams(&self, path: &Path) -> bool {
+        if path.as_os_str() == STDIN_PATH {
+            return self.stdin_streams();
+        }
+        self.must_stream(path) || (!self.given && streams_faster(path))
+    }
+
+    /// [`Self::streams`] for standard input, whose size is unknown: without a given budget,
+    /// its first [`STDIN_READ_AHEAD_BYTES`] are read ahead ([`stdin::ends_within`]), and it
+    /// streams unless it ends within them (and is held as a file of its size would be).
+    fn stdin_streams(&self) -> bool {
+        if self.given {
+            return true;
+        }
+        match stdin::ends_within(STDIN_READ_AHEAD_BYTES) {
+            None => true,
+            Some((bytes, gzipped)) => {
+                let json = if gzipped {
+                    (bytes as u64).saturating_mul(LEAST_GZIP_RATIO)
+                } else {
+                    bytes as u64
+                };
+                json >= STREAMS_FASTER_FROM_JSON_BYTES
+                    || json.saturating_mul(IN_MEMORY_BYTES_PER_JSON_BYTE) > self.bytes
+            }
         }
     }
 
@@ -105,6 +160,9 @@ mod tests {
         let budget = |bytes| MemoryBudget { bytes, given: true };
         assert!(budget(1999).streams(&plain));
         assert!(!budget(2000).streams(&plain));
+        assert!(budget(1999).must_stream(&plain));
+        // Without a given budget, a small file is held (the default share fits it).
+        assert!(!MemoryBudget::from_option(None).streams(&plain));
         // A gzip is taken at its announced size, or at least 4x the file.
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         std::io::Write::write_all(&mut gz, &vec![b' '; 100_000]).unwrap();
@@ -115,7 +173,30 @@ mod tests {
         let stdin = Path::new("-");
         assert_eq!(in_memory_estimate(stdin), None);
         assert!(budget(1 << 40).streams(stdin));
-        assert!(!MemoryBudget::from_option(None).streams(stdin));
+        // (Without a budget it would read standard input ahead: not in a unit test.)
+        assert!(!MemoryBudget::from_option(None).must_stream(stdin));
         assert!(MemoryBudget::from_option(None).bytes > 0);
+    }
+
+    #[test]
+    fn a_large_trace_streams_by_default_but_not_under_a_budget_it_fits() {
+        let dir = tempfile::tempdir().unwrap();
+        let large = dir.path().join("large.json");
+        // A sparse file: its size is what counts, no bytes are written.
+        let file = std::fs::File::create(&large).unwrap();
+        file.set_len(STREAMS_FASTER_FROM_JSON_BYTES).unwrap();
+        let default = MemoryBudget {
+            bytes: 1 << 40,
+            given: false,
+        };
+        assert!(default.streams(&large));
+        assert!(!default.must_stream(&large));
+        let given = MemoryBudget {
+            bytes: 1 << 40,
+            given: true,
+        };
+        assert!(!given.streams(&large));
+        file.set_len(STREAMS_FASTER_FROM_JSON_BYTES - 1).unwrap();
+        assert!(!default.streams(&large));
     }
 }
