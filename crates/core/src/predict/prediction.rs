@@ -5,12 +5,12 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{Nanos, Platform, Trace};
+use crate::trace::{FxHashMap, Nanos, Platform, Trace};
 
 use super::simulate::{mean, SimulatedStep, Simulation};
 use super::skeleton::{Skeleton, StepSkeleton};
 use super::steps::{step_windows, StepSource, StepWindow};
-use crate::signature::compiled_code::compiled_code;
+use crate::signature::compiled_code::{compiled_code, CompiledCodeIndex};
 
 /// One step's numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,14 +205,18 @@ impl Prediction {
     /// compiled code.
     pub fn for_trace(self, trace: &Trace) -> Prediction {
         let (_, windows) = step_windows(trace);
+        let index = CompiledCodeIndex::new(trace);
+        let by_name: FxHashMap<&str, &StepWindow> =
+            windows.iter().rev().map(|w| (w.name.as_str(), w)).collect();
         let compiled: Vec<Option<f64>> = self
             .steps
             .iter()
             .map(|step| {
-                windows
-                    .iter()
-                    .find(|w| w.name == step.name)
-                    .and_then(|window| uninstrumented_compiled_us(trace, window))
+                by_name.get(step.name.as_str()).and_then(|window| {
+                    index
+                        .in_windows(&[(window.start_ns, window.end_ns)])
+                        .map(|c| c.uninstrumented_us)
+                })
             })
             .collect();
         self.named(&trace.source.path, trace.platform, compiled)

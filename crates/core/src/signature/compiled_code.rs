@@ -109,23 +109,62 @@ pub(crate) fn regions_by_thread(trace: &Trace) -> FxHashMap<Thread, Vec<Interval
 /// compiled regions ran and how much of that no recorded op covers. `None` when no compiled
 /// region lies in them.
 pub fn compiled_code(trace: &Trace, windows: &[Interval]) -> Option<CompiledCode> {
-    let regions = RegionsInWindows::new(regions_by_thread(trace), windows);
-    if regions.is_empty() {
-        return None;
-    }
-    let mut covered: FxHashMap<Thread, Vec<Interval>> = FxHashMap::default();
-    for event in &trace.events {
-        let thread = (event.pid, event.tid);
-        if regions.on(&thread).is_some() && covers(event.category, trace.name(event)) {
-            covered
-                .entry(thread)
-                .or_default()
-                .push((event.ts_ns, event.end_ns()));
+    CompiledCodeIndex::new(trace).in_windows(windows)
+}
+
+/// A trace's compiled regions and the recorded work on their threads, each merged once, for
+/// the compiled code of many windows (every step of a long trace: gathering them again for
+/// each step made `predict` quadratic, 24 of its 31 s on a 1.5 GB trace of 1200 steps).
+pub struct CompiledCodeIndex {
+    regions: FxHashMap<Thread, Vec<Interval>>,
+    /// The union of what covers time on each thread that has compiled regions.
+    covered: FxHashMap<Thread, Vec<Interval>>,
+}
+
+impl CompiledCodeIndex {
+    pub fn new(trace: &Trace) -> Self {
+        let regions = regions_by_thread(trace);
+        let mut covered: FxHashMap<Thread, Vec<Interval>> = FxHashMap::default();
+        if !regions.is_empty() {
+            for event in &trace.events {
+                let thread = (event.pid, event.tid);
+                if regions.contains_key(&thread) && covers(event.category, trace.name(event)) {
+                    covered
+                        .entry(thread)
+                        .or_default()
+                        .push((event.ts_ns, event.end_ns()));
+                }
+            }
         }
+        let covered = covered
+            .into_iter()
+            .map(|(thread, spans)| (thread, union(spans)))
+            .collect();
+        CompiledCodeIndex { regions, covered }
     }
-    regions.total(|thread, clipped| {
-        overlap(clipped, &union(covered.remove(thread).unwrap_or_default()))
-    })
+
+    /// [`compiled_code`] within `windows`.
+    pub fn in_windows(&self, windows: &[Interval]) -> Option<CompiledCode> {
+        let regions = RegionsInWindows::new(&self.regions, windows);
+        if regions.is_empty() {
+            return None;
+        }
+        regions.total(|thread, clipped| {
+            let covered = self.covered.get(thread).map_or(&[][..], Vec::as_slice);
+            overlap(clipped, within(covered, clipped))
+        })
+    }
+}
+
+/// The part of sorted, disjoint `intervals` that can overlap sorted, disjoint `span`'s
+/// extent (found by bisection: both lists are sorted by start and by end).
+fn within<'i>(intervals: &'i [Interval], span: &[Interval]) -> &'i [Interval] {
+    let (Some(first), Some(last)) = (span.first(), span.last()) else {
+        return &[];
+    };
+    let from = intervals.partition_point(|i| i.1 <= first.0);
+    let to = intervals.partition_point(|i| i.0 < last.1).max(from);
+    &intervals[from..to]
 }
 
 /// A host thread: (pid, tid).
@@ -142,13 +181,14 @@ pub(crate) struct RegionsInWindows {
 }
 
 impl RegionsInWindows {
-    pub(crate) fn new(regions: FxHashMap<Thread, Vec<Interval>>, windows: &[Interval]) -> Self {
+    /// `regions`: each thread's, sorted and disjoint ([`union`]).
+    pub(crate) fn new(regions: &FxHashMap<Thread, Vec<Interval>>, windows: &[Interval]) -> Self {
         let windows = union(windows.to_vec());
         let had_regions = !regions.is_empty();
         let threads = regions
-            .into_iter()
+            .iter()
             .filter_map(|(thread, spans)| {
-                let in_windows: Vec<Interval> = spans
+                let in_windows: Vec<Interval> = within(spans, &windows)
                     .iter()
                     .filter(|span| overlap(&[**span], &windows) > 0)
                     .copied()
@@ -157,7 +197,7 @@ impl RegionsInWindows {
                     return None;
                 }
                 let clipped = clip(&in_windows, &windows);
-                Some((thread, in_windows.len() as u64, clipped))
+                Some((*thread, in_windows.len() as u64, clipped))
             })
             .collect();
         RegionsInWindows {
@@ -318,5 +358,52 @@ mod tests {
             "autograd::engine::evaluate_function: CompiledFunctionBackward"
         ));
         assert!(!is_compiled_region("## Call CompiledFxGraph fabc ##"));
+    }
+
+    #[test]
+    fn within_keeps_exactly_the_intervals_that_can_meet_the_span() {
+        // Every sorted, disjoint list from a small grid, against every span: what `within`
+        // leaves out overlaps nothing, and what it keeps is a contiguous run that holds
+        // every interval overlapping the span's extent.
+        let mut state = 7u64;
+        let mut next = |bound: i64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) % bound as u64) as i64
+        };
+        for _ in 0..2000 {
+            let intervals = union(
+                (0..next(8))
+                    .map(|_| {
+                        let start = next(40);
+                        (start, start + 1 + next(6))
+                    })
+                    .collect(),
+            );
+            let span = union(
+                (0..next(3))
+                    .map(|_| {
+                        let start = next(40);
+                        (start, start + 1 + next(10))
+                    })
+                    .collect(),
+            );
+            let kept = within(&intervals, &span);
+            let extent = match (span.first(), span.last()) {
+                (Some(first), Some(last)) => (first.0, last.1),
+                _ => {
+                    assert!(kept.is_empty());
+                    continue;
+                }
+            };
+            let meeting: Vec<Interval> = intervals
+                .iter()
+                .filter(|i| i.0 < extent.1 && extent.0 < i.1)
+                .copied()
+                .collect();
+            assert_eq!(kept, &meeting[..], "{intervals:?} within {span:?}");
+            assert_eq!(overlap(kept, &span), overlap(&intervals, &span));
+        }
     }
 }

@@ -108,7 +108,7 @@ pub fn classify_streamed(path: &Path, options: &FoldOptions) -> Result<Signature
         windows.push((first_start, last_end));
     }
     let regions = RegionsInWindows::new(
-        regions
+        &regions
             .into_iter()
             .map(|(thread, spans)| (thread, union(spans)))
             .collect(),
