@@ -91,16 +91,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
     // The ranks read at once share the budget.
     let budget = MemoryBudget::from_option(args.memory_budget).shared_by(workers);
     let files = ranks::parallel::map_bounded(&paths, workers, |path| {
-        if budget.streams(path) {
-            if let Some(mut file) = classify_streamed(path, &budget)? {
-                inductor::attach::attach_cache(&mut file, path, args.inductor_cache.as_deref())
-                    .map_err(crate::Error::from)?;
-                return Ok(file);
-            }
-        }
-        let loaded = trace::load(path).map_err(crate::Error::from)?;
-        inductor::classify_with_cache(&loaded, path, args.inductor_cache.as_deref())
-            .map_err(crate::Error::from)
+        trace::with_cores_shared_by(workers, || classify_rank(path, &budget, &args))
     })?;
     let file = ranks::job_file::merge_files(&paths, files)?;
     let out = args.out.clone().unwrap_or_else(|| job_output(&paths));
@@ -114,6 +105,24 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
         println!("wrote {}", out.display());
     }
     Ok(())
+}
+
+/// One rank of a job: streamed when its share of the budget says so, else held.
+fn classify_rank(
+    path: &Path,
+    budget: &MemoryBudget,
+    args: &ClassifyArgs,
+) -> Result<crate::signature::schema::SignatureFile, crate::Error> {
+    if budget.streams(path) {
+        if let Some(mut file) = classify_streamed(path, budget)? {
+            inductor::attach::attach_cache(&mut file, path, args.inductor_cache.as_deref())
+                .map_err(crate::Error::from)?;
+            return Ok(file);
+        }
+    }
+    let loaded = trace::load(path).map_err(crate::Error::from)?;
+    inductor::classify_with_cache(&loaded, path, args.inductor_cache.as_deref())
+        .map_err(crate::Error::from)
 }
 
 /// `signatures/<common beginning of the names>.json` for a job's rank traces.

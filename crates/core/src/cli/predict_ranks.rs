@@ -21,7 +21,8 @@ struct RankRead {
 pub fn run(paths: &[PathBuf], steps_all: bool, json: bool) -> anyhow::Result<()> {
     let workers = ranks::parallel::workers_for(paths.len());
     let read = ranks::parallel::map_bounded(paths, workers, |path| {
-        let loaded = trace::load(path).map_err(crate::Error::from)?;
+        let loaded = trace::with_cores_shared_by(workers, || trace::load(path))
+            .map_err(crate::Error::from)?;
         let prediction = predict::self_check(&loaded).map_err(crate::Error::from)?;
         let distributed_info = loaded.metadata.distributed_info.clone();
         let sha256 = loaded.source.sha256.clone();

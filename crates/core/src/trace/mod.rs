@@ -40,5 +40,6 @@ pub use load::stream_events;
 pub use load::{load, load_bytes, BLOCK_BYTES_VARIABLE, STDIN_PATH, WHOLE_FILE_MAX_BYTES};
 pub use stream::{
     default_block_bytes, load_reader, load_reader_in_blocks, stream_reader_in_blocks,
+    with_cores_shared_by,
 };
 pub use strings::{FxHashMap, FxHasher, StrId, StringTable};

@@ -142,6 +142,20 @@ fn a_large_file_is_streamed_by_load_and_reads_the_same() {
     assert_eq!(sha, whole.source.sha256);
 }
 
+#[test]
+fn a_trace_streamed_on_a_share_of_the_cores_reads_the_same() {
+    // Ranks read side by side parse each block in fewer chunks (one, on this 2-core machine):
+    // 4 MiB blocks of the 26 MB cudagraph trace, each cut in as many chunks as the cores
+    // allow, then in one, give the whole-file parse either way.
+    let path = crate::common::shared_traces().join("a100_train_cudagraph_rank0.json.gz");
+    let json = inflate(&std::fs::read(&path).unwrap());
+    let whole = trace::load_bytes(json.clone(), &path).unwrap();
+    for share in [1, 2, 64] {
+        let read = trace::with_cores_shared_by(share, || streamed(&json, &path, 4 << 20));
+        assert_same(&whole, &read, &format!("a {share}th of the cores"));
+    }
+}
+
 /// What a run of `replay` gave: its exit status, standard output and the files it wrote.
 #[derive(PartialEq)]
 struct Run {
