@@ -27,7 +27,9 @@ use super::document::{parse_document, ParsePosition};
 use super::error::{StoredAt, TraceError};
 use super::json_position::{offset_of_line_column, strip_position};
 use super::stream_events::{parse_sequential, BlockEnd, SequentialFailure};
-use super::stream_input::{BlockInput, InputFailure, InputFailureKind, InputSummary, Next};
+use super::stream_input::{
+    BlockInput, InputFailure, InputFailureKind, InputSummary, Next, BLOCK_HEADROOM,
+};
 use super::whole_text::{json_error, parse_json};
 
 /// JSON bytes per block: 4 MiB per core, from 8 to 64 MiB. Large enough that every core
@@ -103,18 +105,19 @@ fn read_in_blocks<R: Read + Send + 'static>(
         path,
         input: BlockInput::start(reader, block_bytes),
         buf: Vec::new(),
+        start: 0,
         base: 0,
         json_bytes: 0,
         stored_at_end: 0,
         gzipped: false,
         summary: None,
     };
-    while stream.buf.len() < block_bytes && stream.read_more()? {}
+    while stream.text().len() < block_bytes && stream.read_more()? {}
     if stream.summary.is_some() {
         return stream.whole(sink);
     }
     const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
-    if stream.buf.starts_with(UTF8_BOM) {
+    if stream.text().starts_with(UTF8_BOM) {
         stream.consume(UTF8_BOM.len());
     }
     // The top of the document, up to the first proven cut inside `traceEvents`.
@@ -138,7 +141,7 @@ fn read_in_blocks<R: Read + Send + 'static>(
 
     // The events, a block at a time.
     loop {
-        while stream.buf.len() < block_bytes && stream.read_more()? {}
+        while stream.text().len() < block_bytes && stream.read_more()? {}
         let last = stream.summary.is_some();
         let end = stream.events_block(&mut assembler, last)?;
         if let Some(sink) = sink.as_deref_mut() {
@@ -161,7 +164,7 @@ fn read_in_blocks<R: Read + Send + 'static>(
 
     // The rest of the root object, after `]`: a few keys, read whole.
     while stream.read_more()? {}
-    let rest = match std::str::from_utf8(&stream.buf) {
+    let rest = match std::str::from_utf8(stream.text()) {
         Ok(rest) => rest,
         Err(error) => {
             return Err(stream.invalid_at(error.valid_up_to(), "invalid UTF-8".into()));
@@ -193,12 +196,15 @@ fn read_in_blocks<R: Read + Send + 'static>(
     Ok(stream.trace(assembler, summary))
 }
 
-/// The stream being read: the unparsed JSON (`buf`, starting at byte `base` of the JSON)
-/// and how the input ended, once it has.
+/// The stream being read: the unparsed JSON (`buf[start..]`, starting at byte `base` of the
+/// JSON) and how the input ended, once it has.
 struct Stream<'p> {
     path: &'p Path,
     input: BlockInput,
+    /// The block being parsed (the JSON carried over from the one before put in front of
+    /// it), or the blocks' JSON appended where the carry outgrew the room in front.
     buf: Vec<u8>,
+    start: usize,
     base: u64,
     /// JSON bytes received so far.
     json_bytes: u64,
@@ -216,12 +222,28 @@ impl<'p> Stream<'p> {
             return Ok(false);
         }
         match self.input.next() {
-            Next::Block(block, stored_at_end, gzipped) => {
+            Next::Block(mut block, stored_at_end, gzipped) => {
                 self.gzipped = gzipped;
-                self.buf.extend_from_slice(&block);
-                self.json_bytes += block.len() as u64;
+                let json = block.get(BLOCK_HEADROOM..).unwrap_or_default().len();
+                let carry = self.buf.len() - self.start;
+                if carry <= BLOCK_HEADROOM {
+                    // The carry goes in front of the block, which becomes the buffer.
+                    let at = BLOCK_HEADROOM - carry;
+                    block[at..BLOCK_HEADROOM].copy_from_slice(&self.buf[self.start..]);
+                    let emptied = std::mem::replace(&mut self.buf, block);
+                    self.start = at;
+                    if emptied.capacity() > 0 {
+                        self.input.give_back(emptied);
+                    }
+                } else {
+                    // An event longer than the room in front: the block's JSON is appended.
+                    self.buf.drain(..self.start);
+                    self.start = 0;
+                    self.buf.extend_from_slice(&block[BLOCK_HEADROOM..]);
+                    self.input.give_back(block);
+                }
+                self.json_bytes += json as u64;
                 self.stored_at_end = stored_at_end;
-                self.input.give_back(block);
                 Ok(true)
             }
             Next::End(summary) => {
@@ -233,9 +255,14 @@ impl<'p> Stream<'p> {
         }
     }
 
-    /// Drops the first `bytes` of `buf`, parsed.
+    /// The JSON not parsed yet.
+    fn text(&self) -> &[u8] {
+        self.buf.get(self.start..).unwrap_or_default()
+    }
+
+    /// Drops the first `bytes` of the text, parsed.
     fn consume(&mut self, bytes: usize) {
-        self.buf.drain(..bytes.min(self.buf.len()));
+        self.start += bytes.min(self.buf.len() - self.start);
         self.base += bytes as u64;
     }
 
@@ -259,7 +286,9 @@ impl<'p> Stream<'p> {
                 }
             });
         }
-        let buf = std::mem::take(&mut self.buf);
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.drain(..self.start);
+        self.start = 0;
         // Whatever was consumed (a byte-order mark) goes back in front.
         let json = if self.base > 0 {
             let mut json = b"\xef\xbb\xbf".to_vec();
@@ -283,7 +312,7 @@ impl<'p> Stream<'p> {
         &self,
     ) -> Result<Option<(TraceAssembler<'p>, ParsePosition, Option<String>, usize)>, TraceError>
     {
-        let text = utf8_prefix(&self.buf);
+        let text = utf8_prefix(self.text());
         if let Some(key) = chunked::find_bytes(text.as_bytes(), b"\"traceEvents\"") {
             let mut from = key;
             for _ in 0..MAX_FIRST_CUTS {
@@ -331,7 +360,7 @@ impl<'p> Stream<'p> {
         assembler: &mut TraceAssembler<'p>,
         last: bool,
     ) -> Result<BlockEnd, TraceError> {
-        let bytes = &self.buf[..];
+        let bytes = self.text();
         let text = utf8_prefix(bytes);
         // The whole block must be text for the chunks (a block ends mid-character only
         // where it was cut by size, never when it is the last).

@@ -41,9 +41,14 @@ pub(super) enum InputFailureKind {
     CorruptGzip(String),
 }
 
+/// Free bytes in front of every block's JSON (a block is `BLOCK_HEADROOM` bytes, then the
+/// JSON): the parse puts the bytes carried over from the block before there, so that a block
+/// is parsed where it was read instead of being copied after them.
+pub(super) const BLOCK_HEADROOM: usize = 256 << 10;
+
 enum Message {
-    /// A block of JSON, the bytes as stored read by the time it was full, and whether they
-    /// are gzip.
+    /// A block (its JSON after [`BLOCK_HEADROOM`] bytes), the bytes as stored read by the
+    /// time it was full, and whether they are gzip.
     Block(Vec<u8>, u64, bool),
     End(InputSummary),
     Failed(InputFailure),
@@ -57,8 +62,8 @@ pub(super) struct BlockInput {
 
 /// What [`BlockInput::next`] gives.
 pub(super) enum Next {
-    /// A block of JSON, the bytes as stored read by the time it was full, and whether they
-    /// are gzip.
+    /// A block (its JSON after [`BLOCK_HEADROOM`] bytes), the bytes as stored read by the
+    /// time it was full, and whether they are gzip.
     Block(Vec<u8>, u64, bool),
     End(InputSummary),
     Failed(InputFailure),
@@ -94,7 +99,7 @@ impl BlockInput {
         }
     }
 
-    /// Gives an emptied block back to be refilled.
+    /// Gives an emptied block (or any buffer) back to be refilled.
     pub(super) fn give_back(&self, block: Vec<u8>) {
         // The thread may have finished: the block is then simply freed.
         let _ = self.recycle.send(block);
@@ -185,8 +190,8 @@ fn read_blocks<R: Read>(
     let mut json_offset = 0u64;
     loop {
         let mut block = recycled.try_recv().unwrap_or_default();
-        block.resize(block_bytes, 0);
-        let mut filled = 0;
+        block.resize(BLOCK_HEADROOM + block_bytes, 0);
+        let mut filled = BLOCK_HEADROOM;
         let mut ended = false;
         while filled < block.len() {
             match json.read(&mut block[filled..]) {
@@ -209,7 +214,7 @@ fn read_blocks<R: Read>(
                     };
                     let _ = send.send(Message::Failed(InputFailure {
                         kind,
-                        json_offset: json_offset + filled as u64,
+                        json_offset: json_offset + (filled - BLOCK_HEADROOM) as u64,
                         stored_offset: json.hashing().count,
                     }));
                     return;
@@ -217,9 +222,9 @@ fn read_blocks<R: Read>(
             }
         }
         block.truncate(filled);
-        json_offset += filled as u64;
+        json_offset += (filled - BLOCK_HEADROOM) as u64;
         let stored = json.hashing().count;
-        if filled > 0 && send.send(Message::Block(block, stored, gzipped)).is_err() {
+        if filled > BLOCK_HEADROOM && send.send(Message::Block(block, stored, gzipped)).is_err() {
             return;
         }
         if ended {
