@@ -7,6 +7,7 @@
 
 mod assemble;
 mod buffer;
+mod chunk_pool;
 mod chunked;
 mod contents;
 mod document;

@@ -18,9 +18,11 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::assemble::{EventSink, TraceAssembler};
 use super::buffer;
+use super::chunk_pool::ChunkPool;
 use super::chunked::{self, AfterArrayError, CUT_WINDOW_BYTES, MAX_CHUNKS, MIN_CHUNK_BYTES};
 use super::contents::{SourceFile, Trace};
 use super::document::{parse_document, ParsePosition};
@@ -98,11 +100,30 @@ fn read_in_blocks<R: Read + Send + 'static>(
     path: &Path,
     block_bytes: usize,
     json_bytes_hint: u64,
+    sink: Option<&mut EventSink<'_>>,
+) -> Result<Trace, TraceError> {
+    // Each block is cut in a chunk per core (of this stream's share of them): this thread
+    // parses the first, the pool's threads the others.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunks = (cores / STREAMS_SHARING.get()).clamp(1, MAX_CHUNKS);
+    std::thread::scope(|scope| {
+        let pool = ChunkPool::start(scope, chunks - 1, path);
+        read_with(reader, path, block_bytes, json_bytes_hint, sink, pool)
+    })
+}
+
+fn read_with<'p, R: Read + Send + 'static>(
+    reader: R,
+    path: &'p Path,
+    block_bytes: usize,
+    json_bytes_hint: u64,
     mut sink: Option<&mut EventSink<'_>>,
+    pool: ChunkPool<'p>,
 ) -> Result<Trace, TraceError> {
     let block_bytes = block_bytes.max(1);
     let mut stream = Stream {
         path,
+        pool,
         input: BlockInput::start(reader, block_bytes),
         buf: Vec::new(),
         start: 0,
@@ -200,6 +221,7 @@ fn read_in_blocks<R: Read + Send + 'static>(
 /// JSON) and how the input ended, once it has.
 struct Stream<'p> {
     path: &'p Path,
+    pool: ChunkPool<'p>,
     input: BlockInput,
     /// The block being parsed (the JSON carried over from the one before put in front of
     /// it), or the blocks' JSON appended where the carry outgrew the room in front.
@@ -356,11 +378,25 @@ impl<'p> Stream<'p> {
     /// The events of `buf` (which starts at an event boundary) up to its last boundary, or
     /// to the array's end when the input has ended (`last`).
     fn events_block(
-        &self,
+        &mut self,
         assembler: &mut TraceAssembler<'p>,
         last: bool,
     ) -> Result<BlockEnd, TraceError> {
-        let bytes = self.text();
+        // The block is shared with the pool's threads while it is parsed, then taken back.
+        let block = Arc::new(std::mem::take(&mut self.buf));
+        let end = self.events_in(&block, assembler, last);
+        self.buf = Arc::try_unwrap(block).unwrap_or_else(|block| block.as_ref().clone());
+        end
+    }
+
+    /// [`Self::events_block`] on `block`, whose text starts at `self.start`.
+    fn events_in(
+        &self,
+        block: &Arc<Vec<u8>>,
+        assembler: &mut TraceAssembler<'p>,
+        last: bool,
+    ) -> Result<BlockEnd, TraceError> {
+        let bytes = block.get(self.start..).unwrap_or_default();
         let text = utf8_prefix(bytes);
         // The whole block must be text for the chunks (a block ends mid-character only
         // where it was cut by size, never when it is the last).
@@ -374,7 +410,8 @@ impl<'p> Stream<'p> {
                     .filter(|&cut| cut > 0)
             };
             if let Some(limit) = limit {
-                if let Some((chunks, array_end)) = parse_in_chunks(text, limit, last, self.path) {
+                let parsed = self.parse_in_chunks(block, text, limit, last);
+                if let Some((chunks, array_end)) = parsed {
                     for chunk in chunks {
                         assembler.append(chunk)?;
                     }
@@ -433,60 +470,71 @@ impl<'p> Stream<'p> {
     }
 }
 
-/// The events of `text[..limit]` (from a boundary to a boundary, or, when `last`, to the
-/// array's `]`) parsed in chunks on every core, in file order, and the offset after `]`
-/// when `last`; `None` where a cut is refused or anything does not parse.
-fn parse_in_chunks<'p>(
-    text: &str,
-    limit: usize,
-    last: bool,
-    path: &'p Path,
-) -> Option<(Vec<TraceAssembler<'p>>, Option<usize>)> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunks = (cores / STREAMS_SHARING.get())
-        .min(MAX_CHUNKS)
-        .min(limit / MIN_CHUNK_BYTES)
-        .max(1);
-    let bytes = text.as_bytes();
-    let mut cuts = vec![0];
-    for i in 1..chunks {
-        let from = (limit / chunks * i).max(cuts.last().map_or(0, |&c| c + 1));
-        let to = (limit / chunks * (i + 1))
-            .min(limit)
-            .min(from + CUT_WINDOW_BYTES);
-        if let Some(cut) = chunked::least_indented_cut(bytes, from, to).filter(|&c| c < limit) {
-            cuts.push(cut);
+/// The chunks of a block, in file order, and the offset after `]` when the block is the last.
+type Chunks<'p> = (Vec<TraceAssembler<'p>>, Option<usize>);
+
+impl<'p> Stream<'p> {
+    /// The events of `text[..limit]` (from a boundary to a boundary, or, when `last`, to
+    /// the array's `]`; `text` is `block` from `self.start`) parsed in chunks, the first on
+    /// this thread and the others on the pool's, in file order, and the offset after `]`
+    /// when `last`; `None` where a cut is refused or anything does not parse.
+    fn parse_in_chunks(
+        &self,
+        block: &Arc<Vec<u8>>,
+        text: &str,
+        limit: usize,
+        last: bool,
+    ) -> Option<Chunks<'p>> {
+        let chunks = (self.pool.threads() + 1)
+            .min(limit / MIN_CHUNK_BYTES)
+            .max(1);
+        let bytes = text.as_bytes();
+        let mut cuts = vec![0];
+        for i in 1..chunks {
+            let from = (limit / chunks * i).max(cuts.last().map_or(0, |&c| c + 1));
+            let to = (limit / chunks * (i + 1))
+                .min(limit)
+                .min(from + CUT_WINDOW_BYTES);
+            if let Some(cut) = chunked::least_indented_cut(bytes, from, to).filter(|&c| c < limit) {
+                cuts.push(cut);
+            }
         }
-    }
-    let ends: Vec<Option<usize>> = cuts
-        .iter()
-        .skip(1)
-        .map(|&cut| Some(cut))
-        .chain(std::iter::once((!last).then_some(limit)))
-        .collect();
-    let parsed: Vec<_> = std::thread::scope(|scope| {
-        let workers: Vec<_> = cuts
+        let ends: Vec<Option<usize>> = cuts
+            .iter()
+            .skip(1)
+            .map(|&cut| Some(cut))
+            .chain(std::iter::once((!last).then_some(limit)))
+            .collect();
+        // The later chunks as byte ranges of the block (the last one's, when `last`, runs
+        // to the text's end).
+        let later: Vec<_> = cuts
             .iter()
             .zip(&ends)
             .skip(1)
-            .map(|(&start, &end)| scope.spawn(move || chunked::parse_chunk(text, start, end, path)))
+            .map(|(&start, &end)| {
+                let end = end.unwrap_or(text.len());
+                (
+                    self.start + start..self.start + end,
+                    end == text.len() && last,
+                )
+            })
             .collect();
-        let first = chunked::parse_chunk(text, 0, ends.first().copied().flatten(), path);
-        std::iter::once(first)
-            .chain(workers.into_iter().map(|w| w.join().ok().flatten()))
-            .collect()
-    });
-    let mut assemblers = Vec::with_capacity(parsed.len());
-    let mut array_end = None;
-    for chunk in parsed {
-        let (assembler, end) = chunk?;
-        assemblers.push(assembler);
-        array_end = end;
+        let (first, parsed) = self.pool.parse_beside(block, &later, || {
+            chunked::parse_chunk(text, 0, ends.first().copied().flatten(), self.path)
+        });
+        let mut assemblers = Vec::with_capacity(cuts.len());
+        let (first, mut array_end) = first?;
+        assemblers.push(first);
+        for (chunk, &start) in parsed.into_iter().zip(cuts.iter().skip(1)) {
+            let (assembler, end) = chunk?;
+            assemblers.push(assembler);
+            array_end = end.map(|end| start + end);
+        }
+        if last && array_end.is_none() {
+            return None;
+        }
+        Some((assemblers, array_end))
     }
-    if last && array_end.is_none() {
-        return None;
-    }
-    Some((assemblers, array_end))
 }
 
 /// The longest prefix of `bytes` that is UTF-8 text.
