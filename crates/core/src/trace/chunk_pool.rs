@@ -1,11 +1,14 @@
 //! The threads that parse a streamed block's later chunks, kept for the whole stream.
 //!
-//! A thread started for each block and ended after it left its allocator's pages behind at
-//! each exit (mimalloc keeps a heap per thread, and an ended thread's memory is reclaimed
-//! only when another thread comes across it): the streamed classify's peak memory moved by
-//! ±15 % between runs of the same input (1 GB piped, 144-183 MB over eight runs), where one
-//! thread parsing each block alone kept it within 143-162 MB. Threads kept from block to
-//! block reuse their own heaps. They wait on a channel, never spin.
+//! Starting a thread for each block (a few hundred a gigabyte) and ending it after cost
+//! more than keeping them: 1 GB piped into the streamed classify, 1.675 s against 1.71 s
+//! median over eight runs each (27 Nov 2026, the quiet 2-core VM). They wait on a channel,
+//! never spin (rayon's pool, whose idle threads spin, was 6.5 % slower on two cores).
+//!
+//! The peak memory still moves between runs of the same input (154-170 MB over those
+//! eight, 144-183 MB with a thread per block): the allocator returns freed pages to the
+//! system after a delay, and what is freed but not yet returned when the peak comes depends
+//! on timing (`MIMALLOC_PURGE_DELAY=0` held it to 119-123 MB, at 10 % more time).
 //!
 //! A chunk is sent with the block it lies in (shared, not copied) and its bounds; the
 //! thread parses exactly that text, as [`chunked::parse_chunk`] parses a chunk of the
