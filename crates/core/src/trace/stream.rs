@@ -54,7 +54,7 @@ thread_local! {
 /// side (a job's ranks), whose threads already fill the cores. One chunk a block for each
 /// of two ranks read at once on two cores was 5 % faster than two (8 gzipped ranks of
 /// 250 MB, 2.17 s against 2.30 s, the same file; 27 Nov 2026): no chunk assemblers to
-/// append, no thread to start per block.
+/// append, no hand-off to another thread.
 pub fn with_cores_shared_by<T>(readers: usize, work: impl FnOnce() -> T) -> T {
     let before = STREAMS_SHARING.replace(readers.max(1));
     let result = work();
