@@ -11,7 +11,7 @@ target/bench/huge/ and deleted after its run.
    | replay classify --trace - --memory-budget 1G --out ...` (the streamed classify; --memory-budget), when `replay` reads a trace from standard input
    (tried on a one-step trace first; "unsupported" with replay's answer otherwise). Without
    it, the same sizes are run on files (generated first, untimed): what replay does today.
-   Each size is run --repeats times (3): wall time, GB/s of JSON and peak RSS of replay
+   Each size is run --repeats times (5): wall time, GB/s of JSON and peak RSS of replay
    (os.wait4's ru_maxrss) of the median run, the median peak and every run's, and whether
    the median peak stays within 10 % from the smallest size to the largest (a single run's
    peak moves by several per cent with the timing of the allocator's frees).
@@ -474,7 +474,7 @@ def main(argv=None):
     parser.add_argument("--hta-cap", type=parse_size, default=None,
                         help="HTA's own RSS cap, where it stops [--rss-cap]")
     parser.add_argument("--repeats", type=int, default=None,
-                        help="runs of each piped size; the row is their median [3; 1 with --quick]")
+                        help="runs of each piped size; the row is their median [5; 1 with --quick]")
     parser.add_argument("--memory-budget", default="1G",
                         help="`replay classify --memory-budget` of the piped runs (the streamed classify) [1G]")
     parser.add_argument("--predict", action="store_true",
@@ -491,7 +491,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.sizes = sorted(args.sizes or sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
     args.rank_size = args.rank_size or parse_size("2M" if args.quick else "1G")
-    args.repeats = max(1, args.repeats or (1 if args.quick else 3))
+    args.repeats = max(1, args.repeats or (1 if args.quick else 5))
     mem = meminfo()
     args.rss_cap = args.rss_cap or int(0.6 * mem["MemAvailable"])
     for binary in (args.replay, args.tracegen):
