@@ -3,9 +3,10 @@
 //! The thread reads the bytes as stored, hashes them (SHA-256, the trace's identity) and
 //! counts them as they go by, inflates them when they start with the gzip magic (one member
 //! or many, as `pigz` and `cat a.gz b.gz` write them), and hands the JSON on in blocks of a
-//! fixed size through a channel one block deep: at most three blocks exist at a time (one
-//! being filled, one waiting, one being parsed), and emptied blocks come back to be
-//! refilled, so no fresh memory is touched once the first few are made.
+//! fixed size through a channel one block deep: a few blocks exist at a time (one being
+//! filled, one waiting, the one being parsed, the one before it on its way back; a new one
+//! is made only when none has come back yet), and emptied blocks come back to be refilled,
+//! so no fresh memory is touched once the first few are made.
 
 use std::io::{Chain, Cursor, Read};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
