@@ -362,9 +362,8 @@ mod tests {
 
     #[test]
     fn within_keeps_exactly_the_intervals_that_can_meet_the_span() {
-        // Every sorted, disjoint list from a small grid, against every span: what `within`
-        // leaves out overlaps nothing, and what it keeps is a contiguous run that holds
-        // every interval overlapping the span's extent.
+        // 2000 random sorted, disjoint lists on a small grid, each against a random span:
+        // what `within` keeps is exactly the run of intervals that overlap the span's extent.
         let mut state = 7u64;
         let mut next = |bound: i64| {
             state = state
@@ -372,23 +371,21 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             ((state >> 33) % bound as u64) as i64
         };
+        // Up to `count - 1` intervals starting below 40, each 1 to `length` long, merged.
+        let mut list = |count: i64, length: i64| {
+            let n = next(count);
+            union(
+                (0..n)
+                    .map(|_| {
+                        let start = next(40);
+                        (start, start + 1 + next(length))
+                    })
+                    .collect(),
+            )
+        };
         for _ in 0..2000 {
-            let intervals = union(
-                (0..next(8))
-                    .map(|_| {
-                        let start = next(40);
-                        (start, start + 1 + next(6))
-                    })
-                    .collect(),
-            );
-            let span = union(
-                (0..next(3))
-                    .map(|_| {
-                        let start = next(40);
-                        (start, start + 1 + next(10))
-                    })
-                    .collect(),
-            );
+            let intervals = list(8, 6);
+            let span = list(3, 10);
             let kept = within(&intervals, &span);
             let extent = match (span.first(), span.last()) {
                 (Some(first), Some(last)) => (first.0, last.1),
