@@ -212,6 +212,13 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
             return Ok(json);
         }
     }
+    // Not one member of the trailer's size: several members (the trailer is the last one's),
+    // sized by the file's beginning so that the buffer is not doubled up to twice the JSON.
+    let capacity = super::gzip_size::inflated_size_of(compressed)
+        .and_then(|estimate| usize::try_from(estimate + estimate / 16).ok())
+        .map_or(capacity, |estimate| {
+            estimate.min(compressed.len().saturating_mul(1032))
+        });
     let mut inflater = MultiGzDecoder::new(compressed);
     inflate_into(&mut inflater, buffer::zeroed(capacity)).map_err(|(error, json_offset)| {
         // What the inflater has not taken yet (to within its 32 KiB read-ahead).

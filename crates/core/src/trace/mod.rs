@@ -16,6 +16,7 @@ pub mod event;
 mod event_scanner;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod gzip_size;
 pub mod id_index;
 mod json_position;
 pub mod link;
