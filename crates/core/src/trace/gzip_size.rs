@@ -139,8 +139,14 @@ mod tests {
         let (body, last) = json.split_at(json.len() - 1000);
         let pieces: Vec<&[u8]> = body.chunks(3 << 20).chain([last]).collect();
         let file = gzip(&pieces);
-        assert!(file.len() as u64 > 2 * SAMPLE_STORED_BYTES, "{}", file.len());
-        let trailer = u64::from(u32::from_le_bytes(file[file.len() - 4..].try_into().unwrap()));
+        assert!(
+            file.len() as u64 > 2 * SAMPLE_STORED_BYTES,
+            "{}",
+            file.len()
+        );
+        let trailer = u64::from(u32::from_le_bytes(
+            file[file.len() - 4..].try_into().unwrap(),
+        ));
         assert_eq!(trailer, 1000);
         let estimate = inflated_size_of(&file).unwrap();
         let truth = json.len() as u64;
@@ -159,7 +165,11 @@ mod tests {
         let json = text(16 << 20);
         let file = gzip(&[&json]);
         // The sample stops inside the member: the trailer (exact) is the larger or equal.
-        assert!(file.len() as u64 > 2 * SAMPLE_STORED_BYTES, "{}", file.len());
+        assert!(
+            file.len() as u64 > 2 * SAMPLE_STORED_BYTES,
+            "{}",
+            file.len()
+        );
         let estimate = inflated_size_of(&file).unwrap();
         assert!(estimate >= json.len() as u64, "{estimate}");
         assert_eq!(inflated_size_of(b"{\"traceEvents\": []}"), None);

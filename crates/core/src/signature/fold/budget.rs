@@ -218,7 +218,10 @@ mod tests {
         // Before: max(100, 4x the file), well under the JSON.
         assert!(4 * file.len() as u64 * 2 < json_bytes);
         let need = in_memory_estimate(&path).unwrap();
-        assert!(need >= 2 * json_bytes && need <= 3 * json_bytes, "{need} for {json_bytes}");
+        assert!(
+            need >= 2 * json_bytes && need <= 3 * json_bytes,
+            "{need} for {json_bytes}"
+        );
         let budget = MemoryBudget {
             bytes: json_bytes,
             given: true,
