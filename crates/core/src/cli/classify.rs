@@ -156,6 +156,9 @@ fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
     let budget = MemoryBudget::from_option(args.memory_budget);
     // The Execution Trace is linked to the loaded trace's events: it is read in memory.
     let streamed = if args.execution_trace.is_none() && budget.streams(trace_path) {
+        if let Some(note) = budget.floor_note() {
+            eprintln!("{note}");
+        }
         classify_streamed(trace_path, &budget)?
     } else {
         None

@@ -29,6 +29,9 @@ pub fn predict_streamed(
         return Ok(None);
     }
     refuse_in_memory_options(in_memory_only, trace_path, &budget)?;
+    if let Some(note) = budget.floor_note() {
+        eprintln!("{note}");
+    }
     match stream::predict_streamed(trace_path, &StreamOptions::for_budget(&budget)) {
         Ok(prediction) => Ok(Some(prediction)),
         Err(StreamError::Trace(e)) => Err(e.into()),

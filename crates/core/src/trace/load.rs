@@ -99,7 +99,20 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
 /// events to `sink` a block at a time ([`stream::stream_reader_in_blocks`]): memory does not
 /// grow with the file. The trace returned has no events.
 pub fn stream_events(path: &Path, sink: &mut EventSink<'_>) -> Result<Trace, TraceError> {
-    let (block, _) = block_and_whole_bytes();
+    stream_events_in_blocks(path, None, sink)
+}
+
+/// [`stream_events`] in blocks of `block_bytes` of JSON (`None`: [`stream::default_block_bytes`]);
+/// the environment's [`BLOCK_BYTES_VARIABLE`] overrides either.
+pub fn stream_events_in_blocks(
+    path: &Path,
+    block_bytes: Option<usize>,
+    sink: &mut EventSink<'_>,
+) -> Result<Trace, TraceError> {
+    let block = match block_bytes {
+        Some(block) if std::env::var_os(BLOCK_BYTES_VARIABLE).is_none() => block.max(1),
+        _ => block_and_whole_bytes().0,
+    };
     if path.as_os_str() == STDIN_PATH {
         return stream::stream_reader_in_blocks(super::stdin::reader(), path, block, sink);
     }

@@ -38,8 +38,8 @@ pub use event::{
     Category, Dim3, Event, EventArgs, ExecutionId, ExternalId, ExternalIdKey, Nanos,
     RecordedInputs, WaitOn,
 };
-pub use load::stream_events;
 pub use load::{load, load_bytes, BLOCK_BYTES_VARIABLE, STDIN_PATH, WHOLE_FILE_MAX_BYTES};
+pub use load::{stream_events, stream_events_in_blocks};
 pub use stream::{
     default_block_bytes, load_reader, load_reader_in_blocks, stream_reader_in_blocks,
     with_cores_shared_by,

@@ -21,6 +21,7 @@ fn the_streamed_classify_writes_the_in_memory_file_on_every_trace() {
             let options = FoldOptions {
                 records_in_memory,
                 spill_dir: spill.path().to_path_buf(),
+                block_bytes: None,
             };
             match classify_streamed(&path, &options) {
                 Ok(file) => {

@@ -31,6 +31,7 @@ fn streamed(path: &Path, records_in_memory: usize, spill: &Path) -> Option<Strin
     let options = StreamOptions {
         records_in_memory,
         spill_dir: spill.to_path_buf(),
+        block_bytes: None,
     };
     match predict_streamed(path, &options) {
         Ok(prediction) => Some(serde_json::to_string_pretty(&prediction).unwrap()),
@@ -117,6 +118,7 @@ fn assert_same_skeletons(path: &Path, spill: &Path) {
     let options = StreamOptions {
         records_in_memory: 1,
         spill_dir: spill.to_path_buf(),
+        block_bytes: None,
     };
     predict_streamed_with(path, &options, &mut |step| got.extend(steps_by_id(step)))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -350,6 +352,14 @@ fn the_command_prints_the_same_streamed_from_a_file_or_standard_input() {
             );
             if flags.is_empty() && !small.2.contains("predicting it in memory") {
                 streamed += 1;
+                // A budget below what the streamed pass needs is followed, and said to be.
+                assert!(
+                    small
+                        .2
+                        .contains("a budget of 1 KB is followed where it can be"),
+                    "{name}: {}",
+                    small.2
+                );
             }
         }
         // Standard input: in memory without a budget, streamed with one.

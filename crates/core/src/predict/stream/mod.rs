@@ -68,6 +68,8 @@ pub struct StreamOptions {
     pub records_in_memory: usize,
     /// Where the segments go (a temporary folder inside it, removed at the end).
     pub spill_dir: PathBuf,
+    /// JSON bytes the trace is read in at a time (`None`: the default).
+    pub block_bytes: Option<usize>,
 }
 
 impl StreamOptions {
@@ -77,6 +79,7 @@ impl StreamOptions {
         StreamOptions {
             records_in_memory: usize::try_from(budget.bytes / 8 / per_record).unwrap_or(usize::MAX),
             spill_dir: std::env::temp_dir(),
+            block_bytes: Some(budget.block_bytes()),
         }
     }
 }
@@ -102,8 +105,11 @@ pub fn predict_streamed_with(
     let spill = |e: std::io::Error| spill_error(path, dir, e);
 
     let mut sink = PredictSink::new(options.records_in_memory, dir);
-    let mut trace =
-        crate::trace::stream_events(path, &mut |events, strings| sink.take(events, strings))?;
+    let mut trace = crate::trace::stream_events_in_blocks(
+        path,
+        options.block_bytes,
+        &mut |events, strings| sink.take(events, strings),
+    )?;
     let not_streamable = |reason| StreamError::NotStreamable {
         path: path.to_path_buf(),
         reason,

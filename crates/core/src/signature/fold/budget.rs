@@ -33,6 +33,14 @@ fn streams_faster(path: &Path) -> bool {
         .is_some_and(|need| need / IN_MEMORY_BYTES_PER_JSON_BYTE >= STREAMS_FASTER_FROM_JSON_BYTES)
 }
 
+/// The smallest block the streamed pass reads in (below it, a 1 GB trace took no less
+/// memory and more time).
+pub const MIN_BLOCK_BYTES: usize = 1 << 20;
+
+/// The least the streamed pass takes, in its smallest blocks: 57-94 MB on a 1 GB trace
+/// under budgets of 16-64 MB (27 Nov 2026, the 2-core VM).
+pub const STREAMED_FLOOR_BYTES: u64 = 96 << 20;
+
 /// Gzipped traces inflate about this much or more (the shared ones 6-12x): the least a gzip
 /// is assumed to hold when its trailer (the size mod 2^32) says less.
 const LEAST_GZIP_RATIO: u64 = 4;
@@ -106,6 +114,38 @@ impl MemoryBudget {
             bytes: self.bytes / readers.max(1) as u64,
             given: self.given,
         }
+    }
+
+    /// JSON bytes a block of the streamed pass holds: a 64th of the budget, from 1 MiB to
+    /// the default ([`crate::trace::default_block_bytes`], 8 MiB on two cores). The pass's
+    /// peak is about 50 MB and 12-17 times its block (the blocks in flight, their chunks'
+    /// events, what the allocator keeps), so a small budget takes small blocks: on a 1 GB
+    /// trace, 57-70 MB with 1 MiB blocks, 90-111 MB with 2, 135 MB with 4, 160-180 MB with 8
+    /// (27 Nov 2026, the 2-core VM).
+    pub fn block_bytes(&self) -> usize {
+        let share = usize::try_from(self.bytes / 64).unwrap_or(usize::MAX);
+        share.clamp(
+            MIN_BLOCK_BYTES,
+            crate::trace::default_block_bytes().max(MIN_BLOCK_BYTES),
+        )
+    }
+
+    /// What to tell a user whose given budget is below what the streamed pass needs whatever
+    /// the budget ([`STREAMED_FLOOR_BYTES`]); `None` for a budget above it, or not given.
+    pub fn floor_note(&self) -> Option<String> {
+        (self.given && self.bytes < STREAMED_FLOOR_BYTES).then(|| {
+            format!(
+                "note: streamed, a large trace takes up to about {} MB whatever the budget \
+                 (blocks of JSON and their events); a budget of {} is followed where it \
+                 can be (the smallest blocks, records sorted on disk)",
+                STREAMED_FLOOR_BYTES >> 20,
+                if self.bytes < 1 << 20 {
+                    format!("{} KB", self.bytes >> 10)
+                } else {
+                    format!("{} MB", self.bytes >> 20)
+                }
+            )
+        })
     }
 
     /// Records each of the streamed classify's sorters keeps in memory: a quarter of the
@@ -227,6 +267,27 @@ mod tests {
             given: true,
         };
         assert!(budget.must_stream(&path));
+    }
+
+    #[test]
+    fn blocks_follow_a_small_budget_and_a_budget_below_the_floor_says_so() {
+        let budget = |bytes| MemoryBudget { bytes, given: true };
+        let default = crate::trace::default_block_bytes();
+        assert_eq!(budget(1 << 20).block_bytes(), MIN_BLOCK_BYTES);
+        assert_eq!(budget(128 << 20).block_bytes(), (2 << 20).min(default));
+        assert_eq!(budget(1 << 40).block_bytes(), default);
+        assert_eq!(MemoryBudget::from_option(None).block_bytes(), default);
+        let note = budget(64 << 20).floor_note().unwrap();
+        assert!(note.contains("a budget of 64 MB"), "{note}");
+        let note = budget(1 << 10).floor_note().unwrap();
+        assert!(note.contains("a budget of 1 KB is followed"), "{note}");
+        assert_eq!(budget(STREAMED_FLOOR_BYTES).floor_note(), None);
+        // Not given: nothing to say.
+        let small_default = MemoryBudget {
+            bytes: 1 << 20,
+            given: false,
+        };
+        assert_eq!(small_default.floor_note(), None);
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub struct FoldOptions {
     pub records_in_memory: usize,
     /// Where the segments go (a temporary folder inside it, removed at the end).
     pub spill_dir: PathBuf,
+    /// JSON bytes the trace is read in at a time (`None`: the default).
+    pub block_bytes: Option<usize>,
 }
 
 impl FoldOptions {
@@ -68,6 +70,7 @@ impl FoldOptions {
         FoldOptions {
             records_in_memory: budget.records_in_memory(),
             spill_dir: std::env::temp_dir(),
+            block_bytes: Some(budget.block_bytes()),
         }
     }
 }
@@ -83,8 +86,11 @@ pub fn classify_streamed(path: &Path, options: &FoldOptions) -> Result<Signature
     let io = |e: std::io::Error| spill_error(path, dir, e);
 
     let mut sink = FoldSink::new(options.records_in_memory, dir);
-    let trace =
-        crate::trace::stream_events(path, &mut |events, strings| sink.take(events, strings))?;
+    let trace = crate::trace::stream_events_in_blocks(
+        path,
+        options.block_bytes,
+        &mut |events, strings| sink.take(events, strings),
+    )?;
     if trace.platform == Platform::Cpu {
         return Err(FoldError::NoGpuActivity {
             path: path.to_path_buf(),
