@@ -49,9 +49,9 @@ pub struct ClassifyArgs {
     /// the trace's size, the same signature file. Without this, a trace of 256 MiB of JSON
     /// or more streams too (it is faster so); with it, a trace that fits is held. Standard
     /// input streams when this is given, or else when it runs past 64 MiB (its first
-    /// 64 MiB are read ahead to see). Streamed, a large trace takes 100-180 MB (blocks of
-    /// JSON sized to the budget), never less than about 96 MB [default: half the memory
-    /// available]
+    /// 64 MiB are read ahead to see). Streamed, a large trace takes 60-180 MB by the budget
+    /// (its blocks of JSON are sized to it): a budget under about 96 MB may not be met
+    /// [default: half the memory available]
     #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
     pub memory_budget: Option<u64>,
 }

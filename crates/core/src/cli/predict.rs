@@ -80,8 +80,9 @@ pub struct PredictArgs {
     /// faster so) unless an option below needs it held; with it, a trace that fits is held.
     /// Standard input streams when this is given, or else when it runs past 64 MiB (its
     /// first 64 MiB are read ahead to see). Streamed, only the trace's own prediction
-    /// is made (no --what-if, --profile, --isolated, --perfetto); it takes 100-180 MB on a
-    /// large trace, never less than about 96 MB [default: half the memory available]
+    /// is made (no --what-if, --profile, --isolated, --perfetto); a large trace takes 60-180 MB
+    /// by the budget: one under about 96 MB may not be met [default: half the memory
+    /// available]
     #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
     pub memory_budget: Option<u64>,
 }
