@@ -13,6 +13,10 @@ use std::io::{BufReader, Read};
 
 use flate2::bufread::MultiGzDecoder;
 
+/// Trace JSON compresses about this much or more (the shared traces 6-12x): a trailer that
+/// says less than this times the file is taken for the last of several members.
+pub const LEAST_RATIO: u64 = 4;
+
 /// Compressed bytes inflated to learn the ratio: 256 KiB, a few milliseconds.
 pub const SAMPLE_STORED_BYTES: u64 = 256 << 10;
 

@@ -12,8 +12,8 @@ use super::buffer;
 use super::contents::{SourceFile, Trace};
 use super::error::TraceError;
 use super::stream;
-use super::whole_gzip;
 use super::whole_text::parse_json;
+use super::{gzip_size, whole_gzip};
 
 /// The two bytes every gzip member starts with. Detection goes by content, not by the
 /// file name: `tensorboard_trace_handler` writes `.pt.trace.json.gz`, users rename files,
@@ -219,7 +219,11 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
     // up to the deflate format's maximum ratio so that a damaged trailer cannot make us
     // reserve gigabytes.
     let capacity = inflated_size_hint(compressed);
-    if capacity > 0 {
+    // A trailer under [`gzip_size::LEAST_RATIO`] times the file is a last member's, of
+    // several: libdeflate would inflate the first into a buffer of that size and give up.
+    let one_member =
+        capacity as u64 >= (compressed.len() as u64).saturating_mul(gzip_size::LEAST_RATIO);
+    if capacity > 0 && one_member {
         if let Some(json) = whole_gzip::inflate_single_member(compressed, buffer::zeroed(capacity))
         {
             return Ok(json);
@@ -227,7 +231,7 @@ fn gunzip(compressed: &[u8], path: &Path) -> Result<Vec<u8>, TraceError> {
     }
     // Not one member of the trailer's size: several members (the trailer is the last one's),
     // sized by the file's beginning so that the buffer is not doubled up to twice the JSON.
-    let capacity = super::gzip_size::inflated_size_of(compressed)
+    let capacity = gzip_size::inflated_size_of(compressed)
         .and_then(|estimate| usize::try_from(estimate + estimate / 16).ok())
         .map_or(capacity, |estimate| {
             estimate.min(compressed.len().saturating_mul(1032))

@@ -41,10 +41,6 @@ pub const MIN_BLOCK_BYTES: usize = 1 << 20;
 /// under budgets of 16-64 MB (27 Nov 2026, the 2-core VM).
 pub const STREAMED_FLOOR_BYTES: u64 = 96 << 20;
 
-/// Gzipped traces inflate about this much or more (the shared ones 6-12x): the least a gzip
-/// is assumed to hold when its trailer (the size mod 2^32) says less.
-const LEAST_GZIP_RATIO: u64 = 4;
-
 /// How much memory a classify may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryBudget {
@@ -98,7 +94,7 @@ impl MemoryBudget {
             None => true,
             Some((bytes, gzipped)) => {
                 let json = if gzipped {
-                    (bytes as u64).saturating_mul(LEAST_GZIP_RATIO)
+                    (bytes as u64).saturating_mul(gzip_size::LEAST_RATIO)
                 } else {
                     bytes as u64
                 };
@@ -157,7 +153,7 @@ impl MemoryBudget {
 }
 
 /// What the in-memory classify would take for the trace at `path`: its JSON size (a gzip's
-/// by [`gzip_size::inflated_size_estimate`], at least its trailer's and [`LEAST_GZIP_RATIO`]
+/// by [`gzip_size::inflated_size_estimate`], at least its trailer's and [`gzip_size::LEAST_RATIO`]
 /// times the file) times
 /// [`IN_MEMORY_BYTES_PER_JSON_BYTE`]. `None` for standard input and anything not a file.
 pub fn in_memory_estimate(path: &Path) -> Option<u64> {
@@ -178,7 +174,7 @@ pub fn in_memory_estimate(path: &Path) -> Option<u64> {
             .unwrap_or(0);
         trailer
             .max(sampled)
-            .max(stored.saturating_mul(LEAST_GZIP_RATIO))
+            .max(stored.saturating_mul(gzip_size::LEAST_RATIO))
     } else {
         stored
     };
