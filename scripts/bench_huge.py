@@ -22,10 +22,13 @@ target/bench/huge/ and deleted after its run.
    aggregate GB/s of JSON, with replay's own choice of path (no --memory-budget: ranks this
    large stream) and held in memory (--memory-budget 1T), side by side; and, for reference,
    the ranks classified one command each (in memory).
-4. --predict: `replay predict` at each size, streamed (`replay-tracegen ... --out - | replay
+4. Under a smaller budget (--budgets, 64M to 1G): the smallest size piped through `classify
+   --memory-budget B`, B from the list: peak RSS against B (the streamed pass reads blocks of
+   B/64, 1 MiB to 8 MiB, and says a budget under ~96 MB cannot be met), the same signatures.
+5. --predict: `replay predict` at each size, streamed (`replay-tracegen ... --out - | replay
    predict --trace - --memory-budget B --json`: one step at a time, predict/stream), and in
    memory on the smallest size's file; whether both printed the same prediction.
-5. HolisticTraceAnalysis 0.5 (throw-away venv, installed as scripts/bench_python.py does, whose
+6. HolisticTraceAnalysis 0.5 (throw-away venv, installed as scripts/bench_python.py does, whose
    code this uses) on generated files of rising size (--hta-sizes) until it no longer fits:
    each run under an RSS watchdog (scripts/measured_run.py) that kills it past the memory cap,
    so it never takes the machine down. Says where it stops and why: killed at the cap, timed
@@ -58,6 +61,9 @@ import measured_run  # noqa: E402
 REPO = HERE.parent
 TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
 DEFAULT_SIZES = "1G,2G,4G,8G,16G,30G"
+DEFAULT_BUDGETS = "64M,128M,256M,1G"
+# replay says a budget under this cannot be met on a large trace (fold/budget.rs STREAMED_FLOOR_BYTES).
+BUDGET_FLOOR = 96 << 20
 QUICK_SIZES = "4M,8M,16M"
 DEFAULT_HTA_SIZES = "100M,250M,500M,1G,2G,4G"
 GB = 1e9
@@ -238,6 +244,37 @@ class Bench:
                                       cap=self.cap)
         json_bytes, steps = generated(r["producer"]["stderr_tail"])
         return self.row(r, json_bytes, steps, "pipe", sig)
+
+    def budgets(self, report):
+        """The smallest size piped under each of --budgets: the peak against the budget."""
+        size = self.args.sizes[0]
+        part = {"what": f"replay-tracegen --size {label(size)} --out - | replay classify --trace - "
+                        "--memory-budget B (median of --repeats runs each)",
+                "floor_bytes": BUDGET_FLOOR, "rows": []}
+        report.data["budgets"] = part
+        ids = None
+        for budget in self.args.budgets:
+            runs = []
+            for _ in range(self.args.repeats):
+                sig = self.work / f"budget_{label(budget)}.sig.json"
+                r = measured_run.run_pipeline([*self.gen_cmd(size), "--out", "-"],
+                                              [self.replay, "classify", "--trace", "-", "--out", sig,
+                                               "--memory-budget", str(budget)], cap=self.cap)
+                json_bytes, steps = generated(r["producer"]["stderr_tail"])
+                runs.append(self.row(r, json_bytes, steps, "pipe", sig))
+            row = median_run(runs)
+            row["budget_bytes"] = budget
+            row["within_budget"] = row["peak_rss_bytes"] <= budget if row["rc"] == 0 else None
+            if row.get("signature_ids") is not None:
+                ids = ids or row["signature_ids"]
+                row["same_signatures"] = row.pop("signature_ids") == ids
+            part["rows"].append(row)
+            report.save()
+            print(f"== budget {label(budget)}: " + (f"{row['wall_s']:.2f} s, peak {row['peak_rss_bytes'] / 1e6:.0f} MB"
+                  if row["rc"] == 0 else f"exit {row['rc']}: {row.get('error')}"))
+        over_floor = [r for r in part["rows"] if r["budget_bytes"] >= BUDGET_FLOOR and r["rc"] == 0]
+        part["within_every_budget_from_floor"] = all(r["within_budget"] for r in over_floor) if over_floor else None
+        report.save()
 
     def predict_row(self, r, json_bytes, steps, mode):
         """A `replay predict --json` run's row: the classify row's numbers, the prediction's."""
@@ -480,6 +517,8 @@ def main(argv=None):
     parser.add_argument("--predict", action="store_true",
                         help="also `replay predict` at each size: streamed from a pipe under "
                              "--memory-budget, and in memory on the smallest size's file")
+    parser.add_argument("--budgets", type=lambda t: sizes(t) if t else [], default=None,
+                        help=f"--memory-budget values the smallest size is piped under [{DEFAULT_BUDGETS}; '' skips]")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--layout", choices=("kineto", "steps"), default="kineto",
                         help="replay-tracegen's event order: as Kineto writes a trace (every host op "
@@ -492,6 +531,7 @@ def main(argv=None):
     args.sizes = sorted(args.sizes or sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
     args.rank_size = args.rank_size or parse_size("2M" if args.quick else "1G")
     args.repeats = max(1, args.repeats or (1 if args.quick else 5))
+    args.budgets = sizes(DEFAULT_BUDGETS) if args.budgets is None else args.budgets
     mem = meminfo()
     args.rss_cap = args.rss_cap or int(0.6 * mem["MemAvailable"])
     for binary in (args.replay, args.tracegen):
@@ -565,6 +605,9 @@ def main(argv=None):
         report.data["in_memory"] = {"same_as": "streaming rows (today's reader holds the file in memory)",
                                     **(fitted[-1] if fitted else {"skipped": "no size completed"})}
     report.save()
+
+    if stdin_ok and args.budgets:
+        bench.budgets(report)
 
     if args.predict:
         bench.predict(report)
