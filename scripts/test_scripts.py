@@ -695,6 +695,11 @@ def bench_huge_quick_measures_every_size_and_the_ranks():
     assert report["streaming"]["same_signatures_at_every_size"] is True
     assert isinstance(report["streaming"]["rss_flat"]["flat"], bool), report["streaming"]["rss_flat"]
     assert report["in_memory"]["rc"] == 0, report["in_memory"]
+    # The smallest size under each budget: the same signatures, each peak against its budget.
+    budgets = report["budgets"]["rows"]
+    assert [r["budget_bytes"] for r in budgets] == [64e6, 128e6, 256e6, 1e9], budgets
+    for r in budgets:
+        assert r["rc"] == 0 and r["same_signatures"] is True and isinstance(r["within_budget"], bool), r
     ranks = report["ranks"]
     assert ranks["ranks"] == 8 and ranks["json_bytes"] >= 8 * 2_000_000, ranks
     assert "unsupported" in ranks["one_call"] or ranks["one_call"]["gb_per_s"] > 0, ranks
