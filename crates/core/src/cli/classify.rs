@@ -92,6 +92,11 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
     let workers = ranks::parallel::workers_for(paths.len());
     // The ranks read at once share the budget.
     let budget = MemoryBudget::from_option(args.memory_budget).shared_by(workers);
+    if let Some(note) = budget.floor_note() {
+        if paths.iter().any(|path| budget.streams(path)) {
+            eprintln!("{note}; it is the share of each of the {workers} ranks read at once");
+        }
+    }
     let files = ranks::parallel::map_bounded(&paths, workers, |path| {
         trace::with_cores_shared_by(workers, || classify_rank(path, &budget, &args))
     })?;

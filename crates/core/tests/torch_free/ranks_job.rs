@@ -94,18 +94,27 @@ fn classifying_both_ranks_at_once_equals_each_alone_then_merged() {
     run_ok(d, &["merge", "s*.json", "--out", "globbed.json"]);
     let job = std::fs::read(d.join("job.json")).unwrap();
     assert_eq!(job, std::fs::read(d.join("merged.json")).unwrap());
-    // Each rank streamed under a budget (signature::fold): the same file.
-    run_ok(
-        d,
-        &[
-            "classify",
-            "--trace",
-            "rank*.json.gz",
-            "--out",
-            "streamed.json",
-            "--memory-budget",
-            "1K",
-        ],
+    // Each rank streamed under a budget (signature::fold): the same file, and a budget under
+    // what the streamed pass needs is said to be, as each rank's share.
+    let args = [
+        "classify",
+        "--trace",
+        "rank*.json.gz",
+        "--out",
+        "streamed.json",
+        "--memory-budget",
+        "1K",
+    ];
+    let out = replay().current_dir(d).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is followed where it can be") && stderr.contains("ranks read at once"),
+        "{stderr}"
     );
     assert_eq!(job, std::fs::read(d.join("streamed.json")).unwrap());
     assert_eq!(job, std::fs::read(d.join("globbed.json")).unwrap());
