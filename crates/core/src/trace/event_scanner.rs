@@ -381,34 +381,70 @@ impl<'a> Cursor<'a> {
         match self.peek()? {
             b'"' => self.skip_string(),
             b'{' => self.object(|cursor, _| cursor.skip_value(depth + 1)),
-            b'[' => {
-                self.at += 1;
-                self.skip_whitespace();
-                if self.peek()? == b']' {
-                    self.at += 1;
-                    return Some(());
-                }
-                loop {
-                    self.skip_value(depth + 1)?;
-                    self.skip_whitespace();
-                    match self.peek()? {
-                        b',' => {
-                            self.at += 1;
-                            self.skip_whitespace();
-                        }
-                        b']' => {
-                            self.at += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
+            b'[' => self.skip_array(depth),
             b't' => self.literal("true"),
             b'f' => self.literal("false"),
             b'n' => self.literal("null"),
             b'-' | b'0'..=b'9' => self.skip_number(),
             _ => None,
+        }
+    }
+
+    /// An array whose `[` is next (at `depth`), its grammar checked as [`Self::skip_value`]
+    /// checks it, nested arrays read in this loop rather than by recursion: the shapes and
+    /// types of `Input Dims`, `Input Strides` and `Input type`, most of an op's bytes. An
+    /// element deeper than [`MAX_DEPTH`] is left to serde_json, as there.
+    fn skip_array(&mut self, depth: usize) -> Option<()> {
+        #[derive(Clone, Copy)]
+        enum Next {
+            /// After `[`: a value or `]`.
+            ValueOrEnd,
+            /// After `,`: a value.
+            Value,
+            /// After a value: `,` or `]`.
+            CommaOrEnd,
+        }
+        let bytes = self.bytes();
+        self.at += 1;
+        let mut open = 1usize;
+        let mut next = Next::ValueOrEnd;
+        loop {
+            let byte = *bytes.get(self.at)?;
+            match (next, byte) {
+                (_, b' ' | b'\t' | b'\n' | b'\r') => self.at += 1,
+                (Next::ValueOrEnd | Next::CommaOrEnd, b']') => {
+                    self.at += 1;
+                    open -= 1;
+                    if open == 0 {
+                        return Some(());
+                    }
+                    next = Next::CommaOrEnd;
+                }
+                (Next::CommaOrEnd, b',') => {
+                    self.at += 1;
+                    next = Next::Value;
+                }
+                (Next::CommaOrEnd, _) => return None,
+                // A value, `depth + open` deep.
+                _ if depth + open > MAX_DEPTH => return None,
+                (_, b'[') => {
+                    self.at += 1;
+                    open += 1;
+                    next = Next::ValueOrEnd;
+                }
+                (_, b'-' | b'0'..=b'9') => {
+                    self.skip_number()?;
+                    next = Next::CommaOrEnd;
+                }
+                (_, b'"') => {
+                    self.skip_string()?;
+                    next = Next::CommaOrEnd;
+                }
+                _ => {
+                    self.skip_value(depth + open)?;
+                    next = Next::CommaOrEnd;
+                }
+            }
         }
     }
 }
@@ -585,6 +621,47 @@ mod tests {
         ] {
             let scanned = by_scanner(&event).unwrap_or_else(|| panic!("not scanned: {event}"));
             assert_eq!(Some(scanned), by_serde(&event), "{event}");
+        }
+    }
+
+    /// Nested arrays are read in one loop now (`skip_array`): the same depth limit as the
+    /// recursion it replaced (an element deeper than `MAX_DEPTH` is left to serde_json), and
+    /// what it reads is what serde_json reads.
+    #[test]
+    fn nested_arrays_are_read_to_the_depth_limit_and_no_further() {
+        for levels in [1usize, 2, 99, 100, 101, 102] {
+            for (inner, deepest_read) in [
+                ("7", MAX_DEPTH),
+                ("", MAX_DEPTH + 1),
+                ("\"x\", -1.5e3, [], {\"a\": [true, null]}", MAX_DEPTH - 2),
+            ] {
+                let value = format!("{}{inner}{}", "[ ".repeat(levels), " ]".repeat(levels));
+                let event = format!(
+                    r#"{{"cat": "cpu_op", "args": {{"Input Dims": {value}, "x": [{value}]}}}}"#
+                );
+                let scanned = by_scanner(&event);
+                // The second copy is one level deeper.
+                assert_eq!(scanned.is_some(), levels < deepest_read, "{levels} {inner}");
+                if scanned.is_some() {
+                    assert_eq!(scanned, by_serde(&event), "{event}");
+                }
+            }
+        }
+        for bad in [
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "[[1] [2]]",
+            "[1,,2]",
+            "[\"a\" 1]",
+            "[]]",
+            "[[]",
+            "[-]",
+            "[01]",
+        ] {
+            let event = format!(r#"{{"cat": "cpu_op", "args": {{"Input Dims": {bad}}}}}"#);
+            assert_eq!(by_scanner(&event), None, "{bad}");
+            assert_eq!(by_serde(&event), None, "{bad}");
         }
     }
 
