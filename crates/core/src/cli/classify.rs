@@ -229,8 +229,8 @@ fn classify_streamed(
         Err(fold::FoldError::NoGpuActivity { path }) => Err(crate::Error::BadInput {
             path,
             message: "no GPU activity: a trace of host ops alone is classified in memory, \
-                      which standard input is not with --memory-budget or beyond 64 MiB (give \
-                      the file)"
+                      which standard input is not with --memory-budget, beyond 64 MiB, or a \
+                      gzip of 256 MiB of JSON or more (give the file)"
                 .into(),
         }),
         Err(fold::FoldError::Spill(e)) => Err(crate::Error::Io {

@@ -48,7 +48,8 @@ pub fn predict_streamed(
             path,
             message: format!(
                 "{reason}: such a trace is predicted in memory, which standard input is not \
-                 with --memory-budget or beyond 64 MiB (give the file)"
+                 with --memory-budget, beyond 64 MiB, or a gzip of 256 MiB of JSON or more \
+                 (give the file)"
             ),
         }),
         Err(StreamError::Spill(e)) => Err(crate::Error::Io {

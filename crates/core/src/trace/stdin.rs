@@ -18,16 +18,37 @@ struct ReadAhead {
 
 static READ_AHEAD: Mutex<Option<ReadAhead>> = Mutex::new(None);
 
-/// The whole of standard input when it ends within `limit` bytes: its size and whether it
-/// is gzip; `None` when it is longer. Reads up to that much ahead (once: a later call
-/// answers from what was read). An error while reading ahead answers `None` (the stream
-/// then meets the error itself, where it is reported with its offset).
-pub fn ends_within(limit: usize) -> Option<(usize, bool)> {
+/// Standard input that ended within the read-ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmallInput {
+    /// Bytes as read.
+    pub stored: usize,
+    /// Whether they are gzip.
+    pub gzipped: bool,
+    /// Bytes of JSON: `stored`, or for a gzip [`super::gzip_size::inflated_size_of`] (0 where
+    /// it does not inflate).
+    pub json: u64,
+}
+
+/// The whole of standard input when it ends within `limit` bytes, sized; `None` when it is
+/// longer. Reads up to that much ahead (once: a later call answers from what was read). An
+/// error while reading ahead answers `None` (the stream then meets the error itself, where
+/// it is reported with its offset).
+pub fn ends_within(limit: usize) -> Option<SmallInput> {
     let mut slot = READ_AHEAD.lock().ok()?;
     let ahead = slot.get_or_insert_with(|| read_ahead(std::io::stdin().lock(), limit));
-    ahead
-        .ended
-        .then(|| (ahead.bytes.len(), ahead.bytes.starts_with(&[0x1f, 0x8b])))
+    ahead.ended.then(|| {
+        let gzipped = ahead.bytes.starts_with(&[0x1f, 0x8b]);
+        SmallInput {
+            stored: ahead.bytes.len(),
+            gzipped,
+            json: if gzipped {
+                super::gzip_size::inflated_size_of(&ahead.bytes).unwrap_or(0)
+            } else {
+                ahead.bytes.len() as u64
+            },
+        }
+    })
 }
 
 fn read_ahead(input: impl Read, limit: usize) -> ReadAhead {

@@ -325,4 +325,31 @@ fn standard_input_is_held_when_it_ends_within_the_read_ahead_and_streamed_beyond
         "{stderr}"
     );
     assert!(!dir.path().join("s.json").exists(), "a file was written");
+
+    // A gzip that ends within the read-ahead but holds 256 MiB of JSON or more streams (it
+    // is counted at what its beginning inflates to, not at 4x its size nor at its last
+    // member's trailer): host ops alone then exit 2 as above. It was held before.
+    let json = host_ops_trace(950_000);
+    assert!(json.len() as u64 >= 256 << 20, "{} bytes", json.len());
+    let mut gz = Vec::new();
+    let (body, last) = json.split_at(json.len() - 10);
+    for member in body.chunks(32 << 20).chain([last]) {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+        encoder.write_all(member).unwrap();
+        gz.extend(encoder.finish().unwrap());
+    }
+    assert!(
+        gz.len() < 64 << 20 && (gz.len() as u64) * 4 < 256 << 20,
+        "{} bytes",
+        gz.len()
+    );
+    let small_gzip = dir.path().join("large.json.gz");
+    std::fs::write(&small_gzip, gz).unwrap();
+    let streamed = classify(&small_gzip);
+    let stderr = String::from_utf8_lossy(&streamed.stderr);
+    assert_eq!(streamed.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no GPU activity") && stderr.contains("256 MiB"),
+        "{stderr}"
+    );
 }

@@ -92,11 +92,14 @@ impl MemoryBudget {
         }
         match stdin::ends_within(STDIN_READ_AHEAD_BYTES) {
             None => true,
-            Some((bytes, gzipped)) => {
-                let json = if gzipped {
-                    (bytes as u64).saturating_mul(gzip_size::LEAST_RATIO)
+            Some(input) => {
+                // A gzip at its sampled size, at least 4x the bytes read.
+                let json = if input.gzipped {
+                    (input.stored as u64)
+                        .saturating_mul(gzip_size::LEAST_RATIO)
+                        .max(input.json)
                 } else {
-                    bytes as u64
+                    input.json
                 };
                 json >= STREAMS_FASTER_FROM_JSON_BYTES
                     || json.saturating_mul(IN_MEMORY_BYTES_PER_JSON_BYTE) > self.bytes
