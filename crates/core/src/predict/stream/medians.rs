@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use extsort::PushExternalSorter;
+use crate::signature::fold::sorter::PushSorter;
 
 use crate::predict::delays::{median_position, LaunchedActivity, TypicalDelays};
 use crate::signature::fold::sorter::sorter;
@@ -14,7 +14,7 @@ use crate::signature::fold::sorter::sorter;
 use super::record::Sample;
 
 type SampleOrder = fn(&Sample, &Sample) -> Ordering;
-type SampleSorter = PushExternalSorter<Sample, SampleOrder>;
+type SampleSorter = PushSorter<Sample, SampleOrder>;
 
 fn by_value(a: &Sample, b: &Sample) -> Ordering {
     a.cmp(b)

@@ -5,7 +5,7 @@
 //! correlation id (to meet their activities). The step spans and the threads with host
 //! events are kept as they pass: a few per step and per thread.
 
-use extsort::PushExternalSorter;
+use crate::signature::fold::sorter::PushSorter;
 
 use crate::predict::steps::StepWindow;
 use crate::signature::fold::sorter::sorter;
@@ -14,7 +14,7 @@ use crate::trace::{Category, Event, ExecutionId, FxHashMap, StringTable, TraceEr
 use super::record::{by_correlation, by_index, by_stream, Order, Record};
 use super::windows::{is_step_span, window_of};
 
-pub type Sorter = PushExternalSorter<Record, Order>;
+pub type Sorter = PushSorter<Record, Order>;
 
 /// A sorter of records in `order`, its segments in `dir/name`.
 pub fn record_sorter(

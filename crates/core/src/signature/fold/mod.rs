@@ -22,6 +22,7 @@
 pub mod budget;
 mod contexts;
 mod join;
+mod merge;
 pub(crate) mod records;
 pub(crate) mod sink;
 pub(crate) mod sorter;

@@ -3,7 +3,7 @@
 //! segment size, on disk beyond), and the few events the file's description needs whole
 //! (profiler steps, compiled regions).
 
-use extsort::PushExternalSorter;
+use super::sorter::PushSorter;
 
 use crate::predict::steps::PROFILER_STEP_PREFIX;
 use crate::signature::compiled_code::{is_compiled_region, Interval, Thread};
@@ -31,8 +31,8 @@ pub struct StepEvent {
 
 /// The records of a trace, collected as its events stream past.
 pub struct FoldSink {
-    pub host: PushExternalSorter<HostRecord, Order<HostRecord>>,
-    pub activities: PushExternalSorter<ActivityRecord, Order<ActivityRecord>>,
+    pub host: PushSorter<HostRecord, Order<HostRecord>>,
+    pub activities: PushSorter<ActivityRecord, Order<ActivityRecord>>,
     /// Kept events seen so far (the next event's position).
     pub events: u64,
     /// Each (pid, tid) by the number its records carry.

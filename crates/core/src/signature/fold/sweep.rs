@@ -7,7 +7,7 @@
 
 use std::cmp::Ordering;
 
-use extsort::PushExternalSorter;
+use super::sorter::PushSorter;
 
 use crate::signature::compiled_code::{is_compiled_region, Coverage, RegionsInWindows, Thread};
 use crate::trace::{FxHashMap, Nanos, StrId, StringTable};
@@ -57,7 +57,7 @@ pub fn sweep(
     strings: &StringTable,
     threads: &[Thread],
     regions: &RegionsInWindows,
-    links: &mut PushExternalSorter<LaunchLink, LinkOrder>,
+    links: &mut PushSorter<LaunchLink, LinkOrder>,
 ) -> Result<SweepResult, std::io::Error> {
     let mut contexts = Contexts::default();
     let mut seen: FxHashMap<Thread, Nanos> = FxHashMap::default();
