@@ -1,12 +1,12 @@
 //! What the streamed predict keeps of an event while it sorts: the whole event (every field
 //! the in-memory predict may read), its position in the file, the step it is routed to and,
 //! for a GPU activity, the end of the work before it on its stream. Written to disk as
-//! numbers and string ids ([`extsort`] segments) when the records outgrow memory.
+//! numbers and string ids (segments of [`crate::signature::fold::sorter`]) when the records outgrow memory.
 
 use std::cmp::Ordering;
 use std::io::{Read, Write};
 
-use extsort::Sortable;
+use crate::signature::fold::sortable::Sortable;
 
 use crate::signature::fold::records::{bad_data, inputs_in, inputs_out, In, Out};
 use crate::trace::event::{EventArgs, ExternalId, ExternalIdKey, WaitOn};

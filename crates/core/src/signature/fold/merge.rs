@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::fs::File;
 use std::io::{BufReader, ErrorKind};
 
-use extsort::Sortable;
+use super::sortable::Sortable;
 
 /// Where the records come from: a segment file, or what was left in memory.
 enum Source<T> {

@@ -25,6 +25,7 @@ mod join;
 mod merge;
 pub(crate) mod records;
 pub(crate) mod sink;
+pub(crate) mod sortable;
 pub(crate) mod sorter;
 mod sweep;
 

@@ -1,11 +1,11 @@
 //! The compact records a streamed classify keeps of a trace's events, in place of the
 //! events: host ranges (ops, `nn.Module` ranges, launch calls) and GPU activities. Each is
 //! a fixed set of numbers and string ids, written to disk as such when the records outgrow
-//! memory ([`extsort`] segments) and read back in the order a step needs.
+//! memory (segments of [`super::sorter`]) and read back in the order a step needs.
 
 use std::io::{Read, Write};
 
-use extsort::Sortable;
+use super::sortable::Sortable;
 
 use crate::trace::{Category, Dim3, RecordedInputs, StrId};
 

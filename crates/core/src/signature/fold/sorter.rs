@@ -1,7 +1,7 @@
 //! The external sorters of the streamed passes (classify's fold, predict's steps): records kept
 //! in memory up to a segment's size, then sorted and written to a file of their own, merged
-//! when read back ([`super::merge`]). The records' own encoding is `extsort`'s [`Sortable`];
-//! its sorter's merge kept 20 records of every segment in one heap and scanned every segment
+//! when read back ([`super::merge`]), each record encoded by its [`Sortable`]. Until 27 Nov 2026
+//! this was the `extsort` crate, whose merge kept 20 records of every segment in one heap and scanned every segment
 //! whenever one ran dry: at 16 GB of JSON, 183 segments a sorter, that merge was most of the
 //! 9.4 s the classify spent alone on one core after the last block.
 //!
@@ -18,9 +18,8 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
-use extsort::Sortable;
-
 pub use super::merge::Merged;
+pub use super::sortable::Sortable;
 
 /// Records one sorter keeps in memory before it writes a sorted segment, at most.
 pub const MAX_SEGMENT_RECORDS: usize = 1 << 17;
