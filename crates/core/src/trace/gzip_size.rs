@@ -67,13 +67,26 @@ pub fn inflated_size_estimate(reader: impl Read, stored: u64, trailer: u64) -> O
 
 /// [`inflated_size_estimate`] of a gzip held in memory.
 pub fn inflated_size_of(compressed: &[u8]) -> Option<u64> {
-    let trailer = compressed
+    inflated_size_estimate(compressed, compressed.len() as u64, trailer_of(compressed))
+}
+
+/// The size the last member's trailer announces (mod 2^32; 0 for fewer than 4 bytes).
+pub fn trailer_of(compressed: &[u8]) -> u64 {
+    compressed
         .len()
         .checked_sub(4)
         .and_then(|at| compressed.get(at..))
         .and_then(|tail| <[u8; 4]>::try_from(tail).ok())
-        .map_or(0, |tail| u64::from(u32::from_le_bytes(tail)));
-    inflated_size_estimate(compressed, compressed.len() as u64, trailer)
+        .map_or(0, |tail| u64::from(u32::from_le_bytes(tail)))
+}
+
+/// The JSON a gzip of `stored` bytes is taken to hold where memory is planned: the larger of
+/// its `estimate` ([`inflated_size_estimate`]), its `trailer` and [`LEAST_RATIO`] times it.
+pub fn json_bytes_at_least(estimate: Option<u64>, stored: u64, trailer: u64) -> u64 {
+    estimate
+        .unwrap_or(0)
+        .max(trailer)
+        .max(stored.saturating_mul(LEAST_RATIO))
 }
 
 /// A reader that counts the bytes it gives.

@@ -126,13 +126,7 @@ pub fn stream_events_in_blocks(
 /// The size a gzip file's trailer announces (mod 2^32), trusted only up to the deflate
 /// format's maximum ratio so that a damaged trailer cannot make us reserve gigabytes.
 fn inflated_size_hint(compressed: &[u8]) -> usize {
-    let hinted = compressed
-        .len()
-        .checked_sub(4)
-        .and_then(|at| compressed.get(at..))
-        .and_then(|tail| <[u8; 4]>::try_from(tail).ok())
-        .map(|tail| u32::from_le_bytes(tail) as usize)
-        .unwrap_or(0);
+    let hinted = usize::try_from(gzip_size::trailer_of(compressed)).unwrap_or(usize::MAX);
     hinted.min(compressed.len().saturating_mul(1032))
 }
 

@@ -93,11 +93,8 @@ impl MemoryBudget {
         match stdin::ends_within(STDIN_READ_AHEAD_BYTES) {
             None => true,
             Some(input) => {
-                // A gzip at its sampled size, at least 4x the bytes read.
                 let json = if input.gzipped {
-                    (input.stored as u64)
-                        .saturating_mul(gzip_size::LEAST_RATIO)
-                        .max(input.json)
+                    gzip_size::json_bytes_at_least(Some(input.json), input.stored as u64, 0)
                 } else {
                     input.json
                 };
@@ -173,11 +170,8 @@ pub fn in_memory_estimate(path: &Path) -> Option<u64> {
         // The trailer is the last member's size only: the file's beginning says the rest.
         let sampled = std::fs::File::open(path)
             .ok()
-            .and_then(|file| gzip_size::inflated_size_estimate(file, stored, trailer))
-            .unwrap_or(0);
-        trailer
-            .max(sampled)
-            .max(stored.saturating_mul(gzip_size::LEAST_RATIO))
+            .and_then(|file| gzip_size::inflated_size_estimate(file, stored, trailer));
+        gzip_size::json_bytes_at_least(sampled, stored, trailer)
     } else {
         stored
     };
