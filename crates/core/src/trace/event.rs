@@ -238,6 +238,15 @@ pub fn micros_text_to_nanos(text: &str) -> Option<Nanos> {
             .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
         return micros.checked_mul(1000);
     }
+    // Most others are `digits.digits` (Kineto's `ts` with three decimals): one pass too.
+    if let Some(nanos) = plain_decimal_micros(text.as_bytes()) {
+        return Some(nanos);
+    }
+    any_micros_text_to_nanos(text)
+}
+
+/// [`micros_text_to_nanos`] for any text, without its fast paths.
+fn any_micros_text_to_nanos(text: &str) -> Option<Nanos> {
     let text = text.trim();
     if text.contains(['e', 'E']) {
         return micros_to_nanos_float(text.parse::<f64>().ok()?);
@@ -263,6 +272,39 @@ pub fn micros_text_to_nanos(text: &str) -> Option<Nanos> {
     Some(if negative { -nanos } else { nanos })
 }
 
+/// `text` as [`micros_text_to_nanos`] reads it, where it is 1 to 18 digits, `.` and one
+/// digit or more (no sign, no spaces); `None` for anything else, left to the general reading.
+fn plain_decimal_micros(text: &[u8]) -> Option<Nanos> {
+    let point = text.iter().position(|&b| b == b'.')?;
+    let (whole, fraction) = (text.get(..point)?, text.get(point + 1..)?);
+    if !(1..=18).contains(&whole.len()) || fraction.is_empty() {
+        return None;
+    }
+    let mut micros = 0i64;
+    for &digit in whole {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        micros = micros * 10 + i64::from(digit - b'0');
+    }
+    let mut nanos = 0i64;
+    for (i, &digit) in fraction.iter().enumerate() {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        match i {
+            0..=2 => nanos = nanos * 10 + i64::from(digit - b'0'),
+            3 if digit >= b'5' => nanos += 1,
+            _ => {}
+        }
+    }
+    // Fewer than three decimals: `1.5` is 1500 ns.
+    for _ in fraction.len()..3 {
+        nanos *= 10;
+    }
+    micros.checked_mul(1000)?.checked_add(nanos)
+}
+
 /// Fractional microseconds to [`Nanos`], for exponent notation.
 pub fn micros_to_nanos_float(micros: f64) -> Option<Nanos> {
     let nanos = (micros * 1000.0).round();
@@ -277,6 +319,45 @@ pub fn micros_to_nanos_float(micros: f64) -> Option<Nanos> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass reading of `digits.digits` gives what the general reading gives, on every
+    /// length of whole and fraction and every rounding digit.
+    #[test]
+    fn plain_decimals_read_as_the_general_reading_reads_them() {
+        let mut checked = 0;
+        for whole in [
+            "0",
+            "7",
+            "12",
+            "4458676522690",
+            "999999999999999999",
+            "1000000000000000000",
+        ] {
+            for fraction in [
+                "", "0", "5", "65", "655", "6554", "6555", "9995", "99999", "1234567",
+            ] {
+                for text in [
+                    format!("{whole}.{fraction}"),
+                    format!("{whole}.{fraction}x"),
+                ] {
+                    let general = any_micros_text_to_nanos(&text);
+                    if let Some(fast) = plain_decimal_micros(text.as_bytes()) {
+                        assert_eq!(Some(fast), general, "{text}");
+                        checked += 1;
+                    }
+                    assert_eq!(micros_text_to_nanos(&text), general, "{text}");
+                }
+            }
+        }
+        assert_eq!(
+            plain_decimal_micros(b"4458676522690.655"),
+            Some(4_458_676_522_690_655)
+        );
+        assert_eq!(plain_decimal_micros(b"1.5"), Some(1500));
+        assert_eq!(plain_decimal_micros(b"1.0005"), Some(1001));
+        // Four wholes fit (the last two overflow once in nanoseconds), nine fractions each.
+        assert_eq!(checked, 36);
+    }
 
     #[test]
     fn every_era_spelling_maps_to_one_category() {

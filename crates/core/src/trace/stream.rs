@@ -397,29 +397,24 @@ impl<'p> Stream<'p> {
         last: bool,
     ) -> Result<BlockEnd, TraceError> {
         let bytes = block.get(self.start..).unwrap_or_default();
-        let text = utf8_prefix(bytes);
-        // The whole block must be text for the chunks (a block ends mid-character only
-        // where it was cut by size, never when it is the last).
-        let whole_text = text.len() == bytes.len() || (!last && bytes.len() - text.len() < 4);
-        if whole_text {
-            let limit = if last {
-                Some(text.len())
-            } else {
-                let from = text.len().saturating_sub(CUT_WINDOW_BYTES);
-                chunked::least_indented_cut(text.as_bytes(), from, text.len())
-                    .filter(|&cut| cut > 0)
-            };
-            if let Some(limit) = limit {
-                let parsed = self.parse_in_chunks(block, text, limit, last);
-                if let Some((chunks, array_end)) = parsed {
-                    for chunk in chunks {
-                        assembler.append(chunk)?;
-                    }
-                    return Ok(match array_end {
-                        Some(after) => BlockEnd::ArrayEnd(after),
-                        None => BlockEnd::Carry(limit),
-                    });
+        // Each chunk is checked to be UTF-8 text by the thread that parses it; the bytes
+        // after the last cut are carried into the next block, to be checked there (a block
+        // ends mid-character where it was cut by size).
+        let limit = if last {
+            Some(bytes.len())
+        } else {
+            let from = bytes.len().saturating_sub(CUT_WINDOW_BYTES);
+            chunked::least_indented_cut(bytes, from, bytes.len()).filter(|&cut| cut > 0)
+        };
+        if let Some(limit) = limit {
+            if let Some((chunks, array_end)) = self.parse_in_chunks(block, bytes, limit, last) {
+                for chunk in chunks {
+                    assembler.append(chunk)?;
                 }
+                return Ok(match array_end {
+                    Some(after) => BlockEnd::ArrayEnd(after),
+                    None => BlockEnd::Carry(limit),
+                });
             }
         }
         parse_sequential(assembler, bytes, last).map_err(|failure| match failure {
@@ -474,21 +469,21 @@ impl<'p> Stream<'p> {
 type Chunks<'p> = (Vec<TraceAssembler<'p>>, Option<usize>);
 
 impl<'p> Stream<'p> {
-    /// The events of `text[..limit]` (from a boundary to a boundary, or, when `last`, to
-    /// the array's `]`; `text` is `block` from `self.start`) parsed in chunks, the first on
+    /// The events of `bytes[..limit]` (from a boundary to a boundary, or, when `last`, to
+    /// the array's `]`; `bytes` is `block` from `self.start`) parsed in chunks, the first on
     /// this thread and the others on the pool's, in file order, and the offset after `]`
-    /// when `last`; `None` where a cut is refused or anything does not parse.
+    /// when `last`; `None` where a cut is refused, a chunk is not UTF-8 text or anything does
+    /// not parse.
     fn parse_in_chunks(
         &self,
         block: &Arc<Vec<u8>>,
-        text: &str,
+        bytes: &[u8],
         limit: usize,
         last: bool,
     ) -> Option<Chunks<'p>> {
         let chunks = (self.pool.threads() + 1)
             .min(limit / MIN_CHUNK_BYTES)
             .max(1);
-        let bytes = text.as_bytes();
         let mut cuts = vec![0];
         for i in 1..chunks {
             let from = (limit / chunks * i).max(cuts.last().map_or(0, |&c| c + 1));
@@ -512,15 +507,17 @@ impl<'p> Stream<'p> {
             .zip(&ends)
             .skip(1)
             .map(|(&start, &end)| {
-                let end = end.unwrap_or(text.len());
+                let end = end.unwrap_or(bytes.len());
                 (
                     self.start + start..self.start + end,
-                    end == text.len() && last,
+                    end == bytes.len() && last,
                 )
             })
             .collect();
+        let first_end = ends.first().copied().flatten();
         let (first, parsed) = self.pool.parse_beside(block, &later, || {
-            chunked::parse_chunk(text, 0, ends.first().copied().flatten(), self.path)
+            let text = std::str::from_utf8(bytes.get(..first_end.unwrap_or(bytes.len()))?).ok()?;
+            chunked::parse_chunk(text, 0, first_end, self.path)
         });
         let mut assemblers = Vec::with_capacity(cuts.len());
         let (first, mut array_end) = first?;
