@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 use std::fs::File;
-use std::io::{BufReader, ErrorKind};
+use std::io::{BufRead, BufReader, ErrorKind};
 
 use super::sortable::Sortable;
 
@@ -19,11 +19,27 @@ impl<T: Sortable> Source<T> {
     /// The source's next record, `None` at its end.
     fn next_record(&mut self) -> std::io::Result<Option<T>> {
         match self {
-            Source::Disk(reader) => match T::decode(reader) {
-                Ok(record) => Ok(Some(record)),
-                Err(error) if error.kind() == ErrorKind::UnexpectedEof => Ok(None),
-                Err(error) => Err(error),
-            },
+            Source::Disk(reader) => {
+                // From the reader's buffer where the record lies whole in it: a field is
+                // then a load, where through the reader it is a call to copy a few bytes
+                // (a third of the merge's time).
+                let mut buffered = reader.fill_buf()?;
+                let before = buffered.len();
+                if before == 0 {
+                    return Ok(None);
+                }
+                if let Ok(record) = T::decode(&mut buffered) {
+                    let used = before - buffered.len();
+                    reader.consume(used);
+                    return Ok(Some(record));
+                }
+                // The record runs past the buffer (or is bad, which reading it again says).
+                match T::decode(reader) {
+                    Ok(record) => Ok(Some(record)),
+                    Err(error) if error.kind() == ErrorKind::UnexpectedEof => Ok(None),
+                    Err(error) => Err(error),
+                }
+            }
             Source::Memory(records) => Ok(records.next()),
         }
     }

@@ -192,6 +192,49 @@ mod tests {
         }
     }
 
+    /// A record of 13 bytes: segments of 1024 of them cross the boundaries of the reader's
+    /// 8 KiB buffer inside a record, where the merge reads through the reader instead of
+    /// from the buffer.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Odd(u32, u64);
+
+    impl Sortable for Odd {
+        fn encode<W: std::io::Write>(&self, writer: &mut W) -> std::io::Result<()> {
+            writer.write_all(&[0xA5])?;
+            writer.write_all(&self.0.to_le_bytes())?;
+            writer.write_all(&self.1.to_le_bytes())
+        }
+
+        fn decode<R: std::io::Read>(reader: &mut R) -> std::io::Result<Self> {
+            let mut bytes = [0u8; 13];
+            reader.read_exact(&mut bytes)?;
+            if bytes[0] != 0xA5 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "marker",
+                ));
+            }
+            let key = u32::from_le_bytes(bytes[1..5].try_into().unwrap());
+            Ok(Odd(key, u64::from_le_bytes(bytes[5..].try_into().unwrap())))
+        }
+    }
+
+    #[test]
+    fn records_across_the_read_buffer_come_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let records: Vec<Odd> = (0..10_000u64)
+            .map(|i| Odd((i.wrapping_mul(2_654_435_761) % 101) as u32, i))
+            .collect();
+        let mut sorter = sorter(1, dir.path(), "odd").pushed_by(|a: &Odd, b: &Odd| a.0.cmp(&b.0));
+        for &record in &records {
+            sorter.push(record).unwrap();
+        }
+        let got: Vec<Odd> = sorter.done().unwrap().map(|r| r.unwrap()).collect();
+        let mut expected = records;
+        expected.sort_by_key(|r| r.0);
+        assert_eq!(got, expected);
+    }
+
     #[test]
     fn a_segment_is_capped_whatever_the_budget_allows() {
         assert_eq!(segment_records(0), MIN_SEGMENT_RECORDS);
