@@ -15,7 +15,7 @@
 
 use std::cmp::Ordering;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufReader, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 pub use super::merge::Merged;
@@ -23,6 +23,9 @@ pub use super::sortable::Sortable;
 
 /// Records one sorter keeps in memory before it writes a sorted segment, at most.
 pub const MAX_SEGMENT_RECORDS: usize = 1 << 17;
+
+/// Encoded bytes gathered before a segment's file is written to.
+const STAGED_BYTES: usize = 64 << 10;
 
 /// Records one sorter keeps in memory, at least (below, the segment files' overhead shows).
 const MIN_SEGMENT_RECORDS: usize = 1024;
@@ -101,12 +104,18 @@ where
             .create(true)
             .truncate(true)
             .open(path)?;
-        let mut writer = BufWriter::new(file);
+        // Encoded into memory and written a piece at a time: a field is then a store, where
+        // into a `BufWriter` it is a call to copy a few bytes.
+        let mut file = file;
+        let mut staged = Vec::with_capacity(STAGED_BYTES + 1024);
         for record in self.buffer.drain(..) {
-            record.encode(&mut writer)?;
+            record.encode(&mut staged)?;
+            if staged.len() >= STAGED_BYTES {
+                file.write_all(&staged)?;
+                staged.clear();
+            }
         }
-        writer.flush()?;
-        let mut file = writer.into_inner().map_err(|e| e.into_error())?;
+        file.write_all(&staged)?;
         file.seek(SeekFrom::Start(0))?;
         self.segments.push(BufReader::new(file));
         Ok(())
