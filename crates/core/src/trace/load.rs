@@ -113,6 +113,8 @@ pub fn stream_events_in_blocks(
         Some(block) if std::env::var_os(BLOCK_BYTES_VARIABLE).is_none() => block.max(1),
         _ => block_and_whole_bytes().0,
     };
+    // A streamed pass makes and frees its buffers block after block: small pages are cheaper.
+    buffer::no_huge_pages_from_now();
     if path.as_os_str() == STDIN_PATH {
         return stream::stream_reader_in_blocks(super::stdin::reader(), path, block, sink);
     }
