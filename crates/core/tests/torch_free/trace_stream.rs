@@ -353,3 +353,64 @@ fn standard_input_is_held_when_it_ends_within_the_read_ahead_and_streamed_beyond
         "{stderr}"
     );
 }
+
+/// A trace of `events` ops whose names hold characters of two, three and four bytes; the
+/// event `bad` (when given) has a byte that is not UTF-8 in its name.
+fn multibyte_trace(events: usize, bad: Option<usize>) -> Vec<u8> {
+    let mut json = b"{\"traceEvents\": [\n".to_vec();
+    for i in 0..events {
+        if i > 0 {
+            json.extend_from_slice(b",\n");
+        }
+        json.extend_from_slice(
+            format!(
+                "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op \u{b5}s \u{2192} \u{1f600} {}",
+                i % 37
+            )
+            .as_bytes(),
+        );
+        if bad == Some(i) {
+            json.push(0xff);
+        }
+        json.extend_from_slice(
+            format!(
+                "\", \"pid\": 1, \"tid\": 1, \"ts\": {i}.5, \"dur\": 1, \"args\": {{\"External id\": {i}}}}}"
+            )
+            .as_bytes(),
+        );
+    }
+    json.extend_from_slice(b"\n]}\n");
+    json
+}
+
+#[test]
+fn characters_of_several_bytes_read_the_same_wherever_a_block_ends() {
+    // Odd block sizes put block ends inside characters of two to four bytes: each chunk is
+    // checked as text by the thread that parses it, and the bytes after a block's last cut,
+    // a character's first bytes among them, are carried into the next block.
+    let path = Path::new("multibyte.json");
+    let json = multibyte_trace(3000, None);
+    let whole = trace::load_bytes(json.clone(), path).unwrap();
+    assert_eq!(whole.counts.kept, 3000);
+    for block in [4093, 4096, 65_537] {
+        assert_same(&whole, &streamed(&json, path, block), &format!("@{block}"));
+    }
+}
+
+#[test]
+fn a_byte_that_is_not_utf8_is_named_by_its_offset_in_a_stream() {
+    let path = Path::new("bad.json");
+    let json = multibyte_trace(3000, Some(2000));
+    let at = json.iter().position(|&b| b == 0xff).unwrap();
+    assert!(trace::load_bytes(json.clone(), path).is_err());
+    for block in [4093, 65_537] {
+        let error = trace::load_reader_in_blocks(Cursor::new(json.clone()), path, block, 0)
+            .err()
+            .unwrap_or_else(|| panic!("@{block}: read"))
+            .to_string();
+        assert!(
+            error.contains(&at.to_string()),
+            "@{block}: {error} (byte {at})"
+        );
+    }
+}
