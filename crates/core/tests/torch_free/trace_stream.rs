@@ -414,3 +414,16 @@ fn a_byte_that_is_not_utf8_is_named_by_its_offset_in_a_stream() {
         );
     }
 }
+
+#[test]
+fn a_stream_read_beside_others_takes_smaller_blocks() {
+    let alone = trace::default_block_bytes();
+    let shared = trace::with_cores_shared_by(2, trace::default_block_bytes);
+    assert!(alone >= 8 << 20, "{alone}");
+    assert!(
+        (2 << 20..alone).contains(&shared),
+        "{shared} against {alone}"
+    );
+    // Nothing changes outside the call.
+    assert_eq!(trace::default_block_bytes(), alone);
+}
