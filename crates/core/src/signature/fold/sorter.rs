@@ -1,9 +1,9 @@
 //! The external sorters of the streamed passes (classify's fold, predict's steps): records kept
 //! in memory up to a segment's size, then sorted and written to a file of their own, merged
-//! when read back ([`super::merge`]), each record encoded by its [`Sortable`]. Until 27 Nov 2026
-//! this was the `extsort` crate, whose merge kept 20 records of every segment in one heap and scanned every segment
-//! whenever one ran dry: at 16 GB of JSON, 183 segments a sorter, that merge was most of the
-//! 9.4 s the classify spent alone on one core after the last block.
+//! when read back ([`super::merge`]), each record encoded by its [`Sortable`]. Until 27 Nov
+//! 2026 this was the `extsort` crate, whose merge kept 20 records of every segment in one heap
+//! and scanned every segment whenever one ran dry: at 16 GB of JSON, 183 segments a sorter,
+//! that merge was most of the 9.4 s the classify spent alone on one core after the last block.
 //!
 //! A segment holds at most [`MAX_SEGMENT_RECORDS`] records, whatever the memory budget allows:
 //! larger segments saved no time (a 1 GB generated trace, streamed classify, 2.10 s of user
@@ -98,7 +98,7 @@ where
     fn write_segment(&mut self) -> std::io::Result<()> {
         self.buffer.sort_by(&self.cmp);
         let path = self.place.folder.join(self.segments.len().to_string());
-        let file = File::options()
+        let mut file = File::options()
             .read(true)
             .write(true)
             .create(true)
@@ -106,7 +106,6 @@ where
             .open(path)?;
         // Encoded into memory and written a piece at a time: a field is then a store, where
         // into a `BufWriter` it is a call to copy a few bytes.
-        let mut file = file;
         let mut staged = Vec::with_capacity(STAGED_BYTES + 1024);
         for record in self.buffer.drain(..) {
             record.encode(&mut staged)?;
