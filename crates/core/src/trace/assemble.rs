@@ -129,7 +129,33 @@ impl<'p> TraceAssembler<'p> {
     /// Appends what `later` assembled from the events that follow this assembler's in the
     /// file (a chunk parsed on another core). Its strings are interned here in the order
     /// `later` first saw them, so every id comes out as a single pass would have numbered it.
-    pub fn append(&mut self, later: TraceAssembler<'_>) -> Result<(), TraceError> {
+    pub fn append(&mut self, mut later: TraceAssembler<'_>) -> Result<(), TraceError> {
+        self.adopt_strings_of(&mut later)?;
+        self.events.append(&mut later.events);
+        self.add_counts_of(&later);
+        Ok(())
+    }
+
+    /// [`Self::append`] for a streamed trace: `later`'s events, their strings renamed in
+    /// place, go straight to `sink` (after any events still held here, in file order)
+    /// instead of being moved onto this assembler's first.
+    pub fn append_into(
+        &mut self,
+        mut later: TraceAssembler<'_>,
+        sink: &mut EventSink<'_>,
+    ) -> Result<(), TraceError> {
+        self.drain_into(sink)?;
+        self.adopt_strings_of(&mut later)?;
+        self.add_counts_of(&later);
+        if later.events.is_empty() {
+            return Ok(());
+        }
+        self.drained_gpu_activity |= later.events.iter().any(|e| e.category.is_gpu_activity());
+        sink(&later.events, &self.strings)
+    }
+
+    /// Interns `later`'s strings here and renames its events' strings to these ids.
+    fn adopt_strings_of(&mut self, later: &mut TraceAssembler<'_>) -> Result<(), TraceError> {
         let mut ids = Vec::with_capacity(later.strings.len());
         for (_, text) in later.strings.iter() {
             ids.push(self.intern(text)?);
@@ -140,25 +166,25 @@ impl<'p> TraceAssembler<'p> {
             number => number,
         };
         let map_input = |id: Option<StrId>| id.map(map);
-        self.events.reserve(later.events.len());
-        self.events
-            .extend(later.events.into_iter().map(|mut event| {
-                event.name = map(event.name);
-                event.pid = map_execution(event.pid);
-                event.tid = map_execution(event.tid);
-                let inputs = &mut event.args.inputs;
-                inputs.dims = map_input(inputs.dims);
-                inputs.types = map_input(inputs.types);
-                inputs.strides = map_input(inputs.strides);
-                inputs.concrete = map_input(inputs.concrete);
-                event
-            }));
+        for event in &mut later.events {
+            event.name = map(event.name);
+            event.pid = map_execution(event.pid);
+            event.tid = map_execution(event.tid);
+            let inputs = &mut event.args.inputs;
+            inputs.dims = map_input(inputs.dims);
+            inputs.types = map_input(inputs.types);
+            inputs.strides = map_input(inputs.strides);
+            inputs.concrete = map_input(inputs.concrete);
+        }
+        Ok(())
+    }
+
+    fn add_counts_of(&mut self, later: &TraceAssembler<'_>) {
         self.counts.total += later.counts.total;
         self.counts.kept += later.counts.kept;
         self.counts.flows += later.counts.flows;
         self.counts.ignored += later.counts.ignored;
         self.saw_hip_api |= later.saw_hip_api;
-        Ok(())
     }
 
     /// Hands the events assembled so far to `sink` and forgets them (a streamed trace

@@ -178,7 +178,7 @@ fn read_with<'p, R: Read + Send + 'static>(
     loop {
         while stream.text().len() < block_bytes && stream.read_more()? {}
         let last = stream.summary.is_some();
-        let end = stream.events_block(&mut assembler, last)?;
+        let end = stream.events_block(&mut assembler, last, sink.as_deref_mut())?;
         if let Some(sink) = sink.as_deref_mut() {
             assembler.drain_into(sink)?;
         }
@@ -390,15 +390,17 @@ impl<'p> Stream<'p> {
     }
 
     /// The events of `buf` (which starts at an event boundary) up to its last boundary, or
-    /// to the array's end when the input has ended (`last`).
+    /// to the array's end when the input has ended (`last`); a streamed trace's go to `sink`
+    /// a chunk at a time (or are left on `assembler` to be drained).
     fn events_block(
         &mut self,
         assembler: &mut TraceAssembler<'p>,
         last: bool,
+        sink: Option<&mut EventSink<'_>>,
     ) -> Result<BlockEnd, TraceError> {
         // The block is shared with the pool's threads while it is parsed, then taken back.
         let block = Arc::new(std::mem::take(&mut self.buf));
-        let end = self.events_in(&block, assembler, last);
+        let end = self.events_in(&block, assembler, last, sink);
         self.buf = Arc::try_unwrap(block).unwrap_or_else(|block| block.as_ref().clone());
         end
     }
@@ -409,6 +411,7 @@ impl<'p> Stream<'p> {
         block: &Arc<Vec<u8>>,
         assembler: &mut TraceAssembler<'p>,
         last: bool,
+        mut sink: Option<&mut EventSink<'_>>,
     ) -> Result<BlockEnd, TraceError> {
         let bytes = block.get(self.start..).unwrap_or_default();
         // Each chunk is checked to be UTF-8 text by the thread that parses it; the bytes
@@ -423,7 +426,10 @@ impl<'p> Stream<'p> {
         if let Some(limit) = limit {
             if let Some((chunks, array_end)) = self.parse_in_chunks(block, bytes, limit, last) {
                 for chunk in chunks {
-                    assembler.append(chunk)?;
+                    match sink.as_deref_mut() {
+                        Some(sink) => assembler.append_into(chunk, sink)?,
+                        None => assembler.append(chunk)?,
+                    }
                 }
                 return Ok(match array_end {
                     Some(after) => BlockEnd::ArrayEnd(after),

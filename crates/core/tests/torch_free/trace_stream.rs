@@ -119,6 +119,43 @@ fn streaming_gives_the_whole_file_parse_on_every_trace() {
 }
 
 #[test]
+fn events_handed_to_a_sink_a_chunk_at_a_time_are_the_whole_file_parse_in_order() {
+    // A streamed classify or predict takes the events as each block's chunks are parsed (each
+    // chunk's string ids renamed to the trace's, in place): the events the sink saw, in the
+    // order it saw them, are the whole-file parse's, with the same string ids.
+    for path in every_kineto_trace() {
+        let json = inflate(&std::fs::read(&path).expect("read trace"));
+        let name = path.display().to_string();
+        let whole = trace::load_bytes(json.clone(), &path).unwrap_or_else(|e| panic!("{e}"));
+        let block = if json.len() < (4 << 20) { 4096 } else { 1 << 20 };
+        let mut seen = Vec::new();
+        let mut calls = 0usize;
+        let read = trace::stream_reader_in_blocks(
+            Cursor::new(json),
+            &path,
+            block,
+            &mut |events: &[trace::Event], _: &trace::StringTable| {
+                calls += 1;
+                seen.extend_from_slice(events);
+                Ok(())
+            },
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(read.events.is_empty(), "{name}: the streamed trace kept events");
+        assert_eq!(seen.len(), whole.events.len(), "{name}: events");
+        assert!(seen == whole.events, "{name}: the sink's events differ");
+        assert!(
+            whole.strings.iter().eq(read.strings.iter()),
+            "{name}: string ids differ"
+        );
+        assert_eq!(whole.counts, read.counts, "{name}: counts");
+        if whole.events.len() > 10_000 {
+            assert!(calls > 2, "{name}: {calls} calls, not a block's chunks at a time");
+        }
+    }
+}
+
+#[test]
 fn a_large_file_is_streamed_by_load_and_reads_the_same() {
     // `trace::load` streams a file larger than a block: with 64 KiB blocks the 26 MB
     // cudagraph trace is ~400 blocks, and the result is the in-memory one.
