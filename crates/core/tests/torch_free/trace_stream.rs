@@ -127,7 +127,11 @@ fn events_handed_to_a_sink_a_chunk_at_a_time_are_the_whole_file_parse_in_order()
         let json = inflate(&std::fs::read(&path).expect("read trace"));
         let name = path.display().to_string();
         let whole = trace::load_bytes(json.clone(), &path).unwrap_or_else(|e| panic!("{e}"));
-        let block = if json.len() < (4 << 20) { 4096 } else { 1 << 20 };
+        let block = if json.len() < (4 << 20) {
+            4096
+        } else {
+            1 << 20
+        };
         let mut seen = Vec::new();
         let mut calls = 0usize;
         let read = trace::stream_reader_in_blocks(
@@ -141,7 +145,10 @@ fn events_handed_to_a_sink_a_chunk_at_a_time_are_the_whole_file_parse_in_order()
             },
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(read.events.is_empty(), "{name}: the streamed trace kept events");
+        assert!(
+            read.events.is_empty(),
+            "{name}: the streamed trace kept events"
+        );
         assert_eq!(seen.len(), whole.events.len(), "{name}: events");
         assert!(seen == whole.events, "{name}: the sink's events differ");
         assert!(
@@ -150,7 +157,10 @@ fn events_handed_to_a_sink_a_chunk_at_a_time_are_the_whole_file_parse_in_order()
         );
         assert_eq!(whole.counts, read.counts, "{name}: counts");
         if whole.events.len() > 10_000 {
-            assert!(calls > 2, "{name}: {calls} calls, not a block's chunks at a time");
+            assert!(
+                calls > 2,
+                "{name}: {calls} calls, not a block's chunks at a time"
+            );
         }
     }
 }
