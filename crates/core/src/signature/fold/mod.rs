@@ -19,6 +19,7 @@
 //! The file is byte-identical to the in-memory classify's (tested on every shared trace).
 //! A trace with no GPU activity (classified by its host ops) is not handled here.
 
+mod ahead;
 pub mod budget;
 mod contexts;
 mod join;
@@ -125,20 +126,25 @@ pub fn classify_streamed(path: &Path, options: &FoldOptions) -> Result<Signature
 
     let mut links =
         sorter::sorter(options.records_in_memory, dir, "links").pushed_by(link_order as LinkOrder);
-    let swept = sweep::sweep(
-        host.done().map_err(spill)?,
-        &trace.strings,
-        &threads,
-        &regions,
-        &mut links,
-    )
+    // Each merge is read on a thread of its own, beside the sweep or the join that takes it.
+    let swept = std::thread::scope(|scope| {
+        sweep::sweep(
+            ahead::read_ahead(scope, host.done()?),
+            &trace.strings,
+            &threads,
+            &regions,
+            &mut links,
+        )
+    })
     .map_err(spill)?;
-    let joined = join::join(
-        activities.done().map_err(spill)?,
-        links.done().map_err(spill)?,
-        &swept.contexts,
-        &trace.strings,
-    )
+    let joined = std::thread::scope(|scope| {
+        join::join(
+            ahead::read_ahead(scope, activities.done()?),
+            ahead::read_ahead(scope, links.done()?),
+            &swept.contexts,
+            &trace.strings,
+        )
+    })
     .map_err(io)?;
     let compiled_code = regions.total(|thread, _| swept.seen.get(thread).copied().unwrap_or(0));
     let file = describe(trace, joined, &swept.contexts, compiled_code, path);
