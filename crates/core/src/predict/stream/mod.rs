@@ -38,6 +38,7 @@ mod windows;
 
 use std::path::{Path, PathBuf};
 
+use crate::signature::fold::ahead::read_ahead;
 use crate::signature::fold::budget::MemoryBudget;
 use crate::trace::{Platform, TraceError};
 
@@ -135,45 +136,46 @@ pub fn predict_streamed_with(
     let windows = Windows::new(steps);
 
     let memory = options.records_in_memory;
-    let mut routed = record_sorter(memory, dir, "routed", by_step);
-    join::sweep_streams(
-        activities.done().map_err(spill)?,
-        &mut correlated,
-        &mut routed,
-        &windows,
-    )
-    .map_err(spill)?;
-    for record in host.done().map_err(spill)? {
-        let record = record.map_err(spill)?;
-        let touching = windows.touching(record.event.ts_ns, record.event.end_ns());
-        sink::route(&mut routed, &record, touching).map_err(spill)?;
-    }
-    let mut samples = medians::SampleSink::new(memory, dir);
-    let mut requests = record_sorter(memory, dir, "event_records", by_correlation);
-    join::join_correlations(
-        correlated.done().map_err(spill)?,
-        &trace.strings,
-        &windows,
-        &mut routed,
-        &mut requests,
-        &mut samples,
-    )
-    .map_err(spill)?;
-    event_records::route_records(requests.done().map_err(spill)?, &mut routed).map_err(spill)?;
-    let mut threads: Vec<_> = host_threads.into_keys().collect();
-    threads.sort_unstable();
-    let facts = StepFacts {
-        previous_end: Vec::new(),
-        typical: samples.typical().map_err(spill)?,
-        host_threads: threads,
-    };
-    let results = step::predict_steps(
-        routed.done().map_err(spill)?,
-        &windows,
-        &mut trace,
-        facts,
-        on_step,
-    )
+    // Each sorter's merge is read on a thread of its own, beside the code that takes it.
+    let results = std::thread::scope(|scope| -> std::io::Result<_> {
+        let mut routed = record_sorter(memory, dir, "routed", by_step);
+        join::sweep_streams(
+            read_ahead(scope, activities.done()?),
+            &mut correlated,
+            &mut routed,
+            &windows,
+        )?;
+        for record in read_ahead(scope, host.done()?) {
+            let record = record?;
+            let touching = windows.touching(record.event.ts_ns, record.event.end_ns());
+            sink::route(&mut routed, &record, touching)?;
+        }
+        let mut samples = medians::SampleSink::new(memory, dir);
+        let mut requests = record_sorter(memory, dir, "event_records", by_correlation);
+        join::join_correlations(
+            read_ahead(scope, correlated.done()?),
+            &trace.strings,
+            &windows,
+            &mut routed,
+            &mut requests,
+            &mut samples,
+        )?;
+        event_records::route_records(read_ahead(scope, requests.done()?), &mut routed)?;
+        let mut threads: Vec<_> = host_threads.into_keys().collect();
+        threads.sort_unstable();
+        let facts = StepFacts {
+            previous_end: Vec::new(),
+            typical: samples.typical()?,
+            host_threads: threads,
+        };
+        step::predict_steps(
+            read_ahead(scope, routed.done()?),
+            &windows,
+            &mut trace,
+            facts,
+            on_step,
+        )
+    })
     .map_err(spill)?;
     drop(work);
     Ok(

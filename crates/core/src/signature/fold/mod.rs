@@ -19,7 +19,7 @@
 //! The file is byte-identical to the in-memory classify's (tested on every shared trace).
 //! A trace with no GPU activity (classified by its host ops) is not handled here.
 
-mod ahead;
+pub(crate) mod ahead;
 pub mod budget;
 mod contexts;
 mod join;
