@@ -32,7 +32,7 @@ pub struct StringTableFull;
 #[derive(Debug, Default, Clone)]
 pub struct StringTable {
     strings: Vec<Box<str>>,
-    index: HashMap<Box<str>, StrId, BuildHasherDefault<FxHasher>>,
+    index: HashMap<Box<str>, StrId, rustc_hash::FxBuildHasher>,
 }
 
 impl StringTable {
