@@ -22,6 +22,7 @@ mod fuzz_corpus;
 mod inductor_kernels;
 mod inductor_triton;
 mod predict_kineto_cases;
+mod predict_kineto_real;
 mod predict_profile;
 mod predict_streamed;
 mod predict_timeline;
