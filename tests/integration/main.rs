@@ -45,5 +45,6 @@ mod selftest_model;
 mod sequence_cli;
 mod sequence_flow_cli;
 mod shard_merge;
+mod shard_merge_benches;
 mod torchscript_gpt2_trace;
 mod zoo_compare;
