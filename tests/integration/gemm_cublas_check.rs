@@ -10,6 +10,7 @@ use crate::common;
 use cublas_reference::{gemm, gemm_strided_batched, GemmCall, Transpose};
 use replay::replay::tier2_gemm::cuda::column_major_elements;
 use replay::replay::tier2_gemm::TorchGemmTarget;
+use replay::replay::tier3_libtorch::storage_len;
 use replay::signature::gemm::gemm_from_op;
 use replay::signature::op_inputs::OpInputs;
 use replay::signature::{BlasOp, GemmKernelRole, GemmOperand, GemmParams};
@@ -55,18 +56,6 @@ fn values(t: &Tensor) -> Vec<f64> {
     Vec::<f64>::try_from(&flat).expect("f64 tensor to Vec")
 }
 
-/// Elements of storage a view with these sizes and strides spans.
-fn span(sizes: &[i64], strides: &[i64]) -> i64 {
-    if sizes.contains(&0) {
-        return 0;
-    }
-    1 + sizes
-        .iter()
-        .zip(strides)
-        .map(|(&size, &stride)| (size - 1) * stride)
-        .sum::<i64>()
-}
-
 /// A tensor as PyTorch holds it: flat storage and a strided view of it.
 struct Strided {
     storage: Tensor,
@@ -75,7 +64,8 @@ struct Strided {
 
 fn strided(kind: Kind, sizes: &[i64], strides: &[i64]) -> Strided {
     let _turn = common::torch_generator_turn();
-    let storage = Tensor::randn([span(sizes, strides)], (Kind::Float, Device::Cpu)).to_kind(kind);
+    let storage =
+        Tensor::randn([storage_len(sizes, strides)], (Kind::Float, Device::Cpu)).to_kind(kind);
     let view = storage.as_strided(sizes, strides, 0);
     Strided { storage, view }
 }
