@@ -163,6 +163,7 @@ impl NativeTrace {
             source_profile,
             isolated,
             want_catalog: false,
+            ..PredictRequest::default()
         };
         let out = run_predict(py, &self.state, request)?;
         frame(py, &timeline_frames::predictions(&out))
@@ -182,6 +183,7 @@ impl NativeTrace {
             source_profile,
             isolated: None,
             want_catalog: true,
+            ..PredictRequest::default()
         };
         let out = run_predict(py, &self.state, request)?;
         // The last timeline asked for: the original, or the last what-if on top of the rest.
@@ -204,6 +206,7 @@ impl NativeTrace {
             source_profile,
             isolated: None,
             want_catalog: true,
+            ..PredictRequest::default()
         };
         let out = run_predict(py, &self.state, request)?;
         py.detach(|| {

@@ -38,6 +38,21 @@ pub struct PredictArgs {
     #[arg(long, value_name = "FILE")]
     pub isolated: Option<PathBuf>,
 
+    /// With --isolated: whose host durations the prediction runs with. `trace`: as the
+    /// trace recorded them (the profiler's cost included: with the trace's own per-signature
+    /// times this gives the trace's own model call back); `corrected`: the trace's less the
+    /// profiler's measured cost per recorded event; `model`: the host model (each op's host
+    /// cost measured without the profiler, by the replay and the profile's host section)
+    /// [default: model when --host-profile or --profile has a host section, else corrected]
+    #[arg(long, value_name = "trace|corrected|model", value_parser = parse_host_times, requires = "isolated")]
+    pub host_times: Option<predict::HostTimes>,
+
+    /// A calibration profile whose `host` section (the host's costs measured without the
+    /// profiler by `replay calibrate`) drives the host model of --isolated [default:
+    /// --profile's, when it has one]
+    #[arg(long, value_name = "PROFILE.json", requires = "isolated")]
+    pub host_profile: Option<PathBuf>,
+
     /// Ask the timeline "what if": tier1|tier2|tier3*F, kernel:REGEX*F, op:REGEX*F, host*F,
     /// launch*F, launch=US (launch=0: no host cost per launch, as with CUDA Graphs),
     /// durations=FILE (an isolated.json, by signature id). Repeatable: each applies on top
@@ -85,6 +100,10 @@ pub struct PredictArgs {
     /// available]
     #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
     pub memory_budget: Option<u64>,
+}
+
+fn parse_host_times(value: &str) -> Result<predict::HostTimes, String> {
+    value.parse()
 }
 
 /// The values of `--steps`.
@@ -185,6 +204,8 @@ fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<(
         source_profile: args.source_profile.clone(),
         isolated: args.isolated.clone(),
         want_catalog: args.perfetto.is_some(),
+        host_times: args.host_times,
+        host_profile: args.host_profile.clone(),
     };
     let out = predict::predict_trace(&loaded, trace_path, &request)?;
     let prediction = &out.prediction;
@@ -217,14 +238,22 @@ fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<(
             print!("{}", WhatIfOutcome::summary(outcomes, prediction));
             print!("{note}");
             println!(
-                "with the durations of {} ({}, {} signatures replayed): {:.1} us predicted against {:.1} us measured ({:+.1} %)",
+                "with the durations of {} ({}, {} signatures replayed), host times '{}': {:.1} us predicted against {:.1} us measured in the trace ({:+.1} %), the model call",
                 replayed.isolated,
                 replayed.isolated_device,
                 replayed.replayed_signatures,
+                replayed.host.host_times.name(),
                 replayed.predicted_us,
                 replayed.measured_us,
                 replayed.error_percent
             );
+            println!(
+                "  host {:.1} us, device {:.1} us: {}-bound; host: {}",
+                replayed.host_us, replayed.device_us, replayed.bound, replayed.host.host_model
+            );
+            for note in &replayed.host.notes {
+                println!("  note: {note}");
+            }
         }
         return Ok(());
     }

@@ -9,23 +9,28 @@ pub enum PredictError {
     /// window from (or every candidate step lasted 0 µs): there is no step time to check.
     #[error("{}: {}", path.display(), self.reason())]
     NothingToTime { path: PathBuf },
+    /// The host model asked for does not fit the trace (a GPU machine's host section for a
+    /// CPU trace).
+    #[error("{}: {message}", path.display())]
+    HostModel { path: PathBuf, message: String },
 }
 
 impl PredictError {
     /// The file the error is about.
     pub fn path(&self) -> &Path {
         match self {
-            PredictError::NothingToTime { path } => path,
+            PredictError::NothingToTime { path } | PredictError::HostModel { path, .. } => path,
         }
     }
 
     /// What is wrong, without the file name (for messages that name the file already).
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> &str {
         match self {
             PredictError::NothingToTime { .. } => {
                 "nothing to time: no ProfilerStep span and no host op or GPU activity with a \
                  duration"
             }
+            PredictError::HostModel { message, .. } => message,
         }
     }
 }

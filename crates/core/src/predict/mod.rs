@@ -31,6 +31,7 @@ mod durations;
 mod error;
 mod event_map;
 pub mod hardware;
+pub mod host_model;
 mod interruptions;
 mod model_call;
 pub mod prediction;
@@ -51,10 +52,13 @@ pub use catalog::{GemmShape, SignatureCatalog, SignatureInfo};
 pub use critical_path::{critical_path, StepNode};
 pub use durations::{Durations, SignatureDuration};
 pub use error::PredictError;
+pub use host_model::{HostReport, HostSettings, HostTimes};
 pub use interruptions::{remove_interruptions, Interruptions};
-pub use model_call::model_call_ns;
+pub use model_call::{measured_model_call_ns, model_call_ns, HostDeviceSplit};
 pub use prediction::{error_percent, Prediction, StepPrediction};
-pub use replayed::{replayed_durations, with_replayed_durations, ReplayedTimeline};
+pub use replayed::{
+    replayed_durations, with_host_times, with_replayed_durations, ReplayedTimeline,
+};
 pub use request::{predict_trace, PredictOutput, PredictRequest, ReplayedNumbers};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
 pub use skeleton::{

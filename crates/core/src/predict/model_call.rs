@@ -36,6 +36,109 @@ pub fn model_call_ns(step: &StepSkeleton, simulated: &SimulatedStep) -> Nanos {
     }
 }
 
+/// The same span in the trace itself: from the first op, launch, wait or activity to the
+/// end of the last, on the trace's own times. `None` for a step not built from a trace (its
+/// threads do not know their items' trace times).
+pub fn measured_model_call_ns(step: &StepSkeleton) -> Option<Nanos> {
+    let mut start: Option<Nanos> = None;
+    let mut end: Option<Nanos> = None;
+    let mut widen = |from: Nanos, to: Nanos| {
+        start = Some(start.map_or(from, |s| s.min(from)));
+        end = Some(end.map_or(to, |e| e.max(to)));
+    };
+    let mut any_thread = false;
+    for thread in &step.threads {
+        let Some(place) = &thread.trace else {
+            continue;
+        };
+        any_thread = true;
+        let step_end = place.step_start_ns.saturating_add(step.measured_ns);
+        for (index, item) in thread.items.iter().enumerate() {
+            if matches!(item, HostItem::Gap { .. }) {
+                continue;
+            }
+            let (Some(&from), to) = (
+                place.item_starts.get(index),
+                place
+                    .item_starts
+                    .get(index + 1)
+                    .copied()
+                    .unwrap_or(step_end),
+            ) else {
+                continue;
+            };
+            let from = from.saturating_sub(place.step_start_ns);
+            widen(from, to.saturating_sub(place.step_start_ns).max(from));
+        }
+    }
+    if !any_thread {
+        return None;
+    }
+    for activity in &step.activities {
+        widen(
+            activity.trace_start_ns,
+            activity.trace_start_ns.saturating_add(activity.trace_ns),
+        );
+    }
+    match (start, end) {
+        (Some(start), Some(end)) if end >= start => Some(end - start),
+        _ => Some(step.measured_ns),
+    }
+}
+
+/// How a simulated model call splits: the host's own time (every item but the time a wait
+/// spent waiting: the busiest thread's) and the device's (any activity running).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostDeviceSplit {
+    pub host_ns: Nanos,
+    pub device_ns: Nanos,
+}
+
+impl HostDeviceSplit {
+    pub fn of(step: &StepSkeleton, simulated: &SimulatedStep) -> HostDeviceSplit {
+        let host_ns = step
+            .threads
+            .iter()
+            .zip(&simulated.host)
+            .map(|(thread, intervals)| {
+                let mut busy: Nanos = 0;
+                let mut seen_work = false;
+                let mut pending_gap: Nanos = 0;
+                for (item, interval) in thread.items.iter().zip(intervals) {
+                    let length = interval.end_ns - interval.start_ns;
+                    match item {
+                        // Framework time counts between the first and last item that works
+                        // (the model call), as in `model_call_ns`.
+                        HostItem::Gap { .. } => pending_gap += length,
+                        HostItem::Wait { residual_ns, .. } => {
+                            if seen_work {
+                                busy += pending_gap;
+                            }
+                            pending_gap = 0;
+                            seen_work = true;
+                            busy += (*residual_ns).min(length);
+                        }
+                        _ => {
+                            if seen_work {
+                                busy += pending_gap;
+                            }
+                            pending_gap = 0;
+                            seen_work = true;
+                            busy += length;
+                        }
+                    }
+                }
+                busy
+            })
+            .max()
+            .unwrap_or(0);
+        HostDeviceSplit {
+            host_ns,
+            device_ns: simulated.gpu_busy_ns,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

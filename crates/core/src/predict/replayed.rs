@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 
 use super::{
-    model_call_ns, remove_interruptions, simulate, skeleton, Durations, HostItem, Interruptions,
-    PredictError, Prediction, SimulatedStep, StepSkeleton, Timeline, WaitKind,
+    measured_model_call_ns, model_call_ns, remove_interruptions, simulate, skeleton, Durations,
+    HostDeviceSplit, HostItem, HostReport, HostSettings, HostTimes, Interruptions, PredictError,
+    Prediction, SimulatedStep, StepSkeleton, Timeline, WaitKind,
 };
 use crate::report::comparison::SelfCheck;
 use crate::report::html::TimelineSpan;
@@ -33,6 +34,27 @@ pub struct ReplayedTimeline {
     /// (interruptions left out), for the exporters (`export::perfetto`).
     pub own_timeline: Timeline,
     pub replayed_timeline: Timeline,
+    /// The same span as `predicted_us` in the trace itself (mean over the steps): the model
+    /// call on the trace's own times. `None` when the steps do not know their trace times.
+    pub measured_model_call_us: Option<f64>,
+    /// The predicted model call's host time (the busiest thread's own work, waits' waiting
+    /// left out) and device time (any activity running), means over the steps.
+    pub host_us: f64,
+    pub device_us: f64,
+    /// What the host side ran with (`None`: the trace's host time less capture's per-op
+    /// profiler cost, as `replay compare` has always predicted).
+    pub host: Option<HostReport>,
+}
+
+impl ReplayedTimeline {
+    /// Which side bounds the predicted step: `host` or `device`.
+    pub fn bound(&self) -> &'static str {
+        if self.host_us >= self.device_us {
+            "host"
+        } else {
+            "device"
+        }
+    }
 }
 
 /// The replayed time per invocation of every signature of `results` that replayed (`ok`, or
@@ -59,6 +81,31 @@ pub fn with_replayed_durations(
     trace: &Trace,
     results: &IsolatedResults,
 ) -> Result<ReplayedTimeline, PredictError> {
+    replayed_timeline(trace, results, None)
+}
+
+/// [`with_replayed_durations`] with the host's durations chosen by `host` ([`HostTimes`]):
+/// the trace's own, corrected for the profiler, or the host model's. The isolated results'
+/// own host measurements (`host_us`) join the settings' for the host model.
+pub fn with_host_times(
+    trace: &Trace,
+    results: &IsolatedResults,
+    host: &HostSettings,
+) -> Result<ReplayedTimeline, PredictError> {
+    let mut host = host.clone();
+    for result in &results.results {
+        if let (Status::Ok | Status::Included, Some(us)) = (result.status, result.host_us) {
+            host.measured_host_us.entry(result.id.clone()).or_insert(us);
+        }
+    }
+    replayed_timeline(trace, results, Some(&host))
+}
+
+fn replayed_timeline(
+    trace: &Trace,
+    results: &IsolatedResults,
+    host: Option<&HostSettings>,
+) -> Result<ReplayedTimeline, PredictError> {
     let skeleton = skeleton(trace)?;
     let own_timeline = Timeline::simulate(
         "trace's own durations",
@@ -68,15 +115,34 @@ pub fn with_replayed_durations(
     let own = own_timeline.prediction();
 
     let mut durations = replayed_durations(results);
-    // The replayed prediction is for a run without the profiler: take its calibrated cost
-    // per recorded op out of the host gaps, when the capture measured it.
-    if let Some(overhead) = trace.metadata.profiler_overhead_us_per_op {
-        durations.remove_profiler_overhead(overhead);
-    }
-    // Time the process was not running inside the profiled model call is the machine's, not
-    // the model's (`predict::interruptions`); the self-check above keeps it.
     let mut skeleton = skeleton;
-    let interruptions = remove_interruptions(&mut skeleton);
+    let host_report = match host {
+        // The replayed prediction is for a run without the profiler: take its calibrated
+        // cost per recorded op out of the host gaps, when the capture measured it.
+        None => {
+            if let Some(overhead) = trace.metadata.profiler_overhead_us_per_op {
+                durations.remove_profiler_overhead(overhead);
+            }
+            None
+        }
+        Some(settings) => Some(settings.apply(trace, &mut skeleton).map_err(|message| {
+            PredictError::HostModel {
+                path: trace.source.path.clone(),
+                message,
+            }
+        })?),
+    };
+    // Time the process was not running inside the profiled model call is the machine's, not
+    // the model's (`predict::interruptions`); the self-check above keeps it, and so does a
+    // prediction with the trace's own host times (like with like).
+    let keep_trace_host = host_report
+        .as_ref()
+        .is_some_and(|r| r.host_times == HostTimes::Trace);
+    let interruptions = if keep_trace_host {
+        Interruptions::default()
+    } else {
+        remove_interruptions(&mut skeleton)
+    };
     let simulation = simulate(&skeleton, &durations);
     let prediction = Prediction::from_simulation(&skeleton, &simulation).for_trace(trace);
 
@@ -107,6 +173,29 @@ pub fn with_replayed_durations(
     } else {
         calls.iter().sum::<f64>() / calls.len() as f64
     };
+    let measured_calls: Option<Vec<f64>> = own_timeline
+        .skeleton
+        .steps
+        .iter()
+        .map(|step| measured_model_call_ns(step).map(|ns| ns as f64 / 1000.0))
+        .collect();
+    let measured_model_call_us = measured_calls
+        .filter(|calls| !calls.is_empty())
+        .map(|calls| calls.iter().sum::<f64>() / calls.len() as f64);
+    let splits: Vec<HostDeviceSplit> = skeleton
+        .steps
+        .iter()
+        .zip(&simulation.steps)
+        .map(|(step, simulated)| HostDeviceSplit::of(step, simulated))
+        .collect();
+    let mean_us = |f: &dyn Fn(&HostDeviceSplit) -> i64| {
+        if splits.is_empty() {
+            0.0
+        } else {
+            splits.iter().map(|s| f(s) as f64).sum::<f64>() / splits.len() as f64 / 1000.0
+        }
+    };
+    let (host_us, device_us) = (mean_us(&|s| s.host_ns), mean_us(&|s| s.device_ns));
     Ok(ReplayedTimeline {
         predicted_us,
         self_check: SelfCheck {
@@ -123,6 +212,10 @@ pub fn with_replayed_durations(
             skeleton,
             simulation,
         },
+        measured_model_call_us,
+        host_us,
+        device_us,
+        host: host_report,
     })
 }
 

@@ -11,7 +11,9 @@ use serde::Serialize;
 
 use super::hardware::{Basis, HardwareScaling};
 use super::what_if::{Change, WhatIfOutcome, WhatIfTimeline};
-use super::{Durations, Prediction, SignatureCatalog, Timeline, WhatIf};
+use super::{
+    Durations, HostReport, HostSettings, HostTimes, Prediction, SignatureCatalog, Timeline, WhatIf,
+};
 use crate::results::calibration::Profile;
 use crate::results::isolated::{IsolatedResults, Status};
 use crate::signature;
@@ -31,6 +33,12 @@ pub struct PredictRequest {
     /// Build the signature catalog even when no what-if needs it (the Perfetto export and
     /// the critical path name their work with it).
     pub want_catalog: bool,
+    /// Whose host durations the `isolated` prediction runs with (`--host-times`) [default:
+    /// the host model when a host section is given, else the trace's corrected].
+    pub host_times: Option<HostTimes>,
+    /// A calibration profile whose `host` section drives the host model (`--host-profile`);
+    /// without it, `profile`'s when that has one.
+    pub host_profile: Option<PathBuf>,
 }
 
 /// The prediction with an `isolated.json`'s durations, as `replay predict --isolated`
@@ -43,11 +51,21 @@ pub struct ReplayedNumbers {
     pub isolated_device: String,
     /// Signatures of the file whose replayed durations replaced the trace's.
     pub replayed_signatures: usize,
+    /// What `predicted_us` and `measured_us` span.
+    pub span: &'static str,
     /// The timeline with the replayed durations (the model call, as in `replay compare`).
     pub predicted_us: f64,
-    /// The trace's measured step.
+    /// The same span in the trace (the model call on the trace's own times).
     pub measured_us: f64,
     pub error_percent: f64,
+    /// The trace's whole profiled step, loop around the model included, for reference.
+    pub measured_step_us: f64,
+    /// The predicted model call's host and device time, and which one bounds it.
+    pub host_us: f64,
+    pub device_us: f64,
+    pub bound: &'static str,
+    /// What the host side ran with.
+    pub host: HostReport,
 }
 
 /// Everything `replay predict` computes.
@@ -104,8 +122,16 @@ pub fn predict_trace(
     let replayed = match &request.isolated {
         Some(path) => {
             let results = IsolatedResults::read(path)?;
+            let settings = host_settings(request)?;
             let timeline =
-                super::with_replayed_durations(trace, &results).map_err(crate::Error::from)?;
+                super::with_host_times(trace, &results, &settings).map_err(crate::Error::from)?;
+            let measured_us = timeline
+                .measured_model_call_us
+                .unwrap_or(prediction.measured_us);
+            let host = timeline
+                .host
+                .clone()
+                .unwrap_or_else(|| unreachable_report());
             Some(ReplayedNumbers {
                 isolated: path.display().to_string(),
                 isolated_device: results.device.clone(),
@@ -114,9 +140,16 @@ pub fn predict_trace(
                     .iter()
                     .filter(|r| matches!(r.status, Status::Ok | Status::Included))
                     .count(),
+                span: "the model call: from the first op, launch or kernel to the end of the \
+                       last, the loop around the model left out",
                 predicted_us: timeline.predicted_us,
-                measured_us: prediction.measured_us,
-                error_percent: super::error_percent(timeline.predicted_us, prediction.measured_us),
+                measured_us,
+                error_percent: super::error_percent(timeline.predicted_us, measured_us),
+                measured_step_us: prediction.measured_us,
+                host_us: timeline.host_us,
+                device_us: timeline.device_us,
+                bound: timeline.bound(),
+                host,
             })
         }
         None => None,
@@ -130,6 +163,45 @@ pub fn predict_trace(
         hardware_note,
         replayed,
     })
+}
+
+/// The host settings of a request: its `--host-times`, and the host section of
+/// `--host-profile` (or of `--profile` when that has one).
+fn host_settings(request: &PredictRequest) -> crate::Result<HostSettings> {
+    let mut host = None;
+    if let Some(path) = &request.host_profile {
+        let profile = Profile::read(path)?;
+        let section = profile.host.ok_or_else(|| crate::Error::BadInput {
+            path: path.clone(),
+            message: "it has no host section: `replay calibrate` measures one \
+                      (`--host-only` for that alone)"
+                .into(),
+        })?;
+        host = Some((section, path.display().to_string()));
+    } else if let Some(path) = &request.profile {
+        if let Some(section) = Profile::read(path)?.host {
+            host = Some((section, path.display().to_string()));
+        }
+    }
+    Ok(HostSettings {
+        times: request.host_times,
+        host,
+        measured_host_us: Default::default(),
+    })
+}
+
+/// `with_host_times` always reports its host side; an empty report should it not.
+fn unreachable_report() -> HostReport {
+    HostReport {
+        host_times: HostTimes::Corrected,
+        host_model: String::new(),
+        profiler_us_per_cpu_event: 0.0,
+        profiler_us_per_runtime_event: 0.0,
+        units: 0,
+        launches: 0,
+        launches_measured: 0,
+        notes: Vec::new(),
+    }
 }
 
 /// Where `--profile` looks for the trace's own device's profile: `profiles/` in the working
@@ -172,6 +244,11 @@ fn hardware_what_if(
         return Ok(None);
     };
     let target = Profile::read(target_path)?;
+    // The trace's own device: nothing to re-time (its host section, if any, drives the host
+    // model of `--isolated`).
+    if trace_device_name(trace).is_some_and(|device| target.stands_for(&device)) {
+        return Ok(None);
+    }
     let (source, source_path) = match &request.source_profile {
         Some(path) => (Profile::read(path)?, path.clone()),
         None => {

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::Nanos;
+use crate::trace::{ExecutionId, Nanos};
 
 use super::steps::StepSource;
 
@@ -50,6 +50,24 @@ pub struct HostThread {
     /// sequence --execution-trace`). Built from a trace only; not written out.
     #[serde(skip)]
     pub op_events: Vec<usize>,
+    /// Where the thread and its items lie in the trace: what the host model
+    /// (`predict::host_model`) needs to find the ops each item belongs to. Built from a
+    /// trace only; not written out.
+    #[serde(skip)]
+    pub trace: Option<ThreadInTrace>,
+}
+
+/// A host thread's place in its trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadInTrace {
+    /// The trace's (pid, tid) of the thread.
+    pub pid: ExecutionId,
+    pub tid: ExecutionId,
+    /// The step's start on the trace's axis.
+    pub step_start_ns: Nanos,
+    /// Each item's start on the trace's axis, in item order. An item ends where the next
+    /// begins (the last at the step's end): the builder accounts for every moment.
+    pub item_starts: Vec<Nanos>,
 }
 
 /// One thing a host thread does.
@@ -217,6 +235,7 @@ impl StepSkeleton {
             label: label.into(),
             items: Vec::new(),
             op_events: Vec::new(),
+            trace: None,
         });
         self.threads.len() - 1
     }

@@ -3,7 +3,9 @@
 
 use crate::trace::{Category, FxHashMap, Nanos, Platform};
 
-use super::super::skeleton::{Activity, ActivityKind, HostThread, StepSkeleton, Stream};
+use super::super::skeleton::{
+    Activity, ActivityKind, HostThread, StepSkeleton, Stream, ThreadInTrace,
+};
 use super::super::steps::StepWindow;
 
 use super::context::{by_start, stream_key, StreamKey, ThreadEvents, TraceContext};
@@ -135,6 +137,7 @@ impl TraceContext<'_> {
                 thread: index,
                 items: Vec::new(),
                 op_events: Vec::new(),
+                item_starts: Vec::new(),
                 cursor: window.start_ns,
                 last_launched: None,
                 recorded: None,
@@ -160,11 +163,18 @@ impl TraceContext<'_> {
                     .min(window.end_ns)
             };
             builder.gap_until(until);
-            let (items, op_events) = (builder.items, builder.op_events);
+            let (items, op_events, item_starts) =
+                (builder.items, builder.op_events, builder.item_starts);
             step.threads.push(HostThread {
                 label: self.label(key),
                 items,
                 op_events,
+                trace: Some(ThreadInTrace {
+                    pid: key.0,
+                    tid: key.1,
+                    step_start_ns: window.start_ns,
+                    item_starts,
+                }),
             });
         }
         // When each activity was issued: its launch call's start, or its own without one.

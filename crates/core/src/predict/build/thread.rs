@@ -22,6 +22,8 @@ pub(super) struct ThreadBuilder<'b, 't> {
     pub(super) items: Vec<HostItem>,
     /// The trace event of each `HostOp` item pushed, in order.
     pub(super) op_events: Vec<usize>,
+    /// Each item's start on the trace's axis, in order.
+    pub(super) item_starts: Vec<Nanos>,
     /// End of the host time accounted for so far, on the trace's axis.
     pub(super) cursor: Nanos,
     /// The last activity this thread launched (step-local index).
@@ -41,14 +43,23 @@ pub(super) struct ThreadBuilder<'b, 't> {
 }
 
 impl ThreadBuilder<'_, '_> {
+    /// Appends `item`, which starts at `start_ns` on the trace's axis.
+    fn push(&mut self, start_ns: Nanos, item: HostItem) {
+        self.items.push(item);
+        self.item_starts.push(start_ns);
+    }
+
     pub(super) fn gap_until(&mut self, until: Nanos) {
         let gap = until.saturating_sub(self.cursor);
         if gap > 0 {
             let profiled_ops = self.ops_starting_in(self.cursor, until);
-            self.items.push(HostItem::Gap {
-                ns: gap,
-                profiled_ops,
-            });
+            self.push(
+                self.cursor,
+                HostItem::Gap {
+                    ns: gap,
+                    profiled_ops,
+                },
+            );
         }
         self.cursor = self.cursor.max(until);
     }
@@ -63,10 +74,13 @@ impl ThreadBuilder<'_, '_> {
         for &op in ops {
             let event = &self.context.events()[op];
             self.gap_until(event.ts_ns);
-            self.items.push(HostItem::HostOp {
-                signature: self.context.ids.index_of_event(op),
-                ns: event.dur_ns,
-            });
+            self.push(
+                event.ts_ns,
+                HostItem::HostOp {
+                    signature: self.context.ids.index_of_event(op),
+                    ns: event.dur_ns,
+                },
+            );
             self.op_events.push(op);
             self.cursor = self.cursor.max(event.end_ns());
         }
@@ -194,11 +208,14 @@ impl ThreadBuilder<'_, '_> {
             .and_then(|&a| self.step.activities.get(a))
             .and_then(|a| a.signature);
         self.last_launched = launched.iter().max().copied().or(self.last_launched);
-        self.items.push(HostItem::Launch {
-            signature,
-            dispatch_ns: shape.dispatch_ns,
-            activities: launched.clone(),
-        });
+        self.push(
+            event.ts_ns,
+            HostItem::Launch {
+                signature,
+                dispatch_ns: shape.dispatch_ns,
+                activities: launched.clone(),
+            },
+        );
         if shape.blocking {
             let copy_done = self.context.launched.get(&call).and_then(|list| {
                 list.iter()
@@ -208,11 +225,14 @@ impl ThreadBuilder<'_, '_> {
             let returned_from = copy_done
                 .unwrap_or(event.ts_ns)
                 .max(event.ts_ns.saturating_add(shape.dispatch_ns));
-            self.items.push(HostItem::Wait {
-                kind: WaitKind::Copy,
-                on: launched,
-                residual_ns: event.end_ns().saturating_sub(returned_from).max(0),
-            });
+            self.push(
+                returned_from.min(event.end_ns()),
+                HostItem::Wait {
+                    kind: WaitKind::Copy,
+                    on: launched,
+                    residual_ns: event.end_ns().saturating_sub(returned_from).max(0),
+                },
+            );
         }
         self.cursor = self.cursor.max(event.end_ns());
     }
@@ -244,11 +264,14 @@ impl ThreadBuilder<'_, '_> {
             .filter_map(|&l| self.members.get(l).copied())
             .collect();
         let residual_ns = residual(self.context.events(), &awaited, event);
-        self.items.push(HostItem::Wait {
-            kind,
-            on,
-            residual_ns,
-        });
+        self.push(
+            event.ts_ns,
+            HostItem::Wait {
+                kind,
+                on,
+                residual_ns,
+            },
+        );
         self.cursor = self.cursor.max(event.end_ns());
     }
 
@@ -262,15 +285,18 @@ impl ThreadBuilder<'_, '_> {
             call,
             stream,
         });
-        self.items.push(HostItem::Wait {
-            kind: if stream.is_some() {
-                WaitKind::Stream
-            } else {
-                WaitKind::Device
+        self.push(
+            event.ts_ns,
+            HostItem::Wait {
+                kind: if stream.is_some() {
+                    WaitKind::Stream
+                } else {
+                    WaitKind::Device
+                },
+                on: Vec::new(),
+                residual_ns: event.dur_ns,
             },
-            on: Vec::new(),
-            residual_ns: event.dur_ns,
-        });
+        );
         self.cursor = self.cursor.max(event.end_ns());
     }
 
