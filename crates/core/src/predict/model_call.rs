@@ -52,19 +52,11 @@ pub fn measured_model_call_ns(step: &StepSkeleton) -> Option<Nanos> {
             continue;
         };
         any_thread = true;
-        let step_end = place.step_start_ns.saturating_add(step.measured_ns);
         for (index, item) in thread.items.iter().enumerate() {
             if matches!(item, HostItem::Gap { .. }) {
                 continue;
             }
-            let (Some(&from), to) = (
-                place.item_starts.get(index),
-                place
-                    .item_starts
-                    .get(index + 1)
-                    .copied()
-                    .unwrap_or(step_end),
-            ) else {
+            let (Some(&from), to) = (place.item_starts.get(index), place.item_end(index)) else {
                 continue;
             };
             let from = from.saturating_sub(place.step_start_ns);

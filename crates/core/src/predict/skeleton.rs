@@ -66,8 +66,17 @@ pub struct ThreadInTrace {
     /// The step's start on the trace's axis.
     pub step_start_ns: Nanos,
     /// Each item's start on the trace's axis, in item order. An item ends where the next
-    /// begins (the last at the step's end): the builder accounts for every moment.
+    /// begins (the last at `end_ns`): the builder accounts for every moment.
     pub item_starts: Vec<Nanos>,
+    /// Where the thread's last item ends on the trace's axis.
+    pub end_ns: Nanos,
+}
+
+impl ThreadInTrace {
+    /// Where item `index` ends on the trace's axis.
+    pub fn item_end(&self, index: usize) -> Nanos {
+        self.item_starts.get(index + 1).copied().unwrap_or(self.end_ns)
+    }
 }
 
 /// One thing a host thread does.

@@ -163,6 +163,7 @@ impl TraceContext<'_> {
                     .min(window.end_ns)
             };
             builder.gap_until(until);
+            let end_ns = builder.cursor;
             let (items, op_events, item_starts) =
                 (builder.items, builder.op_events, builder.item_starts);
             step.threads.push(HostThread {
@@ -174,6 +175,7 @@ impl TraceContext<'_> {
                     tid: key.1,
                     step_start_ns: window.start_ns,
                     item_starts,
+                    end_ns,
                 }),
             });
         }

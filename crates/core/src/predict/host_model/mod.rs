@@ -255,20 +255,18 @@ impl HostSettings {
         };
         let mut total = ThreadTally::default();
         for step in &mut skeleton.steps {
-            let measured_ns = step.measured_ns;
             for thread in &mut step.threads {
                 let Some(place) = thread.trace.clone() else {
                     correct_thread(thread, cpu_event_ns, runtime_event_ns);
                     continue;
                 };
-                let end = place.step_start_ns.saturating_add(measured_ns);
                 let thread_units =
-                    units.of_thread((place.pid, place.tid), place.step_start_ns, end);
+                    units.of_thread((place.pid, place.tid), place.step_start_ns, place.end_ns);
                 if thread_units.is_empty() {
                     correct_thread(thread, cpu_event_ns, runtime_event_ns);
                     continue;
                 }
-                let tally = retime_thread(thread, &place.item_starts, end, thread_units, &costs);
+                let tally = retime_thread(thread, &place, thread_units, &costs);
                 total.units += tally.units;
                 total.launches += tally.launches;
                 total.launches_measured += tally.launches_measured;
@@ -278,3 +276,6 @@ impl HostSettings {
         total
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,7 +17,7 @@ use crate::results::host_profile::HostProfile;
 use crate::trace::Nanos;
 
 use super::super::durations::us_to_ns;
-use super::super::skeleton::{HostItem, HostThread};
+use super::super::skeleton::{HostItem, HostThread, ThreadInTrace};
 use super::units::Unit;
 
 /// What the model knows of the costs, resolved for one trace.
@@ -129,15 +129,15 @@ impl UnitCosts<'_> {
     }
 }
 
-/// Re-times `thread`'s items in place. `starts`: each item's start on the trace's axis;
-/// `end`: the step's end there; `units`: the thread's units in the step.
+/// Re-times `thread`'s items in place. `place`: where its items lie in the trace; `units`:
+/// the thread's units in the step.
 pub(super) fn retime_thread(
     thread: &mut HostThread,
-    starts: &[Nanos],
-    end: Nanos,
+    place: &ThreadInTrace,
     units: &[Unit],
     costs: &UnitCosts<'_>,
 ) -> ThreadTally {
+    let starts = &place.item_starts;
     let mut tally = ThreadTally {
         units: units.len() as u64,
         ..ThreadTally::default()
@@ -177,7 +177,6 @@ pub(super) fn retime_thread(
         }
         item_pieces.push(owned);
     }
-    let _ = end;
 
     // Pass 2: each owner's modelled time, as a factor on its profiled pieces.
     let interpreter = UnitCosts::us(costs.host.interpreter_us_per_op).unwrap_or(0);
