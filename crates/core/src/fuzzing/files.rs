@@ -89,6 +89,9 @@ pub fn report_json(data: &[u8]) {
             self_check: None,
             sequence_predicted_us: None,
             in_context_us: Default::default(),
+            host_model_predicted_us: Some(timing.median_us),
+            host_device: None,
+            on_gpu: true,
         };
         let report = crate::report::aggregate::aggregate(&file, &results, &timing, context);
         let _ = crate::export::json::to_bytes(&report);

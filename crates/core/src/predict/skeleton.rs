@@ -75,7 +75,10 @@ pub struct ThreadInTrace {
 impl ThreadInTrace {
     /// Where item `index` ends on the trace's axis.
     pub fn item_end(&self, index: usize) -> Nanos {
-        self.item_starts.get(index + 1).copied().unwrap_or(self.end_ns)
+        self.item_starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.end_ns)
     }
 }
 

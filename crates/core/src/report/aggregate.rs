@@ -113,6 +113,11 @@ pub struct Context {
     pub sequence_predicted_us: Option<f64>,
     /// In-context time per invocation by signature id, from the same re-run.
     pub in_context_us: HashMap<String, f64>,
+    /// The timeline with the host model's host durations, and its host/device split.
+    pub host_model_predicted_us: Option<f64>,
+    pub host_device: Option<super::comparison::HostDevice>,
+    /// Whether the device is a GPU (the rule of [`super::comparison::chosen_prediction`]).
+    pub on_gpu: bool,
 }
 
 /// Builds the report.
@@ -124,12 +129,28 @@ pub fn aggregate(
 ) -> ComparisonReport {
     let measured = full.median_us;
     let sum: f64 = results.results.iter().map(|r| predicted_total(r).0).sum();
-    let predictions = predictions(
+    let mut predictions = predictions(
         sum,
         ctx.timeline_predicted_us,
         ctx.sequence_predicted_us,
+        ctx.host_model_predicted_us,
         measured,
     );
+    let (chosen, because) = super::comparison::chosen_prediction(
+        ctx.on_gpu,
+        predictions.host_model.is_some(),
+        predictions.timeline.is_some(),
+    );
+    let chosen_us = match chosen {
+        "host_model" => predictions.host_model.as_ref().map(|p| p.predicted_us),
+        "timeline" => predictions.timeline.as_ref().map(|p| p.predicted_us),
+        _ => Some(predictions.sum.predicted_us),
+    };
+    predictions.chosen = chosen.to_owned();
+    predictions.chosen_because = because.to_owned();
+    predictions.chosen_inside_p10_p90 = chosen_us
+        .filter(|_| full.p10_us > 0.0)
+        .map(|us| full.p10_us <= us && us <= full.p90_us);
     let labels: HashMap<&str, String> = file
         .signatures
         .iter()
@@ -158,6 +179,7 @@ pub fn aggregate(
         energy: None,
         signature_times: signature_times(results, &labels, &ctx.in_context_us),
         execution_trace: file.source.execution_trace.clone(),
+        host_device: ctx.host_device,
     }
 }
 
@@ -220,6 +242,7 @@ fn predictions(
     sum: f64,
     timeline_us: Option<f64>,
     sequence_us: Option<f64>,
+    host_model_us: Option<f64>,
     measured: f64,
 ) -> Predictions {
     let against = |t: f64| PredictionError {
@@ -229,8 +252,13 @@ fn predictions(
     let sum_prediction = against(sum);
     let timeline = timeline_us.map(against);
     let sequence = sequence_us.map(against);
+    let host_model = host_model_us.map(against);
     let mut best = ("sum", sum_prediction.error_percent.abs());
-    for (name, p) in [("timeline", &timeline), ("sequence", &sequence)] {
+    for (name, p) in [
+        ("timeline", &timeline),
+        ("sequence", &sequence),
+        ("host_model", &host_model),
+    ] {
         if let Some(p) = p {
             if p.error_percent.abs() < best.1 {
                 best = (name, p.error_percent.abs());
@@ -241,7 +269,11 @@ fn predictions(
         sum: sum_prediction,
         timeline,
         sequence,
+        host_model,
         best: best.0.to_string(),
+        chosen: String::new(),
+        chosen_because: String::new(),
+        chosen_inside_p10_p90: None,
     }
 }
 
@@ -455,6 +487,9 @@ mod tests {
             self_check: None,
             sequence_predicted_us: None,
             in_context_us: HashMap::new(),
+            host_model_predicted_us: None,
+            host_device: None,
+            on_gpu: false,
         }
     }
 

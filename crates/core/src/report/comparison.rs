@@ -186,6 +186,9 @@ pub struct ComparisonReport {
     /// linked, signatures with exact schemas and recorded index ranges); absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_trace: Option<crate::signature::ExecutionTraceSource>,
+    /// The host-model prediction's step split into host and device time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_device: Option<HostDevice>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -196,8 +199,62 @@ pub struct Predictions {
     /// sequence`): in-context times instead of isolated ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<PredictionError>,
-    /// `sum`, `timeline` or `sequence`: the one closest to the measured time.
+    /// The timeline with the host's durations from the host model (measured without the
+    /// profiler) instead of the profiled trace's: what a GPU's host-bound step needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_model: Option<PredictionError>,
+    /// `sum`, `timeline`, `sequence` or `host_model`: the one closest to the measured time,
+    /// known only after measuring (for reference: the prediction is `chosen`).
     pub best: String,
+    /// The prediction, named by rule before the truth is known ([`chosen_prediction`]): the
+    /// host model on a GPU, the timeline on the CPU, the kernel sum without a trace.
+    #[serde(default)]
+    pub chosen: String,
+    /// The rule that chose it, in words.
+    #[serde(default)]
+    pub chosen_because: String,
+    /// Whether the chosen prediction falls inside the measured runs' p10-p90.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_inside_p10_p90: Option<bool>,
+}
+
+/// The rule that names the prediction before the truth is known: on a GPU the host model
+/// (the step is host-bound and the profiled host time is the profiler's), on the CPU the
+/// timeline (`make bench-accuracy`'s best), the kernel sum when there is no trace. Returns
+/// the name and the reason.
+pub fn chosen_prediction(
+    on_gpu: bool,
+    has_host_model: bool,
+    has_timeline: bool,
+) -> (&'static str, &'static str) {
+    match (on_gpu, has_host_model, has_timeline) {
+        (true, true, _) => (
+            "host_model",
+            "on a GPU: the timeline with the host's costs measured without the profiler",
+        ),
+        (_, _, true) => (
+            "timeline",
+            "the timeline of the trace (on the CPU the closest in make bench-accuracy; on a \
+             GPU without a host model)",
+        ),
+        _ => ("sum", "no trace: the kernel sum is the only prediction"),
+    }
+}
+
+/// The predicted model call split into host and device time, and which bounds it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostDevice {
+    /// The busiest host thread's own time (waiting for the device left out), µs.
+    pub host_us: f64,
+    /// Time with a kernel, copy or memset running, µs.
+    pub device_us: f64,
+    /// `host` or `device`.
+    pub bound: String,
+    /// What the host side ran with (`model`, `corrected`, `trace`) and from where.
+    pub host_times: String,
+    pub host_model: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

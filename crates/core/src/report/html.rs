@@ -63,6 +63,16 @@ fn bars(report: &ComparisonReport) -> String {
             )],
         ));
     }
+    if let Some(hm) = &report.predictions.host_model {
+        rows.push((
+            "predicted: host model".into(),
+            vec![(
+                hm.predicted_us,
+                "#b07aa1",
+                format!("{:.1} us", hm.predicted_us),
+            )],
+        ));
+    }
     if let Some(sq) = &report.predictions.sequence {
         rows.push((
             "predicted: sequence".into(),
@@ -237,6 +247,24 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
             .chain(p.sequence.as_ref().map(|s| format!(
                 " Sequence (the step re-run in order): <b>{:.1} us</b> ({:+.1}%).",
                 s.predicted_us, s.error_percent
+            )))
+            .chain(p.host_model.as_ref().map(|h| format!(
+                " Host model (the host's costs measured without the profiler): <b>{:.1} us</b> ({:+.1}%).",
+                h.predicted_us, h.error_percent
+            )))
+            .chain(report.host_device.as_ref().map(|d| format!(
+                " The step: host {:.1} us, device {:.1} us, {}-bound.",
+                d.host_us, d.device_us, escape(&d.bound)
+            )))
+            .chain((!p.chosen.is_empty()).then(|| format!(
+                " <b>The prediction: {}</b> ({}){}.",
+                escape(&p.chosen),
+                escape(&p.chosen_because),
+                match p.chosen_inside_p10_p90 {
+                    Some(true) => ", inside the measured p10-p90",
+                    Some(false) => ", outside the measured p10-p90",
+                    None => "",
+                }
             )))
             .collect::<String>(),
         coverage = super::percent_text(report.coverage.replayed_share_of_trace_time),

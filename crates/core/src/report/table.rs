@@ -42,7 +42,37 @@ pub fn render(r: &ComparisonReport) -> String {
             t.predicted_us, t.error_percent
         );
     }
-    let _ = writeln!(out, "better prediction: {}", r.predictions.best);
+    if let Some(t) = &r.predictions.host_model {
+        let _ = writeln!(
+            out,
+            "predicted, host model   {:>12.1} us   {:+.1}%   (the timeline with the host's costs measured without the profiler)",
+            t.predicted_us, t.error_percent
+        );
+    }
+    if let Some(split) = &r.host_device {
+        let _ = writeln!(
+            out,
+            "step split: host {:.1} us, device {:.1} us: {}-bound (host times: {})",
+            split.host_us, split.device_us, split.bound, split.host_times
+        );
+        for note in &split.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
+    }
+    if r.predictions.chosen.is_empty() {
+        let _ = writeln!(out, "better prediction: {}", r.predictions.best);
+    } else {
+        let inside = match r.predictions.chosen_inside_p10_p90 {
+            Some(true) => ", inside the measured p10-p90",
+            Some(false) => ", outside the measured p10-p90",
+            None => "",
+        };
+        let _ = writeln!(
+            out,
+            "the prediction: {} ({}){inside}; closest after measuring: {}",
+            r.predictions.chosen, r.predictions.chosen_because, r.predictions.best
+        );
+    }
     match &r.execution_trace {
         Some(et) => {
             let _ = writeln!(out, "{}", et.summary());

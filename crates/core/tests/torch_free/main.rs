@@ -21,6 +21,7 @@ mod execution_trace;
 mod fuzz_corpus;
 mod inductor_kernels;
 mod inductor_triton;
+mod predict_host_times;
 mod predict_kineto_cases;
 mod predict_kineto_real;
 mod predict_profile;

@@ -24,9 +24,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::predict::{
-    model_call_ns, simulate, skeleton, Durations, HostSettings, HostTimes,
-};
+use crate::predict::{model_call_ns, simulate, skeleton, Durations, HostSettings, HostTimes};
 use crate::results::host_profile::{HostMachine, HostProfile};
 use crate::trace::{Nanos, Trace};
 
@@ -105,9 +103,14 @@ fn model_call_us(trace: &Trace, k1_us: f64, k2_us: f64) -> f64 {
         .apply(trace, &mut skeleton)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.host_times, HostTimes::Model);
-    assert_eq!((report.units, report.launches, report.launches_measured), (3, 2, 2));
+    assert_eq!(
+        (report.units, report.launches, report.launches_measured),
+        (3, 2, 2)
+    );
     let mut durations = Durations::trace_own();
-    durations.set(ids[0].clone(), k1_us).set(ids[1].clone(), k2_us);
+    durations
+        .set(ids[0].clone(), k1_us)
+        .set(ids[1].clone(), k2_us);
     let simulation = simulate(&skeleton, &durations);
     model_call_ns(&skeleton.steps[0], &simulation.steps[0]) as f64 / 1000.0
 }
@@ -124,21 +127,30 @@ fn host_bound_the_host_sets_the_pace() {
     // Host: gap 0-12.5, launch 12.5-18.8, gap -33.0, launch -39.0, gap -43.513. k1 18.8-28.8,
     // k2 39.0-44.0. The sync waits until 44.0 and takes 4 more: 48.0. The model call runs
     // from the first launch (12.5): 35.5 µs.
-    close(model_call_us(&step_trace(7, "cudaDeviceSynchronize"), 10.0, 5.0), 35.5);
+    close(
+        model_call_us(&step_trace(7, "cudaDeviceSynchronize"), 10.0, 5.0),
+        35.5,
+    );
 }
 
 #[test]
 fn device_bound_the_kernels_set_the_pace() {
     // k1 18.8-118.8; k2 issued at 39.0 waits for its stream: 118.8-218.8; the sync ends at
     // 222.8: 210.3 µs from the first launch.
-    close(model_call_us(&step_trace(7, "cudaDeviceSynchronize"), 100.0, 100.0), 210.3);
+    close(
+        model_call_us(&step_trace(7, "cudaDeviceSynchronize"), 100.0, 100.0),
+        210.3,
+    );
 }
 
 #[test]
 fn two_streams_overlap() {
     // k2 on its own stream starts when issued (39.0), beside k1 (18.8-118.8), and ends at
     // 139.0 instead of 218.8; the device sync waits for both: 139.0 + 4 = 143.0, 130.5 µs.
-    close(model_call_us(&step_trace(9, "cudaDeviceSynchronize"), 100.0, 100.0), 130.5);
+    close(
+        model_call_us(&step_trace(9, "cudaDeviceSynchronize"), 100.0, 100.0),
+        130.5,
+    );
 }
 
 #[test]
@@ -157,7 +169,14 @@ fn a_mid_step_sync_holds_the_host_until_the_device_is_done() {
         ("cpu_op", "aten::relu", 1, 450.0, 150.0, None),
         ("cuda_runtime", "cudaLaunchKernel", 1, 500.0, 60.0, Some(2)),
         ("kernel", "k2", 7, 560.0, 5.0, Some(2)),
-        ("cuda_runtime", "cudaStreamSynchronize", 1, 560.0, 10.0, Some(3)),
+        (
+            "cuda_runtime",
+            "cudaStreamSynchronize",
+            1,
+            560.0,
+            10.0,
+            Some(3),
+        ),
     ]);
     // Host: gap 2 + 10.5 = 12.5, launch 6.3 (to 18.8), gap 4.2 + 2 + 1 + 2 + 50 × 15/140
     // (5.357) = 14.557 (to 33.357), launch 60 × 15/140 = 6.429 (to 39.786); the sync waits
@@ -225,7 +244,11 @@ fn a_model_without_a_usable_host_section_falls_back_and_says_so() {
         .apply(&t, &mut skeleton)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.host_times, HostTimes::Corrected);
-    assert!(report.notes[0].contains("no host section"), "{:?}", report.notes);
+    assert!(
+        report.notes[0].contains("no host section"),
+        "{:?}",
+        report.notes
+    );
 }
 
 #[test]
@@ -241,5 +264,8 @@ fn a_gpu_host_section_for_a_cpu_trace_is_refused() {
         measured_host_us: HashMap::new(),
     };
     let error = settings.apply(&t, &mut skeleton).expect_err("a GPU model");
-    assert!(error.contains("h200.json") && error.contains("CPU trace"), "{error}");
+    assert!(
+        error.contains("h200.json") && error.contains("CPU trace"),
+        "{error}"
+    );
 }
