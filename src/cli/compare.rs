@@ -95,6 +95,21 @@ pub struct CompareArgs {
     /// --execution-trace` names it: T.et.json). With ET: the Execution Trace of --trace
     #[arg(long, value_name = "ET", num_args = 0..=1, conflicts_with = "kernels")]
     pub execution_trace: Option<Option<PathBuf>>,
+
+    /// A calibration profile whose `host` section (the host's costs measured without the
+    /// profiler, `replay calibrate --host-only`) drives the host-model prediction [default:
+    /// --profile's when it has one, else measured on this machine before the replay]
+    #[arg(long, value_name = "PROFILE.json")]
+    pub host_profile: Option<PathBuf>,
+
+    /// Whose host durations the host-model prediction runs with: trace (as profiled),
+    /// corrected (less the profiler's cost per event) or model [default: model]
+    #[arg(long, value_name = "trace|corrected|model", value_parser = parse_host_times)]
+    pub host_times: Option<crate::predict::HostTimes>,
+}
+
+fn parse_host_times(value: &str) -> Result<crate::predict::HostTimes, String> {
+    value.parse()
 }
 
 impl From<CompareArgs> for CompareOptions {
@@ -118,6 +133,8 @@ impl From<CompareArgs> for CompareOptions {
                 Some(et) => ExecutionTraceChoice::File(et),
                 None => ExecutionTraceChoice::Captured,
             }),
+            host_profile: args.host_profile,
+            host_times: args.host_times,
         }
     }
 }

@@ -177,6 +177,16 @@ pub fn run(
                 .map_err(|e| crate::Error::from(replay_core::Error::from(e)))
         })
         .transpose()?;
+    // The same timeline with the host's durations from the host model: on a host-bound
+    // GPU step, the prediction.
+    let host_settings = host_settings(options, observer)?;
+    let host_timeline = loaded_trace
+        .as_ref()
+        .map(|t| {
+            crate::predict::with_host_times(t, &results, &host_settings)
+                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))
+        })
+        .transpose()?;
     // 6. The third prediction: the step re-run in order, its in-context times through the
     //    same timeline model. Its failure leaves the other two.
     let sequence = match (&loaded_trace, &trace_path, options.sequence) {
@@ -235,6 +245,9 @@ pub fn run(
             self_check: timeline.as_ref().map(|t| t.self_check.clone()),
             sequence_predicted_us: sequence.as_ref().map(|(_, us)| *us),
             in_context_us,
+            host_model_predicted_us: host_timeline.as_ref().map(|t| t.predicted_us),
+            host_device: host_timeline.as_ref().map(host_device),
+            on_gpu: matches!(device.spec(), crate::device::DeviceSpec::Cuda(_)),
         },
     );
     // Energy along the timeline needs the device's power between kernels; without it (or a
@@ -299,6 +312,57 @@ pub fn run(
         .join(", ")
     ));
     Ok(report)
+}
+
+/// The host side of the host-model prediction: `--host-times`, and the host section of
+/// `--host-profile` (refused without one) or of `--profile` when that has one.
+fn host_settings(
+    options: &CompareOptions,
+    observer: &mut dyn Observer,
+) -> anyhow::Result<crate::predict::HostSettings> {
+    use replay_core::results::calibration::Profile;
+    let mut host = None;
+    if let Some(path) = &options.host_profile {
+        let profile = Profile::read(path).map_err(crate::Error::from)?;
+        let section = profile.host.ok_or_else(|| {
+            crate::Error::from(replay_core::Error::BadInput {
+                path: path.clone(),
+                message: "it has no host section: `replay calibrate --host-only` measures one"
+                    .into(),
+            })
+        })?;
+        host = Some((section, path.display().to_string()));
+    } else if let Some(path) = &options.profile {
+        if let Some(section) = Profile::read(path).map_err(crate::Error::from)?.host {
+            host = Some((section, path.display().to_string()));
+        }
+    }
+    if host.is_none() {
+        observer.warning(
+            "no host section (--host-profile): the host-model prediction takes the trace's host \
+             time less the profiler's cost instead",
+        );
+    }
+    Ok(crate::predict::HostSettings {
+        times: options.host_times,
+        host,
+        measured_host_us: Default::default(),
+    })
+}
+
+/// The host-model timeline's step split, as the report writes it.
+fn host_device(
+    timeline: &crate::predict::ReplayedTimeline,
+) -> crate::report::comparison::HostDevice {
+    let host = timeline.host.as_ref();
+    crate::report::comparison::HostDevice {
+        host_us: timeline.host_us,
+        device_us: timeline.device_us,
+        bound: timeline.bound().to_owned(),
+        host_times: host.map_or("corrected", |h| h.host_times.name()).to_owned(),
+        host_model: host.map(|h| h.host_model.clone()).unwrap_or_default(),
+        notes: host.map(|h| h.notes.clone()).unwrap_or_default(),
+    }
 }
 
 /// The isolated replay with the whole TorchScript model timed in as many chunks as it has

@@ -357,6 +357,11 @@ pub struct CompareOptions {
     /// Classify (and replay) with an Execution Trace (`--execution-trace [ET]`); see
     /// [`CompareOptions::execution_trace_of`].
     pub execution_trace: Option<ExecutionTraceChoice>,
+    /// The profile whose host section drives the host-model prediction (else `profile`'s,
+    /// else measured before the replay).
+    pub host_profile: Option<PathBuf>,
+    /// Whose host durations the host-model prediction runs with [default: the model].
+    pub host_times: Option<crate::predict::HostTimes>,
 }
 
 /// Where compare's Execution Trace comes from.
@@ -386,6 +391,8 @@ impl Default for CompareOptions {
             sequence: true,
             sequence_max_time_s: DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S,
             execution_trace: None,
+            host_profile: None,
+            host_times: None,
         }
     }
 }
