@@ -109,6 +109,15 @@ bench-resume: build
 	.venv/bin/python scripts/kill_resume.py $(ARGS)
 
 # Replay coverage of the H100 traces on the CPU and run-to-run noise (results/bench_isolated.json).
+# Issue 50's offline goal: every prediction of each configuration of the H200's GPU truth
+# (../shared/gpu-truth/) beside the unprofiled truth, the host model with the host section of
+# profiles/h200_sxm_datasheet.json (fitted on three named configurations by
+# scripts/fit_host_profile.py): results/bench_gpu_truth.json and docs/benchmarks/gpu-truth.md.
+.PHONY: bench-gpu-truth
+bench-gpu-truth: setup
+	$(CARGO) build --release --locked -p replay-core
+	.venv/bin/python scripts/bench_gpu_truth.py $(ARGS)
+
 .PHONY: bench-isolated
 bench-isolated: build
 	.venv/bin/python scripts/bench_isolated.py

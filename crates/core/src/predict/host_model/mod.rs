@@ -28,7 +28,7 @@ use crate::trace::{Nanos, Platform, Trace};
 
 use super::durations::us_to_ns;
 use super::skeleton::Skeleton;
-use retime::{correct_thread, retime_thread, ThreadTally, UnitCosts};
+use retime::{correct_thread, ThreadTally, UnitCosts};
 use units::Units;
 
 /// Whose host durations the replayed timeline runs with (`--host-times`).
@@ -218,8 +218,15 @@ impl HostSettings {
                 report.launches_measured = tally.launches_measured;
                 report.host_model = format!(
                     "host model of {from} ({}): {} outermost ops, {} of {} launches with \
-                     their host time measured by the replay",
-                    host.source, tally.units, tally.launches_measured, tally.launches
+                     their host time measured by the replay{}",
+                    host.source,
+                    tally.units,
+                    tally.launches_measured,
+                    tally.launches,
+                    tally.measured_ratio.map_or(String::new(), |r| format!(
+                        "; the others' ops at {:.3} of their profiled time, as the measured ones",
+                        r
+                    ))
                 );
                 if tally.units_unplaced > 0 {
                     report.notes.push(format!(
@@ -254,23 +261,37 @@ impl HostSettings {
             runtime_event_ns,
         };
         let mut total = ThreadTally::default();
+        // Plan every thread first: the units the replay measured whole give the trace's own
+        // unprofiled-to-profiled ratio, which the others take.
+        let mut plans: Vec<Vec<Option<retime::ThreadPlan>>> = Vec::new();
         for step in &mut skeleton.steps {
+            let mut step_plans = Vec::new();
             for thread in &mut step.threads {
-                let Some(place) = thread.trace.clone() else {
+                let plan = thread.trace.as_ref().and_then(|place| {
+                    let thread_units =
+                        units.of_thread((place.pid, place.tid), place.step_start_ns, place.end_ns);
+                    retime::plan_thread(thread, place, thread_units, &costs, &mut total)
+                });
+                if plan.is_none() {
                     correct_thread(thread, cpu_event_ns, runtime_event_ns);
-                    continue;
-                };
-                let thread_units =
-                    units.of_thread((place.pid, place.tid), place.step_start_ns, place.end_ns);
-                if thread_units.is_empty() {
-                    correct_thread(thread, cpu_event_ns, runtime_event_ns);
-                    continue;
                 }
-                let tally = retime_thread(thread, &place, thread_units, &costs);
-                total.units += tally.units;
-                total.launches += tally.launches;
-                total.launches_measured += tally.launches_measured;
-                total.units_unplaced += tally.units_unplaced;
+                step_plans.push(plan);
+            }
+            plans.push(step_plans);
+        }
+        let (modelled, profiled) = plans
+            .iter()
+            .flatten()
+            .flatten()
+            .map(retime::ThreadPlan::measured_totals)
+            .fold((0, 0), |(m, p), (a, b)| (m + a, p + b));
+        let ratio = (profiled > 0).then(|| modelled as f64 / profiled as f64);
+        total.measured_ratio = ratio;
+        for (step, step_plans) in skeleton.steps.iter_mut().zip(&plans) {
+            for (thread, plan) in step.threads.iter_mut().zip(step_plans) {
+                if let Some(plan) = plan {
+                    retime::apply_plan(thread, plan, ratio, &costs);
+                }
             }
         }
         total

@@ -40,6 +40,9 @@ pub(super) struct ThreadTally {
     pub launches_measured: u64,
     /// Units whose host time had no item to carry it (nothing re-timed).
     pub units_unplaced: u64,
+    /// The modelled-to-profiled host time of the units the replay measured whole: what the
+    /// others are scaled by.
+    pub measured_ratio: Option<f64>,
 }
 
 /// Where a stretch of host time belongs.
@@ -87,18 +90,20 @@ impl UnitCosts<'_> {
     }
 
     /// The modelled host time of unit `unit`, which launched `launches` (the signature index
-    /// of each launch call's first activity, and the call's profiled dispatch).
+    /// of each launch call's first activity, and the call's profiled dispatch), and whether
+    /// the replay measured every launch of it (else the time is a guess that
+    /// [`apply_plan`] replaces by the trace's own ratio).
     fn unit_ns(
         &self,
         unit: &Unit,
         launches: &[(Option<u32>, Nanos)],
         tally: &mut ThreadTally,
-    ) -> Nanos {
+    ) -> (Nanos, bool) {
         let dispatch = Self::us(self.host.dispatch_us_per_op).unwrap_or(0);
         if launches.is_empty() {
             let own = Self::us(self.host.op_us(&unit.name)).unwrap_or(dispatch);
             let inner = Nanos::from(unit.cpu_events.saturating_sub(1));
-            return own.saturating_add(dispatch.saturating_mul(inner));
+            return (own.saturating_add(dispatch.saturating_mul(inner)), true);
         }
         let mut total: Nanos = 0;
         let mut measured: u32 = 0;
@@ -125,27 +130,50 @@ impl UnitCosts<'_> {
         // Every other op event inside the unit (the unit itself when none of its launches
         // was measured, the wrappers around a measured op) is one trip through the dispatcher.
         let others = Nanos::from(unit.cpu_events.saturating_sub(measured));
-        total.saturating_add(dispatch.saturating_mul(others))
+        (
+            total.saturating_add(dispatch.saturating_mul(others)),
+            measured as usize == launches.len(),
+        )
     }
 }
 
-/// Re-times `thread`'s items in place. `place`: where its items lie in the trace; `units`:
-/// the thread's units in the step.
-pub(super) fn retime_thread(
-    thread: &mut HostThread,
+/// A thread's items cut at its units' edges, with each unit's profiled and modelled time:
+/// what [`apply_plan`] re-times the thread with.
+pub(super) struct ThreadPlan {
+    item_pieces: Vec<Vec<(Owner, Nanos)>>,
+    in_unit: Vec<Nanos>,
+    between: Vec<Nanos>,
+    /// Each unit's modelled host time, and whether the replay measured all its launches.
+    targets: Vec<(Nanos, bool)>,
+}
+
+impl ThreadPlan {
+    /// The modelled and the profiled host time of the units the replay measured whole.
+    pub(super) fn measured_totals(&self) -> (Nanos, Nanos) {
+        self.targets
+            .iter()
+            .zip(&self.in_unit)
+            .filter(|((_, measured), _)| *measured)
+            .fold((0, 0), |(m, p), ((target, _), profiled)| {
+                (m.saturating_add(*target), p.saturating_add(*profiled))
+            })
+    }
+}
+
+/// Plans `thread`'s re-timing: `place` is where its items lie in the trace, `units` the
+/// thread's units in the step. `None` when there is nothing to re-time.
+pub(super) fn plan_thread(
+    thread: &HostThread,
     place: &ThreadInTrace,
     units: &[Unit],
     costs: &UnitCosts<'_>,
-) -> ThreadTally {
+    tally: &mut ThreadTally,
+) -> Option<ThreadPlan> {
     let starts = &place.item_starts;
-    let mut tally = ThreadTally {
-        units: units.len() as u64,
-        ..ThreadTally::default()
-    };
     if units.is_empty() || starts.len() != thread.items.len() {
-        return tally;
+        return None;
     }
-    // Pass 1: the pieces of every item, and each owner's profiled time.
+    tally.units += units.len() as u64;
     let n = units.len();
     let mut in_unit: Vec<Nanos> = vec![0; n];
     let mut launches: Vec<Vec<(Option<u32>, Nanos)>> = vec![Vec::new(); n];
@@ -177,13 +205,40 @@ pub(super) fn retime_thread(
         }
         item_pieces.push(owned);
     }
-
-    // Pass 2: each owner's modelled time, as a factor on its profiled pieces.
-    let interpreter = UnitCosts::us(costs.host.interpreter_us_per_op).unwrap_or(0);
-    let mut unit_target: Vec<Nanos> = units
+    let targets = units
         .iter()
         .zip(&launches)
-        .map(|(unit, launched)| costs.unit_ns(unit, launched, &mut tally))
+        .map(|(unit, launched)| costs.unit_ns(unit, launched, tally))
+        .collect();
+    tally.units_unplaced += in_unit.iter().filter(|&&ns| ns == 0).count() as u64;
+    Some(ThreadPlan {
+        item_pieces,
+        in_unit,
+        between,
+        targets,
+    })
+}
+
+/// Re-times `thread` by its `plan`. A unit the replay did not measure whole (a TorchScript
+/// fusion group, an op that failed to replay) takes its profiled time times `ratio`, the
+/// modelled-to-profiled ratio of the trace's measured units, when there is one.
+pub(super) fn apply_plan(
+    thread: &mut HostThread,
+    plan: &ThreadPlan,
+    ratio: Option<f64>,
+    costs: &UnitCosts<'_>,
+) {
+    let n = plan.in_unit.len();
+    let (in_unit, between) = (&plan.in_unit, &plan.between);
+    let interpreter = UnitCosts::us(costs.host.interpreter_us_per_op).unwrap_or(0);
+    let mut unit_target: Vec<Nanos> = plan
+        .targets
+        .iter()
+        .zip(in_unit)
+        .map(|(&(target, measured), &profiled)| match (measured, ratio) {
+            (false, Some(ratio)) => (profiled as f64 * ratio).round() as Nanos,
+            _ => target,
+        })
         .collect();
     for k in 0..n {
         // No framework time before a unit in the trace (ops back to back): its interpreter
@@ -200,7 +255,6 @@ pub(super) fn retime_thread(
         }
     };
     let unit_factor: Vec<f64> = (0..n).map(|k| factor(unit_target[k], in_unit[k])).collect();
-    tally.units_unplaced = (0..n).filter(|&k| in_unit[k] == 0).count() as u64;
     let between_factor: Vec<f64> = (0..=n).map(|k| factor(interpreter, between[k])).collect();
     let scaled = |owner: Owner, ns: Nanos| -> Nanos {
         let f = match owner {
@@ -212,7 +266,7 @@ pub(super) fn retime_thread(
 
     // Pass 3: the new durations.
     let wake = UnitCosts::us(costs.host.sync_us);
-    for (item, owned) in thread.items.iter_mut().zip(&item_pieces) {
+    for (item, owned) in thread.items.iter_mut().zip(&plan.item_pieces) {
         match item {
             HostItem::Gap { ns, profiled_ops } => {
                 *ns = owned.iter().map(|&(o, p)| scaled(o, p)).sum();
@@ -235,7 +289,6 @@ pub(super) fn retime_thread(
             HostItem::HostOp { .. } => {}
         }
     }
-    tally
 }
 
 /// The trace's host time with the profiler's own cost taken out: `cpu_event_ns` per op the
