@@ -128,10 +128,7 @@ pub fn predict_trace(
             let measured_us = timeline
                 .measured_model_call_us
                 .unwrap_or(prediction.measured_us);
-            let host = timeline
-                .host
-                .clone()
-                .unwrap_or_else(|| unreachable_report());
+            let host = timeline.host.clone().unwrap_or_else(unreachable_report);
             Some(ReplayedNumbers {
                 isolated: path.display().to_string(),
                 isolated_device: results.device.clone(),
