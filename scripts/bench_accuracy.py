@@ -88,7 +88,15 @@ def one_run(model, size_args, args, tmp):
         # The profiled step the trace kept (capture's Python process) against the model
         # measured here: how fast the capturing process ran the same work.
         "trace_step_us": (r.get("trace_self_check") or {}).get("measured_us"),
+        "host_model_us": p["host_model"]["predicted_us"] if p.get("host_model") else None,
+        "host_model_error_percent": signed_error(p["host_model"]) if p.get("host_model") else None,
         "best": p["best"],
+        # The prediction compare names by rule before measuring (issue 50): its error is the
+        # honest figure; `best` is only known after.
+        "chosen": p.get("chosen"),
+        "chosen_error_percent": (signed_error(p[p["chosen"]]) if p.get("chosen") and p.get(p["chosen"])
+                                 else None),
+        "chosen_inside_p10_p90": p.get("chosen_inside_p10_p90"),
         "coverage": r["coverage"]["replayed_share_of_trace_time"],
         "unreplayed": [u["name"] for u in r["coverage"]["unreplayed"]],
         # Where a miss comes from: the signatures with the most predicted time, against the
