@@ -29,8 +29,20 @@ run: build
 	@test -f $(MODEL) || ./target/release/replay export --model bloom-560m --out $(MODEL)
 	./target/release/replay compare --model $(MODEL) --device cpu --seq-len 5 --warmup 10 --runs 100 --output-dir results
 
+# libtorch picks its CPU kernels by the vector width the CPU has (avx512 on Xeons and on Zen 4/5,
+# avx2 elsewhere), and each rounds float32 differently. The tests that compare libtorch's float
+# results with values recorded on one machine or with a float64 reference run a second time on
+# its scalar kernels (ATEN_CPU_CAPABILITY=default) and on its AVX2 ones where the CPU has AVX2, so
+# that no vendor's or width's vector path can fail CI unseen. The first run uses what the CPU has.
+NUMERIC_TESTS := float_tolerance scan_torch_backend scan_bench::the_inputs quant_recipes mhc_profiled_module
+
 test: setup
 	$(CARGO) test --release --locked --workspace
+	for cap in default $$(grep -qw avx2 /proc/cpuinfo && echo avx2); do \
+	  echo "make test: the numeric tests again on libtorch's $$cap CPU kernels"; \
+	  ATEN_CPU_CAPABILITY=$$cap $(CARGO) test --release --locked --workspace --test integration \
+	    -- $(NUMERIC_TESTS) || exit 1; \
+	done
 	# The Python package's extension module: a cdylib with no test harness, which cargo test
 	# does not build. The same selection of targets resolves the same features, so this
 	# compiles the module and pyo3 only, nothing of the workspace again.

@@ -46,6 +46,10 @@ pub struct CpuInfo {
     /// `cpu MHz`: the nominal clock (inside a VM the only one the kernel is told).
     #[serde(skip)]
     pub nominal_mhz: Option<f64>,
+    /// The `constant_tsc` flag: the TSC ticks at one fixed rate (the base clock), whatever
+    /// the cores' clock, so its rate is a clock to check a measured one against.
+    #[serde(skip)]
+    pub constant_tsc: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -91,6 +95,7 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
     let mut cores = std::collections::BTreeSet::new();
     let mut physical_id = String::new();
     let (mut vendor, mut family, mut mhz) = (None, None, None);
+    let mut constant_tsc = false;
     for line in text.lines() {
         let Some((key, value)) = line.split_once(':') else {
             continue;
@@ -110,6 +115,7 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
             }
             "flags" | "Features" if flags.is_empty() => {
                 let present: Vec<&str> = value.split_whitespace().collect();
+                constant_tsc = present.contains(&"constant_tsc");
                 flags = REPORTED_FLAGS
                     .iter()
                     .filter(|f| present.contains(f))
@@ -133,6 +139,7 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
         vendor: vendor.unwrap_or_default(),
         family,
         nominal_mhz: mhz,
+        constant_tsc,
     }
 }
 
@@ -201,6 +208,11 @@ mod tests {
             !info.has_flag("fpu"),
             "only the flags that matter for kernels are kept"
         );
+        assert!(!info.constant_tsc);
+        let with_tsc =
+            TWO_THREADS_ONE_CORE.replace("flags\t\t: fpu", "flags\t\t: fpu constant_tsc");
+        assert!(parse_cpuinfo(&with_tsc).constant_tsc);
+        assert!(!parse_cpuinfo(&with_tsc).has_flag("constant_tsc"));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 mod common;
 mod cublas_reference;
+mod float_tolerance;
 mod gemm_cublas_check;
 mod scan_support;
 

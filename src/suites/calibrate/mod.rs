@@ -3,12 +3,14 @@
 //! (`hardware_calibration_benchmarks`, branes-ai/graphs), timed on replay's measurement core.
 //!
 //! One concept per file: [`profile`] (the JSON and its summary fields), [`timing`] (the seed's
-//! warm-ups and trials on the measurement core), [`peaks`] (theoretical peaks and how they
-//! were found), [`matmul`] (square products through libtorch), [`memory`] (copy bandwidth
-//! through libtorch and replay's own copy and triad kernels), [`fusion`] (the fused-versus-
+//! warm-ups and trials on the measurement core), [`clock`] (the CPU clock a peak is computed
+//! with, measured and checked), [`peaks`] (theoretical peaks and how they were found),
+//! [`matmul`] (square products through libtorch), [`memory`] (copy bandwidth through libtorch
+//! and replay's own copy and triad kernels), [`fusion`] (the fused-versus-
 //! unfused patterns), [`run`] (the work list, the profile rewritten after every item),
 //! [`summary`] (what the command prints when it ends).
 
+pub mod clock;
 pub mod command;
 pub mod error;
 pub mod fusion;

@@ -3,7 +3,7 @@
 //! `None` with the reason when it cannot be known. Efficiencies are only ever taken against
 //! a peak that is known.
 //!
-//! CPU compute: cores × clock × FLOPs per cycle per core, the last from the ISA: vector width
+//! CPU compute: cores × clock ([`super::clock`]) × FLOPs per cycle per core, the last from the ISA: vector width
 //! × 2 (an FMA is two FLOPs) × FMA units. CPUID does not say how many FMA units a core has, so
 //! it is taken from the vendor and family: AMD Zen 4 (family 0x19) executes 512-bit operations
 //! on 256-bit units (32 fp32 FLOPs/cycle), Zen 5 (0x1A) has full 512-bit units (64); Intel
@@ -23,6 +23,7 @@
 
 use std::collections::BTreeMap;
 
+use super::clock::CpuClock;
 use super::profile::PeakSource;
 use crate::device::{CpuInfo, CudaDeviceInfo};
 
@@ -96,87 +97,6 @@ impl Peaks {
             self.bandwidth_gbps = Peak::flag(b, "--peak-bandwidth");
         }
         self
-    }
-}
-
-/// The clock a CPU peak is computed with, and where it came from. Vendor, family and the
-/// nominal clock are [`CpuInfo`]'s (the one reading of `/proc/cpuinfo`).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct CpuClock {
-    /// In MHz: measured when this CPU can be, else cpufreq's maximum, else `cpu MHz`.
-    pub mhz: Option<f64>,
-    pub mhz_source: String,
-}
-
-impl CpuClock {
-    /// The clock of `cpu`: measured when this CPU can be measured ([`measured_clock_mhz`]),
-    /// else cpufreq's maximum, else the nominal `cpu MHz`.
-    pub fn detect(cpu: &CpuInfo) -> CpuClock {
-        let max_khz =
-            std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-                .ok()
-                .and_then(|s| s.trim().parse::<f64>().ok());
-        let mut clock = Self::from_sources(cpu, max_khz);
-        if let Some(mhz) = measured_clock_mhz() {
-            clock.mhz_source = format!(
-                "measured: a chain of dependent integer adds, one per cycle (the VM's nominal clock: {})",
-                clock.mhz.map_or("unknown".to_string(), |m| format!("{:.3} GHz", m / 1e3))
-            );
-            clock.mhz = Some(mhz);
-        }
-        clock
-    }
-
-    /// cpufreq's maximum when the kernel exposes it, else `cpu`'s nominal clock.
-    pub fn from_sources(cpu: &CpuInfo, cpufreq_max_khz: Option<f64>) -> CpuClock {
-        match cpufreq_max_khz {
-            Some(khz) => CpuClock {
-                mhz: Some(khz / 1e3),
-                mhz_source: "cpufreq's cpuinfo_max_freq".to_string(),
-            },
-            None => CpuClock {
-                mhz: cpu.nominal_mhz,
-                mhz_source: "/proc/cpuinfo's cpu MHz (no cpufreq in this VM: the nominal clock)"
-                    .to_string(),
-            },
-        }
-    }
-}
-
-/// The clock this core really runs at, in MHz: the best of 9 timings of a chain of 2^24
-/// dependent `add`s, which retire at one per cycle on every x86 core since the P6. Inside a
-/// VM the nominal clock in `/proc/cpuinfo` is all the kernel is told, and boost clocks run
-/// far above it (a peak from it would be exceeded). `None` off x86-64.
-pub fn measured_clock_mhz() -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        const ADDS_PER_ROUND: u64 = 8;
-        const ROUNDS: u64 = 1 << 21;
-        let chain = || {
-            let start = std::time::Instant::now();
-            let mut x: u64 = 0;
-            // SAFETY: register arithmetic only; no memory is touched.
-            unsafe {
-                std::arch::asm!(
-                    "2:",
-                    "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
-                    "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
-                    "dec {n}",
-                    "jnz 2b",
-                    x = inout(reg) x,
-                    n = inout(reg) ROUNDS => _,
-                    options(nomem, nostack),
-                );
-            }
-            std::hint::black_box(x);
-            start.elapsed().as_secs_f64()
-        };
-        let best = (0..9).map(|_| chain()).fold(f64::INFINITY, f64::min);
-        (best > 0.0).then(|| (ADDS_PER_ROUND * ROUNDS) as f64 / best / 1e6)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        None
     }
 }
 
@@ -316,6 +236,12 @@ pub fn cuda_peaks(info: &CudaDeviceInfo) -> Peaks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suites::calibrate::clock::ClockSources;
+
+    /// The clock `/proc/cpuinfo` alone gives `cpu` (no cpufreq, no TSC, no measurement).
+    fn nominal(cpu: &CpuInfo) -> CpuClock {
+        CpuClock::from_sources(&ClockSources::from_cpuinfo(cpu))
+    }
 
     /// The CPU `cpuinfo` describes, with these flags and cores.
     fn cpu(cpuinfo: &str, flags: &[&str], cores: usize) -> CpuInfo {
@@ -337,7 +263,7 @@ mod tests {
             (zen5.vendor.as_str(), zen5.family),
             ("AuthenticAMD", Some(26))
         );
-        let peaks = cpu_peaks(&zen5, &CpuClock::from_sources(&zen5, None));
+        let peaks = cpu_peaks(&zen5, &nominal(&zen5));
         let fp32 = peaks.fp32().value.unwrap();
         assert!((fp32 - 2.0 * 2.596096 * 64.0).abs() < 1e-9, "{fp32}");
         assert_eq!(peaks.gflops["bfloat16"].value, Some(2.0 * fp32));
@@ -350,12 +276,12 @@ mod tests {
     fn the_fma_width_follows_vendor_family_and_isa() {
         const ZEN4: &str = "vendor_id : AuthenticAMD\ncpu family : 25\ncpu MHz : 3000\n";
         const INTEL: &str = "vendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\n";
-        let intel_clock = CpuClock::from_sources(&cpu(INTEL, &[], 1), Some(3_500_000.0));
+        let intel_clock = CpuClock::from_sources(&ClockSources {
+            cpufreq_max_mhz: Some(3500.0),
+            ..ClockSources::from_cpuinfo(&cpu(INTEL, &[], 1))
+        });
         assert_eq!(intel_clock.mhz, Some(3500.0));
-        assert_eq!(
-            CpuClock::from_sources(&cpu(INTEL, &[], 1), None).mhz,
-            Some(2000.0)
-        );
+        assert_eq!(nominal(&cpu(INTEL, &[], 1)).mhz, Some(2000.0));
         let rate = |cpuinfo: &str, flags: &[&str]| {
             cpu_fp32_flops_per_cycle(&cpu(cpuinfo, flags, 1)).map(|r| r.0)
         };
@@ -373,17 +299,9 @@ mod tests {
     }
 
     #[test]
-    fn the_measured_clock_is_a_plausible_cpu_clock() {
-        if let Some(mhz) = measured_clock_mhz() {
-            assert!((500.0..7000.0).contains(&mhz), "{mhz} MHz");
-        }
-    }
-
-    #[test]
     fn flags_override_and_are_said_to() {
         let zen5 = cpu(ZEN5, &["avx512f"], 2);
-        let p = cpu_peaks(&zen5, &CpuClock::from_sources(&zen5, None))
-            .with_flags(Some(1000.0), Some(50.0));
+        let p = cpu_peaks(&zen5, &nominal(&zen5)).with_flags(Some(1000.0), Some(50.0));
         assert_eq!(p.fp32().value, Some(1000.0));
         assert_eq!(p.fp32().source.kind, "flag");
         assert_eq!(p.bandwidth_gbps.value, Some(50.0));

@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::clock::CpuClock;
 use super::matmul::{self, MatmulDtype};
-use super::peaks::{cpu_peaks, cuda_peaks, CpuClock, Peaks};
+use super::peaks::{cpu_peaks, cuda_peaks, Peaks};
 use super::profile::{FusionProfile, Metadata, OperationProfile, Profile, SCHEMA_VERSION};
 use super::CalibrateError;
 use crate::device::Device;
