@@ -148,6 +148,7 @@ pub fn empty_profile(device: &Device, options: &CalibrateOptions, peaks: &Peaks)
         operation_profiles: Default::default(),
         fusion_profiles: Default::default(),
         failures: Default::default(),
+        host: None,
     }
 }
 

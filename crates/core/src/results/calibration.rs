@@ -216,6 +216,10 @@ pub struct Profile {
     /// Measurements that failed, by what they were (`matmul bfloat16 N=4096`): one failure
     /// never ends a calibration.
     pub failures: BTreeMap<String, String>,
+    /// The host's costs without the profiler (`replay calibrate` measures them; absent in
+    /// older profiles and in datasheets): what the host-aware prediction needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<super::host_profile::HostProfile>,
 }
 
 fn measured() -> String {
