@@ -13,8 +13,11 @@ Stages, in the order of what we learn per minute, with their weights (slices bel
                 its isolated median against the trace's own mean per invocation, per tier, and
                 each trace's step predicted from the isolated durations. On an H200 it says so:
                 the errors are then H200 against H100 (1.4x the memory bandwidth)
-  compare   22  replay compare of bloom-560m at seq-len 5 float32 with --energy nvml on CUDA;
-                seq-len 128 bfloat16 if the slice has room (quick: bloom-tiny)
+  compare   22  the host's costs on this machine first (replay calibrate --host-only: dispatch,
+                interpreter, launch, sync, copies, the profiler per event; host/host.json in
+                the archive), then replay compare of bloom-560m at seq-len 5 float32 with
+                --energy nvml on CUDA; seq-len 128 bfloat16 if the slice has room (quick:
+                bloom-tiny)
   compiled  14  torch.compile on the device: capture --compile of bloom-tiny (Inductor's Triton
                 kernels recorded on a GPU), classify, isolated with the Inductor cache; an
                 AOTInductor package for the device timed by replay full when 90 s are left.

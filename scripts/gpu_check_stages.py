@@ -276,10 +276,42 @@ def compare_cases(quick):
     return [("bloom-560m", "float32", 5, 40), ("bloom-560m", "bfloat16", 128, 40)]
 
 
+# The host section's costs the compare stage's summary keeps (microseconds; None: not measured,
+# as the GPU-only ones on a CPU).
+HOST_FIELDS = ("dispatch_us_per_op", "interpreter_us_per_op", "launch_us", "launch_op_us", "sync_us",
+               "copy_pinned_us", "copy_pageable_us", "profiler_us_per_cpu_event",
+               "profiler_us_per_runtime_event", "profiler_us_per_session")
+
+
+def measure_host(ctx, entry):
+    """`replay calibrate --host-only` on the stage's device, before anything else of the stage:
+    the host's costs on this machine, measured without the profiler (issue 50). The profile is
+    kept as host/host.json in the stage's archive, its costs in the entry. A few seconds (2-4 on
+    a 2-core CPU, the process's CUDA and profiler start-up on top on a GPU): at most a quarter
+    of the slice, and not at all with less than 20 s left."""
+    left = ctx.stage_left()
+    if left < 20.0:
+        entry["host"] = {"skipped": f"{left:.0f} s left in the slice; the host section needs 20"}
+        return
+    share = min(30.0, left * 0.25)
+    out = os.path.join(ctx.work, "host", "host.json")
+    r = ctx.run([ctx.replay, "calibrate", "--host-only", "--device", ctx.device, "--quiet",
+                 "--output", out], min(60.0, share))
+    profile = load_json(out) or {}
+    host = profile.get("host") or {}
+    entry["host"] = {"command": record(r), "file": "host/host.json",
+                     "machine": host.get("machine"), "source": host.get("source"),
+                     **{k: host.get(k) for k in HOST_FIELDS},
+                     "ops_us": host.get("ops_us"), "failures": profile.get("failures", {})}
+    ctx.checkpoint()
+
+
 def stage_compare(ctx, entry):
-    """replay compare of bloom-560m at seq-len 5 in float32 (--energy nvml on a GPU), then at
-    seq-len 128 in bfloat16 if the slice has room for it (quick: bloom-tiny)."""
+    """The host section first (`measure_host`), then replay compare of bloom-560m at seq-len 5
+    in float32 (--energy nvml on a GPU), then at seq-len 128 in bfloat16 if the slice has room
+    for it (quick: bloom-tiny)."""
     entry["device"] = ctx.device
+    measure_host(ctx, entry)
     entry["runs"] = {}
     # NVML's counter updates every ~10-20 ms: the default windows of 100 update periods cost
     # about 4 s per signature (97 s of bloom-560m's 22 on the H200, 2026-11-26, which cut the

@@ -377,6 +377,14 @@ def compare_and_cpu_stages_report_errors_and_coverage():
     assert run["coverage"] == 1.0, run
     assert run["measured_us"] > 0 and isinstance(run["timeline_error_percent"], float)
     assert "skipped" in s["stages"]["compare"]["energy"]
+    # The host section, measured first on the stage's device and kept in its archive.
+    host = s["stages"]["compare"]["host"]
+    assert host["command"]["rc"] == 0 and host["failures"] == {}, host
+    assert host["machine"]["device"] == "cpu" and 0 < host["dispatch_us_per_op"] < 100, host
+    assert host["interpreter_us_per_op"] > 0 and host["profiler_us_per_cpu_event"] > 0, host
+    assert host["launch_us"] is None and host["profiler_us_per_runtime_event"] is None, host
+    with tarfile.open(os.path.join(QUICK_OUT, "compare.tar.gz")) as tar:
+        assert "compare/host/host.json" in tar.getnames()
     cpu = s["stages"]["cpu"]
     assert cpu["threads"] == 2
     noise = cpu["isolated_noise"]["result"]

@@ -40,9 +40,17 @@ pub struct CalibrateArgs {
     pub quick: bool,
 
     /// Operations, comma-separated: matmul (square products through libtorch), memory (copy
-    /// bandwidth)
-    #[arg(long, value_delimiter = ',', default_value = "matmul,memory", value_parser = parse_operation)]
+    /// bandwidth), host (the host's costs without the profiler: one dispatcher call of each op
+    /// that launches nothing, TorchScript's interpreter per op, on a GPU a launch, a sync and
+    /// 4-byte copies, and the profiler's own cost per event with capture's settings; the
+    /// profile's `host` section, a few seconds)
+    #[arg(long, value_delimiter = ',', default_value = "matmul,memory,host", value_parser = parse_operation)]
     pub operations: Vec<Operation>,
+
+    /// Measure only the host section (`--operations host`, no fusion patterns): a few seconds,
+    /// into a profile whose other measurements are empty
+    #[arg(long, conflicts_with_all = ["operations", "fusion_patterns", "dtypes"])]
+    pub host_only: bool,
 
     /// Fusion patterns to measure, comma-separated: linear (Linear+Bias, +ReLU, +GELU), conv
     /// (Conv2d+ReLU, +BatchNorm folded, +BatchNorm+ReLU), attention (Q·Kᵀ, +softmax, full
@@ -126,6 +134,11 @@ pub fn run(args: CalibrateArgs) -> Result<(), crate::Error> {
         }
         tch::set_num_threads(n);
     }
+    let operations = if args.host_only {
+        vec![Operation::Host]
+    } else {
+        args.operations.clone()
+    };
     let fusion = match &args.fusion_patterns {
         Some(list) => FusionFamily::parse_list(list)?,
         None => Vec::new(),
@@ -144,7 +157,7 @@ pub fn run(args: CalibrateArgs) -> Result<(), crate::Error> {
         peak_gflops: args.peak_gflops,
         peak_bandwidth_gbps: args.peak_bandwidth,
         quick: args.quick,
-        operations: args.operations.clone(),
+        operations,
         dtypes: args.dtypes.clone(),
         fusion,
         threads: args.threads.threads.map(|n| n.max(1) as usize),

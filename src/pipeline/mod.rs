@@ -1,4 +1,5 @@
-//! The work behind `replay capture`, `isolated`, `full`, `compare` and `selftest`, without a
+//! The work behind `replay capture`, `isolated`, `full`, `compare` and `selftest` (and the
+//! host's costs they need, [`host`]), without a
 //! command line: each stage takes a plain options struct (with the defaults in its `Default`,
 //! which clap's defaults in `cli/` read) and reports what it does to an [`Observer`] instead of
 //! printing, so a caller (the console commands, selftest's own compare run, a program using
@@ -8,6 +9,7 @@ pub mod capture;
 pub mod classify;
 pub mod compare;
 pub mod full;
+pub mod host;
 pub mod isolated;
 mod isolated_summary;
 pub mod isolated_windowed;

@@ -11,7 +11,9 @@
 //!   stream as the place the core times it (with the CUDA-event timer of
 //!   `crate::measure::cuda_timing`);
 //! - [`cpu_memory_counter`] and [`cuda_memory_stats`]: measured peak memory of libtorch's
-//!   tensors (a counting CPU allocator; the CUDA caching allocator's peaks).
+//!   tensors (a counting CPU allocator; the CUDA caching allocator's peaks);
+//! - [`profiler_session`]: libtorch's profiler started as `replay capture` starts it, its
+//!   events counted (what the host measurement needs to price the profiler per event).
 
 pub mod cpu_memory_counter;
 pub mod cuda_memory_stats;
@@ -20,6 +22,7 @@ pub mod dtype;
 pub mod op_arg;
 pub mod overloads;
 pub mod prepared_op;
+pub mod profiler_session;
 mod shim_error;
 pub mod sys;
 pub mod work_target;

@@ -1,7 +1,8 @@
 //! The raw C ABI of the libtorch shim (`shim/op_dispatch.h`, `shim/memory_stats.h`,
-//! `shim/aoti_package.h`): the `extern "C"` block and the `#[repr(C)]` types it passes. Nothing
-//! here is safe to call directly; the safe layer is [`super::prepared_op`],
-//! [`super::overloads`], [`super::cuda_stream`] and `crate::model::aoti_package`.
+//! `shim/aoti_package.h`, `shim/profiler.h`): the `extern "C"` block and the `#[repr(C)]` types
+//! it passes. Nothing here is safe to call directly; the safe layer is [`super::prepared_op`],
+//! [`super::overloads`], [`super::cuda_stream`], [`super::profiler_session`] and
+//! `crate::model::aoti_package`.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
@@ -70,6 +71,16 @@ pub struct RawAotiPackage {
     _private: [u8; 0],
 }
 
+/// `replay_profiler_counts` (`shim/profiler.h`): what one profiler session recorded.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RawProfilerCounts {
+    pub cpu_ops: u64,
+    pub cpu_ops_with_shapes: u64,
+    pub runtime: u64,
+    pub other: u64,
+}
+
 /// `replay_prepared_call`: opaque, owned by the shim.
 #[repr(C)]
 pub struct RawPreparedCall {
@@ -126,6 +137,10 @@ extern "C" {
     ) -> i64;
     pub fn replay_aoti_package_output(package: *mut RawAotiPackage, index: usize) -> *mut c_void;
     pub fn replay_aoti_package_free(package: *mut RawAotiPackage);
+
+    // profiler.h: libtorch's profiler with capture's settings, its events counted.
+    pub fn replay_profiler_start(with_cuda: i32, error: *mut *mut c_char) -> i32;
+    pub fn replay_profiler_stop(counts: *mut RawProfilerCounts, error: *mut *mut c_char) -> i32;
 }
 
 #[cfg(test)]

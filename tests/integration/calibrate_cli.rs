@@ -100,7 +100,10 @@ fn bad_flags_exit_2_saying_what_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.json");
     for (args, says) in [
-        (vec!["--operations", "flops"], "expected matmul or memory"),
+        (
+            vec!["--operations", "flops"],
+            "expected matmul, memory or host",
+        ),
         (
             vec!["--dtypes", "int8"],
             "expected float32, bfloat16 or float16",

@@ -25,6 +25,7 @@ mod energy_isolated;
 mod execution_trace_capture;
 mod fuzz_corpus;
 mod gemm_cublas_mapping;
+mod host_section;
 mod hostile_signatures;
 mod isolated_generated;
 mod isolated_profile;

@@ -418,7 +418,7 @@ fn calibrate_shards_merge_into_the_whole_runs_profile() {
                 "cpu",
                 "--quick",
                 "--operations",
-                "memory",
+                "memory,host",
             ])
             .args(["--threads", "1", "-q", "--output"])
             .arg(output)
@@ -454,11 +454,24 @@ fn calibrate_shards_merge_into_the_whole_runs_profile() {
     );
     calibrate(&second.join("profile.json"), &["--shard", "2/2"]);
     let merged = dir.path().join("merged");
-    let out = merge(&[first, second], &merged);
+    let out = merge(&[first.clone(), second.clone()], &merged);
     assert!(out.status.success(), "{}", stderr(&out));
     let expected = keys(&whole);
     assert_eq!(expected.len(), 6, "{expected:?}");
     assert_eq!(keys(&merged.join("profile.json")), expected);
+    // The host section is one item of the work list, measured by one shard: merged in.
+    let host = |path: &Path| -> Value {
+        let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        json["host"].clone()
+    };
+    assert!(host(&whole)["dispatch_us_per_op"].as_f64().unwrap() > 0.0);
+    let parts = [
+        host(&first.join("profile.json")),
+        host(&second.join("profile.json")),
+    ];
+    let measured: Vec<&Value> = parts.iter().filter(|h| !h.is_null()).collect();
+    assert_eq!(measured.len(), 1, "{parts:?}");
+    assert_eq!(&host(&merged.join("profile.json")), measured[0]);
 }
 
 #[test]

@@ -8,12 +8,14 @@
 //! [`matmul`] (square products through libtorch), [`memory`] (copy bandwidth through libtorch
 //! and replay's own copy and triad kernels), [`fusion`] (the fused-versus-
 //! unfused patterns), [`run`] (the work list, the profile rewritten after every item),
-//! [`summary`] (what the command prints when it ends).
+//! [`summary`] (what the command prints when it ends), [`host`] (the host's costs without the
+//! profiler: the profile's `host` section).
 
 pub mod clock;
 pub mod command;
 pub mod error;
 pub mod fusion;
+pub mod host;
 pub mod matmul;
 pub mod memory;
 pub mod peaks;

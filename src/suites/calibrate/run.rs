@@ -1,11 +1,12 @@
-//! One calibration: the work list (matmul sizes × dtypes, memory sizes, fusion families) run
-//! in order on one device, each item's results merged into the profile, the profile's summary
+//! One calibration: the work list (matmul sizes × dtypes, memory sizes, fusion families, the
+//! host's costs) run in order on one device, each item's results merged into the profile, the profile's summary
 //! recomputed and the JSON rewritten after every item, so a stopped run keeps what it
 //! measured. One failed measurement is a `failures` entry and never ends the run.
 
 use std::path::{Path, PathBuf};
 
 use super::clock::CpuClock;
+use super::host::{self, HostProfile};
 use super::matmul::{self, MatmulDtype};
 use super::peaks::{cpu_peaks, cuda_peaks, Peaks};
 use super::profile::{FusionProfile, Metadata, OperationProfile, Profile, SCHEMA_VERSION};
@@ -29,11 +30,13 @@ pub fn work_list(device: &Device, options: &CalibrateOptions) -> WorkList {
     )
 }
 
-/// What the seed's `--operations` chooses.
+/// What the seed's `--operations` chooses (and `host`, replay's own: the host's costs without
+/// the profiler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     Matmul,
     Memory,
+    Host,
 }
 
 impl std::str::FromStr for Operation {
@@ -42,8 +45,9 @@ impl std::str::FromStr for Operation {
         match s.trim().to_ascii_lowercase().as_str() {
             "matmul" => Ok(Operation::Matmul),
             "memory" => Ok(Operation::Memory),
+            "host" => Ok(Operation::Host),
             _ => Err(CalibrateError::Usage(format!(
-                "unknown operation '{s}' (expected matmul or memory)"
+                "unknown operation '{s}' (expected matmul, memory or host)"
             ))),
         }
     }
@@ -73,6 +77,7 @@ pub struct CalibrateOptions {
 pub enum Measured {
     Operation(OperationProfile),
     Fusion(FusionProfile),
+    Host(HostProfile),
 }
 
 /// One item of the work list: its label for the progress bar and what it measures.
@@ -153,7 +158,8 @@ pub fn empty_profile(device: &Device, options: &CalibrateOptions, peaks: &Peaks)
     }
 }
 
-/// The work list, in the seed's order: matmul, memory, then the fusion families.
+/// The work list, in the seed's order: matmul, memory, then the fusion families; then the
+/// host's costs.
 pub fn work_items<'a>(
     device: &'a Device,
     options: &'a CalibrateOptions,
@@ -216,7 +222,32 @@ pub fn work_items<'a>(
             }),
         });
     }
+    if options.operations.contains(&Operation::Host) {
+        items.push(WorkItem {
+            label: host::LABEL.into(),
+            run: Box::new(move || host_results(device)),
+        });
+    }
     items
+}
+
+/// The host item's results: the section under `host`, and each figure that failed under
+/// `host <field>`.
+fn host_results(device: &Device) -> Vec<(String, Result<Measured, CalibrateError>)> {
+    match host::measure_host(device, "replay calibrate", &mut |_| {}) {
+        Ok(measured) => std::iter::once((
+            host::LABEL.to_string(),
+            Ok(Measured::Host(measured.profile)),
+        ))
+        .chain(measured.failures.into_iter().map(|(field, why)| {
+            (
+                format!("{} {field}", host::LABEL),
+                Err(CalibrateError::Measure(why)),
+            )
+        }))
+        .collect(),
+        Err(e) => vec![(host::LABEL.to_string(), Err(e))],
+    }
 }
 
 /// The seed's copy sizes: quick [128, 256] MB, full [64, 128, 256, 512] MB.
@@ -293,6 +324,10 @@ pub fn run(
                         .or_default()
                         .push(f);
                 }
+                Ok(Measured::Host(h)) => {
+                    profile.failures.remove(&key);
+                    profile.host = Some(h);
+                }
                 Err(e) => {
                     failed.push((key.clone(), e.clone()));
                     profile.failures.insert(key, e);
@@ -336,6 +371,7 @@ struct JournalEntry {
 enum Journaled {
     Operation(OperationProfile),
     Fusion(FusionProfile),
+    Host(HostProfile),
     Failed(String),
 }
 
@@ -349,6 +385,7 @@ impl JournalEntry {
                     let kept = match r {
                         Ok(Measured::Operation(p)) => Journaled::Operation(p.clone()),
                         Ok(Measured::Fusion(f)) => Journaled::Fusion(f.clone()),
+                        Ok(Measured::Host(h)) => Journaled::Host(h.clone()),
                         Err(e) => Journaled::Failed(e.clone()),
                     };
                     (key.clone(), kept)
@@ -384,6 +421,7 @@ fn from_journal(
             let result = match kept {
                 Journaled::Operation(p) => Ok(Measured::Operation(p)),
                 Journaled::Fusion(f) => Ok(Measured::Fusion(f)),
+                Journaled::Host(h) => Ok(Measured::Host(h)),
                 Journaled::Failed(e) => Err(e),
             };
             (key, result)
@@ -465,6 +503,7 @@ mod tests {
     #[test]
     fn operations_parse() {
         assert_eq!(" Matmul".parse::<Operation>().unwrap(), Operation::Matmul);
+        assert_eq!("host".parse::<Operation>().unwrap(), Operation::Host);
         assert!("flops".parse::<Operation>().unwrap_err().is_usage_error());
     }
 }

@@ -1,5 +1,5 @@
 //! What `replay calibrate` prints when it ends: the peaks and how they were found, the
-//! matmul and memory tables, the fusion verdicts, the failures.
+//! matmul and memory tables, the fusion verdicts, the host's costs, the failures.
 
 use super::profile::Profile;
 
@@ -150,6 +150,9 @@ pub fn render_summary(p: &Profile) -> String {
                 );
             }
         }
+    }
+    if let Some(host) = &p.host {
+        s.push_str(&super::host::render::render_host(host));
     }
     if !p.failures.is_empty() {
         let _ = writeln!(s, "\nfailed ({}):", p.failures.len());

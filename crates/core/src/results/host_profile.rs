@@ -70,6 +70,10 @@ pub struct HostProfile {
     /// One kernel launch call (`cudaLaunchKernel`), as the host sees it.
     #[serde(default)]
     pub launch_us: Option<f64>,
+    /// One libtorch op that launches one tiny kernel (`aten::fill_` of one element): the
+    /// dispatcher and the launch together, as the host sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_op_us: Option<f64>,
     /// From the device finishing to the host running again after a synchronisation
     /// (`cudaStreamSynchronize` on a stream whose work just ended).
     #[serde(default)]
@@ -86,10 +90,21 @@ pub struct HostProfile {
     pub profiler_us_per_cpu_event: Option<f64>,
     #[serde(default)]
     pub profiler_us_per_runtime_event: Option<f64>,
+    /// What one profiler session costs beyond its events, inside the span it records (its first
+    /// events fill the profiler's buffers): once per profiled step. The per-event costs above
+    /// are the slope between a short and a long session, without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiler_us_per_session: Option<f64>,
     /// Per op name, the host's cost of one call through the dispatcher where it was measured
     /// apart (beats `dispatch_us_per_op` for that op).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ops_us: BTreeMap<String, f64>,
+    /// Per op name in `ops_us`, the op events the profiler records for one call of it with
+    /// capture's settings: the op and the ops nested inside it (`aten::t` → `aten::transpose`
+    /// → `aten::as_strided` records 3; 0 for one it does not record), so that an `ops_us`
+    /// figure is matched with the top-level event, not added again for its children.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ops_events: BTreeMap<String, f64>,
     /// Each figure's spread and sample count, by the field's name (free-form, for people).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, String>,

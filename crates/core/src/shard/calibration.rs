@@ -1,6 +1,6 @@
 //! Merging the shards of `replay calibrate`: each shard's profile holds the measurements of
-//! its work items (matmul sizes, memory sizes, fusion families), every one under keys of its
-//! own; the merged profile is the first shard's metadata and peaks with every shard's
+//! its work items (matmul sizes, memory sizes, fusion families, the host section), every one
+//! under keys of its own; the merged profile is the first shard's metadata and peaks with every shard's
 //! measurements and failures, summarised again as a single run summarises them.
 
 use std::path::Path;
@@ -42,8 +42,13 @@ pub fn merge(plan: &MergePlan) -> Result<Profile, ShardError> {
             base.operation_profiles.clear();
             base.fusion_profiles.clear();
             base.failures.clear();
+            base.host = None;
             base
         });
+        // The host section is one work item: whichever shard measured it.
+        if profile.host.is_some() {
+            merged.host = profile.host;
+        }
         merged.operation_profiles.extend(profile.operation_profiles);
         merged.failures.extend(profile.failures);
         for (pattern, entries) in profile.fusion_profiles {

@@ -101,8 +101,19 @@ impl UnitCosts<'_> {
     ) -> (Nanos, bool) {
         let dispatch = Self::us(self.host.dispatch_us_per_op).unwrap_or(0);
         if launches.is_empty() {
-            let own = Self::us(self.host.op_us(&unit.name)).unwrap_or(dispatch);
-            let inner = Nanos::from(unit.cpu_events.saturating_sub(1));
+            // An op measured apart costs its whole call, the ops nested in it included (as
+            // many events as `ops_events` says); every other event is one dispatcher trip.
+            let (own, covered) = match self.host.ops_us.get(&unit.name) {
+                Some(&us) => (
+                    Self::us(Some(us)).unwrap_or(dispatch),
+                    self.host
+                        .ops_events
+                        .get(&unit.name)
+                        .map_or(1, |&events| events.round().max(1.0) as u32),
+                ),
+                None => (dispatch, 1),
+            };
+            let inner = Nanos::from(unit.cpu_events.saturating_sub(covered));
             return (own.saturating_add(dispatch.saturating_mul(inner)), true);
         }
         let mut total: Nanos = 0;
