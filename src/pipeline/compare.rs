@@ -64,6 +64,9 @@ pub fn run(
     let files = OutputDir::new(&run.output_dir);
     // Before the capture: an output folder that cannot be made would lose the whole run.
     files.ensure()?;
+    // The host's costs, from a profile or measured here first (a few seconds, before anything
+    // else has run in the process).
+    let host_settings = host_settings(options, &device, &files, observer)?;
 
     // 1-2. A trace and its signatures.
     let (trace_path, sig_path) = match (&options.trace, &options.kernels) {
@@ -179,7 +182,6 @@ pub fn run(
         .transpose()?;
     // The same timeline with the host's durations from the host model: on a host-bound
     // GPU step, the prediction.
-    let host_settings = host_settings(options, observer)?;
     let host_timeline = loaded_trace
         .as_ref()
         .map(|t| {
@@ -318,30 +320,42 @@ pub fn run(
 /// `--host-profile` (refused without one) or of `--profile` when that has one.
 fn host_settings(
     options: &CompareOptions,
+    device: &Device,
+    files: &OutputDir,
     observer: &mut dyn Observer,
 ) -> anyhow::Result<crate::predict::HostSettings> {
     use replay_core::results::calibration::Profile;
     let mut host = None;
     if let Some(path) = &options.host_profile {
-        let profile = Profile::read(path).map_err(crate::Error::from)?;
-        let section = profile.host.ok_or_else(|| {
-            crate::Error::from(replay_core::Error::BadInput {
-                path: path.clone(),
-                message: "it has no host section: `replay calibrate --host-only` measures one"
-                    .into(),
-            })
-        })?;
+        let section = Profile::read_host_section(path).map_err(crate::Error::from)?;
         host = Some((section, path.display().to_string()));
     } else if let Some(path) = &options.profile {
         if let Some(section) = Profile::read(path).map_err(crate::Error::from)?.host {
             host = Some((section, path.display().to_string()));
         }
     }
-    if host.is_none() {
-        observer.warning(
-            "no host section (--host-profile): the host-model prediction takes the trace's host \
-             time less the profiler's cost instead",
+    if host.is_none() && options.host_times != Some(crate::predict::HostTimes::Trace) {
+        observer.stage_started(
+            Stage::Host,
+            &format!(
+                "the host's costs on {} without the profiler (no --host-profile)",
+                device.describe()
+            ),
         );
+        let measured = super::host::measure_host(device, observer);
+        observer.stage_finished(Stage::Host);
+        match measured {
+            Ok(section) => {
+                let path = files.path(OutputFile::HostProfile);
+                std::fs::write(&path, export::json::to_bytes(&section))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                host = Some((section, format!("{} (measured here)", path.display())));
+            }
+            Err(e) => observer.warning(&format!(
+                "the host's costs could not be measured ({e}): the host-model prediction takes \
+                 the trace's host time less the profiler's cost instead"
+            )),
+        }
     }
     Ok(crate::predict::HostSettings {
         times: options.host_times,

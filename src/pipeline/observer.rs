@@ -19,6 +19,8 @@ pub enum Stage {
     Energy,
     /// Re-running the trace's step in order (`replay sequence`).
     Sequence,
+    /// Measuring the host's costs without the profiler (the host model's section).
+    Host,
     /// A suite command working through its cases (`bench scan`, `calibrate`, ...): its
     /// name, as the user typed it.
     Suite(&'static str),
@@ -33,6 +35,7 @@ impl fmt::Display for Stage {
             Stage::Full => "full",
             Stage::Energy => "energy",
             Stage::Sequence => "sequence",
+            Stage::Host => "host",
             Stage::Suite(name) => name,
         })
     }

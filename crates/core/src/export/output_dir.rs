@@ -22,6 +22,8 @@ pub enum OutputFile {
     /// `replay sequence`: the step re-run in order, as JSON and its entries as CSV.
     SequenceJson,
     SequenceCsv,
+    /// `replay compare`: the host's costs it measured (the host model's section).
+    HostProfile,
 }
 
 impl OutputFile {
@@ -37,6 +39,7 @@ impl OutputFile {
             OutputFile::ReportHtml => "report.html",
             OutputFile::SequenceJson => "sequence.json",
             OutputFile::SequenceCsv => "sequence.csv",
+            OutputFile::HostProfile => "host.json",
         }
     }
 }

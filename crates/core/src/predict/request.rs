@@ -167,13 +167,7 @@ pub fn predict_trace(
 fn host_settings(request: &PredictRequest) -> crate::Result<HostSettings> {
     let mut host = None;
     if let Some(path) = &request.host_profile {
-        let profile = Profile::read(path)?;
-        let section = profile.host.ok_or_else(|| crate::Error::BadInput {
-            path: path.clone(),
-            message: "it has no host section: `replay calibrate` measures one \
-                      (`--host-only` for that alone)"
-                .into(),
-        })?;
+        let section = Profile::read_host_section(path)?;
         host = Some((section, path.display().to_string()));
     } else if let Some(path) = &request.profile {
         if let Some(section) = Profile::read(path)?.host {

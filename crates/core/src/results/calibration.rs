@@ -260,6 +260,31 @@ impl Profile {
         Ok(profile)
     }
 
+    /// The host section of `path`: a calibration profile's `host`, or a host section alone
+    /// (the `host.json` that `replay compare` writes). A profile without one is the user's to
+    /// fix (exit 2, naming the file).
+    pub fn read_host_section(
+        path: &std::path::Path,
+    ) -> crate::Result<super::host_profile::HostProfile> {
+        let bytes = std::fs::read(path).map_err(|e| crate::Error::BadInput {
+            path: path.to_path_buf(),
+            message: format!("cannot read it: {e}"),
+        })?;
+        if let Ok(section) = serde_json::from_slice::<super::host_profile::HostProfile>(&bytes) {
+            if !section.source.is_empty() || !section.machine.device.is_empty() {
+                return Ok(section);
+            }
+        }
+        Self::from_bytes(&bytes, path)?
+            .host
+            .ok_or_else(|| crate::Error::BadInput {
+                path: path.to_path_buf(),
+                message: "it has no host section: `replay calibrate --host-only` measures one \
+                          (`replay compare` writes the one it measures as host.json)"
+                    .into(),
+            })
+    }
+
     /// Whether this profile stands for the device a trace names.
     pub fn stands_for(&self, device_name: &str) -> bool {
         let wanted = device_name.trim().to_ascii_lowercase();
