@@ -87,46 +87,40 @@ pub struct HostDeviceSplit {
 }
 
 impl HostDeviceSplit {
+    /// The split of `simulated`, a run of `step`. On a CPU-only trace the "device" is the CPU
+    /// running the ops: their time is the device's, the framework between them the host's.
     pub fn of(step: &StepSkeleton, simulated: &SimulatedStep) -> HostDeviceSplit {
-        let host_ns = step
-            .threads
-            .iter()
-            .zip(&simulated.host)
-            .map(|(thread, intervals)| {
-                let mut busy: Nanos = 0;
-                let mut seen_work = false;
-                let mut pending_gap: Nanos = 0;
-                for (item, interval) in thread.items.iter().zip(intervals) {
-                    let length = interval.end_ns - interval.start_ns;
-                    match item {
-                        // Framework time counts between the first and last item that works
-                        // (the model call), as in `model_call_ns`.
-                        HostItem::Gap { .. } => pending_gap += length,
-                        HostItem::Wait { residual_ns, .. } => {
-                            if seen_work {
-                                busy += pending_gap;
-                            }
-                            pending_gap = 0;
-                            seen_work = true;
-                            busy += (*residual_ns).min(length);
-                        }
-                        _ => {
-                            if seen_work {
-                                busy += pending_gap;
-                            }
-                            pending_gap = 0;
-                            seen_work = true;
-                            busy += length;
-                        }
-                    }
+        let mut host_ns: Nanos = 0;
+        let mut op_ns: Nanos = 0;
+        for (thread, intervals) in step.threads.iter().zip(&simulated.host) {
+            let (mut busy, mut ops): (Nanos, Nanos) = (0, 0);
+            let mut seen_work = false;
+            let mut pending_gap: Nanos = 0;
+            for (item, interval) in thread.items.iter().zip(intervals) {
+                let length = interval.end_ns - interval.start_ns;
+                // Framework time counts between the first and last item that works (the
+                // model call), as in `model_call_ns`.
+                if let HostItem::Gap { .. } = item {
+                    pending_gap += length;
+                    continue;
                 }
-                busy
-            })
-            .max()
-            .unwrap_or(0);
+                if seen_work {
+                    busy += pending_gap;
+                }
+                pending_gap = 0;
+                seen_work = true;
+                match item {
+                    HostItem::Wait { residual_ns, .. } => busy += (*residual_ns).min(length),
+                    HostItem::HostOp { .. } => ops += length,
+                    _ => busy += length,
+                }
+            }
+            host_ns = host_ns.max(busy);
+            op_ns = op_ns.max(ops);
+        }
         HostDeviceSplit {
             host_ns,
-            device_ns: simulated.gpu_busy_ns,
+            device_ns: simulated.gpu_busy_ns.max(op_ns),
         }
     }
 }

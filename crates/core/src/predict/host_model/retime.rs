@@ -190,6 +190,7 @@ pub(super) fn plan_thread(
     let mut launches: Vec<Vec<(Option<u32>, Nanos)>> = vec![Vec::new(); n];
     let mut between: Vec<Nanos> = vec![0; n + 1];
     let mut item_pieces: Vec<Vec<(Owner, Nanos)>> = Vec::with_capacity(thread.items.len());
+    let mut timed_as_work: Vec<bool> = vec![false; n];
     let mut cursor = 0;
     for (index, item) in thread.items.iter().enumerate() {
         let start = starts[index];
@@ -206,7 +207,15 @@ pub(super) fn plan_thread(
                 }
                 vec![(owner, *dispatch_ns)]
             }
-            HostItem::Wait { .. } | HostItem::HostOp { .. } => Vec::new(),
+            HostItem::HostOp { .. } => {
+                // A CPU trace's op is timed as device work (its replayed time): it is the
+                // unit's own time, nothing for the host model to place.
+                if let Owner::Unit(k) = owner_at(units, &mut cursor, start) {
+                    timed_as_work[k] = true;
+                }
+                Vec::new()
+            }
+            HostItem::Wait { .. } => Vec::new(),
         };
         for &(owner, ns) in &owned {
             match owner {
@@ -221,7 +230,11 @@ pub(super) fn plan_thread(
         .zip(&launches)
         .map(|(unit, launched)| costs.unit_ns(unit, launched, tally))
         .collect();
-    tally.units_unplaced += in_unit.iter().filter(|&&ns| ns == 0).count() as u64;
+    tally.units_unplaced += in_unit
+        .iter()
+        .zip(&timed_as_work)
+        .filter(|&(&ns, &work)| ns == 0 && !work)
+        .count() as u64;
     Some(ThreadPlan {
         item_pieces,
         in_unit,
