@@ -5,6 +5,7 @@ the end of its slice (StageCut) keeps what it finished, and sizes its work to `c
 the seconds it was given. Every command goes through `ctx.run`, which never outlasts the slice.
 """
 import csv
+import gzip
 import os
 import shutil
 import statistics
@@ -255,13 +256,25 @@ def compare_summary(report):
     p = report.get("predictions", {})
     out = {
         "measured_us": report.get("full_model_inference_us"),
+        "measured_p10_us": (report.get("full_model") or {}).get("p10_us"),
+        "measured_p90_us": (report.get("full_model") or {}).get("p90_us"),
         # replay's signed error (prediction - measured) / measured; `error_percent` in reports
         # written before issue 29.
         "sum_error_percent": signed_error(p.get("sum") or {}),
         "timeline_error_percent": signed_error(p.get("timeline") or {}),
+        "sequence_error_percent": signed_error(p.get("sequence") or {}),
+        # Issue 50: the host model (host's costs measured here, without the profiler) and the
+        # prediction compare names by rule before measuring.
+        "host_model_us": (p.get("host_model") or {}).get("predicted_us"),
+        "host_model_error_percent": signed_error(p.get("host_model") or {}),
+        "chosen": p.get("chosen"),
+        "chosen_inside_p10_p90": p.get("chosen_inside_p10_p90"),
         "best": p.get("best"),
         "coverage": (report.get("coverage") or {}).get("replayed_share_of_trace_time"),
     }
+    split = report.get("host_device")
+    if split:
+        out["host_device"] = {k: split.get(k) for k in ("host_us", "device_us", "bound", "host_times")}
     energy = report.get("energy")
     if energy:
         out["energy"] = {k: energy.get(k) for k in ("predicted_joules", "measured_joules", "error_percent", "method")}
@@ -269,11 +282,21 @@ def compare_summary(report):
 
 
 def compare_cases(quick):
-    """(model, dtype, seq-len, signatures expected): the first always runs, the second only
-    when the first leaves time for it."""
+    """(key, model, dtype, input arguments, signatures expected), in the order of what each
+    teaches: the zoo of ../shared/gpu-truth/ (issue 50: every loan grows the truth). The first
+    always runs, each later one only when the slice has room for it."""
     if quick:
-        return [("bloom-tiny", "float32", 5, 20)]
-    return [("bloom-560m", "float32", 5, 40), ("bloom-560m", "bfloat16", 128, 40)]
+        return [("bloom-tiny-float32-seq5", "bloom-tiny", "float32", ["--seq-len", "5"], 20)]
+    return [
+        ("bloom-560m-float32-seq5", "bloom-560m", "float32", ["--seq-len", "5"], 40),
+        ("bloom-560m-bfloat16-seq128", "bloom-560m", "bfloat16", ["--seq-len", "128"], 40),
+        ("gpt2-small-seq128", "gpt2-small", "float32", ["--seq-len", "128"], 40),
+        ("bert-base-seq128", "bert-base", "float32", ["--seq-len", "128"], 40),
+        ("resnet50-b8", "resnet50", "float32", ["--input", "float32[8,3,224,224]"], 60),
+        ("t5-small-seq16", "t5-small", "float32", ["--seq-len", "16"], 60),
+        ("gpt2-small-seq5", "gpt2-small", "float32", ["--seq-len", "5"], 40),
+        ("resnet50-b1", "resnet50", "float32", ["--input", "float32[1,3,224,224]"], 60),
+    ]
 
 
 # The host section's costs the compare stage's summary keeps (microseconds; None: not measured,
@@ -322,11 +345,11 @@ def stage_compare(ctx, entry):
     # --quick pins the threads (the tests compare runs); the full run on a CPU uses every core.
     threads = ["--threads", str(ctx.cpu_threads)] if ctx.device == "cpu" and ctx.quick else []
     first_s = None
-    for i, (model_name, dtype, seq_len, signatures) in enumerate(compare_cases(ctx.quick)):
-        key = f"{model_name}-{dtype}-seq{seq_len}"
+    host_json = os.path.join(ctx.work, "host", "host.json")
+    for i, (key, model_name, dtype, inputs, signatures) in enumerate(compare_cases(ctx.quick)):
         if first_s is not None:
-            # The second case has 25x the tokens: on a GPU it costs about what the first did, on
-            # a CPU several times that (bfloat16 matmuls there are slow), plus its export.
+            # A later case costs about what the first did on a GPU, on a CPU several times that
+            # (bfloat16 matmuls there are slow), plus its export.
             need = first_s * (1.5 if ctx.device.startswith("cuda") else 4.0)
             if find_model(ctx.models_dir, model_name, dtype) is None and (model_name, dtype) not in ctx.exports:
                 need += 30.0
@@ -346,18 +369,33 @@ def stage_compare(ctx, entry):
             timing += ["--warmup", "3", "--runs", "10", "--rounds", "1"]
         else:
             timing += ["--warmup", "10", "--runs", "100"]
+        # The host section this stage measured on this machine (no constants from elsewhere);
+        # without it compare measures its own.
+        host = ["--host-profile", host_json] if os.path.exists(host_json) else []
         out = os.path.join(ctx.work, key)
-        r = ctx.run([ctx.replay, "compare", "--model", model, "--device", ctx.device,
-                     "--seq-len", seq_len, "--quiet", "--output-dir", out, *timing, *energy, *threads], 540)
+        r = ctx.run([ctx.replay, "compare", "--model", model, "--device", ctx.device, *inputs,
+                     "--quiet", "--output-dir", out, *timing, *energy, *threads, *host], 540)
         report = load_json(os.path.join(out, "comparison_report.json"))
         run_entry = entry["runs"][key]
         run_entry.update(compare_summary(report) if report else {})
         run_entry["command"] = record(r)
+        keep_small(out)
         ctx.checkpoint()
         if i == 0:
             first_s = time.monotonic() - started
             if ctx.device == "cpu" and report:
                 ctx.notes["compare_cpu_s"] = first_s
+
+
+def keep_small(folder):
+    """Gzips a compare folder's trace and sequence (the archive brings every configuration's
+    folder back: the truth grows with every loan)."""
+    for name in ("trace.json", "sequence.json"):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.remove(path)
 
 
 # ----------------------------------------------------------------------------------------------
