@@ -85,7 +85,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub no_sequence: bool,
 
-    /// Time budget of the step's re-run in order, warm-up included, in seconds
+    /// Time budget of the step's re-run in order, warm-up included, in seconds: once for
+    /// the runs timing each op in its place, once for the runs in real time
     #[arg(long, value_name = "S", default_value_t = DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S, value_parser = crate::cli::value_parsers::positive_seconds)]
     pub sequence_max_time: f64,
 

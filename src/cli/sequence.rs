@@ -15,7 +15,7 @@ use super::timing_args::TimingArgs;
 #[derive(Debug, Args)]
 #[command(mut_arg("max_time", |a| a
     .default_value("10")
-    .help("Time budget of the runs of the whole step, warm-up included, in seconds")))]
+    .help("Time budget of the runs of the whole step, warm-up included, in seconds: once for the runs timing each op in its place, once for the runs in real time")))]
 #[command(mut_arg("noise", |a| a.default_value("0.005")))]
 #[command(mut_arg("min_samples", |a| a.default_value("10")
     .help("Run the whole step at least this many times")))]

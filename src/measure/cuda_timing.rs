@@ -151,6 +151,18 @@ impl DeviceStream for CudaStreamHandle {
     fn max_calls_per_sample(&self) -> Option<u64> {
         self.blocking.then_some(BLOCKED_MAX_CALLS_PER_SAMPLE)
     }
+
+    /// The same stream (and context) timed by events alone: one pair around each segment.
+    fn unblocked(&self) -> Option<Box<dyn DeviceStream>> {
+        self.blocking.then(|| {
+            Box::new(CudaStreamHandle {
+                raw: self.raw,
+                owned: self.owned.clone(),
+                label: self.label,
+                blocking: false,
+            }) as Box<dyn DeviceStream>
+        })
+    }
 }
 
 /// The CUDA timer in words, as reports print it (`timer`).
@@ -305,6 +317,21 @@ mod tests {
             "CUDA events on libtorch's current stream"
         );
         assert_eq!(Placement::Host.timer_name(), "monotonic clock");
+    }
+
+    #[test]
+    fn a_blocking_stream_unblocked_is_the_same_stream_timed_by_events_alone() {
+        // SAFETY: handles that are only named and asked, never timed.
+        let libtorch = unsafe { CudaStreamHandle::foreign(std::ptr::null_mut(), LIBTORCH_STREAM) };
+        let unblocked = libtorch.unblocked().expect("a blocking handle unblocks");
+        assert_eq!(
+            unblocked.timer_name(),
+            "CUDA events on libtorch's current stream"
+        );
+        assert_eq!(unblocked.max_calls_per_sample(), None);
+        assert!(unblocked.unblocked().is_none(), "once is enough");
+        let already = libtorch.with_blocking_kernel(false);
+        assert!(already.unblocked().is_none());
     }
 
     #[test]

@@ -240,7 +240,8 @@ pub struct SequenceOptions {
     pub device: DeviceSpec,
     /// Where sequence.json and sequence.csv go.
     pub output_dir: PathBuf,
-    /// Time budget of the runs, warm-up included (seconds).
+    /// Time budget of the runs, warm-up included (seconds): the per-op runs and the runs in
+    /// real time have one each.
     pub max_time_s: f64,
     pub noise: f64,
     pub min_samples: usize,
@@ -352,7 +353,8 @@ pub struct CompareOptions {
     pub zoo: Option<String>,
     /// Re-run the trace's step in order for the third prediction (`replay sequence`).
     pub sequence: bool,
-    /// Its time budget (seconds).
+    /// Its time budget (seconds), for each of its two measurements (each op in its place,
+    /// the step in real time).
     pub sequence_max_time_s: f64,
     /// Classify (and replay) with an Execution Trace (`--execution-trace [ET]`); see
     /// [`CompareOptions::execution_trace_of`].

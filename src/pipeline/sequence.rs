@@ -24,6 +24,7 @@ use replay_core::results::sequence::{
 
 use super::observer::{Observer, Stage, Tick};
 use super::options::SequenceOptions;
+use super::sequence_real_time::PerOpRuns;
 
 fn bad(what: &Path, message: String) -> crate::Error {
     crate::Error::from(replay_core::Error::BadInput {
@@ -170,10 +171,7 @@ pub fn rerun(
             Ok((target, method)) => {
                 result.method = Some(method.0);
                 step_of.push(Some(steps.len()));
-                steps.push(Step {
-                    target,
-                    samples: Vec::new(),
-                });
+                steps.push(Step::new(target));
             }
             Err(e) => {
                 let (status, reason) = match e {
@@ -192,9 +190,16 @@ pub fn rerun(
     let flow = builder.wiring.take().map(Wiring::finish);
     let data_flow = flow.as_ref().is_some_and(|f| f.linked_entries > 0);
 
-    // 2. The whole sequence, repeated on the measurement core: one run per sample.
-    let runs = if steps.is_empty() {
-        None
+    let unrebuilt: f64 = results
+        .iter()
+        .filter(|r| r.status != Status::Ok)
+        .map(|r| r.trace_us)
+        .sum();
+
+    // 2. The whole sequence, repeated on the measurement core: one run per sample, each op
+    //    timed in its place. 3. Then the same ops back to back in real time.
+    let (runs, real_time) = if steps.is_empty() {
+        (None, None)
     } else {
         let sequence = SequenceTarget::new(steps);
         if let Some(why) = sequence.placement_mismatch() {
@@ -229,18 +234,29 @@ pub fn rerun(
         let n = measured.device_us.len();
         for (result, index) in results.iter_mut().zip(&step_of) {
             if let Some(i) = index {
-                let samples = &steps[*i].samples;
-                result.in_context = Spread::of(&samples[samples.len().saturating_sub(n)..]);
+                result.in_context = Spread::of(last(&steps[*i].samples, n));
             }
         }
-        Some(measured.summary)
+        let ops_host_us = steps
+            .iter()
+            .filter_map(|s| Spread::of(last(&s.host_samples, n)))
+            .map(|s| s.median_us)
+            .sum();
+        let per_op = PerOpRuns {
+            ops_host_us,
+            unrebuilt_trace_us: unrebuilt,
+        };
+        let ops = steps.into_iter().map(|s| s.target).collect();
+        let real_time =
+            match super::sequence_real_time::measure(ops, per_op, device, &config, observer) {
+                Ok(real_time) => Some(real_time),
+                Err(e) => {
+                    observer.warning(&format!("no real-time step: {e:#}"));
+                    None
+                }
+            };
+        (Some(measured.summary), real_time)
     };
-
-    let unrebuilt: f64 = results
-        .iter()
-        .filter(|r| r.status != Status::Ok)
-        .map(|r| r.trace_us)
-        .sum();
     let config = RunConfig {
         cold: false,
         max_time_per_kernel_s: options.max_time_s,
@@ -267,6 +283,7 @@ pub fn rerun(
         unrebuilt_trace_us: unrebuilt,
         entries: results,
         signatures,
+        real_time,
     };
     files
         .write(OutputFile::SequenceJson, &export::json::to_bytes(&sequence))
@@ -279,6 +296,11 @@ pub fn rerun(
         .context("writing sequence results")?;
     observer.result(&summary(&sequence, &files));
     Ok(sequence)
+}
+
+/// The last `n` of `samples`: the measured runs' (timed warm-up runs come first).
+fn last(samples: &[f64], n: usize) -> &[f64] {
+    &samples[samples.len().saturating_sub(n)..]
 }
 
 /// An entry's name, tier, members with their shares, and included signatures: the unit's,
@@ -377,6 +399,13 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
         sequence.trace_step_us,
         replay_core::predict::error_percent(sequence.step_ops_us, sequence.trace_ops_us)
     );
+    if let Some(real_time) = &sequence.real_time {
+        out.push_str(&super::sequence_real_time::summary_lines(
+            real_time,
+            sequence.trace_ops_us,
+            sequence.unrebuilt_trace_us,
+        ));
+    }
     let mut slowest: Vec<&EntryResult> = sequence
         .entries
         .iter()

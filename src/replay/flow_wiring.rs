@@ -4,7 +4,9 @@
 //! Each op of the step found its Execution Trace node (linked by record-function id). A
 //! node's tensor inputs and outputs carry identities (tensor id, storage id, offset). An
 //! input whose tensor an earlier op of the step produced reads that op's real output of the
-//! same run ([`FlowingOp`]); an input produced outside the step (a parameter, the model's
+//! same run, linked in the shim to the producer's output (an [`OutputSource`]: the call reads the
+//! producer's output itself, as the model passes it, with nothing done by replay between
+//! calls); an input produced outside the step (a parameter, the model's
 //! input) is allocated once before the timed region, one tensor per Execution Trace tensor,
 //! so that two ops that read one weight read one tensor; external inputs that are views at
 //! different offsets of one storage are views of one allocation. A view op's output is the
@@ -19,13 +21,13 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use tch::Tensor;
 
-use super::flowing_op::{slots, FlowingOp, Inflow, Slots};
 use super::registry::SetupError;
 use super::rotating_op::RotatingOp;
 use super::sequence::ProgramEntry;
 use super::tier3_libtorch::{storage_len, LibtorchOpTarget};
 use crate::device::Device;
 use crate::measure::Target;
+use crate::torch::OutputSource;
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
 use replay_core::results::sequence::FlowCounts;
@@ -44,8 +46,8 @@ fn key(tensor: &TensorRef) -> TensorKey {
 /// Who made a tensor of the step.
 #[derive(Debug, Clone)]
 enum Producer {
-    /// The op at this position; its first output is kept in its slot.
-    Slot(usize),
+    /// The op at this position; its first output is read through its source.
+    Op(usize),
     /// An op whose output cannot be read, and why.
     Unavailable(String),
 }
@@ -87,7 +89,8 @@ pub struct Wiring<'a> {
     consumed: HashSet<usize>,
     external: HashMap<TensorKey, Tensor>,
     storages: HashMap<i64, SharedStorage>,
-    slots: Slots,
+    /// The outputs of the ops whose output a later op reads, by position.
+    sources: Vec<Option<OutputSource>>,
     counts: FlowCounts,
 }
 
@@ -101,7 +104,7 @@ impl<'a> Wiring<'a> {
             consumed: HashSet::new(),
             external: HashMap::new(),
             storages: HashMap::new(),
-            slots: slots(entries.len()),
+            sources: (0..entries.len()).map(|_| None).collect(),
             counts: FlowCounts {
                 execution_trace: et.path.display().to_string(),
                 ..FlowCounts::default()
@@ -173,9 +176,9 @@ impl<'a> Wiring<'a> {
         &self.counts
     }
 
-    /// The slot table the wired ops read and write.
-    pub fn slots(&self) -> Slots {
-        self.slots.clone()
+    /// The latest output of the op at `position`, when a later op reads it.
+    pub fn output_of(&self, position: usize) -> Option<Tensor> {
+        self.sources.get(position)?.as_ref()?.tensor()
     }
 
     /// The counts, once every entry is wired.
@@ -206,33 +209,34 @@ impl<'a> Wiring<'a> {
     /// Wires the prepared call `op` of the op at `position`, linked to `node`, and returns it
     /// as the target that runs it in the sequence. Its external inputs are bound now; its
     /// flowing inputs are checked against the outputs its producers gave when they were set
-    /// up (run once, in order, before this one).
+    /// up (run once, in order, before this one), then linked to them: every run of the call
+    /// reads its producers' latest outputs.
     pub fn wire(
         &mut self,
         position: usize,
         node: &EtNode,
-        op: RotatingOp,
+        mut op: RotatingOp,
         device: &Device,
     ) -> Result<Box<dyn Target>, SetupError> {
-        let mut inflows = Vec::new();
         for (input, arg) in node.inputs.iter().enumerate() {
             for (k, tensor) in arg.tensors.iter().enumerate() {
                 let element = (!arg.is_tensor()).then_some(k);
-                let bound = op
-                    .argument_of_input(input)
-                    .and_then(|a| op.bound_tensor(a, element));
+                let argument = op.argument_of_input(input);
+                let bound = argument.and_then(|a| op.bound_tensor(a, element));
                 let what = format!("#{position} {} input {input}", node.name);
                 match self.produced.get(&key(tensor)).cloned() {
-                    Some(Producer::Slot(slot)) => match bound {
-                        None => self
-                            .fallback(format!("{what}: not a tensor argument of the rebuilt call")),
-                        Some(bound) => match self.check_slot(slot, &bound) {
-                            Ok(()) => {
-                                self.counts.flowing_inputs += 1;
-                                inflows.push(Inflow { bound, slot });
+                    Some(Producer::Op(producer)) => match (argument, bound) {
+                        (Some(argument), Some(bound)) => {
+                            let linked = self.check_source(producer, &bound).and_then(|source| {
+                                op.link_input(argument, element, source).map_err(|e| e.0)
+                            });
+                            match linked {
+                                Ok(()) => self.counts.flowing_inputs += 1,
+                                Err(why) => self.fallback(format!("{what}: {why}")),
                             }
-                            Err(why) => self.fallback(format!("{what}: {why}")),
-                        },
+                        }
+                        _ => self
+                            .fallback(format!("{what}: not a tensor argument of the rebuilt call")),
                     },
                     Some(Producer::Unavailable(why)) => {
                         self.fallback(format!("{what}: its producer {why}"))
@@ -250,7 +254,7 @@ impl<'a> Wiring<'a> {
         for (index, arg) in node.outputs.iter().enumerate() {
             for tensor in &arg.tensors {
                 let producer = if index == 0 && arg.is_tensor() {
-                    Producer::Slot(position)
+                    Producer::Op(position)
                 } else {
                     Producer::Unavailable(format!(
                         "#{position} {}: output {index} is not kept (only an op's first \
@@ -262,34 +266,33 @@ impl<'a> Wiring<'a> {
             }
         }
         self.counts.linked_entries += 1;
-        let output = self.consumed.contains(&position).then_some(position);
+        if self.consumed.contains(&position) {
+            if let Some(place) = self.sources.get_mut(position) {
+                *place = op.output_source();
+            }
+        }
         let call = LibtorchOpTarget::new(op, device).map_err(SetupError::from)?;
-        Ok(Box::new(FlowingOp::new(
-            call,
-            inflows,
-            output,
-            self.slots.clone(),
-        )))
+        Ok(Box::new(call))
     }
 
-    /// Whether the output in `slot` can stand for `bound`: its producer ran and gave a
-    /// tensor of the recorded sizes and dtype.
-    fn check_slot(&self, slot: usize, bound: &Tensor) -> Result<(), String> {
-        let slots = self.slots.borrow();
-        match slots.get(slot) {
-            Some(Some(source))
-                if source.size() == bound.size() && source.kind() == bound.kind() =>
-            {
-                Ok(())
-            }
-            Some(Some(source)) => Err(format!(
+    /// The output source of the op at `producer`, if its output can stand for `bound`: the
+    /// producer ran and gave a tensor of the recorded sizes and dtype.
+    fn check_source(&self, producer: usize, bound: &Tensor) -> Result<&OutputSource, String> {
+        let source = self
+            .sources
+            .get(producer)
+            .and_then(Option::as_ref)
+            .ok_or("its producer keeps no output")?;
+        match source.tensor() {
+            Some(out) if out.size() == bound.size() && out.kind() == bound.kind() => Ok(source),
+            Some(out) => Err(format!(
                 "its producer's output is {:?} {:?}, the recorded input {:?} {:?}",
-                source.kind(),
-                source.size(),
+                out.kind(),
+                out.size(),
                 bound.kind(),
                 bound.size()
             )),
-            _ => Err("its producer gave no tensor".into()),
+            None => Err("its producer gave no tensor".into()),
         }
     }
 
@@ -387,8 +390,7 @@ mod tests {
             }
         }
         let wiring = builder.wiring.take().unwrap();
-        let slots = wiring.slots();
-        let counts = wiring.finish();
+        let counts = wiring.counts().clone();
 
         // The same from the Execution Trace alone: every top-level op's node, in order; an
         // input is an activation of the step when an earlier op output its tensor.
@@ -434,10 +436,9 @@ mod tests {
         assert!(read_again >= 1);
         assert_eq!(counts.shared_external_inputs, read_again);
         // A view of a flowing tensor is a view of the producer's real output: same memory.
-        let slots = slots.borrow();
         let mut checked = 0;
         for (from, view) in views {
-            if let (Some(Some(base)), Some(Some(out))) = (slots.get(from), slots.get(view)) {
+            if let (Some(base), Some(out)) = (wiring.output_of(from), wiring.output_of(view)) {
                 assert_eq!(base.data_ptr(), out.data_ptr(), "#{view} views #{from}");
                 checked += 1;
             }

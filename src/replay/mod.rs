@@ -2,7 +2,6 @@
 //! talks to libtorch itself (the dispatcher shim, the dtype table) is [`crate::torch`].
 
 pub mod flow_wiring;
-pub mod flowing_op;
 pub mod host_heap;
 pub mod index_bounds;
 pub mod isolated;
@@ -11,6 +10,7 @@ pub mod libtorch_memory;
 pub mod memory_limit;
 pub mod op_watchdog;
 pub mod overload;
+pub mod real_time;
 /// How the profiler recorded an op's inputs: the torch-free core's reading.
 pub use replay_core::signature::recorded;
 pub mod registry;

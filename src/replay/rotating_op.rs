@@ -9,7 +9,7 @@
 //! several times over the same activations, each with its own copy of the parameters, and the
 //! calls go round them.
 
-use crate::torch::{PreparedOp, ShimError};
+use crate::torch::{OutputSource, PreparedOp, ShimError};
 use tch::Tensor;
 
 /// Whether a schema argument holds a model parameter (or buffer) rather than an activation:
@@ -82,6 +82,28 @@ impl RotatingOp {
             self.next = (self.next + 1) % self.calls.len();
         }
         Ok(())
+    }
+
+    /// A shared handle on the call's output, when it has one copy of its parameters (a
+    /// call going round several has no one output to follow).
+    pub fn output_source(&self) -> Option<OutputSource> {
+        match &self.calls[..] {
+            [one] => Some(one.output_source()),
+            _ => None,
+        }
+    }
+
+    /// Argument `arg` (element `element` of a list) of every copy reads `source`'s latest
+    /// output from now on: see [`PreparedOp::link_input`].
+    pub fn link_input(
+        &mut self,
+        arg: usize,
+        element: Option<usize>,
+        source: &OutputSource,
+    ) -> Result<(), ShimError> {
+        self.calls
+            .iter_mut()
+            .try_for_each(|call| call.link_input(arg, element, source))
     }
 
     /// The first tensor the last call returned.

@@ -120,6 +120,19 @@ pub struct Step {
     pub target: Box<dyn Target>,
     /// Its time in each run of the sequence so far, in order (µs).
     pub samples: Vec<f64>,
+    /// The host's time to issue it in each run (µs): on the CPU, `samples` again.
+    pub host_samples: Vec<f64>,
+}
+
+impl Step {
+    /// A rebuilt op with no samples yet.
+    pub fn new(target: Box<dyn Target>) -> Step {
+        Step {
+            target,
+            samples: Vec::new(),
+            host_samples: Vec::new(),
+        }
+    }
 }
 
 /// The rebuilt op instances run in order as one call: one call is one run of the step.
@@ -177,11 +190,13 @@ impl Target for SequenceTarget {
     fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
         for _ in 0..calls {
             for step in &mut self.steps {
-                let before = timer.running().device;
+                let before = timer.running();
                 step.target.run_timed(1, timer)?;
-                let after = timer.running().device;
+                let after = timer.running();
                 step.samples
-                    .push(after.saturating_sub(before).as_secs_f64() * 1e6);
+                    .push(after.device.saturating_sub(before.device).as_secs_f64() * 1e6);
+                step.host_samples
+                    .push(after.host.saturating_sub(before.host).as_secs_f64() * 1e6);
             }
         }
         Ok(())
@@ -287,10 +302,7 @@ mod tests {
     #[test]
     fn each_op_is_timed_in_its_place_and_the_runs_are_their_sum() {
         let steps = [300u64, 900]
-            .map(|us| Step {
-                target: Box::new(Spin(Duration::from_micros(us))),
-                samples: vec![],
-            })
+            .map(|us| Step::new(Box::new(Spin(Duration::from_micros(us)))))
             .into();
         let mut sequence = SequenceTarget::new(steps);
         assert_eq!(sequence.placement_mismatch(), None);
@@ -317,5 +329,7 @@ mod tests {
         };
         assert!(median(&steps[0].samples) >= 300.0 && median(&steps[0].samples) < 600.0);
         assert!(median(&steps[1].samples) >= 900.0 && median(&steps[1].samples) < 1800.0);
+        // On the host the issue time is the time.
+        assert_eq!(steps[1].host_samples, steps[1].samples);
     }
 }

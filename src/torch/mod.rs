@@ -3,7 +3,8 @@
 //!
 //! - [`sys`]: the raw C ABI of the dispatcher shim (`shim/op_dispatch.{h,cpp}`), with the
 //!   argument kinds as an enum mirroring the header's `REPLAY_ARG_*`;
-//! - the safe layer: [`PreparedOp`] (an aten operator called by name, arguments bound once),
+//! - the safe layer: [`PreparedOp`] (an aten operator called by name, arguments bound once,
+//!   inputs optionally linked to another call's [`OutputSource`]),
 //!   [`overloads`] (an operator's schemas), [`torch_current_cuda_stream`], and [`ShimError`],
 //!   which carries libtorch's C++ exceptions back as values;
 //! - [`dtype`]: the one table between the core's dtypes and libtorch's `Kind`;
@@ -20,6 +21,7 @@ pub mod cuda_memory_stats;
 pub mod cuda_stream;
 pub mod dtype;
 pub mod op_arg;
+pub mod output_source;
 pub mod overloads;
 pub mod prepared_op;
 pub mod profiler_session;
@@ -29,6 +31,7 @@ pub mod work_target;
 
 pub use cuda_stream::torch_current_cuda_stream;
 pub use op_arg::OpArg;
+pub use output_source::OutputSource;
 pub use overloads::{overloads, OpSchema, SchemaArg};
 pub use prepared_op::PreparedOp;
 pub use shim_error::ShimError;

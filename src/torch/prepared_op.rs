@@ -8,6 +8,7 @@ use std::ptr;
 use tch::Tensor;
 
 use super::op_arg::OpArg;
+use super::output_source::OutputSource;
 use super::shim_error::{c_string, take_error, ShimError};
 use super::sys::{self, ArgKind, RawArg, RawPreparedCall};
 
@@ -175,6 +176,36 @@ impl PreparedOp {
         let raw = unsafe { sys::replay_op_last_output(self.raw) };
         (!raw.is_null()).then(|| unsafe { Tensor::from_ptr(raw as *mut _) })
     }
+
+    /// A shared handle on what this call returns, updated by each of its runs: what a
+    /// consumer links its input to ([`PreparedOp::link_input`]).
+    pub fn output_source(&self) -> OutputSource {
+        // SAFETY: `raw` is a live prepared call owned by self; the source is new.
+        let raw = unsafe { sys::replay_op_output_source(self.raw) };
+        OutputSource { raw }
+    }
+
+    /// From now on, argument `arg` (element `element` of a tensor list) reads the first
+    /// tensor of `source`'s latest output on every run, once it has one: the shim puts the
+    /// producer's output itself in the call's arguments, as the model passes it, so the
+    /// call reads the producer's memory (views included) and replay does nothing per call.
+    pub fn link_input(
+        &mut self,
+        arg: usize,
+        element: Option<usize>,
+        source: &OutputSource,
+    ) -> Result<(), ShimError> {
+        let element = element.map_or(-1, |e| i64::try_from(e).unwrap_or(i64::MAX));
+        let mut error = ptr::null_mut();
+        // SAFETY: both are live objects owned by their wrappers; the shim shares (not takes)
+        // the source's output.
+        let rc =
+            unsafe { sys::replay_op_link_input(self.raw, arg, element, source.raw, &mut error) };
+        if rc != 0 {
+            return Err(ShimError(format!("{}: {}", self.name, take_error(error).0)));
+        }
+        Ok(())
+    }
 }
 
 impl Drop for PreparedOp {
@@ -265,5 +296,71 @@ mod tests {
         let out = op.last_output().unwrap();
         assert_eq!(out.size(), [3, 2]);
         assert_eq!(out.double_value(&[1, 0]), 6.0);
+    }
+
+    #[test]
+    fn a_linked_input_reads_its_producers_latest_output_itself() {
+        // producer: x + 1; consumer: its output * 2, and cat([ones, its output]).
+        let mut x = Tensor::zeros([3], (Kind::Float, Device::Cpu));
+        let mut producer = PreparedOp::new(
+            "aten::add",
+            "Scalar",
+            vec![OpArg::Tensor(x.shallow_clone()), OpArg::Double(1.0)],
+        )
+        .unwrap();
+        let source = producer.output_source();
+        assert!(source.tensor().is_none(), "nothing before the first run");
+        let placeholder = Tensor::full([3], 100.0, (Kind::Float, Device::Cpu));
+        let mut consumer = PreparedOp::new(
+            "aten::mul",
+            "Scalar",
+            vec![OpArg::Tensor(placeholder), OpArg::Double(2.0)],
+        )
+        .unwrap();
+        consumer.link_input(0, None, &source).unwrap();
+        // Before its producer ran, the call reads its own bound tensor.
+        consumer.run(1).unwrap();
+        assert_eq!(consumer.last_output().unwrap().double_value(&[0]), 200.0);
+        let ones = Tensor::ones([3], (Kind::Float, Device::Cpu));
+        let mut cat = PreparedOp::new(
+            "aten::cat",
+            "",
+            vec![OpArg::TensorList(vec![
+                Some(ones),
+                Some(Tensor::zeros([3], (Kind::Float, Device::Cpu))),
+            ])],
+        )
+        .unwrap();
+        cat.link_input(0, Some(1), &source).unwrap();
+        for step in 1..=3 {
+            let _ = x.fill_(f64::from(step));
+            producer.run(1).unwrap();
+            consumer.run(1).unwrap();
+            cat.run(1).unwrap();
+            let expected = 2.0 * (f64::from(step) + 1.0);
+            assert_eq!(consumer.last_output().unwrap().double_value(&[2]), expected);
+            assert_eq!(
+                cat.last_output().unwrap().double_value(&[4]),
+                f64::from(step) + 1.0
+            );
+            // The source is the producer's output itself: the same memory.
+            assert_eq!(
+                source.tensor().unwrap().data_ptr(),
+                producer.last_output().unwrap().data_ptr()
+            );
+        }
+        // The source outlives its call.
+        drop(producer);
+        assert_eq!(source.tensor().unwrap().double_value(&[0]), 4.0);
+        // A link to no tensor argument, or past a list's end, is refused by name.
+        let err = consumer.link_input(1, None, &source).unwrap_err();
+        assert!(
+            err.0.contains("aten::mul.Scalar") && err.0.contains("no tensor"),
+            "{err}"
+        );
+        let err = cat.link_input(0, Some(2), &source).unwrap_err();
+        assert!(err.0.contains("no element 2"), "{err}");
+        let err = cat.link_input(9, None, &source).unwrap_err();
+        assert!(err.0.contains("argument 9"), "{err}");
     }
 }

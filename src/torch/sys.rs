@@ -87,6 +87,13 @@ pub struct RawPreparedCall {
     _private: [u8; 0],
 }
 
+/// `replay_output_source`: a shared handle on a prepared call's last output, opaque, owned by
+/// the shim.
+#[repr(C)]
+pub struct RawOutputSource {
+    _private: [u8; 0],
+}
+
 extern "C" {
     pub fn replay_free_string(s: *mut c_char);
     pub fn replay_op_overloads(name: *const c_char, error: *mut *mut c_char) -> *mut c_char;
@@ -100,6 +107,16 @@ extern "C" {
     pub fn replay_op_run(call: *mut RawPreparedCall, calls: u64, error: *mut *mut c_char) -> i32;
     pub fn replay_op_last_output(call: *mut RawPreparedCall) -> *mut c_void;
     pub fn replay_op_free(call: *mut RawPreparedCall);
+    pub fn replay_op_output_source(call: *mut RawPreparedCall) -> *mut RawOutputSource;
+    pub fn replay_output_source_tensor(source: *const RawOutputSource) -> *mut c_void;
+    pub fn replay_output_source_free(source: *mut RawOutputSource);
+    pub fn replay_op_link_input(
+        call: *mut RawPreparedCall,
+        arg: usize,
+        element: i64,
+        source: *const RawOutputSource,
+        error: *mut *mut c_char,
+    ) -> i32;
     pub fn replay_torch_current_cuda_stream(device: i32, error: *mut *mut c_char) -> *mut c_void;
 
     // memory_stats.h: the counting CPU allocator and the CUDA caching allocator's peaks.

@@ -142,6 +142,15 @@ fn the_h100_bert_and_vit_steps_re_run_on_this_cpu_or_name_each_op_they_cannot() 
             .map(|e| e["trace_us"].as_f64().unwrap())
             .sum();
         assert!((unrebuilt - rerun["unrebuilt_trace_us"].as_f64().unwrap()).abs() < 1e-6);
+        // ... and in the step in real time, beside the rebuilt ops' loop.
+        let real_time = &rerun["real_time"];
+        let median = real_time["step_us"]["median_us"].as_f64().unwrap();
+        assert!(median > 0.0, "{name}: {real_time}");
+        assert!(
+            (real_time["step_ops_us"].as_f64().unwrap() - (median + unrebuilt)).abs() < 1e-6,
+            "{name}: {real_time}"
+        );
+        assert_eq!(real_time["ops"].as_u64(), Some(ran as u64));
         assert!(rerun["device"].as_str().unwrap().starts_with("cpu"));
     }
 }

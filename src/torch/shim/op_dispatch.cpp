@@ -14,14 +14,41 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+// What a call returned last, shared with the calls that read it (replay_op_link_input).
+struct replay_output_source {
+  std::shared_ptr<std::vector<c10::IValue>> values;
+};
+
+namespace {
+
+// An argument (or an element of a list argument, element >= 0) that reads another call's
+// first output tensor.
+struct input_link {
+  size_t arg;
+  int64_t element;
+  std::shared_ptr<std::vector<c10::IValue>> source;
+};
+
+// The first tensor of a call's output, or null when it returned none (or has not run).
+const c10::IValue* first_tensor(const std::vector<c10::IValue>& values) {
+  for (const auto& v : values) {
+    if (v.isTensor()) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 struct replay_prepared_call {
   c10::OperatorHandle op;
   std::vector<c10::IValue> stack;
-  std::vector<c10::IValue> last_output;
+  std::shared_ptr<std::vector<c10::IValue>> last_output = std::make_shared<std::vector<c10::IValue>>();
+  std::vector<input_link> links;
 };
 
 namespace {
@@ -151,7 +178,7 @@ replay_prepared_call* replay_op_prepare(const char* name, const char* overload, 
         stack.push_back(*arg.default_value());
       }
     }
-    return new replay_prepared_call{handle, std::move(stack), {}};
+    return new replay_prepared_call{handle, std::move(stack)};
   });
 }
 
@@ -162,8 +189,19 @@ int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error) {
       // The dispatcher consumes the stack (arguments popped, results pushed): call on a copy,
       // which costs only reference-count increments.
       std::vector<c10::IValue> stack = call->stack;
+      // Linked inputs read their producer's latest output: a reference, as the model
+      // passes it (a list's element is replaced in the list the prepared stack shares).
+      for (const auto& link : call->links) {
+        const c10::IValue* tensor = first_tensor(*link.source);
+        if (tensor == nullptr) continue;
+        if (link.element < 0) {
+          stack[link.arg] = *tensor;
+        } else {
+          stack[link.arg].toList().set(static_cast<size_t>(link.element), *tensor);
+        }
+      }
       call->op.callBoxed(stack);
-      if (i + 1 == calls) call->last_output = std::move(stack);
+      if (i + 1 == calls) *call->last_output = std::move(stack);
     }
     return 0;
   });
@@ -171,10 +209,38 @@ int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error) {
 
 void* replay_op_last_output(replay_prepared_call* call) {
   if (!call) return nullptr;
-  for (const auto& v : call->last_output) {
-    if (v.isTensor()) return new at::Tensor(v.toTensor());
-  }
-  return nullptr;
+  const c10::IValue* tensor = first_tensor(*call->last_output);
+  return tensor ? new at::Tensor(tensor->toTensor()) : nullptr;
+}
+
+replay_output_source* replay_op_output_source(replay_prepared_call* call) {
+  if (!call) return nullptr;
+  return new replay_output_source{call->last_output};
+}
+
+void* replay_output_source_tensor(const replay_output_source* source) {
+  if (!source) return nullptr;
+  const c10::IValue* tensor = first_tensor(*source->values);
+  return tensor ? new at::Tensor(tensor->toTensor()) : nullptr;
+}
+
+void replay_output_source_free(replay_output_source* source) { delete source; }
+
+int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
+                         char** error) {
+  return guarded(error, -1, [&]() -> int {
+    TORCH_CHECK(call != nullptr && source != nullptr, "replay_op_link_input: null call or source");
+    TORCH_CHECK(arg < call->stack.size(), "replay_op_link_input: argument ", arg, " of ", call->stack.size());
+    const c10::IValue& bound = call->stack[arg];
+    if (element < 0) {
+      TORCH_CHECK(bound.isTensor(), "replay_op_link_input: argument ", arg, " is no tensor");
+    } else {
+      TORCH_CHECK(bound.isList() && static_cast<size_t>(element) < bound.toListRef().size(),
+                  "replay_op_link_input: argument ", arg, " has no element ", element);
+    }
+    call->links.push_back(input_link{arg, element, source->values});
+    return 0;
+  });
 }
 
 void replay_op_free(replay_prepared_call* call) { delete call; }

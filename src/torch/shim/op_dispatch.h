@@ -62,6 +62,24 @@ void* replay_op_last_output(replay_prepared_call* call);
 
 void replay_op_free(replay_prepared_call* call);
 
+// What a prepared call returned last, shared: it stays readable after the call is freed.
+typedef struct replay_output_source replay_output_source;
+
+// A new handle on `call`'s last output (updated by every later run of `call`); free it with
+// replay_output_source_free.
+replay_output_source* replay_op_output_source(replay_prepared_call* call);
+
+// The first tensor of the source's output (a new torch::Tensor*), or null.
+void* replay_output_source_tensor(const replay_output_source* source);
+
+void replay_output_source_free(replay_output_source* source);
+
+// From now on, argument `arg` of `call` (element `element` of a list argument; -1: the
+// argument itself) reads the first tensor of `source`'s latest output on every run, when it
+// has one. Returns 0, or -1 with *error set.
+int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
+                         char** error);
+
 // libtorch's current CUDA stream on `device` (a cudaStream_t), so CUDA events can time tier-3
 // work on the stream it really runs on. NULL and *error without CUDA support.
 void* replay_torch_current_cuda_stream(int device, char** error);

@@ -24,6 +24,14 @@ pub trait DeviceStream {
     fn max_calls_per_sample(&self) -> Option<u64> {
         None
     }
+
+    /// This stream with a timer that never holds its work back (no blocking kernel): each
+    /// segment runs as the host issues it, so its time is the host's issue time where that
+    /// bounds the work, as in the model. For work timed in real time, such as a whole step
+    /// issued op by op. `None`: this stream's own timer never holds work back.
+    fn unblocked(&self) -> Option<Box<dyn DeviceStream>> {
+        None
+    }
 }
 
 /// Where a target's calls run.

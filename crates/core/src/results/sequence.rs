@@ -5,13 +5,14 @@
 //! own; the whole sequence is run repeatedly on the measurement core and each entry's time is
 //! read in its place (in context). Per signature, the in-context time of one invocation is
 //! also kept as `isolated.json`'s rows ([`SequenceResults::signatures`]), so every report
-//! and the timeline model read it as they read an isolated replay.
+//! and the timeline model read it as they read an isolated replay. The same ops are then run
+//! back to back in real time, timed as one ([`RealTime`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{Stats, Summary};
+use crate::measure::{Stats, StopReason, Summary};
 use crate::signature::schema::{SignatureFile, Tier};
 
 use super::isolated::{IsolatedResults, RunConfig, SignatureResult, Status};
@@ -126,6 +127,46 @@ impl EntryResult {
     }
 }
 
+/// `real_time`: the re-run step in real time, as the model's host issues it. The rebuilt ops
+/// are called back to back with nothing of replay's between them (inputs, routes and results
+/// prepared before), and one timing goes around the whole step: the monotonic clock on the
+/// CPU; on a GPU, CUDA events on the ops' stream at the step's two ends, with no blocking
+/// kernel. Beside it, replay's own cost per op in that loop, measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RealTime {
+    /// The rebuilt ops called in each run (the entries that ran).
+    pub ops: usize,
+    /// What timed the step: `monotonic clock`, or `CUDA events on libtorch's current stream`.
+    pub timer: String,
+    /// The step, one sample per run (µs): on a GPU from the event before its first op to the
+    /// event after its last, so the device's time where the device bounds the step.
+    pub step_us: Spread,
+    /// The host's time to issue the step, per run (µs); on the CPU the step itself.
+    pub host_us: Spread,
+    /// The step's ops re-run in real time: `step_us`'s median plus the trace time of the
+    /// entries that could not be rebuilt (µs); the real-time counterpart of the sequence's
+    /// `step_ops_us`.
+    pub step_ops_us: f64,
+    /// Warm-up runs before the samples (timed, not kept).
+    pub warmup_runs: u64,
+    pub stopped_by: StopReason,
+    /// The sum of the ops' own host times (µs): each op's median issue time in its place in
+    /// the per-op runs (on the CPU its in-context time).
+    pub ops_host_us: f64,
+    /// The host's step less the ops' own host times, per op (µs): what running them back to
+    /// back costs (or saves: warm caches, no timer reads) beside timing each alone in place.
+    pub step_minus_ops_us_per_op: f64,
+    /// Replay's own cost per op in the timed loop, measured: the same loop over as many ops,
+    /// each an empty dispatcher call (`empty_op`) made as replay makes its calls, divided by
+    /// the op count (µs). An upper bound: it holds libtorch's dispatch of the empty op, which
+    /// the model's own calls pay too.
+    pub replay_overhead_us_per_op: f64,
+    /// The loop alone: the same loop with every op a no-op, per op (µs).
+    pub loop_us_per_op: f64,
+    /// The op the empty calls call (`aten::size.int`).
+    pub empty_op: String,
+}
+
 /// The whole `sequence.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SequenceResults {
@@ -161,6 +202,11 @@ pub struct SequenceResults {
     /// Per signature: the in-context time of one invocation (the mean over its entries of
     /// their median × its share), as `isolated.json`'s rows.
     pub signatures: IsolatedResults,
+    /// The step in real time: the rebuilt ops back to back, one timing around the whole
+    /// step, and replay's own cost per op; `None` when nothing could be run (and in files
+    /// written before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_time: Option<RealTime>,
 }
 
 impl SequenceResults {
@@ -335,5 +381,57 @@ mod tests {
             10.0,
             "a failed entry enters with its trace time"
         );
+    }
+
+    #[test]
+    fn a_file_written_before_the_real_time_step_reads_and_writes_back_unchanged() {
+        // A sequence.json of the H200 truth (bloom-560m f32 seq 5), written before
+        // `real_time` existed: it reads without one, and every field it has is written back
+        // as it was, with no `real_time` key added.
+        use std::io::Read as _;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../../shared/gpu-truth/h200-2026-11-28/bloom-560m-float32-seq5/sequence.json.gz",
+        );
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(file)
+            .read_to_string(&mut text)
+            .unwrap();
+        let old: SequenceResults = serde_json::from_str(&text).unwrap();
+        assert!(old.real_time.is_none());
+        let plain: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_value(&old).unwrap(), plain);
+
+        // With one, it is written and read back as it was.
+        let spread = Spread {
+            median_us: 5042.5,
+            p10_us: 5001.0,
+            p90_us: 5300.25,
+            samples: 40,
+        };
+        let mut new = old;
+        new.real_time = Some(RealTime {
+            ops: 3,
+            timer: "CUDA events on libtorch's current stream".into(),
+            step_us: spread,
+            host_us: Spread {
+                median_us: 4900.0,
+                ..spread
+            },
+            step_ops_us: 5042.5,
+            warmup_runs: 3,
+            stopped_by: StopReason::NoiseTarget,
+            ops_host_us: 4800.0,
+            step_minus_ops_us_per_op: 100.0 / 3.0,
+            replay_overhead_us_per_op: 0.1,
+            loop_us_per_op: 0.002,
+            empty_op: "aten::size.int".into(),
+        });
+        let written = serde_json::to_string(&new).unwrap();
+        let back: SequenceResults = serde_json::from_str(&written).unwrap();
+        assert_eq!(back.real_time, new.real_time);
+        let value: serde_json::Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(value["real_time"]["step_us"]["median_us"], 5042.5);
+        assert_eq!(value["real_time"]["stopped_by"], "noise_target");
     }
 }

@@ -1,0 +1,39 @@
+//! [`OutputSource`]: a shared handle on what a [`PreparedOp`](super::PreparedOp) returned
+//! last, which another prepared call can read as its input on every run
+//! ([`PreparedOp::link_input`](super::PreparedOp::link_input)): a step's data flow, passed
+//! inside the shim as the model passes it (a reference to the producer's output), with no
+//! per-call work on replay's side.
+
+use tch::Tensor;
+
+use super::sys::{self, RawOutputSource};
+
+/// What one prepared call returned last; every later run of that call updates it. It keeps
+/// the output alive (and readable) however long it lives, even after its call is freed.
+pub struct OutputSource {
+    pub(super) raw: *mut RawOutputSource,
+}
+
+impl std::fmt::Debug for OutputSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputSource").finish_non_exhaustive()
+    }
+}
+
+impl OutputSource {
+    /// The first tensor of the call's latest output; `None` before it ran, or when it
+    /// returned no tensor.
+    pub fn tensor(&self) -> Option<Tensor> {
+        // SAFETY: `raw` is a live source owned by self; the shim returns a new heap
+        // `torch::Tensor*` (or null) that tch takes ownership of.
+        let raw = unsafe { sys::replay_output_source_tensor(self.raw) };
+        (!raw.is_null()).then(|| unsafe { Tensor::from_ptr(raw as *mut _) })
+    }
+}
+
+impl Drop for OutputSource {
+    fn drop(&mut self) {
+        // SAFETY: made by replay_op_output_source, freed once.
+        unsafe { sys::replay_output_source_free(self.raw) }
+    }
+}
