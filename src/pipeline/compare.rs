@@ -248,6 +248,10 @@ pub fn run(
             sequence_predicted_us: sequence.as_ref().map(|(_, us)| *us),
             in_context_us,
             host_model_predicted_us: host_timeline.as_ref().map(|t| t.predicted_us),
+            sequence_real_time_us: sequence
+                .as_ref()
+                .and_then(|(s, _)| s.real_time.as_ref())
+                .map(|r| r.step_ops_us),
             host_device: host_timeline.as_ref().map(host_device),
             on_gpu: matches!(device.spec(), crate::device::DeviceSpec::Cuda(_)),
         },

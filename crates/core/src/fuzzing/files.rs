@@ -90,6 +90,7 @@ pub fn report_json(data: &[u8]) {
             sequence_predicted_us: None,
             in_context_us: Default::default(),
             host_model_predicted_us: Some(timing.median_us),
+            sequence_real_time_us: None,
             host_device: None,
             on_gpu: true,
         };

@@ -113,6 +113,8 @@ pub struct Context {
     pub sequence_predicted_us: Option<f64>,
     /// In-context time per invocation by signature id, from the same re-run.
     pub in_context_us: HashMap<String, f64>,
+    /// The step re-run in order in real time (`replay sequence`'s `real_time.step_ops_us`).
+    pub sequence_real_time_us: Option<f64>,
     /// The timeline with the host model's host durations, and its host/device split.
     pub host_model_predicted_us: Option<f64>,
     pub host_device: Option<super::comparison::HostDevice>,
@@ -146,6 +148,10 @@ pub fn aggregate(
         "timeline" => predictions.timeline.as_ref().map(|p| p.predicted_us),
         _ => Some(predictions.sum.predicted_us),
     };
+    predictions.sequence_real_time = ctx.sequence_real_time_us.map(|t| PredictionError {
+        predicted_us: t,
+        error_percent: error_percent(t, measured),
+    });
     predictions.chosen = chosen.to_owned();
     predictions.chosen_because = because.to_owned();
     predictions.chosen_inside_p10_p90 = chosen_us
@@ -270,6 +276,7 @@ fn predictions(
         timeline,
         sequence,
         host_model,
+        sequence_real_time: None,
         best: best.0.to_string(),
         chosen: String::new(),
         chosen_because: String::new(),
@@ -488,6 +495,7 @@ mod tests {
             sequence_predicted_us: None,
             in_context_us: HashMap::new(),
             host_model_predicted_us: None,
+            sequence_real_time_us: None,
             host_device: None,
             on_gpu: false,
         }

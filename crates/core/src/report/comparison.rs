@@ -199,6 +199,10 @@ pub struct Predictions {
     /// sequence`): in-context times instead of isolated ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<PredictionError>,
+    /// The trace's step re-run in order in real time (`replay sequence`'s `real_time`: the
+    /// ops back to back, one timing around the step), no timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_real_time: Option<PredictionError>,
     /// The timeline with the host's durations from the host model (measured without the
     /// profiler) instead of the profiled trace's: what a GPU's host-bound step needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -42,6 +42,13 @@ pub fn render(r: &ComparisonReport) -> String {
             t.predicted_us, t.error_percent
         );
     }
+    if let Some(t) = &r.predictions.sequence_real_time {
+        let _ = writeln!(
+            out,
+            "re-run in real time     {:>12.1} us   {:+.1}%   (the step's ops back to back, one timing around them)",
+            t.predicted_us, t.error_percent
+        );
+    }
     if let Some(t) = &r.predictions.host_model {
         let _ = writeln!(
             out,
