@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::hardware::{Basis, HardwareScaling};
+use super::host_model::trace_device_name;
 use super::what_if::{Change, WhatIfOutcome, WhatIfTimeline};
 use super::{
     Durations, HostReport, HostSettings, HostTimes, Prediction, SignatureCatalog, Timeline, WhatIf,
@@ -209,19 +210,6 @@ fn profile_dirs() -> Vec<PathBuf> {
     } else {
         vec![local, shipped]
     }
-}
-
-/// The name of the first device in the trace's `deviceProperties`.
-fn trace_device_name(trace: &Trace) -> Option<String> {
-    trace
-        .metadata
-        .device_properties
-        .as_ref()?
-        .as_array()?
-        .first()?
-        .get("name")?
-        .as_str()
-        .map(str::to_owned)
 }
 
 /// `--profile`'s what-if: the source profile given, or found in `profiles/` by the trace's
