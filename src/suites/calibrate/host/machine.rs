@@ -22,20 +22,19 @@ pub fn machine_of(device: &Device) -> HostMachine {
 
 /// The NVIDIA driver's version on this machine, or the CUDA driver API's, or empty.
 fn driver_version() -> String {
-    if let Some(v) = std::fs::read_to_string("/proc/driver/nvidia/version")
+    let module = std::fs::read_to_string("/proc/driver/nvidia/version")
         .ok()
-        .and_then(|text| nvrm_version(&text))
-    {
-        return v;
-    }
-    crate::device::cuda::inventory()
-        .map(|inv| {
-            format!(
-                "CUDA {}",
-                crate::device::cuda::format_cuda_version(inv.driver_version)
-            )
-        })
-        .unwrap_or_default()
+        .and_then(|text| nvrm_version(&text));
+    module.unwrap_or_else(|| {
+        crate::device::cuda::inventory()
+            .map(|inv| {
+                format!(
+                    "CUDA {}",
+                    crate::device::cuda::format_cuda_version(inv.driver_version)
+                )
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// The kernel module's version from `/proc/driver/nvidia/version`: the first dotted number on
