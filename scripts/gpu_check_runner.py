@@ -243,3 +243,32 @@ def per_kernel_budget(seconds, signatures, floor=0.005, ceiling=0.5):
     """--max-time-per-kernel that fits `signatures` replays into `seconds` (warm-ups, rounds
     and the process's start take the rest: a third is kept for them)."""
     return round(max(floor, min(ceiling, seconds * 0.66 / max(1, signatures))), 4)
+
+
+# Where the check finds its files, and the report fields every stage reads.
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def signed_error(part):
+    """replay's signed prediction error of a report part, under its name before or after issue 29."""
+    value = part.get("prediction_error_percent")
+    return part.get("error_percent") if value is None else value
+
+
+def bundle_dir():
+    return os.environ.get("REPLAY_GPU_BUNDLE") or os.path.join(ROOT, "target/gpu-bundle")
+
+
+def model_file(name, dtype):
+    return f"{name}{'' if dtype == 'float32' else '-' + dtype}.pt"
+
+
+def find_model(models_dir, name, dtype="float32"):
+    """An exported model already at hand: carried in the bundle, kept in --models-dir, or the
+    one `make run` exports into models/."""
+    for folder in (os.path.join(bundle_dir(), "models"), models_dir, os.path.join(ROOT, "models")):
+        path = os.path.join(folder, model_file(name, dtype))
+        if os.path.exists(path):
+            return path
+    return None
