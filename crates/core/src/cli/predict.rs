@@ -251,6 +251,13 @@ fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<(
                 "  host {:.1} us, device {:.1} us: {}-bound; host: {}",
                 replayed.host_us, replayed.device_us, replayed.bound, replayed.host.host_model
             );
+            if replayed.host.host_times != predict::HostTimes::Trace {
+                println!(
+                    "  (the trace's model call keeps the profiler's cost: host times '{}' predict \
+                     an unprofiled run, to be compared with `replay full`'s timing of the model)",
+                    replayed.host.host_times.name()
+                );
+            }
             for note in &replayed.host.notes {
                 println!("  note: {note}");
             }
