@@ -143,7 +143,8 @@ impl NativeTrace {
         frame(py, &timeline_frames::steps(&self.state.trace))
     }
 
-    #[pyo3(signature = (what_if, profile=None, source_profile=None, isolated=None))]
+    #[pyo3(signature = (what_if, profile=None, source_profile=None, isolated=None, host_times=None, host_profile=None))]
+    #[allow(clippy::too_many_arguments)]
     fn predict<'py>(
         &self,
         py: Python<'py>,
@@ -151,18 +152,31 @@ impl NativeTrace {
         profile: Option<PathBuf>,
         source_profile: Option<PathBuf>,
         isolated: Option<PathBuf>,
+        host_times: Option<String>,
+        host_profile: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyList>> {
         if source_profile.is_some() && profile.is_none() {
             return Err(input(
                 "source_profile needs profile (as --source-profile needs --profile)",
             ));
         }
+        if (host_times.is_some() || host_profile.is_some()) && isolated.is_none() {
+            return Err(input(
+                "host_times and host_profile need isolated (as --host-times needs --isolated)",
+            ));
+        }
+        let host_times = host_times
+            .map(|h| h.parse::<predict::HostTimes>())
+            .transpose()
+            .map_err(input)?;
         let request = PredictRequest {
             what_ifs: what_ifs(what_if)?,
             profile,
             source_profile,
             isolated,
             want_catalog: false,
+            host_times,
+            host_profile,
             ..PredictRequest::default()
         };
         let out = run_predict(py, &self.state, request)?;

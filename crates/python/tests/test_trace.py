@@ -114,6 +114,24 @@ def test_predict_with_isolated_and_profile_is_replay_predict(traces, replay):
     assert last["changed_durations"] == cli["replayed_signatures"]
 
 
+def test_predict_with_the_host_model_is_replay_predict(replay):
+    folder = REPO.parent / "shared" / "gpu-truth" / "h200-2026-11-28" / "bloom-560m-float32-seq5"
+    trace, isolated = folder / "trace.json.gz", folder / "isolated.json"
+    host = REPO / "profiles" / "h200_sxm_datasheet.json"
+    for times in ("model", "trace"):
+        cli = run_json(replay, "predict", "--trace", str(trace), "--json", "--isolated", str(isolated),
+                       "--host-profile", str(host), "--host-times", times)
+        frame = rk.load_trace(trace).predict(isolated=isolated, host_profile=host, host_times=times)
+        assert frame.iloc[-1]["predicted_us"] == cli["predicted_us"]
+    # The profiler's cost out: the host model's prediction is far below the trace's own.
+    frame = rk.load_trace(trace).predict(isolated=isolated, host_profile=host)
+    assert frame.iloc[-1]["predicted_us"] < 0.5 * cli["predicted_us"]
+    with pytest.raises(rk.ReplayInputError, match="host-times choice"):
+        rk.load_trace(trace).predict(isolated=isolated, host_times="fast")
+    with pytest.raises(rk.ReplayInputError, match="need isolated"):
+        rk.load_trace(trace).predict(host_times="model")
+
+
 def test_critical_path_ends_at_the_predicted_step(traces):
     trace = rk.load_trace(traces / BERT)
     path = trace.critical_path()

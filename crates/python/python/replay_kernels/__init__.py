@@ -135,11 +135,19 @@ class Trace:
         isolated: Optional[PathLike] = None,
         source_profile: Optional[PathLike] = None,
         format: str = "pandas",
+        host_times: Optional[str] = None,
+        host_profile: Optional[PathLike] = None,
     ) -> Any:
         """``replay predict``: the timeline model's step time from the trace's own durations
         (row ``original``), then ``profile``'s re-timing and each what-if, each on top of
         the ones before it, and with ``isolated`` the prediction from an isolated.json's
-        replayed durations (row ``isolated=FILE``).
+        replayed durations (row ``isolated=FILE``: the model call, against the same span of
+        the trace).
+
+        ``host_times`` (with ``isolated``): whose host durations that prediction runs with,
+        ``trace``, ``corrected`` or ``model`` (``--host-times``); ``host_profile``: a profile
+        with a ``host`` section, or a ``host.json``, that drives the host model
+        (``--host-profile``).
 
         ``what_if``: the expressions of ``replay predict --what-if`` (``tier2*0.5``,
         ``kernel:REGEX*F``, ``op:REGEX*F``, ``host*F``, ``launch=0``, ``durations=FILE``...).
@@ -148,7 +156,8 @@ class Trace:
         change_percent, kernel_sum_us, gpu_busy_fraction, changed_durations.
         """
         columns = self._native.predict(
-            _paths(what_if), _path(profile), _path(source_profile), _path(isolated)
+            _paths(what_if), _path(profile), _path(source_profile), _path(isolated),
+            host_times, _path(host_profile),
         )
         return _frame.convert(columns, format)
 

@@ -28,6 +28,8 @@ class Trace:
         isolated: Optional[PathLike] = None,
         source_profile: Optional[PathLike] = None,
         format: Format = "pandas",
+        host_times: Optional[str] = None,
+        host_profile: Optional[PathLike] = None,
     ) -> Any: ...
     def critical_path(
         self,

@@ -29,6 +29,8 @@ class NativeTrace:
         profile: Optional[str] = None,
         source_profile: Optional[str] = None,
         isolated: Optional[str] = None,
+        host_times: Optional[str] = None,
+        host_profile: Optional[str] = None,
     ) -> Columns: ...
     def critical_path(
         self, what_if: List[str], profile: Optional[str] = None, source_profile: Optional[str] = None
