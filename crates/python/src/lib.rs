@@ -177,7 +177,6 @@ impl NativeTrace {
             want_catalog: false,
             host_times,
             host_profile,
-            ..PredictRequest::default()
         };
         let out = run_predict(py, &self.state, request)?;
         frame(py, &timeline_frames::predictions(&out))
