@@ -328,17 +328,13 @@ fn host_settings(
     files: &OutputDir,
     observer: &mut dyn Observer,
 ) -> anyhow::Result<crate::predict::HostSettings> {
-    use replay_core::results::calibration::Profile;
-    let mut host = None;
-    if let Some(path) = &options.host_profile {
-        let section = Profile::read_host_section(path).map_err(crate::Error::from)?;
-        host = Some((section, path.display().to_string()));
-    } else if let Some(path) = &options.profile {
-        if let Some(section) = Profile::read(path).map_err(crate::Error::from)?.host {
-            host = Some((section, path.display().to_string()));
-        }
-    }
-    if host.is_none() && options.host_times != Some(crate::predict::HostTimes::Trace) {
+    let mut settings = crate::predict::HostSettings::from_flags(
+        options.host_times,
+        options.host_profile.as_deref(),
+        options.profile.as_deref(),
+    )
+    .map_err(crate::Error::from)?;
+    if settings.host.is_none() && options.host_times != Some(crate::predict::HostTimes::Trace) {
         observer.stage_started(
             Stage::Host,
             &format!(
@@ -353,7 +349,7 @@ fn host_settings(
                 let path = files.path(OutputFile::HostProfile);
                 std::fs::write(&path, export::json::to_bytes(&section))
                     .with_context(|| format!("writing {}", path.display()))?;
-                host = Some((section, format!("{} (measured here)", path.display())));
+                settings.host = Some((section, format!("{} (measured here)", path.display())));
             }
             Err(e) => observer.warning(&format!(
                 "the host's costs could not be measured ({e}): the host-model prediction takes \
@@ -361,11 +357,7 @@ fn host_settings(
             )),
         }
     }
-    Ok(crate::predict::HostSettings {
-        times: options.host_times,
-        host,
-        measured_host_us: Default::default(),
-    })
+    Ok(settings)
 }
 
 /// The host-model timeline's step split, as the report writes it.

@@ -123,7 +123,11 @@ pub fn predict_trace(
     let replayed = match &request.isolated {
         Some(path) => {
             let results = IsolatedResults::read(path)?;
-            let settings = host_settings(request)?;
+            let settings = HostSettings::from_flags(
+                request.host_times,
+                request.host_profile.as_deref(),
+                request.profile.as_deref(),
+            )?;
             let timeline =
                 super::with_host_times(trace, &results, &settings).map_err(crate::Error::from)?;
             let measured_us = timeline
@@ -160,25 +164,6 @@ pub fn predict_trace(
         catalog,
         hardware_note,
         replayed,
-    })
-}
-
-/// The host settings of a request: its `--host-times`, and the host section of
-/// `--host-profile` (or of `--profile` when that has one).
-fn host_settings(request: &PredictRequest) -> crate::Result<HostSettings> {
-    let mut host = None;
-    if let Some(path) = &request.host_profile {
-        let section = Profile::read_host_section(path)?;
-        host = Some((section, path.display().to_string()));
-    } else if let Some(path) = &request.profile {
-        if let Some(section) = Profile::read(path)?.host {
-            host = Some((section, path.display().to_string()));
-        }
-    }
-    Ok(HostSettings {
-        times: request.host_times,
-        host,
-        measured_host_us: Default::default(),
     })
 }
 

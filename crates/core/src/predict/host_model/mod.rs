@@ -111,6 +111,31 @@ pub(crate) fn trace_device_name(trace: &Trace) -> Option<String> {
 }
 
 impl HostSettings {
+    /// The settings of `--host-times` and of the host section of `--host-profile` (a profile
+    /// with one, or a section alone), else of `--profile` when that has one.
+    pub fn from_flags(
+        times: Option<HostTimes>,
+        host_profile: Option<&std::path::Path>,
+        profile: Option<&std::path::Path>,
+    ) -> crate::Result<HostSettings> {
+        use crate::results::calibration::Profile;
+        let host = match (host_profile, profile) {
+            (Some(path), _) => Some((
+                Profile::read_host_section(path)?,
+                path.display().to_string(),
+            )),
+            (None, Some(path)) => Profile::read(path)?
+                .host
+                .map(|section| (section, path.display().to_string())),
+            (None, None) => None,
+        };
+        Ok(HostSettings {
+            times,
+            host,
+            measured_host_us: HashMap::new(),
+        })
+    }
+
     /// The host times the settings resolve to, and why when it is not the one asked for.
     fn resolve(&self) -> (HostTimes, Option<String>) {
         let usable = self.host.as_ref().is_some_and(|(h, _)| h.is_usable());

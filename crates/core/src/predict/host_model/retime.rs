@@ -65,13 +65,13 @@ fn owner_at(units: &[Unit], cursor: &mut usize, at: Nanos) -> Owner {
     }
 }
 
-/// The pieces of `[start, end)` by owner, in order.
-fn pieces(units: &[Unit], start: Nanos, end: Nanos) -> Vec<(Owner, Nanos)> {
+/// The pieces of `[start, end)` by owner, in order. `cursor` is [`owner_at`]'s: a thread's
+/// items come in time order, so one cursor walks its units once.
+fn pieces(units: &[Unit], cursor: &mut usize, start: Nanos, end: Nanos) -> Vec<(Owner, Nanos)> {
     let mut out = Vec::new();
-    let mut cursor = 0;
     let mut at = start;
     while at < end {
-        let owner = owner_at(units, &mut cursor, at);
+        let owner = owner_at(units, cursor, at);
         let until = match owner {
             Owner::Unit(k) => units[k].end_ns,
             Owner::Before(k) => units.get(k).map_or(end, |u| u.start_ns),
@@ -195,7 +195,9 @@ pub(super) fn plan_thread(
     for (index, item) in thread.items.iter().enumerate() {
         let start = starts[index];
         let owned = match item {
-            HostItem::Gap { ns, .. } => pieces(units, start, start.saturating_add(*ns)),
+            HostItem::Gap { ns, .. } => {
+                pieces(units, &mut cursor, start, start.saturating_add(*ns))
+            }
             HostItem::Launch {
                 signature,
                 dispatch_ns,
@@ -357,7 +359,7 @@ mod tests {
     fn a_stretch_is_cut_at_the_units_edges() {
         let units = [unit(10, 20), unit(30, 40)];
         assert_eq!(
-            pieces(&units, 0, 50),
+            pieces(&units, &mut 0, 0, 50),
             vec![
                 (Owner::Before(0), 10),
                 (Owner::Unit(0), 10),
@@ -366,7 +368,7 @@ mod tests {
                 (Owner::Before(2), 10),
             ]
         );
-        assert_eq!(pieces(&units, 12, 15), vec![(Owner::Unit(0), 3)]);
-        assert_eq!(pieces(&units, 15, 15), vec![]);
+        assert_eq!(pieces(&units, &mut 0, 12, 15), vec![(Owner::Unit(0), 3)]);
+        assert_eq!(pieces(&units, &mut 0, 15, 15), vec![]);
     }
 }
