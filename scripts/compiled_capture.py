@@ -15,6 +15,7 @@ import torch
 
 import compile_env
 import inductor_record
+import inductor_wrapper
 
 
 class CompiledRun:
@@ -35,6 +36,7 @@ class CompiledRun:
         self.kernels_json = None
         self.kernels = self.calls = 0
         self.record_seconds = None
+        self.wrapper = None
 
     def first_call(self, model, inputs, sync):
         """The call that compiles; its time is the compile's (and one step's)."""
@@ -55,7 +57,9 @@ class CompiledRun:
             sync()
         finally:
             recorder.uninstall()
-        self.kernels_json = recorder.write(dev.type, self.mode)
+        # The wrapper between the kernels, timed with every kernel a no-op (no profiler).
+        self.wrapper = inductor_wrapper.time_wrapper(recorder.cache, model, inputs, sync)
+        self.kernels_json = recorder.write(dev.type, self.mode, wrapper=self.wrapper)
         called = [r for r in recorder.records.values() if r.calls]
         self.kernels = len(called)
         self.calls = sum(c["count"] for r in called for c in r.calls.values())
@@ -71,4 +75,13 @@ class CompiledRun:
         return (f"compiled (mode {self.mode}) in {self.compile_seconds:.1f} s ({cache}); "
                 f"{self.kernels} generated kernels, {self.calls} launches recorded in "
                 f"{os.path.join(self.shown, 'kernels.json')} ({self.record_seconds:.1f} s, C++ libraries "
-                f"built included)")
+                f"built included)" + wrapper_text(self.wrapper))
+
+
+def wrapper_text(wrapper):
+    if not wrapper:
+        return ""
+    usable = "" if wrapper["usable"] else f" (not counted: {wrapper['why_not_usable']})"
+    return (f"; its wrapper between kernels {wrapper['median_us']:.1f} us a pass "
+            f"(p10-p90 {wrapper['p10_us']:.1f}-{wrapper['p90_us']:.1f}, {wrapper['runs']} passes, "
+            f"every kernel a no-op){usable}")

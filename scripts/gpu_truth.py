@@ -10,6 +10,7 @@ then).
 
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 
@@ -30,15 +31,27 @@ def configurations(truth_dir):
 
 
 def truth(folder):
-    """The unprofiled model's median, p10 and p90 (µs) and its sample count."""
+    """The unprofiled model's median, p10 and p90 (µs), its sample count, and the median of
+    each fifth of its samples in the order they ran (a machine that changes speed mid-run
+    shows as fifths far apart: the truth's own median then depends on when it switched)."""
     with open(os.path.join(folder, "full_model_timing.json")) as f:
         full = json.load(f)
+    samples = full.get("samples_us", [])
     return {
         "median_us": full["median_us"],
         "p10_us": full["p10_us"],
         "p90_us": full["p90_us"],
-        "runs": len(full.get("samples_us", [])),
+        "runs": len(samples),
+        "fifths_us": fifths(samples),
     }
+
+
+def fifths(samples):
+    """The median of each fifth of `samples` in order; [] for fewer than 10."""
+    if len(samples) < 10:
+        return []
+    n = len(samples) // 5
+    return [round(statistics.median(samples[i * n:(i + 1) * n]), 1) for i in range(5)]
 
 
 def earlier_predictions(folder):

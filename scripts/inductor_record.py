@@ -204,8 +204,9 @@ class KernelRecorder:
                 setattr(obj, attr, original)
         self.restore = []
 
-    def write(self, device, mode):
-        """Builds the C++ libraries, saves the values and writes kernels.json; returns its path."""
+    def write(self, device, mode, wrapper=None):
+        """Builds the C++ libraries, saves the values and writes kernels.json (with the
+        `wrapper` section of inductor_wrapper.time_wrapper when given); returns its path."""
         os.makedirs(os.path.join(self.folder, "values"), exist_ok=True)
         os.makedirs(os.path.join(self.folder, "replay"), exist_ok=True)
         entries = []
@@ -223,6 +224,8 @@ class KernelRecorder:
             entries.append(rec.entry(self.folder))
         doc = {"format": FORMAT, "version": VERSION, "torch": torch.__version__.split("+")[0],
                "device": device, "mode": mode, "kernels": entries}
+        if wrapper is not None:
+            doc["wrapper"] = wrapper
         path = os.path.join(self.folder, "kernels.json")
         tmp = path + ".tmp"
         with open(tmp, "w") as f:

@@ -18,6 +18,7 @@ import torch
 import compiled_timing
 import inductor_cpp_lib
 import inductor_record
+import inductor_wrapper
 
 HERE_SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -83,6 +84,13 @@ def check_compiled_capture(out, so):
     assert doc["torch"] == torch.__version__.split("+")[0]
     names = {k["trace_name"] for k in doc["kernels"]}
     assert generated <= names, ("trace ops without a recorded kernel", sorted(generated - names))
+    # The wrapper between the kernels, timed with every kernel a no-op: every generated kernel of
+    # the pass stubbed, enough passes, the spread in order, and said in the capture's summary.
+    w = doc["wrapper"]
+    assert w["usable"] and w["why_not_usable"] is None and w["graph_breaks"] == 0, w
+    assert w["kernels_stubbed"] >= len(names) and w["externs_stubbed"] >= 1, (w, sorted(names))
+    assert w["runs"] >= 20 and 0 < w["p10_us"] <= w["median_us"] <= w["p90_us"], w
+    assert "its wrapper between kernels" in so and "every kernel a no-op" in so, so
     assert names <= generated, ("recorded kernels the trace does not hold", sorted(names - generated))
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(folder, "cache")  # Inductor's own bindings
     from torch._inductor.codecache import CppPythonBindingsCodeCache
@@ -136,6 +144,39 @@ def tests(tmp, cli, run_script):
         doc = check_compiled_capture(out, so)
         fused = {k["name"] for k in doc["kernels"]}
         assert any("gelu" in n for n in fused) and any("layer_norm" in n for n in fused), fused
+
+    def the_wrapper_is_timed_without_its_kernels_and_they_are_put_back():
+        """inductor_wrapper in this process on an MLP whose kernels dominate its forward pass:
+        with every kernel a no-op the pass is far quicker than the real one (the kernels really
+        did not run), the extern kernels' outputs keep the wrapper going, and afterwards every
+        kernel is back: the compiled model computes what the eager one does."""
+        import time
+        cache = os.path.join(tmp, "compile", "inproc-cache")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+        torch.manual_seed(0)
+        model = MLP(width=512, blocks=2).eval()
+        x = torch.randn(256, 512)
+        compiled = torch.compile(model)
+        with torch.no_grad():
+            expected = model(x)
+            compiled(x)
+
+            def real_median():
+                samples = []
+                for _ in range(15):
+                    t0 = time.perf_counter_ns()
+                    compiled(x)
+                    samples.append((time.perf_counter_ns() - t0) / 1000.0)
+                return sorted(samples)[7]
+            before = real_median()
+            w = inductor_wrapper.time_wrapper(cache, compiled, (x,), lambda: None)
+            after = real_median()
+            got = compiled(x)
+        assert w["usable"] and w["kernels_stubbed"] >= 2 and w["externs_stubbed"] >= 1, w
+        # Two blocks of two 512x2048 GEMMs on 256 rows: milliseconds of kernels on any CPU,
+        # against tens of microseconds of wrapper.
+        assert w["median_us"] < 0.25 * min(before, after), (w, before, after)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
 
     def compiled_zoo_bloom_tiny_capture_keeps_the_token_ids():
         out = os.path.join(tmp, "compile", "bloom", "t.json")
@@ -316,6 +357,7 @@ def tests(tmp, cli, run_script):
 
     return [compiled_timing_times_each_pass_after_the_warmups,
             compiled_mlp_pt2_capture_records_every_generated_kernel,
+            the_wrapper_is_timed_without_its_kernels_and_they_are_put_back,
             compiled_zoo_bloom_tiny_capture_keeps_the_token_ids, compile_bad_input_exits_2,
             triton_recording_from_a_stand_in_launcher_without_a_gpu,
             triton_launch_fields_from_the_kept_cache_of_the_h200_capture]

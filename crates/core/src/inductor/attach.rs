@@ -31,6 +31,9 @@ pub fn attach_cache(
 ) -> Result<(), KernelsFileError> {
     if let Some(kernels) = kernels_for_trace(trace_path, inductor_cache)? {
         fill_sources(file, &kernels)?;
+        if let Some(compiled) = file.compiled_code.as_mut() {
+            compiled.wrapper = kernels.file.wrapper.clone();
+        }
     }
     Ok(())
 }

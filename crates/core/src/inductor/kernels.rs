@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! { "format": "replay-inductor-kernels", "version": 1, "torch", "device", "mode",
+//!   "wrapper": { "median_us", "p10_us", "p90_us", "runs", "method", "usable", … },  // optional
 //!   "kernels": [ { "name", "trace_name", "kind": "inductor_cpp" | "triton", "graph",
 //!                  "source",                                   // Inductor's module, in cache/
 //!                  "kernel_source", "library", "symbol", "arg_types",   // inductor_cpp
@@ -49,6 +50,10 @@ pub struct KernelsFile {
     /// torch.compile's mode: `default`, `reduce-overhead`, `max-autotune`.
     pub mode: String,
     pub kernels: Vec<RecordedKernel>,
+    /// The generated wrapper's host time, timed with every kernel a no-op (optional: a
+    /// capture before it has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<crate::signature::wrapper_timing::WrapperTiming>,
 }
 
 /// One generated kernel and the argument layouts it was called with.

@@ -131,8 +131,10 @@ pub fn aggregate(
 ) -> ComparisonReport {
     let measured = full.median_us;
     let sum: f64 = results.results.iter().map(|r| predicted_total(r).0).sum();
+    // A compiled model's wrapper runs between its kernels: host time the kernels' sum lacks.
+    let wrapper_us = wrapper_us(file);
     let mut predictions = predictions(
-        sum,
+        sum + wrapper_us.unwrap_or(0.0),
         ctx.timeline_predicted_us,
         ctx.sequence_predicted_us,
         ctx.host_model_predicted_us,
@@ -350,6 +352,14 @@ fn signature_times(
     signature_times
 }
 
+/// The compiled wrapper's measured host time per forward pass, when it can be counted.
+fn wrapper_us(file: &SignatureFile) -> Option<f64> {
+    file.compiled_code
+        .as_ref()
+        .and_then(|c| c.wrapper.as_ref())
+        .and_then(|w| w.counted_us())
+}
+
 /// The share of the trace's time that replayed, the signatures that did not, and the
 /// compiled code no recorded op covers.
 fn coverage(file: &SignatureFile, results: &IsolatedResults) -> Coverage {
@@ -372,13 +382,28 @@ fn coverage(file: &SignatureFile, results: &IsolatedResults) -> Coverage {
             trace_total_us: r.trace_total_us,
         })
         .collect();
+    // `+ 0.0`: an empty sum is -0.0, which would print as "-0.0%".
+    let replayed_share = if trace_total > 0.0 {
+        replayed / trace_total + 0.0
+    } else {
+        0.0
+    };
+    let wrapper = wrapper_us(file);
+    // Only what was measured counts: the wrapper's share of the (one) profiled step, at most
+    // the unseen share. What the trace shows beyond it between the ops (the profiler's own
+    // cost, a preemption, thread wake-ups) stays unseen.
+    let accounted_share_of_step = file.compiled_code.as_ref().map(|c| {
+        let unseen = c.uninstrumented_share();
+        let measured = match wrapper {
+            Some(us) if c.steps_us > 0.0 => (us / c.steps_us).min(unseen),
+            _ => 0.0,
+        };
+        replayed_share * (1.0 - unseen) + measured
+    });
     Coverage {
-        // `+ 0.0`: an empty sum is -0.0, which would print as "-0.0%".
-        replayed_share_of_trace_time: if trace_total > 0.0 {
-            replayed / trace_total + 0.0
-        } else {
-            0.0
-        },
+        replayed_share_of_trace_time: replayed_share,
+        wrapper_us: wrapper,
+        accounted_share_of_step,
         uninstrumented_compiled_us: file.compiled_code.as_ref().map(|c| c.uninstrumented_us),
         unseen_share_of_step: file
             .compiled_code
@@ -838,5 +863,79 @@ mod tests {
         assert!(text.contains("uninstrumented compiled code"), "{text}");
         assert!(!text.contains("-0.0"), "{text}");
         assert!(text.contains("\n4     triton kernel"), "{text}");
+    }
+
+    /// A compiled model's wrapper, measured by the capture, is the unseen part of its step:
+    /// added to the kernel sum (not to the seed's figure) and counted as measured; a wrapper
+    /// marked not usable changes nothing.
+    #[test]
+    fn a_measured_wrapper_joins_the_sum_and_accounts_for_the_unseen_step() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/traces/kineto/a100_triton_example.json.gz");
+        let trace = crate::trace::load(&path).expect("the shared A100 Triton trace");
+        let mut file = crate::signature::classify(&trace, &path);
+        let results = isolated(
+            file.signatures
+                .iter()
+                .enumerate()
+                .map(|(i, s)| result(s, outcome_of(i), &s.id))
+                .collect(),
+        );
+        let plain = aggregate(&file, &results, &full_model(2000.0), context(None));
+        let kernels = plain.predicted_from_kernels_us;
+        let unseen = plain
+            .coverage
+            .unseen_share_of_step
+            .expect("a compiled trace");
+        let replayed = plain.coverage.replayed_share_of_trace_time;
+        assert!(
+            unseen > 0.0 && plain.coverage.wrapper_us.is_none(),
+            "{unseen}"
+        );
+        assert_eq!(plain.predictions.sum.predicted_us, kernels);
+        assert_eq!(
+            plain.coverage.accounted_share_of_step,
+            Some(replayed * (1.0 - unseen))
+        );
+
+        let timing: crate::signature::wrapper_timing::WrapperTiming =
+            serde_json::from_value(json!({"median_us": 250.0, "p10_us": 240.0, "p90_us": 270.0,
+                "runs": 50, "method": "m", "usable": true}))
+            .unwrap();
+        file.compiled_code.as_mut().unwrap().wrapper = Some(timing.clone());
+        let counted = aggregate(&file, &results, &full_model(2000.0), context(None));
+        assert_eq!(
+            counted.predicted_from_kernels_us, kernels,
+            "the seed's sum stays"
+        );
+        assert_eq!(counted.predictions.sum.predicted_us, kernels + 250.0);
+        assert_eq!(counted.coverage.wrapper_us, Some(250.0));
+        let accounted = counted.coverage.accounted_share_of_step.unwrap();
+        let steps_us = file.compiled_code.as_ref().unwrap().steps_us;
+        assert!(250.0 / steps_us < unseen, "{steps_us}");
+        let expected = replayed * (1.0 - unseen) + 250.0 / steps_us;
+        assert!(
+            (accounted - expected).abs() < 1e-12,
+            "{accounted} {expected}"
+        );
+        let text = super::super::table::render(&counted);
+        assert!(
+            text.contains("its wrapper measured without the profiler"),
+            "{text}"
+        );
+
+        file.compiled_code.as_mut().unwrap().wrapper =
+            Some(crate::signature::wrapper_timing::WrapperTiming {
+                usable: false,
+                why_not_usable: Some("1 graph break(s)".into()),
+                ..timing
+            });
+        let refused = aggregate(&file, &results, &full_model(2000.0), context(None));
+        assert_eq!(refused.predictions.sum.predicted_us, kernels);
+        assert_eq!(refused.coverage.wrapper_us, None);
+        assert_eq!(
+            refused.coverage.accounted_share_of_step,
+            plain.coverage.accounted_share_of_step
+        );
     }
 }

@@ -134,6 +134,16 @@ pub struct Coverage {
     /// Its share of the profiled steps' time, in [0, 1].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unseen_share_of_step: Option<f64>,
+    /// The compiled wrapper's host time per forward pass, measured unprofiled by the capture
+    /// with every kernel a no-op: the unseen part of the step, measured. It is added to the
+    /// kernel sum (`predictions.sum`; `predicted_from_kernels_us` stays the seed's Σ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper_us: Option<f64>,
+    /// For a compiled trace: the share of the profiled step replay measured: the ops replayed
+    /// alone and the measured wrapper, replayed share × (1 − unseen share) + min(unseen share,
+    /// `wrapper_us` / the step's time). The unseen time beyond the wrapper stays unseen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounted_share_of_step: Option<f64>,
     /// How unreplayed signatures enter the predictions.
     pub accounting: String,
     pub unreplayed: Vec<Unreplayed>,

@@ -241,6 +241,7 @@ impl RegionsInWindows {
             region_us: us(region_ns),
             uninstrumented_us: us(uninstrumented_ns),
             steps_us: us(steps_ns),
+            wrapper: None,
         })
     }
 }

@@ -278,5 +278,10 @@ fn merge_compiled_code(parts: &[MergePart]) -> Option<CompiledCode> {
         region_us: sum_us(all.iter().map(|c| &c.region_us)),
         uninstrumented_us: sum_us(all.iter().map(|c| &c.uninstrumented_us)),
         steps_us: sum_us(all.iter().map(|c| &c.steps_us)),
+        // A wrapper is timed for one model's forward pass: the ranks' together are not one.
+        wrapper: match all.as_slice() {
+            [one] => one.wrapper.clone(),
+            _ => None,
+        },
     })
 }

@@ -32,6 +32,7 @@ mod source;
 pub mod stream;
 mod table;
 pub mod transfer;
+pub mod wrapper_timing;
 
 use std::path::Path;
 

@@ -50,7 +50,8 @@
 //!   "unattributed": [ { "name", "kind", "tier", "labels", "count", "total_us", "reason" } ],
 //!   "host_overhead": { "overhead_us", "uninstrumented_compiled_us", "ops_us",
 //!                      "threads": [..] }                              // CPU-only traces
-//!   "compiled_code": { "regions", "region_us", "uninstrumented_us", "steps_us" }
+//!   "compiled_code": { "regions", "region_us", "uninstrumented_us", "steps_us",
+//!                      "wrapper": { "median_us", "p10_us", "p90_us", "runs", "usable", … } }
 //!                                                            // traces of compiled code
 //!   "ranks": [ { "rank", "source": { .. as above }, "total": { "invocations", "total_us" } } ]
 //!                                   // several ranks of a job; each signature then has
@@ -113,6 +114,10 @@ pub struct CompiledCode {
     pub uninstrumented_us: f64,
     /// The steps' time.
     pub steps_us: f64,
+    /// The generated wrapper's host time per forward pass, measured unprofiled by the capture
+    /// (`kernels.json`'s `wrapper`); absent when the capture did not measure it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<super::wrapper_timing::WrapperTiming>,
 }
 
 impl CompiledCode {

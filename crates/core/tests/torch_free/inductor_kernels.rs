@@ -225,3 +225,41 @@ fn classify_with_a_bad_cache_exits_2_naming_the_file() {
         .filter(|s| s.tier == Tier::Generated)
         .all(|s| s.generated.as_ref().unwrap().source.is_some()));
 }
+
+/// The wrapper a capture timed without the profiler (`kernels.json`'s `wrapper`) reaches the
+/// signature file's compiled code; a kernels.json without one (the fixture, an older capture)
+/// leaves it absent, and the file writes as before.
+#[test]
+fn the_captures_wrapper_timing_reaches_the_compiled_code() {
+    let trace_path = compiled_data().join("mlp_kernel_profile.json.gz");
+    let loaded = trace::load(&trace_path).unwrap_or_else(|e| panic!("{e}"));
+    let without = inductor::classify_with_cache(&loaded, &trace_path, None).unwrap();
+    let compiled = without.compiled_code.as_ref().expect("a compiled trace");
+    assert!(compiled.wrapper.is_none());
+    assert!(!serde_json::to_string(&without)
+        .unwrap()
+        .contains("\"wrapper\""));
+
+    let (_dir, kernels) = broken_copy(|doc| {
+        doc["wrapper"] = serde_json::json!({"median_us": 38.25, "p10_us": 36.0, "p90_us": 41.5,
+            "runs": 400, "method": "no-op kernels", "kernels_stubbed": 4, "externs_stubbed": 2,
+            "torch_ops_calls_left_real": 0, "graph_breaks": 0, "usable": true,
+            "why_not_usable": null});
+    });
+    let cache = kernels.parent().unwrap();
+    let with = inductor::classify_with_cache(&loaded, &trace_path, Some(cache)).unwrap();
+    let wrapper = with
+        .compiled_code
+        .as_ref()
+        .unwrap()
+        .wrapper
+        .as_ref()
+        .unwrap();
+    assert_eq!((wrapper.median_us, wrapper.runs), (38.25, 400));
+    assert_eq!(wrapper.counted_us(), Some(38.25));
+    let text = replay_core::report::unseen_in_file(&with);
+    assert!(
+        text.contains("its wrapper measured by the capture without the profiler: 38.2"),
+        "{text}"
+    );
+}

@@ -1,0 +1,71 @@
+//! The host time of a torch.compile'd model's generated wrapper, measured by the capture
+//! without the profiler (`scripts/inductor_wrapper.py`): the compiled forward pass timed with
+//! every generated kernel a no-op and every extern kernel returning its recorded output. It is
+//! the time no recorded op covers inside the compiled regions (Dynamo's guards, AOTAutograd's
+//! wrappers, the generated `call()`), which the trace can only show inflated by the profiler.
+//! `kernels.json` holds it as `wrapper`; classify copies it into the signature file's
+//! `compiled_code`.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WrapperTiming {
+    /// Median of the timed passes (µs per forward pass).
+    pub median_us: f64,
+    pub p10_us: f64,
+    pub p90_us: f64,
+    /// Timed passes.
+    pub runs: u64,
+    /// How it was measured, in words.
+    pub method: String,
+    /// Generated kernels made no-ops.
+    #[serde(default)]
+    pub kernels_stubbed: u64,
+    /// Extern kernels replaying their recorded outputs.
+    #[serde(default)]
+    pub externs_stubbed: u64,
+    /// Calls through `torch.ops` the generated code spells out, left real.
+    #[serde(default)]
+    pub torch_ops_calls_left_real: u64,
+    /// Dynamo's graph breaks (eager code between regions ran real); `None`: unknown.
+    #[serde(default)]
+    pub graph_breaks: Option<u64>,
+    /// Whether the figure is the wrapper alone: replay counts it only then.
+    pub usable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not_usable: Option<String>,
+}
+
+impl WrapperTiming {
+    /// The wrapper's time per forward pass when it can be counted as measured host time.
+    pub fn counted_us(&self) -> Option<f64> {
+        (self.usable && self.median_us.is_finite() && self.median_us >= 0.0)
+            .then_some(self.median_us)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_usable_finite_figure_counts() {
+        let text = r#"{"median_us": 41.5, "p10_us": 40.0, "p90_us": 44.0, "runs": 120,
+            "method": "m", "kernels_stubbed": 9, "externs_stubbed": 4,
+            "torch_ops_calls_left_real": 0, "graph_breaks": 0, "usable": true,
+            "why_not_usable": null}"#;
+        let w: WrapperTiming = serde_json::from_str(text).unwrap();
+        assert_eq!(w.counted_us(), Some(41.5));
+        let broken = WrapperTiming {
+            usable: false,
+            why_not_usable: Some("1 graph break(s)".into()),
+            ..w.clone()
+        };
+        assert_eq!(broken.counted_us(), None);
+        let nan = WrapperTiming {
+            median_us: f64::NAN,
+            ..w
+        };
+        assert_eq!(nan.counted_us(), None);
+    }
+}

@@ -1,0 +1,182 @@
+"""The host time of a torch.compile'd model's generated wrapper: what runs between its kernels.
+
+Inside a compiled region the profiler records the extern kernels (`aten::addmm`) and, with
+`cpp.enable_kernel_profile`, each generated C++ kernel; what is left is Python and C++ glue
+that no op covers: Dynamo's guards, AOTAutograd's runtime wrappers, the generated `call()`
+allocating buffers (`empty_strided_cpu`), reinterpreting and freeing them. `replay` cannot
+replay that, and in the trace it is inflated by the profiler. It is measured here without the
+profiler: the compiled model's forward pass timed with every kernel made a no-op, so that what
+is left is the wrapper alone.
+
+- A generated C++ kernel (`cpp_fused_*`, a Python binding that returns None) becomes a Python
+  function that returns None; a Triton kernel's `run` one that launches nothing.
+- An extern kernel (`extern_kernels.addmm(..., out=buf0)`, `aten.convolution.default(...)`)
+  returns what it returned in one recorded pass, in call order (its `out=` when it has one),
+  without computing anything: the wrapper goes on with tensors of the right shapes.
+- Calls through `torch.ops.NS.OP` spelled out in the generated code are left real (replacing
+  `torch` would slow every attribute the wrapper reads); they are counted, and a wrapper whose
+  timing holds any, or that ran eager code between graph breaks (ops the trace records and
+  replay replays), is marked not usable: replay then keeps it as unseen.
+
+`time_wrapper` returns the `wrapper` section of `inductor/kernels.json`.
+"""
+import re
+import statistics
+import time
+import types
+
+import inductor_record
+
+METHOD = ("the compiled forward pass timed unprofiled with every generated kernel a no-op and every "
+          "extern kernel returning its recorded output")
+EXTERN_CALL = re.compile(r"\bextern_kernels\.(\w+)\(")
+ATEN_CALL = re.compile(r"(?<![\w.])aten\.(\w+)\.(\w+)\(")
+TORCH_OPS_CALL = re.compile(r"\btorch\.ops\.\w+\.\w+(?:\.\w+)?\(")
+
+
+class Recorded:
+    """The outputs of the extern kernels of one recorded pass, in call order."""
+
+    def __init__(self):
+        self.outputs = []
+        self.replaying = False
+        self.next = 0
+
+    def start_replay(self):
+        self.replaying = True
+        self.next = 0
+
+    def stub(self, real):
+        def extern(*args, **kwargs):
+            out = kwargs.get("out")
+            if self.replaying and (out is not None or self.outputs):
+                if out is not None:
+                    return out
+                # The k-th extern call without `out=` of every pass is the same call.
+                result = self.outputs[self.next % len(self.outputs)]
+                self.next += 1
+                return result
+            result = real(*args, **kwargs)
+            if out is None:
+                self.outputs.append(result)
+            return result
+        return extern
+
+
+class Namespace(types.SimpleNamespace):
+    """Pre-bound stubs as plain attributes (as fast to look up as the original's); anything
+    else falls through to the real object."""
+
+    def __init__(self, real, **stubs):
+        super().__init__(**stubs)
+        object.__setattr__(self, "_real", real)
+
+    def __getattr__(self, name):  # only for names not bound above
+        return getattr(object.__getattribute__(self, "_real"), name)
+
+
+def _noop(*args, **kwargs):
+    return None
+
+
+class NoOpKernels:
+    """Every kernel of the loaded output code under `cache_root` made a no-op (extern kernels
+    replaying their recorded outputs), and put back afterwards."""
+
+    def __init__(self, cache_root):
+        self.cache_root = cache_root
+        self.recorded = Recorded()
+        self.restore = []  # (object, attribute, original or None for an instance attribute)
+        self.kernels = self.externs = self.torch_ops_calls = 0
+
+    def _set(self, obj, name, value, shadow=False):
+        self.restore.append((obj, name, None if shadow else getattr(obj, name)))
+        setattr(obj, name, value)
+
+    def install(self):
+        for mod in inductor_record.output_modules(self.cache_root):
+            with open(mod.__file__) as f:
+                source = f.read()
+            for name, value in list(vars(mod).items()):
+                if inductor_record.CPP_KERNEL.match(name) and callable(value):
+                    self._set(mod, name, _noop)
+                    self.kernels += 1
+                elif (inductor_record.TRITON_KERNEL.match(name) and hasattr(value, "run")
+                      and hasattr(value, "launchers")):
+                    self._set(value, "run", _noop, shadow=True)
+                    self.kernels += 1
+            real = getattr(mod, "extern_kernels", None)
+            if real is not None:
+                names = sorted(set(EXTERN_CALL.findall(source)))
+                self._set(mod, "extern_kernels", Namespace(
+                    real, **{n: self.recorded.stub(getattr(real, n)) for n in names}))
+                self.externs += len(names)
+            real = getattr(mod, "aten", None)
+            if real is not None:
+                packets = {}
+                for packet, overload in set(ATEN_CALL.findall(source)):
+                    packets.setdefault(packet, {})[overload] = self.recorded.stub(
+                        getattr(getattr(real, packet), overload))
+                self._set(mod, "aten", Namespace(real, **{
+                    p: Namespace(getattr(real, p), **o) for p, o in packets.items()}))
+                self.externs += sum(len(o) for o in packets.values())
+            self.torch_ops_calls += len(TORCH_OPS_CALL.findall(source))
+        return self
+
+    def uninstall(self):
+        for obj, name, original in reversed(self.restore):
+            if original is None:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, original)
+        self.restore = []
+
+
+def graph_breaks():
+    try:
+        from torch._dynamo.utils import counters
+        return sum(counters["graph_break"].values())
+    except Exception:  # an older or newer Dynamo without the counter: unknown, not zero
+        return None
+
+
+def time_wrapper(cache_root, model, inputs, sync, min_runs=20, max_runs=2000, budget_s=0.5):
+    """The `wrapper` section of kernels.json: the model's forward pass with every kernel a no-op,
+    timed on the host clock, `min_runs`..`max_runs` passes within about `budget_s`."""
+    stubs = NoOpKernels(cache_root).install()
+    samples = []
+    try:
+        model(*inputs)  # the recorded pass: extern kernels run and their outputs are kept
+        sync()
+        stubs.recorded.start_replay()
+        for _ in range(3):
+            model(*inputs)
+        sync()
+        spent = 0.0
+        while len(samples) < max_runs and (len(samples) < min_runs or spent < budget_s):
+            t0 = time.perf_counter_ns()
+            model(*inputs)
+            samples.append((time.perf_counter_ns() - t0) / 1000.0)
+            spent += samples[-1] / 1e6
+        sync()
+    finally:
+        stubs.uninstall()
+    samples_sorted = sorted(samples)
+
+    def q(p):
+        return samples_sorted[min(len(samples_sorted) - 1, int(p * len(samples_sorted)))]
+    breaks = graph_breaks()
+    why = []
+    if stubs.kernels == 0:
+        why.append("no generated kernel was found in the loaded output code")
+    if stubs.torch_ops_calls:
+        why.append(f"{stubs.torch_ops_calls} call(s) through torch.ops were left real")
+    if breaks:
+        why.append(f"{breaks} graph break(s): eager code between compiled regions ran real")
+    return {
+        "median_us": round(statistics.median(samples), 3), "p10_us": round(q(0.1), 3),
+        "p90_us": round(q(0.9), 3), "runs": len(samples), "method": METHOD,
+        "kernels_stubbed": stubs.kernels, "externs_stubbed": stubs.externs,
+        "torch_ops_calls_left_real": stubs.torch_ops_calls, "graph_breaks": breaks,
+        "usable": not why, "why_not_usable": "; ".join(why) or None,
+    }
