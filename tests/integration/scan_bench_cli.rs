@@ -212,3 +212,45 @@ fn unknown_names_exit_2_listing_the_accepted_values() {
             .stderr(predicate::str::contains(accepted));
     }
 }
+
+/// `--quick`, as `calibrate --quick` and `bench mhc --quick`: T 64,128 × K 4,8 × C 3,6 on the
+/// default backends, and refused beside a grid flag it would override.
+#[test]
+fn quick_runs_its_small_grid_and_is_refused_beside_a_grid_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("scan");
+    replay()
+        .args([
+            "bench",
+            "scan",
+            "--quick",
+            "--backends",
+            "cpu",
+            "--phases",
+            "forward",
+        ])
+        .args([
+            "--repeats",
+            "2",
+            "--max-time-per-case",
+            "0.01",
+            "--output-dir",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("  success         8\n"));
+    let rows = records(&out.join("benchmark_full.csv"));
+    let shapes: std::collections::BTreeSet<(String, String, String)> = rows
+        .iter()
+        .map(|r| (r[0].to_owned(), r[1].to_owned(), r[2].to_owned()))
+        .collect();
+    assert_eq!(shapes.len(), 8, "{shapes:?}");
+    assert!(shapes.contains(&("128".into(), "8".into(), "6".into())));
+    replay()
+        .args(["bench", "scan", "--quick", "--T", "8", "--output-dir"])
+        .arg(dir.path().join("refused"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--quick").and(predicate::str::contains("--T")));
+}

@@ -110,6 +110,11 @@ pub struct ScanRunArgs {
     #[arg(long, value_name = "VALUES", default_value_t = DEFAULT_CHECK_LIMIT, value_parser = crate::cli::value_parsers::whole::<usize>)]
     pub check_limit: usize,
 
+    /// A grid that runs in seconds: T = 64,128, K = 4,8, C = 3,6 (refused with --T, --K or --C),
+    /// as `calibrate --quick` and `bench mhc --quick`
+    #[arg(long, conflicts_with_all = ["t", "k", "c"])]
+    pub quick: bool,
+
     /// No progress bar or per-case lines (the summary is still printed)
     #[arg(long, short)]
     pub quiet: bool,
@@ -138,6 +143,11 @@ pub struct ScanRunArgs {
     #[command(flatten)]
     pub shard: replay_core::shard::ShardArgs,
 }
+
+/// `--quick`'s grid: sequence lengths, maximum durations and label counts.
+const QUICK_T: [usize; 2] = [64, 128];
+const QUICK_K: [usize; 2] = [4, 8];
+const QUICK_C: [usize; 2] = [3, 6];
 
 /// The seed's torch.compile flags: accepted so that its command lines run, with a note that
 /// there is nothing to compile (replay's kernels are built with the binary).
@@ -256,11 +266,16 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
         max_canonical_shapes: a.max_canonical_shapes,
         samples_per_shape: a.samples_per_shape,
     });
+    let (ts, ks, cs) = if a.quick {
+        (QUICK_T.to_vec(), QUICK_K.to_vec(), QUICK_C.to_vec())
+    } else {
+        (a.t, a.k, a.c)
+    };
     let grid = ScanGrid {
         sampling,
-        ts: a.t,
-        ks: a.k,
-        cs: a.c,
+        ts,
+        ks,
+        cs,
         batch: a.b,
         backends: a.backends,
         semirings: a.semirings,
