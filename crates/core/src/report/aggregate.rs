@@ -164,7 +164,7 @@ pub fn aggregate(
         .iter()
         .map(|s| (s.id.as_str(), signature_label(s)))
         .collect();
-    ComparisonReport {
+    let mut report = ComparisonReport {
         model: ctx.model,
         device: results.device.clone(),
         seq_len: ctx.seq_len,
@@ -188,7 +188,10 @@ pub fn aggregate(
         signature_times: signature_times(results, &labels, &ctx.in_context_us),
         execution_trace: file.source.execution_trace.clone(),
         host_device: ctx.host_device,
-    }
+        machine_disturbed: Vec::new(),
+    };
+    report.machine_disturbed = super::disturbed::disturbances(&report);
+    report
 }
 
 /// The three tiers' shares of the summed prediction `sum`, each with how it was replayed.

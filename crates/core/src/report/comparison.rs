@@ -199,6 +199,10 @@ pub struct ComparisonReport {
     /// The host-model prediction's step split into host and device time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_device: Option<HostDevice>,
+    /// Figures that disagree by far more than the profiler or noise explain, each naming the
+    /// one to distrust ([`super::disturbed`]); absent when none do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_disturbed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 pub mod aggregate;
 pub mod comparison;
 pub mod coverage_text;
+pub mod disturbed;
 pub mod energy_report;
 pub mod html;
 pub mod invariants;

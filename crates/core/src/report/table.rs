@@ -23,6 +23,9 @@ pub fn render(r: &ComparisonReport) -> String {
     if let Some(note) = &r.full_model_note {
         let _ = writeln!(out, "  {note}");
     }
+    for warning in &r.machine_disturbed {
+        let _ = writeln!(out, "warning: {warning}");
+    }
     let _ = writeln!(
         out,
         "predicted, kernel sum   {:>12.1} us   {:+.1}%",
