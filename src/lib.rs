@@ -1,7 +1,7 @@
 //! replay: a CUDA-first kernel replay engine.
 //!
 //! Give it a TorchScript model or a PyTorch profiler trace; it finds the unique GPU kernels,
-//! sorts them into three tiers (CUDA runtime memcpy/memset, cuBLAS GEMM, everything else
+//! sorts them into four tiers (CUDA runtime memcpy/memset, cuBLAS GEMM, everything else
 //! through libtorch), replays each alone, times it, predicts the whole model's latency from the
 //! parts and checks the prediction against the real model.
 //!

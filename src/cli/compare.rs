@@ -19,6 +19,9 @@ use super::full::FullArgs;
     .required_unless_present("zoo")
     .help("TorchScript model (write one with `replay export`); with --compile a torch.export \
            ExportedProgram (.pt2, `replay export --format pt2`)")))]
+#[command(mut_arg("output_dir", |a| a.help("Where every file of the run goes: trace.json, \
+    signatures.json, host.json, isolated.json, sequence.json, full_model_timing.json, \
+    comparison_report.json and report.html (with --compile also inductor/)")))]
 pub struct CompareArgs {
     /// The model, its input, the device and the full-model timing (as `replay full`); every
     /// file of the run goes to --output-dir

@@ -12,7 +12,7 @@ fn help_lists_the_commands() {
         .assert()
         .success()
         .stdout(predicate::str::contains("devices"))
-        .stdout(predicate::str::contains("three tiers"));
+        .stdout(predicate::str::contains("four tiers"));
 }
 
 #[test]

@@ -93,7 +93,11 @@ fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
                 "{r:?}"
             );
             assert!(std::path::Path::new(&r[col("memory_profile_path")]).is_file());
-            if quant != "baseline" {
+            if quant == "baseline" {
+                // One measurement of one model: no speedup of a model against itself.
+                assert_eq!(base, q, "{r:?}");
+                assert_eq!(&r[col("speedup")], "1.0", "{r:?}");
+            } else {
                 let sqnr: f64 = r[col("sqnr_db")].parse().unwrap();
                 assert!(sqnr > 15.0, "{quant}: {sqnr} dB");
                 assert!(

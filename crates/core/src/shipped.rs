@@ -4,7 +4,7 @@
 //! never through the working directory alone, so a command run elsewhere does not silently
 //! lose it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The variable that points replay at another folder holding its shipped data.
 pub const DATA_DIR_VAR: &str = "REPLAY_DATA_DIR";
@@ -28,13 +28,23 @@ pub fn data_root() -> PathBuf {
     if let Some(parent) = from(SCRIPTS_DIR_VAR).and_then(|s| s.parent().map(PathBuf::from)) {
         return parent;
     }
-    // crates/core → the checkout.
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    // crates/core → the checkout, without `..` in what a message prints.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| manifest.join("../.."), Path::to_path_buf)
 }
 
-/// `relative` (e.g. `profiles/h100_sxm_datasheet.json`) under [`data_root`].
+/// `relative` (e.g. `profiles/h100_sxm_datasheet.json`) under [`data_root`], relative to the
+/// working directory when it lies below it (what a message shows), else absolute.
 pub fn shipped_file(relative: &str) -> PathBuf {
-    data_root().join(relative)
+    let path = data_root().join(relative);
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(&cwd).ok().map(Path::to_path_buf))
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(path)
 }
 
 #[cfg(test)]
@@ -47,6 +57,13 @@ mod tests {
         if std::env::var_os(DATA_DIR_VAR).is_none() && std::env::var_os(SCRIPTS_DIR_VAR).is_none() {
             let path = shipped_file(PROFILES_DIR).join("h100_sxm_datasheet.json");
             assert!(path.is_file(), "{}", path.display());
+            assert!(
+                !path
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir),
+                "{}",
+                path.display()
+            );
         }
     }
 }

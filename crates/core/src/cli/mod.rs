@@ -21,8 +21,8 @@ pub const ABOUT: &str =
     "Replay every unique GPU kernel of a model alone, time it, and predict the model's latency from the parts";
 pub const LONG_ABOUT: &str =
     "replay finds the unique kernels of a PyTorch model (from a TorchScript model or a \
-profiler trace), sorts them into three tiers (1: CUDA runtime memcpy/memset, 2: cuBLAS \
-GEMM, 3: everything else through libtorch), replays each one alone on a CPU or CUDA \
+profiler trace), sorts them into four tiers (1: CUDA runtime memcpy/memset, 2: cuBLAS \
+GEMM, 3: everything else through libtorch, 4: the kernels torch.compile generated), replays each one alone on a CPU or CUDA \
 device, times it soundly, predicts the whole model's latency from the parts and \
 compares the prediction with the real model.\n\nEvery command works with --device cpu; \
 --device cuda[:N] needs an NVIDIA driver and never falls back to the CPU silently.";
@@ -46,7 +46,7 @@ pub enum Command {
     /// Show the CPU, libtorch and every CUDA device replay can use (or why there is none)
     #[command(disable_help_flag = true)]
     Devices(Forwarded),
-    /// Read a PyTorch profiler trace and write its unique kernels, sorted into the three tiers
+    /// Read a PyTorch profiler trace and write its unique kernels, sorted into the four tiers
     Classify(classify::ClassifyArgs),
     /// Replay every signature of a signature file alone on a device and time it
     #[command(disable_help_flag = true)]

@@ -216,6 +216,13 @@ fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<(
         let mut timelines: Vec<&Timeline> = vec![&out.original];
         timelines.extend(out.answers.iter().map(|a| &a.timeline));
         export::perfetto::write(path, &timelines, &out.catalog)?;
+        // On stderr: --json's standard output stays one JSON document.
+        eprintln!(
+            "wrote {} ({} timeline{}; open it in ui.perfetto.dev or chrome://tracing)",
+            path.display(),
+            timelines.len(),
+            if timelines.len() == 1 { "" } else { "s" }
+        );
     }
 
     if let Some(replayed) = &out.replayed {
