@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use super::book::repo_root;
 use super::markdown::lines;
-use super::repo_root;
 use super::shell::{replay_words, shell_pieces};
 
 /// An example's command line: where it is, and its text with continuation lines joined.

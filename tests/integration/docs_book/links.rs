@@ -3,8 +3,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
+use super::book::repo_root;
 use super::markdown::{heading_ids, lines, links_in};
-use super::repo_root;
 
 /// `path` with `.` and `..` folded away (the file need not exist).
 pub(super) fn normalize(path: &Path) -> PathBuf {

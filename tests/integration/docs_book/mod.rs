@@ -23,6 +23,7 @@
 //! redirections (`> FILE`, `2>/dev/null`, `2>&1`) and `# comments` are dropped. A line that
 //! elides arguments with `...` or `…` is skipped and counted.
 
+mod book;
 mod examples;
 mod links;
 mod markdown;
@@ -31,32 +32,10 @@ mod shell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use book::{book_files, repo_root};
 use examples::unparsed_examples;
 use links::{broken_links, normalize};
 use markdown::{lines, links_in};
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `README.md` and every `.md` file under `docs/`, relative to the checkout, sorted.
-fn book_files() -> Vec<PathBuf> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-            let entry = entry.unwrap();
-            let rel = dir.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                walk(root, &rel, out);
-            } else if rel.extension().is_some_and(|e| e == "md") {
-                out.push(rel);
-            }
-        }
-    }
-    let mut files = vec![PathBuf::from("README.md")];
-    walk(&repo_root(), Path::new("docs"), &mut files);
-    files.sort();
-    files
-}
 
 #[test]
 fn every_relative_link_of_the_readme_and_the_book_points_at_something() {
