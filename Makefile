@@ -183,7 +183,7 @@ bench-accuracy: build
 	.venv/bin/python scripts/bench_accuracy.py
 
 # What a lent GPU machine needs beside the working tree (target/gpu-bundle/, < 48 MiB), and the
-# prepared check that runs there: scripts/gpu_check.sh (README "On a GPU").
+# prepared check that runs there: scripts/gpu_check.sh (docs/concepts/gpu-runs.md).
 .PHONY: gpu-bundle gpu-check-cpu bench-gpu-rehearsal
 gpu-bundle: build
 	scripts/gpu_bundle.sh target/gpu-bundle
@@ -201,7 +201,7 @@ bench-gpu-rehearsal: gpu-bundle
 # munge when missing): scripts/slurm/replay-array.sbatch runs `isolated` over the two H100
 # signature files and a small scan grid as CPU arrays, merges them, and checks the merged
 # results against single-process runs; a cancelled shard must be named by its merge job. Not
-# part of `make test`. README "On a cluster".
+# part of `make test`. docs/concepts/clusters.md.
 .PHONY: test-slurm
 test-slurm: build
 	scripts/slurm/test_slurm.sh

@@ -83,7 +83,7 @@ def one_run(model, size_args, args, tmp):
         "sequence_error_percent": signed_error(p["sequence"]) if p.get("sequence") else None,
         "in_context_op_abs_errors_percent": in_context_errors(r),
         # The ops the per-op goal is judged on, with their three times (us): where a per-op
-        # miss comes from (the trace is another process, profiled; see README "Benchmarks").
+        # miss comes from (the trace is another process, profiled; see docs/benchmarks/accuracy.md).
         "in_context_ops": in_context_ops(r),
         # The profiled step the trace kept (capture's Python process) against the model
         # measured here: how fast the capturing process ran the same work.

@@ -8,7 +8,7 @@ use crate::pipeline::EnergyOptions;
 #[derive(Debug, Args, Clone)]
 pub struct EnergyArgs {
     /// Measure energy too: none, nvml[:N], rapl[:ROOT], "cmd:PROGRAM [ARGS]" or
-    /// "plugin:PATH.so [CONFIG]" (see the README for the meter protocol and the plugin ABI)
+    /// "plugin:PATH.so [CONFIG]" (see docs/concepts/energy.md for the meter protocol and the plugin ABI)
     #[arg(long, default_value = DEFAULT_ENERGY_PROBE, value_name = "PROBE")]
     pub energy: String,
 
