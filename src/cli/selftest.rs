@@ -6,15 +6,16 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::device::DeviceSpec;
-use crate::pipeline::options::{DEFAULT_SELFTEST_DEVICE, DEFAULT_SEQ_LEN};
+use crate::pipeline::options::{DEFAULT_DEVICE, DEFAULT_SEQ_LEN};
 use crate::pipeline::SelftestOptions;
 
 use super::console::ConsoleObserver;
 
 #[derive(Debug, Args)]
 pub struct SelftestArgs {
-    /// Device to test: cuda[:N] (the GPU paths) or cpu (the host paths)
-    #[arg(long, default_value_t = DEFAULT_SELFTEST_DEVICE, value_parser = super::parse_device)]
+    /// Device to test: cpu (the host paths; the default, as for every command) or cuda[:N]
+    /// (the GPU paths)
+    #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = super::parse_device)]
     pub device: DeviceSpec,
 
     /// Also check this TorchScript model (from `replay export`) on the device: its output

@@ -10,8 +10,6 @@ use crate::model::input_spec::InputSpec;
 
 /// Device of every command but selftest.
 pub const DEFAULT_DEVICE: DeviceSpec = DeviceSpec::Cpu;
-/// Device selftest checks: the GPU paths are what it is for.
-pub const DEFAULT_SELFTEST_DEVICE: DeviceSpec = DeviceSpec::Cuda(0);
 /// Where a run's files go.
 pub const DEFAULT_OUTPUT_DIR: &str = "results";
 /// Tokens in the input sequence.
@@ -515,7 +513,7 @@ pub struct SelftestOptions {
 impl Default for SelftestOptions {
     fn default() -> Self {
         SelftestOptions {
-            device: DEFAULT_SELFTEST_DEVICE,
+            device: DEFAULT_DEVICE,
             model: None,
             seq_len: DEFAULT_SEQ_LEN,
             json: false,

@@ -144,7 +144,7 @@ fn selftest_on_cuda_without_a_gpu_says_so() {
         return;
     }
     replay()
-        .arg("selftest")
+        .args(["selftest", "--device", "cuda"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("libcuda.so not found"));
