@@ -43,7 +43,8 @@ pub fn render(bars: &[Bar]) -> String {
         .map(|b| b.start_us + b.dur_us)
         .fold(f64::NEG_INFINITY, f64::max);
     let span = (end - start).max(1e-9);
-    let plot_width = WIDTH - LABEL_WIDTH - 10.0;
+    // Room on the right for half of the last tick's label, centred on it (clipped before).
+    let plot_width = WIDTH - LABEL_WIDTH - 30.0;
     let x_of = |us: f64| LABEL_WIDTH + (us - start) / span * plot_width;
     let axis_y = lanes.len() as f64 * LANE_HEIGHT + 8.0;
     let mut svg = format!(

@@ -33,7 +33,9 @@ pub struct Scatter<'a> {
 const MARGIN_LEFT: f64 = 70.0;
 const MARGIN_BOTTOM: f64 = 50.0;
 const MARGIN_TOP: f64 = 12.0;
-const MARGIN_RIGHT: f64 = 16.0;
+/// Room for half of the last decade's label (`1000 ms`, centred on the plot's edge), which a
+/// narrower margin clipped.
+const MARGIN_RIGHT: f64 = 32.0;
 
 /// The dot's radius: its area is proportional to its weight, and even a tiny one is seen.
 fn radius(weight: f64) -> f64 {

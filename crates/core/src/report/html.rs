@@ -83,12 +83,22 @@ fn bars(report: &ComparisonReport) -> String {
             )],
         ));
     }
-    let max = rows
+    let totals: Vec<f64> = rows
         .iter()
         .map(|(_, segs)| segs.iter().map(|s| s.0).sum::<f64>())
-        .fold(1e-9, f64::max);
+        .collect();
+    let scale = BarScale::for_totals(&totals);
     let (width, label_w, row_h) = (900.0, 210.0, 34.0);
-    let mut svg = format!(
+    let mut svg = String::new();
+    if let BarScale::Log { spread, .. } = scale {
+        let _ = write!(
+            svg,
+            "<p>Logarithmic scale: the bars span {spread:.0}x, which a linear one would squash \
+             (each bar's tiers share its length in proportion).</p>"
+        );
+    }
+    let _ = write!(
+        svg,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{}" role="img" aria-label="predicted versus measured">"#,
         rows.len() as f64 * row_h + 10.0
     );
@@ -101,8 +111,14 @@ fn bars(report: &ComparisonReport) -> String {
             escape(name)
         );
         let mut x = label_w;
+        let total: f64 = segs.iter().map(|s| s.0).sum();
+        let length = scale.length(total) * (width - label_w - 110.0);
         for (value, colour, title) in segs {
-            let w = (value / max) * (width - label_w - 110.0);
+            let w = if total > 0.0 {
+                value / total * length
+            } else {
+                0.0
+            };
             let _ = write!(
                 svg,
                 r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="24" fill="{colour}"><title>{}</title></rect>"#,
@@ -110,7 +126,6 @@ fn bars(report: &ComparisonReport) -> String {
             );
             x += w;
         }
-        let total: f64 = segs.iter().map(|s| s.0).sum();
         let _ = write!(
             svg,
             r#"<text x="{:.1}" y="{}" font-size="12">{total:.1} us</text>"#,
@@ -120,6 +135,51 @@ fn bars(report: &ComparisonReport) -> String {
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// How a bar's total becomes its length, as a share of the longest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BarScale {
+    Linear {
+        max: f64,
+    },
+    /// From a floor of half the shortest bar, for bars that span more than [`LOG_SPREAD`]x.
+    Log {
+        floor: f64,
+        max: f64,
+        spread: f64,
+    },
+}
+
+/// Bars whose longest is more than this many times the shortest are drawn on a log scale.
+const LOG_SPREAD: f64 = 20.0;
+
+impl BarScale {
+    fn for_totals(totals: &[f64]) -> BarScale {
+        let positive = totals.iter().copied().filter(|t| *t > 0.0 && t.is_finite());
+        let max = positive.clone().fold(1e-9, f64::max);
+        let min = positive.fold(f64::INFINITY, f64::min);
+        let spread = max / min;
+        if spread.is_finite() && spread > LOG_SPREAD {
+            BarScale::Log {
+                floor: min / 2.0,
+                max,
+                spread,
+            }
+        } else {
+            BarScale::Linear { max }
+        }
+    }
+
+    fn length(self, total: f64) -> f64 {
+        match self {
+            BarScale::Linear { max } => (total / max).clamp(0.0, 1.0),
+            BarScale::Log { floor, max, .. } if total > floor => {
+                ((total / floor).ln() / (max / floor).ln()).clamp(0.0, 1.0)
+            }
+            BarScale::Log { .. } => 0.0,
+        }
+    }
 }
 
 /// The timeline of one step: host threads and each stream on their own row, each bar
@@ -216,15 +276,14 @@ pub fn render(report: &ComparisonReport, timeline: &[TimelineSpan]) -> String {
 td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}}td.l,th.l{{text-align:left;max-width:520px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}}
 .k{{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}}</style></head><body>
 <h1>replay: {model}</h1>
-<p>{device}, sequence length {seq}, input {inputs}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}){note}.
+<p>{device}, {input_text}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}){note}.
 Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {coverage} of the trace's time replayed{unseen}.</p>
 <h2>Predicted versus measured</h2>
 <p><span class="k" style="background:{c1}"></span>tier 1 copies<span class="k" style="background:{c2}"></span>tier 2 GEMM<span class="k" style="background:{c3}"></span>tier 3 libtorch{tier4}</p>
 "#,
         model = escape(&report.model),
         device = escape(&report.device),
-        seq = report.seq_len,
-        inputs = escape(&report.full_model.inputs.join(", ")),
+        input_text = escape(&super::input_text(report)),
         measured = report.full_model_inference_us,
         runs = report.full_model.runs,
         p10 = report.full_model.p10_us,
@@ -405,5 +464,30 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), 2);
         assert!(svg.contains("stream 7") && svg.contains("gemm&lt;a&gt;"));
         assert!(svg.contains("14.0 us"), "the axis spans the step");
+    }
+
+    #[test]
+    fn bars_that_span_more_than_twenty_times_go_on_a_log_scale() {
+        // A +12849 % prediction beside the measured time: linear, the measured bar would be
+        // 0.8 % of the longest, a sliver.
+        let scale = BarScale::for_totals(&[100.0, 12949.0, 90.0]);
+        let BarScale::Log { floor, max, spread } = scale else {
+            panic!("{scale:?}")
+        };
+        assert_eq!((floor, max), (45.0, 12949.0));
+        assert!((spread - 12949.0 / 90.0).abs() < 1e-9);
+        assert_eq!(scale.length(12949.0), 1.0);
+        // ln(100/45) / ln(12949/45) = 0.7985 / 5.6622 = 0.1410.
+        assert!(
+            (scale.length(100.0) - 0.14103).abs() < 1e-4,
+            "{}",
+            scale.length(100.0)
+        );
+        assert!(scale.length(90.0) > 0.1 && scale.length(90.0) < scale.length(100.0));
+        // Close bars stay linear.
+        assert_eq!(
+            BarScale::for_totals(&[100.0, 130.0]),
+            BarScale::Linear { max: 130.0 }
+        );
     }
 }

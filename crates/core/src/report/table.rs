@@ -9,10 +9,14 @@ pub fn render(r: &ComparisonReport) -> String {
     let f = &r.full_model;
     let _ = writeln!(
         out,
-        "{} on {} (seq-len {}; input {})",
+        "{} on {} ({}input {})",
         r.model,
         r.device,
-        r.seq_len,
+        if super::takes_tokens(r) {
+            format!("seq-len {}; ", r.seq_len)
+        } else {
+            String::new()
+        },
         r.full_model.inputs.join(", ")
     );
     let _ = writeln!(
