@@ -341,6 +341,9 @@ pub struct Signature {
     pub gemm: Option<GemmParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedParams>,
+    /// A TorchScript fusion group: its subgraph and the fuser settings it ran under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionGroupParams>,
     /// This signature's invocations on each rank of a job (absent for one trace).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankShare>,
@@ -366,6 +369,21 @@ pub struct GeneratedParams {
     pub kernel: String,
     /// Its code in the kept Inductor cache, when a `kernels.json` was at hand.
     pub source: Option<String>,
+}
+
+/// A TorchScript fusion group (`prim::TensorExprGroup`): what the capture read of it from the
+/// optimised graph the model ran (see [`super::fusion_group`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FusionGroupParams {
+    /// The group node's kind: `prim::TensorExprGroup` (NNC), `prim::FusionGroup`,
+    /// `prim::CudaFusionGroup`.
+    pub kind: String,
+    /// The group's subgraph, as TorchScript prints it (complete input types included).
+    pub graph: String,
+    /// Whether NNC's IR interpreter may run it on the CPU (`te_must_use_llvm_cpu` false), as
+    /// the capture's fuser settings said; absent when they did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub te_must_use_llvm_cpu: Option<bool>,
 }
 
 /// The op that launched a kernel, with its context.
