@@ -95,6 +95,18 @@ impl Drop for FusionKernel {
     }
 }
 
+/// Switches TorchScript's fuser on for the CPU in this process (off by default), as `replay
+/// capture --fuse-on-cpu` does in its Python process: a TorchScript model loaded after this
+/// runs its element-wise chains as fusion groups, as on a GPU.
+pub fn switch_on_cpu_fuser() -> Result<(), ShimError> {
+    let mut error = std::ptr::null_mut();
+    // SAFETY: an error out-parameter the shim may fill.
+    if unsafe { sys::replay_fuser_on_cpu(&mut error) } < 0 {
+        return Err(take_error(error));
+    }
+    Ok(())
+}
+
 /// Most outputs a fusion group returns that the reference collects.
 const MAX_OUTPUTS: usize = 64;
 

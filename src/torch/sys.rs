@@ -180,6 +180,7 @@ extern "C" {
     pub fn replay_fusion_kernel_output(kernel: *const RawFusionKernel, index: usize)
         -> *mut c_void;
     pub fn replay_fusion_kernel_free(kernel: *mut RawFusionKernel);
+    pub fn replay_fuser_on_cpu(error: *mut *mut c_char) -> i32;
     pub fn replay_fusion_reference(
         graph_ir: *const c_char,
         inputs: *const *mut c_void,

@@ -23,6 +23,7 @@ mod compiled_capture;
 mod compiled_compare;
 mod energy_isolated;
 mod execution_trace_capture;
+mod fusion_groups;
 mod fuzz_corpus;
 mod gemm_cublas_mapping;
 mod host_section;

@@ -4,8 +4,10 @@
 
 #include <ATen/Tensor.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/jit/codegen/fuser/interface.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/irparser.h>
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/csrc/jit/tensorexpr/kernel.h>
 
@@ -107,6 +109,16 @@ int64_t replay_fusion_reference(const char* graph_ir, void* const* inputs, size_
     auto results = tensors_of(stack);
     for (size_t i = 0; i < results.size() && i < max_outputs; ++i) outputs[i] = new at::Tensor(results[i]);
     return static_cast<int64_t>(results.size());
+  });
+}
+
+int32_t replay_fuser_on_cpu(char** error) {
+  return guarded(error, static_cast<int32_t>(-1), [&]() -> int32_t {
+    torch::jit::overrideCanFuseOnCPU(true);
+    torch::jit::setTensorExprFuserEnabled(true);
+    // With LLVM the CPU backend is LLVM whatever this says; without it, the interpreter.
+    torch::jit::tensorexpr::getTEMustUseLLVMOnCPU() = false;
+    return 0;
   });
 }
 

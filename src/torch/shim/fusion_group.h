@@ -43,6 +43,11 @@ void replay_fusion_kernel_free(replay_fusion_kernel* kernel);
 int64_t replay_fusion_reference(const char* graph_ir, void* const* inputs, size_t ninputs,
                                 void** outputs, size_t max_outputs, char** error);
 
+// Switches TorchScript's fuser on for the CPU in this process, as `replay capture
+// --fuse-on-cpu` does in Python: NNC's texpr fuser, allowed on the CPU, and its IR interpreter
+// allowed where libtorch has no LLVM. 0, or -1 and *error.
+int32_t replay_fuser_on_cpu(char** error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@ pub mod dtype;
 mod exact;
 pub mod fold;
 pub mod fusion_group;
+mod fusion_params;
 pub mod gemm;
 pub mod gemm_schemas;
 pub mod generated;

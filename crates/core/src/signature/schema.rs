@@ -69,6 +69,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::trace::Platform;
 
+pub use super::fusion_params::FusionGroupParams;
+
 pub use super::exact::{ExactInput, ExecutionTraceSource, InputRange};
 pub use super::rank_counts::RankShare;
 
@@ -369,21 +371,6 @@ pub struct GeneratedParams {
     pub kernel: String,
     /// Its code in the kept Inductor cache, when a `kernels.json` was at hand.
     pub source: Option<String>,
-}
-
-/// A TorchScript fusion group (`prim::TensorExprGroup`): what the capture read of it from the
-/// optimised graph the model ran (see [`super::fusion_group`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FusionGroupParams {
-    /// The group node's kind: `prim::TensorExprGroup` (NNC), `prim::FusionGroup`,
-    /// `prim::CudaFusionGroup`.
-    pub kind: String,
-    /// The group's subgraph, as TorchScript prints it (complete input types included).
-    pub graph: String,
-    /// Whether NNC's IR interpreter may run it on the CPU (`te_must_use_llvm_cpu` false), as
-    /// the capture's fuser settings said; absent when they did not say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub te_must_use_llvm_cpu: Option<bool>,
 }
 
 /// The op that launched a kernel, with its context.
