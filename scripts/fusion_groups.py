@@ -96,7 +96,8 @@ def _input_record(value):
     sizes, strides, dtype = t.sizes(), t.strides(), t.scalarType()
     if sizes is None or strides is None or dtype is None:
         return {"type": "Tensor", "incomplete": str(t)}
-    return {"dtype": dtype, "sizes": list(sizes), "strides": list(strides),
+    return {"dtype": dtype, "profiler_type": PROFILER_DTYPE_NAMES.get(dtype),
+            "sizes": list(sizes), "strides": list(strides),
             "device": str(t.device()) if t.device() is not None else None}
 
 
@@ -130,10 +131,10 @@ def _profiler_args(group):
     have recorded for the group's inputs, or None when one is not a complete tensor type."""
     dims, types, strides = [], [], []
     for record in group["inputs"]:
-        if "dtype" not in record or record["dtype"] not in PROFILER_DTYPE_NAMES:
+        if record.get("profiler_type") is None:
             return None
         dims.append(record["sizes"])
-        types.append(PROFILER_DTYPE_NAMES[record["dtype"]])
+        types.append(record["profiler_type"])
         strides.append(record["strides"])
     return {"Input Dims": dims, "Input type": types, "Input Strides": strides,
             "Concrete Inputs": [""] * len(dims)}

@@ -339,12 +339,12 @@ pub fn target_with(
     }
 }
 
+/// A unit's target and how it replays, as [`target_for`] returns them.
+type Replayer = (Box<dyn Target>, Method);
+
 /// A TorchScript fusion group's kernel (`fused_*`) built from the subgraph its signature
 /// carries; `None` for any other op. A fused op without its group says why it has none.
-fn fusion_group_target(
-    sig: &Signature,
-    device: &Device,
-) -> Result<Option<(Box<dyn Target>, Method)>, SetupError> {
+fn fusion_group_target(sig: &Signature, device: &Device) -> Result<Option<Replayer>, SetupError> {
     let name = sig.op.as_ref().map_or(&sig.name, |op| &op.name);
     if !is_fusion_group_op(name) {
         return Ok(None);

@@ -18,10 +18,6 @@ pub struct FusionKernel {
     raw: NonNull<sys::RawFusionKernel>,
 }
 
-// SAFETY: the kernel is only used from one thread at a time (`&mut self` to run it); libtorch's
-// kernels hold no thread-affine state.
-unsafe impl Send for FusionKernel {}
-
 fn pointers(inputs: &[Tensor]) -> Vec<*mut c_void> {
     inputs.iter().map(|t| t.as_ptr() as *mut c_void).collect()
 }

@@ -44,7 +44,8 @@ pub fn is_fusion_group_op(name: &str) -> bool {
 /// One subgraph input as the capture wrote it.
 #[derive(Debug, Clone, Deserialize)]
 struct GroupInput {
-    dtype: Option<String>,
+    /// The dtype as the profiler names it (`float`, `c10::BFloat16`).
+    profiler_type: Option<String>,
     sizes: Option<Vec<i64>>,
     strides: Option<Vec<i64>>,
 }
@@ -71,10 +72,7 @@ struct Section {
 
 /// The op whose inputs a signature's replay takes: its launching op's name, or its own.
 fn op_name(sig: &Signature) -> &str {
-    match (&sig.op, sig.unit) {
-        (Some(op), _) => &op.name,
-        (None, _) => &sig.name,
-    }
+    sig.op.as_ref().map_or(&sig.name, |op| &op.name)
 }
 
 impl Group {
@@ -87,15 +85,23 @@ impl Group {
         let dims: Option<Vec<Vec<i64>>> = self.inputs.iter().map(|i| i.sizes.clone()).collect();
         let strides: Option<Vec<Vec<i64>>> =
             self.inputs.iter().map(|i| i.strides.clone()).collect();
-        let same = |recorded: &Option<serde_json::Value>, ours: Option<Vec<Vec<i64>>>| match (
-            recorded, ours,
-        ) {
-            (Some(value), Some(ours)) => serde_json::to_value(ours).ok().as_ref() == Some(value),
-            _ => false,
-        };
-        self.inputs.iter().all(|i| i.dtype.is_some())
-            && same(&inputs.dims, dims)
-            && same(&inputs.strides, strides)
+        let types: Option<Vec<String>> = self
+            .inputs
+            .iter()
+            .map(|i| i.profiler_type.clone())
+            .collect();
+        fn same<T: serde::Serialize>(
+            recorded: &Option<serde_json::Value>,
+            ours: Option<T>,
+        ) -> bool {
+            match (recorded, ours) {
+                (Some(value), Some(ours)) => {
+                    serde_json::to_value(ours).ok().as_ref() == Some(value)
+                }
+                _ => false,
+            }
+        }
+        same(&inputs.dims, dims) && same(&inputs.strides, strides) && same(&inputs.types, types)
     }
 
     /// What keeps the group from being built, if anything.
@@ -124,7 +130,7 @@ pub fn attach(file: &mut SignatureFile, section: Option<&serde_json::Value>) -> 
     let mut attached = 0;
     for sig in &mut file.signatures {
         let name = op_name(sig).to_owned();
-        if !is_fusion_group_op(&name) || sig.unit == Unit::Kernel && sig.op.is_none() {
+        if !is_fusion_group_op(&name) || (sig.unit == Unit::Kernel && sig.op.is_none()) {
             continue;
         }
         // Classify's words for the missing inputs give way to the fusion group's own.
