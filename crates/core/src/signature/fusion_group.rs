@@ -126,7 +126,12 @@ impl Group {
 /// Gives every fused signature of `file` its group from `section` (a trace's
 /// `replayFusionGroups`), or the reason it has none. Returns how many got a group.
 pub fn attach(file: &mut SignatureFile, section: Option<&serde_json::Value>) -> usize {
-    let parsed: Option<Section> = section.and_then(|v| serde_json::from_value(v.clone()).ok());
+    // A section that does not read is said so, not taken for a trace without one.
+    let parsed: Option<Result<Section, String>> = section.map(|v| {
+        serde_json::from_value(v.clone()).map_err(|e| {
+            format!("the trace's replayFusionGroups does not read ({e}): capture it again")
+        })
+    });
     let mut attached = 0;
     for sig in &mut file.signatures {
         let name = op_name(sig).to_owned();
@@ -144,7 +149,8 @@ pub fn attach(file: &mut SignatureFile, section: Option<&serde_json::Value>) -> 
             .collect();
         match &parsed {
             None => reasons.push(trace_alone_reason(&name)),
-            Some(section) => {
+            Some(Err(why)) => reasons.push(format!("{name}: {why}")),
+            Some(Ok(section)) => {
                 match section
                     .groups
                     .iter()

@@ -131,3 +131,27 @@ fn without_the_capture_s_groups_the_same_trace_says_why() {
         );
     }
 }
+
+#[test]
+fn a_groups_section_that_does_not_read_is_said_so() {
+    let bytes = std::fs::read(bloom_tiny_fused()).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
+        .unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["replayFusionGroups"]["groups"] = serde_json::json!("not a list");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let file = classify(&path);
+    let groups = fused(&file);
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    for sig in groups {
+        assert!(!sig.replayable);
+        let reason = sig.reason.as_deref().unwrap();
+        assert!(
+            reason.contains("replayFusionGroups does not read"),
+            "{reason}"
+        );
+    }
+}
