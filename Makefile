@@ -34,7 +34,7 @@ run: build
 # results with values recorded on one machine or with a float64 reference run a second time on
 # its scalar kernels (ATEN_CPU_CAPABILITY=default) and on its AVX2 ones where the CPU has AVX2, so
 # that no vendor's or width's vector path can fail CI unseen. The first run uses what the CPU has.
-NUMERIC_TESTS := float_tolerance scan_torch_backend scan_bench::the_inputs quant_recipes mhc_profiled_module
+NUMERIC_TESTS := float_tolerance scan_torch_backend scan_bench::the_inputs quant_recipes mhc_profiled_module fusion_groups::a_group_s_kernel
 
 test: setup
 	$(CARGO) test --release --locked --workspace

@@ -83,7 +83,8 @@ fn compile_libtorch_shim(manifest_dir: &Path) {
         .file(shim.join("op_dispatch.cpp"))
         .file(shim.join("memory_stats.cpp"))
         .file(shim.join("aoti_package.cpp"))
-        .file(shim.join("profiler.cpp"));
+        .file(shim.join("profiler.cpp"))
+        .file(shim.join("fusion_group.cpp"));
     // libtorch's current CUDA stream and the CUDA caching allocator's statistics is only reachable when this libtorch has CUDA (the wheel's
     // does) and the CUDA headers are around (they come with the nvcc wheels).
     let torch_has_cuda = libtorch.join("lib/libc10_cuda.so").exists();

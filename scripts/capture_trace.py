@@ -6,7 +6,7 @@
                    [--seq-len 5] [--batch 1] [--device cpu|cuda|cuda:N]
                    [--warmup 3] [--seed 0] [--threads N] [--candidates 5]
                    [--input SPEC ...] [--time-runs R [--time-warmup W] [--time-only]]
-                   [--execution-trace]
+                   [--execution-trace] [--fuse-on-cpu]
 
 The model is a TorchScript file (.pt), a torch.export ExportedProgram (.pt2, run as its
 `.module()`), or `--zoo NAME`, a model of scripts/zoo.py built eagerly with random weights.
@@ -40,6 +40,10 @@ step's ops, op for op, once both steps are checked to have run the same ops in t
 on the same shapes (`replayExecutionTrace` in the trace says so). The observer also records
 each integral input tensor's smallest and largest value (`tensor_range`, asked for by
 ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE): the index ranges replay draws from.
+--fuse-on-cpu switches TorchScript's fuser on for the CPU (off by default; on a GPU it is on).
+A TorchScript model's fusion groups (`fused_*` ops, recorded without inputs) are written into
+the trace from the optimised graph TorchScript ran (fusion_groups.py): each group's subgraph,
+input types and the fuser settings, as `replayFusionGroups`, which `replay isolated` replays.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -66,6 +70,7 @@ from torch.profiler import ProfilerActivity, profile, schedule  # noqa: E402
 
 import compiled_capture  # noqa: E402
 import compiled_timing  # noqa: E402
+import fusion_groups  # noqa: E402
 import model_source  # noqa: E402
 from script_io import UsageError, make_out_folder  # noqa: E402
 
@@ -357,6 +362,10 @@ def capture(args):
     if args.time_only and not args.time_runs:
         raise UsageError("--time-only times the compiled model again: give --compile and --time-runs")
     dev = parse_device(args.device)
+    if args.fuse_on_cpu:
+        if dev.type != "cpu":
+            raise UsageError(f"--fuse-on-cpu switches TorchScript's fuser on for the CPU; --device is {dev}")
+        fusion_groups.switch_on_cpu_fuser(torch)
     if args.threads is not None:
         if args.threads < 1:
             raise UsageError("--threads must be at least 1")
@@ -412,6 +421,9 @@ def capture(args):
                 os.close(fd)
                 tmps.append(tmp)
                 step_seconds.append(profile_one_step(model, inputs, sync, activities, tmp))
+            # The optimised graph those steps ran, with TorchScript's fusion groups in it.
+            optimised = (torch.jit.last_executed_optimized_graph()
+                         if isinstance(loaded.module, torch.jit.ScriptModule) else None)
             if et_out is not None:
                 # The observer slows every op several times over, so the kept step is profiled
                 # without it and the Execution Trace is recorded in one more step of the same
@@ -432,6 +444,13 @@ def capture(args):
         if et_out is not None:
             with open(et_tmps[0]) as f:
                 trace["replayExecutionTrace"] = copy_record_function_ids(json.load(f), trace, et_out)
+        # After the ET's ids are copied: that compares the two steps' ops as recorded.
+        fusion = fusion_groups.annotate(
+            trace, optimised, fusion_groups.fuser_settings(torch),
+            "torch.jit.last_executed_optimized_graph() after the profiled steps: each group's "
+            "subgraph and input types; its events matched by name in execution order")
+        if fusion is not None:
+            trace["replayFusionGroups"] = fusion
         trace["replayCaptureCandidateStepsUs"] = [round(x * 1e6, 1) for x in step_seconds]
         trace["replayCaptureChosenCandidate"] = chosen
         if compiled is not None:
@@ -462,6 +481,10 @@ def capture(args):
           f"input {describe_inputs(inputs)}  threads {torch.get_num_threads()}  "
           f"profiler overhead {overhead:.2f} us/op  "
           f"step {step_seconds[chosen] * 1e6:.1f} us (median of {len(step_seconds)} profiled)")
+    if fusion is not None:
+        print(f"fusion groups: {len(fusion['groups'])} in the optimised graph; "
+              f"{fusion['annotated']} of {fusion['events']} fused op(s) of the trace given their inputs"
+              + (f"; unmatched: {fusion['unmatched']}" if fusion["unmatched"] else ""))
     if et_out is not None:
         linked = trace["replayExecutionTrace"]
         print(f"{et_out}  execution trace of one more step of the same input; its "
@@ -549,6 +572,9 @@ def main(argv=None):
     p.add_argument("--time-only", action="store_true",
                    help="after a capture with --compile into --out's folder: only compile again "
                    "(from its Inductor cache) and time, into compiled_model_timing_after.json")
+    p.add_argument("--fuse-on-cpu", action="store_true",
+                   help="switch TorchScript's fuser on for the CPU (NNC's texpr fuser), so a "
+                   "TorchScript model's element-wise chains run as fusion groups as on a GPU")
     p.add_argument("--execution-trace", action="store_true",
                    help="also record the kept step's PyTorch Execution Trace beside the trace "
                    "(NAME.et.json), linked to it by record-function ids")

@@ -740,6 +740,60 @@ def kill_resume_quick_resumes_killed_runs_to_identical_rows():
     assert rc == 2 and "at least 1" in stderr, stderr
 
 
+# ---- TorchScript's fusion groups (fusion_groups.py) ---------------------------------------
+
+import fusion_groups  # noqa: E402
+
+
+@test
+def test_fusion_groups_are_named_as_torchscript_names_them_and_annotate_their_events():
+    """A scripted chain run with the CPU fuser on: the profiler's name of each group is the one
+    kernel_name() gives (the long one hashed as TorchScript hashes it), and annotate() gives
+    every fused event its group's input types."""
+    c = torch._C
+    saved = (c._jit_can_fuse_on_cpu(), c._jit_texpr_fuser_enabled(), c._jit_get_te_must_use_llvm_cpu(),
+             torch.get_num_threads())
+
+    @torch.jit.script
+    def chains(x, y):
+        z = torch.cumsum(torch.relu(x + y) * 2.0, 0)  # not fusible: two groups
+        return torch.tanh(z * 0.5 * y * 0.25 + 1.0) * (z * 3.0) + y - x  # past 40 characters
+
+    try:
+        fusion_groups.switch_on_cpu_fuser(torch)
+        torch.set_num_threads(1)
+        x, y = torch.randn(4, 4), torch.randn(4, 4)
+        with torch.no_grad():
+            for _ in range(3):
+                chains(x, y)
+            graph = torch.jit.last_executed_optimized_graph()
+            path = os.path.join(TMP, "fused.json")
+            with torch.profiler.profile(record_shapes=True) as prof:
+                chains(x, y)
+            prof.export_chrome_trace(path)
+        settings = fusion_groups.fuser_settings(torch)
+    finally:
+        c._jit_override_can_fuse_on_cpu(saved[0])
+        c._jit_set_texpr_fuser_enabled(saved[1])
+        c._jit_set_te_must_use_llvm_cpu(saved[2])
+        torch.set_num_threads(saved[3])
+    with open(path) as f:
+        trace = json.load(f)
+    fused = sorted(e["name"] for e in trace["traceEvents"] if str(e.get("name", "")).startswith("fused_"))
+    groups = fusion_groups.groups_in(graph)
+    assert sorted(g["name"] for g in groups) == fused, (fused, [g["name"] for g in groups])
+    assert any(len(n) == 40 and n.rsplit("_", 1)[1].isdigit() for n in fused), fused  # one hashed
+    assert "fused_add_relu_mul" in fused, fused
+    section = fusion_groups.annotate(trace, graph, settings, "test")
+    assert section["annotated"] == section["events"] == len(fused) and not section["unmatched"], section
+    for e in trace["traceEvents"]:
+        if str(e.get("name", "")).startswith("fused_"):
+            assert e["args"]["Input Dims"] == [[4, 4]] * len(e["args"]["Input Dims"]), e
+            assert set(e["args"]["Input type"]) == {"float"}, e
+    assert all(g["graph"].startswith("graph(") and not g["dynamic_shapes"] for g in groups), groups
+    assert settings["can_fuse_on_cpu"] and settings["texpr_fuser_enabled"], settings
+
+
 def main():
     passed = failed = 0
     only = sys.argv[1:]

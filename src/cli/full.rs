@@ -54,6 +54,12 @@ pub struct FullArgs {
 
     #[command(flatten)]
     pub energy: super::energy_args::EnergyArgs,
+
+    /// Switch TorchScript's fuser on for the CPU before the model is loaded (off by default;
+    /// on a GPU it is on), so its element-wise chains run as fusion groups, as `replay capture
+    /// --fuse-on-cpu` runs them
+    #[arg(long)]
+    pub fuse_on_cpu: bool,
 }
 
 impl From<FullArgs> for FullOptions {
@@ -70,6 +76,7 @@ impl From<FullArgs> for FullOptions {
             output_dir: args.output.output_dir,
             threads: args.threads.threads,
             energy: args.energy.into(),
+            fuse_on_cpu: args.fuse_on_cpu,
         }
     }
 }

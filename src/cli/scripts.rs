@@ -150,6 +150,12 @@ pub struct CaptureArgs {
     /// classify --execution-trace`). The observer's own cost is inside the profiled step
     #[arg(long)]
     pub execution_trace: bool,
+
+    /// Switch TorchScript's fuser on for the CPU (off by default; on a GPU it is on), so a
+    /// TorchScript model's element-wise chains run as fusion groups (`fused_*` ops), whose
+    /// subgraphs and input types the capture records in the trace for `replay isolated`
+    #[arg(long)]
+    pub fuse_on_cpu: bool,
 }
 
 impl From<CaptureArgs> for CaptureOptions {
@@ -167,6 +173,7 @@ impl From<CaptureArgs> for CaptureOptions {
             threads: args.threads.threads,
             candidates: args.candidates,
             execution_trace: args.execution_trace,
+            fuse_on_cpu: args.fuse_on_cpu,
             ..CaptureOptions::default()
         }
     }

@@ -50,6 +50,9 @@ fn script_args(options: &CaptureOptions) -> Vec<String> {
     if options.execution_trace {
         argv.push("--execution-trace".into());
     }
+    if options.fuse_on_cpu {
+        argv.push("--fuse-on-cpu".into());
+    }
     if let Some(mode) = options.compile {
         argv.extend(["--compile".into(), mode.to_string()]);
         if options.time_runs > 0 {
@@ -143,6 +146,30 @@ mod tests {
         assert!(
             argv.join(" ").ends_with("--out t.json --execution-trace"),
             "{argv:?}"
+        );
+    }
+
+    #[test]
+    fn the_cpu_fuser_is_asked_for_by_its_flag_and_passed_on_by_compare() {
+        let argv = script_args(&CaptureOptions {
+            model: "m.pt".into(),
+            out: "t.json".into(),
+            fuse_on_cpu: true,
+            ..CaptureOptions::default()
+        });
+        assert!(argv.join(" ").ends_with(" --fuse-on-cpu"), "{argv:?}");
+        let compare = crate::pipeline::CompareOptions {
+            run: crate::pipeline::FullOptions {
+                fuse_on_cpu: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(compare.capture("t.json".into()).fuse_on_cpu);
+        assert!(
+            !crate::pipeline::CompareOptions::default()
+                .capture("t.json".into())
+                .fuse_on_cpu
         );
     }
 }

@@ -56,6 +56,7 @@ pub fn run(
     }
     let device = Device::open(run.device)?.with_blocking_kernel(options.blocking_kernel);
     super::threads::apply(run.threads)?;
+    super::cpu_fuser::apply(run.fuse_on_cpu, run.device)?;
     let mut probe = run.energy.open()?;
     if options.compile.is_none() {
         crate::model::torchscript::check_model_file(&run.model)?;

@@ -8,6 +8,7 @@
 pub mod capture;
 pub mod classify;
 pub mod compare;
+pub mod cpu_fuser;
 pub mod full;
 pub mod host;
 pub mod isolated;

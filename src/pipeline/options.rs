@@ -137,6 +137,8 @@ pub struct CaptureOptions {
     /// Also record the kept step's PyTorch Execution Trace beside the trace
     /// (`NAME.et.json`), linked to it by record-function ids.
     pub execution_trace: bool,
+    /// Switch TorchScript's fuser on for the CPU (`--fuse-on-cpu`).
+    pub fuse_on_cpu: bool,
 }
 
 impl Default for CaptureOptions {
@@ -157,6 +159,7 @@ impl Default for CaptureOptions {
             time_warmup: DEFAULT_FULL_WARMUP,
             time_only: false,
             execution_trace: false,
+            fuse_on_cpu: false,
         }
     }
 }
@@ -288,6 +291,9 @@ pub struct FullOptions {
     /// libtorch intra-op threads; `None`: libtorch's own choice.
     pub threads: Option<i32>,
     pub energy: EnergyOptions,
+    /// Switch TorchScript's fuser on for the CPU before the model is loaded, so that its
+    /// element-wise chains run as fusion groups as on a GPU (`--fuse-on-cpu`).
+    pub fuse_on_cpu: bool,
 }
 
 impl Default for FullOptions {
@@ -303,6 +309,7 @@ impl Default for FullOptions {
             output_dir: PathBuf::from(DEFAULT_OUTPUT_DIR),
             threads: None,
             energy: EnergyOptions::default(),
+            fuse_on_cpu: false,
         }
     }
 }
@@ -414,6 +421,7 @@ impl CompareOptions {
             compile: self.compile,
             zoo: self.zoo.clone(),
             execution_trace: self.execution_trace == Some(ExecutionTraceChoice::Captured),
+            fuse_on_cpu: self.run.fuse_on_cpu,
             // A compiled model is timed where it was compiled, with compare's protocol: the
             // first half of the runs here, the rest after the isolated replay
             // ([`Self::time_again`]).

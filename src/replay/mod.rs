@@ -20,6 +20,7 @@ pub mod sequence_build;
 pub mod sequence_route;
 pub mod tier1_memory;
 pub mod tier2_gemm;
+pub mod tier3_fusion_group;
 pub mod tier3_libtorch;
 pub mod tier4_generated;
 pub mod value_rules;

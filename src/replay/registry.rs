@@ -14,12 +14,14 @@ use serde::Serialize;
 
 use crate::device::Device;
 use crate::measure::{MeasureError, Target};
+use crate::signature::fusion_group::{is_fusion_group_op, trace_alone_reason};
 use crate::signature::schema::{GemmKernelRole, Signature, SignatureFile, Tier, Unit};
 
 use super::overload::CallSite;
 use super::recorded::{from_profiler_args, RecordedInput};
 use super::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use super::tier2_gemm::TorchGemmTarget;
+use super::tier3_fusion_group::FusionGroupError;
 use super::tier3_libtorch::{self, Tier3Error};
 use super::tier4_generated::Tier4Error;
 use replay_core::inductor::InductorKernels;
@@ -325,6 +327,9 @@ pub fn target_with(
             Ok((target, Method(method.into())))
         }
         Tier::Op => {
+            if let Some(fused) = fusion_group_target(sig, device)? {
+                return Ok(fused);
+            }
             let (prepared, method) = dispatcher_call(sig, device, rotate)?;
             Ok((
                 Box::new(tier3_libtorch::LibtorchOpTarget::new(prepared, device)?),
@@ -332,6 +337,36 @@ pub fn target_with(
             ))
         }
     }
+}
+
+/// A unit's target and how it replays, as [`target_for`] returns them.
+type Replayer = (Box<dyn Target>, Method);
+
+/// A TorchScript fusion group's kernel (`fused_*`) built from the subgraph its signature
+/// carries; `None` for any other op. A fused op without its group says why it has none.
+fn fusion_group_target(sig: &Signature, device: &Device) -> Result<Option<Replayer>, SetupError> {
+    let name = sig.op.as_ref().map_or(&sig.name, |op| &op.name);
+    if !is_fusion_group_op(name) {
+        return Ok(None);
+    }
+    let (Some(params), true) = (&sig.fusion, sig.replayable) else {
+        return Err(SetupError::Unsupported(
+            sig.reason
+                .clone()
+                .unwrap_or_else(|| trace_alone_reason(name)),
+        ));
+    };
+    let recorded = recorded_inputs(sig).ok_or_else(|| {
+        SetupError::Unsupported(format!("{name}: the capture recorded no input types"))
+    })?;
+    let (target, method) =
+        super::tier3_fusion_group::target(params, &recorded, device.torch_device()).map_err(
+            |e| match e {
+                FusionGroupError::Unsupported(m) => SetupError::Unsupported(m),
+                FusionGroupError::Failed(m) => SetupError::failed(m),
+            },
+        )?;
+    Ok(Some((target, Method(method))))
 }
 
 /// What a tier-1 signature copies or sets.

@@ -160,6 +160,17 @@ fn make_tensor(
         .map_err(err)
 }
 
+/// A tensor of the recorded sizes and strides filled with data (normal values, zeros for
+/// integers, a random mask for bool), as an op's recorded data input is rebuilt.
+pub fn data_tensor(
+    kind: Kind,
+    sizes: &[i64],
+    strides: Option<&[i64]>,
+    device: Device,
+) -> Result<Tensor, String> {
+    make_tensor(kind, sizes, strides, device, Fill::Data)
+}
+
 fn scalar_arg(value: ScalarValue, target: ScalarTarget) -> OpArg {
     let as_i64 = match value {
         ScalarValue::Int(i) => i,

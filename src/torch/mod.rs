@@ -13,6 +13,8 @@
 //!   `crate::measure::cuda_timing`);
 //! - [`cpu_memory_counter`] and [`cuda_memory_stats`]: measured peak memory of libtorch's
 //!   tensors (a counting CPU allocator; the CUDA caching allocator's peaks);
+//! - [`fusion_kernel`]: a TorchScript fusion group's NNC kernel built from its subgraph, and
+//!   the subgraph run unfused as its reference;
 //! - [`profiler_session`]: libtorch's profiler started as `replay capture` starts it, its
 //!   events counted (what the host measurement needs to price the profiler per event).
 
@@ -20,6 +22,7 @@ pub mod cpu_memory_counter;
 pub mod cuda_memory_stats;
 pub mod cuda_stream;
 pub mod dtype;
+pub mod fusion_kernel;
 pub mod op_arg;
 pub mod output_source;
 pub mod overloads;

@@ -1,5 +1,5 @@
 //! The raw C ABI of the libtorch shim (`shim/op_dispatch.h`, `shim/memory_stats.h`,
-//! `shim/aoti_package.h`, `shim/profiler.h`): the `extern "C"` block and the `#[repr(C)]` types
+//! `shim/aoti_package.h`, `shim/profiler.h`, `shim/fusion_group.h`): the `extern "C"` block and the `#[repr(C)]` types
 //! it passes. Nothing here is safe to call directly; the safe layer is [`super::prepared_op`],
 //! [`super::overloads`], [`super::cuda_stream`], [`super::profiler_session`] and
 //! `crate::model::aoti_package`.
@@ -68,6 +68,13 @@ impl RawArg {
 /// `replay_aoti_package`: a loaded AOTInductor package, opaque, owned by the shim.
 #[repr(C)]
 pub struct RawAotiPackage {
+    _private: [u8; 0],
+}
+
+/// `replay_fusion_kernel` (`shim/fusion_group.h`): a fusion group's compiled NNC kernel,
+/// opaque, owned by the shim.
+#[repr(C)]
+pub struct RawFusionKernel {
     _private: [u8; 0],
 }
 
@@ -154,6 +161,34 @@ extern "C" {
     ) -> i64;
     pub fn replay_aoti_package_output(package: *mut RawAotiPackage, index: usize) -> *mut c_void;
     pub fn replay_aoti_package_free(package: *mut RawAotiPackage);
+
+    // fusion_group.h: a TorchScript fusion group's kernel, and its subgraph run unfused.
+    pub fn replay_fusion_kernel_new(
+        graph_ir: *const c_char,
+        te_must_use_llvm_cpu: i32,
+        error: *mut *mut c_char,
+    ) -> *mut RawFusionKernel;
+    pub fn replay_fusion_kernel_name(kernel: *const RawFusionKernel) -> *const c_char;
+    pub fn replay_fusion_kernel_inputs(kernel: *const RawFusionKernel) -> usize;
+    pub fn replay_fusion_kernel_run(
+        kernel: *mut RawFusionKernel,
+        inputs: *const *mut c_void,
+        ninputs: usize,
+        calls: u64,
+        error: *mut *mut c_char,
+    ) -> i64;
+    pub fn replay_fusion_kernel_output(kernel: *const RawFusionKernel, index: usize)
+        -> *mut c_void;
+    pub fn replay_fusion_kernel_free(kernel: *mut RawFusionKernel);
+    pub fn replay_fuser_on_cpu(error: *mut *mut c_char) -> i32;
+    pub fn replay_fusion_reference(
+        graph_ir: *const c_char,
+        inputs: *const *mut c_void,
+        ninputs: usize,
+        outputs: *mut *mut c_void,
+        max_outputs: usize,
+        error: *mut *mut c_char,
+    ) -> i64;
 
     // profiler.h: libtorch's profiler with capture's settings, its events counted.
     pub fn replay_profiler_start(with_cuda: i32, error: *mut *mut c_char) -> i32;

@@ -24,6 +24,7 @@ mod compiled_compare;
 mod docs_book;
 mod energy_isolated;
 mod execution_trace_capture;
+mod fusion_groups;
 mod fuzz_corpus;
 mod gemm_cublas_mapping;
 mod host_section;

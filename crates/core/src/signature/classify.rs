@@ -440,6 +440,7 @@ fn gpu_signature(
         memset,
         gemm,
         generated,
+        fusion: None,
         ranks: Vec::new(),
     }
 }

@@ -21,6 +21,7 @@ use super::classify::{
     summarise, total_ns, us, Invocations,
 };
 use super::compiled_code::{regions_by_thread, split_gap};
+use super::fusion_group::is_fusion_group_op;
 use super::gemm::{gemm_from_op, GEMM_OPS};
 use super::generated::{inductor_cpp_op, NO_CACHE_REASON};
 use super::schema::{
@@ -51,10 +52,12 @@ pub(crate) fn top_level_ops(trace: &Trace, links: &Links) -> Vec<usize> {
     // name has a namespace. Frames such as a TorchScript method's `forward` are cpu_op events
     // too, but they are not replayable units: the ops inside them are the top level. A
     // kernel Inductor generated, recorded with kernel profiling on
-    // (`graph_0_cpp_fused_gelu_view_1`), is a unit of work too (tier 4).
+    // (`graph_0_cpp_fused_gelu_view_1`), is a unit of work too (tier 4), and so is a
+    // TorchScript fusion group's kernel (`fused_add_relu`), whose children (its outputs'
+    // allocations) are inside it.
     let is_operator = |index: usize| {
         let name = trace.name(&trace.events[index]);
-        name.contains("::") || inductor_cpp_op(name).is_some()
+        name.contains("::") || inductor_cpp_op(name).is_some() || is_fusion_group_op(name)
     };
     trace
         .events
@@ -162,6 +165,7 @@ fn host_op_signature(
         memset: None,
         gemm,
         generated,
+        fusion: None,
         ranks: Vec::new(),
     }
 }

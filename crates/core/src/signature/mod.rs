@@ -15,6 +15,8 @@ pub mod compiled_code;
 pub mod dtype;
 mod exact;
 pub mod fold;
+pub mod fusion_group;
+mod fusion_params;
 pub mod gemm;
 pub mod gemm_schemas;
 pub mod generated;
@@ -42,19 +44,22 @@ pub use ids::{signature_ids, SignatureIds};
 pub use merge::{MergeError, MergePart};
 pub use read::{read_bytes, read_file, SignatureFileError};
 pub use schema::{
-    BlasOp, CompiledCode, CublasCall, ExactInput, ExecutionTraceSource, GemmKernelRole,
-    GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead, InputRange, Label,
-    LaunchingOp, LayoutSource, LinkingReport, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
-    RankShare, RankSource, RecordedInputs, Signature, SignatureFile, Source, Summary,
-    ThreadOverhead, Tier, TierSummary, Totals, UnattributedGroup, Unit, WorkKind, SCHEMA_VERSION,
+    BlasOp, CompiledCode, CublasCall, ExactInput, ExecutionTraceSource, FusionGroupParams,
+    GemmKernelRole, GemmOperand, GemmParams, GeneratedKind, GeneratedParams, HostOverhead,
+    InputRange, Label, LaunchingOp, LayoutSource, LinkingReport, MemcpyKind, MemcpyParams,
+    MemoryKind, MemsetParams, RankShare, RankSource, RecordedInputs, Signature, SignatureFile,
+    Source, Summary, ThreadOverhead, Tier, TierSummary, Totals, UnattributedGroup, Unit, WorkKind,
+    SCHEMA_VERSION,
 };
 
 /// Classifies every GPU activity of `trace` (or, for a CPU-only trace, every top-level
 /// op) into signatures. `source_path` is recorded in the file as the trace's path.
 pub fn classify(trace: &Trace, source_path: &Path) -> SignatureFile {
     let links = link::link(trace);
-    match trace.platform {
+    let mut file = match trace.platform {
         Platform::Cpu => host_ops::classify_host_ops(trace, &links, source_path),
         Platform::Cuda | Platform::Rocm => classify::classify_gpu(trace, &links, source_path),
-    }
+    };
+    fusion_group::attach(&mut file, trace.metadata.fusion_groups.as_ref());
+    file
 }

@@ -70,6 +70,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::trace::Platform;
 
+pub use super::fusion_params::FusionGroupParams;
+
 pub use super::exact::{ExactInput, ExecutionTraceSource, InputRange};
 pub use super::rank_counts::RankShare;
 
@@ -346,6 +348,9 @@ pub struct Signature {
     pub gemm: Option<GemmParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedParams>,
+    /// A TorchScript fusion group: its subgraph and the fuser settings it ran under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionGroupParams>,
     /// This signature's invocations on each rank of a job (absent for one trace).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankShare>,

@@ -57,6 +57,10 @@ pub struct TraceMetadata {
     /// op, calibrated by `scripts/capture_trace.py` on a loop of tiny ops with and without
     /// the profiler. The timeline model takes it out of the host gaps.
     pub profiler_overhead_us_per_op: Option<f64>,
+    /// `replayFusionGroups`: TorchScript's fusion groups the capture read from the optimised
+    /// graph the model ran (`scripts/fusion_groups.py`), as written; see
+    /// [`crate::signature::fusion_group`].
+    pub fusion_groups: Option<serde_json::Value>,
 }
 
 /// How many events of each kind the file held, kept or not.

@@ -102,6 +102,9 @@ impl<'de> Visitor<'de> for RootVisitor<'_, '_> {
                     self.assembler.metadata.profiler_overhead_us_per_op =
                         value.as_f64().filter(|v| v.is_finite() && *v >= 0.0);
                 }
+                "replayFusionGroups" => {
+                    self.assembler.metadata.fusion_groups = Some(map.next_value()?);
+                }
                 "traceName" => {
                     let value: serde_json::Value = map.next_value()?;
                     self.assembler.metadata.trace_name = value.as_str().map(str::to_owned);

@@ -18,6 +18,7 @@ mod cli_entry;
 mod compiled_coverage;
 mod energy_probes;
 mod execution_trace;
+mod fusion_groups;
 mod fuzz_corpus;
 mod inductor_kernels;
 mod inductor_triton;

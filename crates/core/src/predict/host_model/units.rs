@@ -6,6 +6,7 @@
 //! `forward` are cpu_op events too, but the framework runs them: the ops inside are the units,
 //! and the time between units is the framework's.
 
+use crate::signature::fusion_group::is_fusion_group_op;
 use crate::signature::generated::inductor_cpp_op;
 use crate::trace::link::Links;
 use crate::trace::{Category, ExecutionId, FxHashMap, Nanos, Trace};
@@ -30,7 +31,7 @@ pub struct Units {
 
 /// Whether an op of this name is a unit of work rather than a frame of the framework.
 pub fn is_unit_name(name: &str) -> bool {
-    name.contains("::") || name.starts_with("fused_") || inductor_cpp_op(name).is_some()
+    name.contains("::") || is_fusion_group_op(name) || inductor_cpp_op(name).is_some()
 }
 
 impl Units {

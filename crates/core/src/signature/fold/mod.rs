@@ -208,7 +208,9 @@ fn describe(
         first_link,
         unattributed,
     };
-    gpu_signature_file(&trace, &links, &folded, compiled_code, path)
+    let mut file = gpu_signature_file(&trace, &links, &folded, compiled_code, path);
+    crate::signature::fusion_group::attach(&mut file, trace.metadata.fusion_groups.as_ref());
+    file
 }
 
 /// The few events a signature file is described from, with their nesting.

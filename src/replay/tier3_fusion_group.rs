@@ -1,0 +1,220 @@
+//! Tier 3, a TorchScript fusion group (`fused_*`): the group's kernel built from the subgraph
+//! the capture read from the optimised graph TorchScript ran, as TorchScript's
+//! `prim::TensorExprGroup` op builds it (NNC's `TensorExprKernel`, under the fuser settings
+//! of the capture), and run on tensors of the recorded input types, on the CPU or a GPU alike.
+//!
+//! Before it is timed, its output on those inputs is checked against the same subgraph run
+//! unfused by TorchScript's interpreter (each aten op in turn, as eager PyTorch runs them):
+//! a group that does not compute what its ops compute is not replayed.
+
+use tch::{Kind, Tensor};
+
+use super::recorded::RecordedInput;
+use super::tier3_libtorch::data_tensor;
+use crate::measure::Target;
+use crate::signature::schema::FusionGroupParams;
+use crate::torch::dtype::kind_of;
+use crate::torch::fusion_kernel::{reference_outputs, FusionKernel};
+use crate::torch::work_target::TorchWork;
+
+/// Why a fusion group could not be set up.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FusionGroupError {
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Unit roundoff of a floating kind (half its machine epsilon), `None` for other kinds.
+fn unit_roundoff(kind: Kind) -> Option<f64> {
+    let epsilon = match kind {
+        Kind::Float => f32::EPSILON as f64,
+        Kind::Double => f64::EPSILON,
+        Kind::Half => 2f64.powi(-10),
+        Kind::BFloat16 => 2f64.powi(-7),
+        _ => return None,
+    };
+    Some(epsilon / 2.0)
+}
+
+/// How far a fused output may be from the unfused one: each of the subgraph's `ops` element-wise
+/// ops rounds once in each computation, and NNC's and aten's implementations of a
+/// transcendental (exp, tanh, rsqrt) each stay within a few units in the last place: 4 units of
+/// roundoff per op and computation, relative to the value (and absolute below 1).
+pub fn tolerance(kind: Kind, ops: usize) -> f64 {
+    unit_roundoff(kind).map_or(0.0, |u| 2.0 * 4.0 * u * (ops.max(1) as f64))
+}
+
+/// The aten ops of a subgraph's IR text (`aten::add`, ...).
+pub fn aten_ops(graph_ir: &str) -> usize {
+    graph_ir
+        .lines()
+        .filter(|line| line.contains("= aten::"))
+        .count()
+}
+
+/// The group's inputs: a tensor of each recorded type.
+fn inputs(
+    recorded: &[RecordedInput],
+    device: tch::Device,
+) -> Result<Vec<Tensor>, FusionGroupError> {
+    recorded
+        .iter()
+        .enumerate()
+        .map(|(i, input)| match input {
+            RecordedInput::Tensor {
+                dtype,
+                sizes,
+                strides,
+            } => data_tensor(kind_of(*dtype), sizes, strides.as_deref(), device)
+                .map_err(FusionGroupError::Failed),
+            other => Err(FusionGroupError::Unsupported(format!(
+                "input {i} of the fusion group is {other:?}, not a tensor"
+            ))),
+        })
+        .collect()
+}
+
+/// The largest difference of `got` from `want` beyond the tolerance, relative to
+/// `max(1, |want|)`; 0 when every element is within it (NaN where `want` is NaN counts as equal).
+fn excess(got: &Tensor, want: &Tensor) -> Result<f64, FusionGroupError> {
+    let fail = |e: tch::TchError| FusionGroupError::Failed(e.to_string());
+    if got.size() != want.size() {
+        return Err(FusionGroupError::Failed(format!(
+            "the fused output has sizes {:?}, the unfused {:?}",
+            got.size(),
+            want.size()
+        )));
+    }
+    let got = got.f_to_kind(Kind::Double).map_err(fail)?;
+    let want = want.f_to_kind(Kind::Double).map_err(fail)?;
+    let both_nan = got
+        .f_isnan()
+        .map_err(fail)?
+        .f_logical_and(&want.f_isnan().map_err(fail)?)
+        .map_err(fail)?;
+    let scale = want.f_abs().map_err(fail)?.f_clamp_min(1.0).map_err(fail)?;
+    let relative = (&got - &want)
+        .f_abs()
+        .map_err(fail)?
+        .f_div(&scale)
+        .map_err(fail)?
+        .f_nan_to_num(
+            Some(f64::INFINITY),
+            Some(f64::INFINITY),
+            Some(f64::INFINITY),
+        )
+        .map_err(fail)?
+        .f_masked_fill(&both_nan, 0.0)
+        .map_err(fail)?;
+    if relative.numel() == 0 {
+        return Ok(0.0);
+    }
+    relative.f_max().map_err(fail).map(|m| m.double_value(&[]))
+}
+
+/// What the check against the unfused subgraph found: the largest relative difference and
+/// the tolerance it was held to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Checked {
+    pub largest: f64,
+    pub tolerance: f64,
+}
+
+/// Runs `kernel` once on `inputs` and compares each output with the unfused subgraph's.
+pub fn check_against_unfused(
+    kernel: &mut FusionKernel,
+    graph_ir: &str,
+    inputs: &[Tensor],
+) -> Result<Checked, FusionGroupError> {
+    let failed = |e: crate::torch::ShimError| FusionGroupError::Failed(e.0);
+    kernel.run(inputs, 1).map_err(failed)?;
+    let fused = kernel.outputs();
+    let unfused = reference_outputs(graph_ir, inputs).map_err(failed)?;
+    if fused.len() != unfused.len() {
+        return Err(FusionGroupError::Failed(format!(
+            "the fused group returned {} outputs, the unfused subgraph {}",
+            fused.len(),
+            unfused.len()
+        )));
+    }
+    let ops = aten_ops(graph_ir);
+    let mut checked = Checked {
+        largest: 0.0,
+        tolerance: 0.0,
+    };
+    for (i, (got, want)) in fused.iter().zip(&unfused).enumerate() {
+        let tol = tolerance(want.kind(), ops);
+        let largest = excess(got, want)?;
+        if largest > tol {
+            return Err(FusionGroupError::Failed(format!(
+                "output {i} of the fused group differs from the unfused subgraph by {largest:.3e} \
+                 (relative), beyond the {tol:.3e} of {ops} ops in {:?}",
+                want.kind()
+            )));
+        }
+        checked.largest = checked.largest.max(largest);
+        checked.tolerance = checked.tolerance.max(tol);
+    }
+    Ok(checked)
+}
+
+/// The fusion group `params`, on tensors of the `recorded` input types, as a measurement
+/// target on `device`, checked against its unfused subgraph; with the method in words.
+pub fn target(
+    params: &FusionGroupParams,
+    recorded: &[RecordedInput],
+    device: tch::Device,
+) -> Result<(Box<dyn Target>, String), FusionGroupError> {
+    let _no_grad = tch::no_grad_guard();
+    let mut kernel = FusionKernel::new(&params.graph, params.te_must_use_llvm_cpu)
+        .map_err(|e| FusionGroupError::Failed(format!("building the group's kernel: {e}")))?;
+    if kernel.inputs() != recorded.len() {
+        return Err(FusionGroupError::Unsupported(format!(
+            "the group's subgraph takes {} inputs, the signature records {}",
+            kernel.inputs(),
+            recorded.len()
+        )));
+    }
+    let tensors = inputs(recorded, device)?;
+    let checked = check_against_unfused(&mut kernel, &params.graph, &tensors)?;
+    let method = format!(
+        "TorchScript fusion group {} ({} NNC kernel; output within {:.1e} of the unfused \
+         subgraph, tolerance {:.1e})",
+        kernel.name(),
+        params.kind,
+        checked.largest,
+        checked.tolerance
+    );
+    let work = TorchWork::new(device, move || {
+        kernel
+            .run(&tensors, 1)
+            .map_err(|e| tch::TchError::Torch(e.0))
+    })
+    .map_err(|e| FusionGroupError::Failed(e.to_string()))?;
+    Ok((Box::new(work), method))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tolerance_grows_with_the_ops_and_the_dtype_roundoff() {
+        assert_eq!(tolerance(Kind::Float, 1), 4.0 * f32::EPSILON as f64);
+        assert_eq!(tolerance(Kind::Float, 3), 3.0 * tolerance(Kind::Float, 1));
+        assert!(tolerance(Kind::BFloat16, 1) > tolerance(Kind::Half, 1));
+        assert_eq!(tolerance(Kind::Int64, 5), 0.0);
+    }
+
+    #[test]
+    fn counts_the_aten_ops_of_a_subgraph() {
+        let ir = "graph(%x : Float(2, strides=[1], requires_grad=0, device=cpu)):\n  \
+                  %1 : int = prim::Constant[value=1]()\n  \
+                  %2 : Float(2, strides=[1], requires_grad=0, device=cpu) = aten::add(%x, %x, %1)\n  \
+                  %3 : Float(2, strides=[1], requires_grad=0, device=cpu) = aten::relu(%2)\n  \
+                  return (%3)\n";
+        assert_eq!(aten_ops(ir), 2);
+    }
+}
