@@ -3,9 +3,12 @@
 //! target of the measurement core, with each op's time read in its place.
 //!
 //! On a CPU trace the launching ops are the step's top-level ops. On a GPU trace they are the
-//! ops that launched kernels, copies and memsets: consecutive launches of one replay unit
-//! (a GEMM and its split-K reduction, the kernels of one `aten::layer_norm`) are one op
-//! instance, until a kernel of the unit comes round again.
+//! ops that launched kernels, copies and memsets: consecutive launches of one op call (a GEMM
+//! and its split-K reduction, the kernels of one `aten::layer_norm`, cuBLAS's memset, the
+//! GEMM and the other kernels of an `aten::addmm` that were grouped as two replay units) are
+//! one op instance, until a kernel of it comes round again. An instance spanning several
+//! units is replayed by the one that runs the whole call ([`replayer_rank`]): the op's
+//! libtorch replay, which runs its GEMM too, so that nothing runs twice.
 
 use std::collections::HashMap;
 
@@ -14,7 +17,8 @@ use crate::signature::schema::SignatureFile;
 use replay_core::predict::{HostItem, Skeleton, StepSkeleton};
 use replay_core::trace::Nanos;
 
-use super::registry::ReplayUnit;
+use super::registry::{group_key, ReplayUnit};
+use crate::signature::schema::Tier;
 
 /// One op instance of the step.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,11 +66,18 @@ pub fn program(
             .copied();
         (id.map(str::to_owned), unit)
     };
+    // The op call a launched signature's work came from.
+    let call_of = |id: Option<&String>| -> Option<String> {
+        id.and_then(|id| index_of.get(id.as_str()))
+            .and_then(|&i| group_key(&file.signatures[i]))
+    };
     let mut entries: Vec<ProgramEntry> = Vec::new();
     for thread in &step.threads {
         // Whether the last entry was opened by this thread's previous launch (nothing but
         // framework time since), so a launch of the same unit may belong to it.
         let mut open = false;
+        // The op call of the last entry's first launch.
+        let mut last_call: Option<String> = None;
         let mut host_ops = thread.op_events.iter().copied();
         for item in &thread.items {
             match item {
@@ -79,6 +90,7 @@ pub fn program(
                         event: host_ops.next(),
                     });
                     open = false;
+                    last_call = None;
                 }
                 HostItem::Launch { activities, .. } => {
                     for &a in activities {
@@ -86,16 +98,22 @@ pub fn program(
                             continue;
                         };
                         let (id, unit) = resolve(activity.signature);
+                        let call = call_of(id.as_ref());
                         let joins = open
                             && unit.is_some()
                             && entries.last().is_some_and(|last| {
-                                last.unit == unit
+                                (last.unit == unit || (call.is_some() && call == last_call))
                                     && id.as_ref().is_some_and(|id| !last.signatures.contains(id))
                             });
                         if joins {
                             let last = entries.last_mut().expect("checked above");
                             last.signatures.extend(id);
                             last.trace_ns += activity.trace_ns;
+                            let rank =
+                                |u: Option<usize>| u.map_or(u8::MAX, |u| replayer_rank(&units[u]));
+                            if rank(unit) < rank(last.unit) {
+                                last.unit = unit;
+                            }
                         } else {
                             entries.push(ProgramEntry {
                                 unit,
@@ -103,6 +121,7 @@ pub fn program(
                                 trace_ns: activity.trace_ns,
                                 event: None,
                             });
+                            last_call = call;
                         }
                         open = true;
                     }
@@ -113,6 +132,17 @@ pub fn program(
         }
     }
     entries
+}
+
+/// Which of the units of one op call replays an instance that spans several (lowest first):
+/// the op's libtorch replay runs every kernel of the call, a GEMM unit the GEMM and its
+/// helpers, a copy or memset only itself.
+pub fn replayer_rank(unit: &ReplayUnit) -> u8 {
+    match unit.tier {
+        Tier::Op => 0,
+        Tier::Gemm => 1,
+        Tier::Generated | Tier::Copy => 2,
+    }
 }
 
 /// One rebuilt op instance: its replayer, set up before the timed region.
@@ -281,6 +311,56 @@ mod tests {
         }
         assert!(entries.len() <= launched.len() && !entries.is_empty());
         assert!(entries.iter().all(|e| e.event.is_none()));
+    }
+
+    #[test]
+    fn an_op_call_grouped_as_two_units_is_one_instance_replayed_by_its_op() {
+        // bert-base on the H200: 24 `aten::addmm` calls launched cuBLAS's memset, an
+        // elementwise kernel and the GEMM, grouped as a memset, an op and a GEMM unit: the
+        // GEMM ran twice (the op unit replays the whole addmm) and each call was 3 entries.
+        let (trace, file) =
+            load("../shared/gpu-truth/h200-2026-11-28/bert-base-seq128/trace.json.gz");
+        let skeleton = replay_core::predict::skeleton(&trace).unwrap();
+        let units = replay_units(&file);
+        let step = skeleton.steps.last().unwrap();
+        let entries = program(&skeleton, step, &file, &units);
+        let index = |id: &str| file.signatures.iter().position(|s| s.id == id).unwrap();
+        let unit_of = |i: usize| {
+            units
+                .iter()
+                .position(|u| u.members.iter().any(|m| m.0 == i) || u.included.contains(&i))
+                .unwrap()
+        };
+        let spanning: Vec<&ProgramEntry> = entries
+            .iter()
+            .filter(|e| {
+                let mut us: Vec<usize> = e.signatures.iter().map(|id| unit_of(index(id))).collect();
+                us.sort();
+                us.dedup();
+                us.len() > 1
+            })
+            .collect();
+        assert_eq!(spanning.len(), 24);
+        for entry in &spanning {
+            let unit = &units[entry.unit.unwrap()];
+            assert_eq!(unit.tier, Tier::Op, "{entry:?}");
+            // One op call: every signature's launching op and inputs are the same.
+            let keys: Vec<Option<String>> = entry
+                .signatures
+                .iter()
+                .map(|id| group_key(&file.signatures[index(id)]))
+                .collect();
+            assert!(
+                keys[0].is_some() && keys.iter().all(|k| *k == keys[0]),
+                "{keys:?}"
+            );
+            assert!(entry
+                .signatures
+                .iter()
+                .any(|id| file.signatures[index(id)].tier == Tier::Gemm));
+        }
+        // 165 entries before (as the H200 ran them), two fewer for each such call.
+        assert_eq!(entries.len(), 165 - 2 * 24);
     }
 
     /// Spins for a fixed time on the host.

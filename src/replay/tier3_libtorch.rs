@@ -8,6 +8,7 @@
 //! values (`op.input_ranges`), they are drawn from that range instead, once it is checked
 //! against what the op accepts.
 
+use replay_core::sequence_plan::Role;
 use replay_core::signature::dtype::Dtype;
 use replay_core::signature::InputRange;
 use tch::{Device, Kind, Tensor};
@@ -86,6 +87,19 @@ fn make_tensor(
     device: Device,
     fill: Fill,
 ) -> Result<Tensor, String> {
+    make_tensor_as(kind, sizes, strides, device, fill, None)
+}
+
+/// [`make_tensor`]; a tensor of data in `role` comes from the memory plan's buffers when a
+/// re-run step's op is being built ([`super::sequence_buffers::planned`]).
+fn make_tensor_as(
+    kind: Kind,
+    sizes: &[i64],
+    strides: Option<&[i64]>,
+    device: Device,
+    fill: Fill,
+    role: Option<Role>,
+) -> Result<Tensor, String> {
     if sizes.iter().any(|&s| s < 0) {
         return Err(format!("negative size in {sizes:?}"));
     }
@@ -123,6 +137,14 @@ fn make_tensor(
         super::memory_limit::check(bytes, &format!("a tensor of sizes {sizes:?}"))?;
     }
     let err = |e: tch::TchError| e.to_string();
+    if let (Fill::Data, Some(role)) = (fill, role) {
+        if let Some(base) = super::sequence_buffers::planned(kind, len, role) {
+            return base
+                .map_err(err)?
+                .f_as_strided(sizes, &strides, None::<i64>)
+                .map_err(err);
+        }
+    }
     let base = match fill {
         Fill::Indices(high) => {
             Tensor::f_randint_low(0, high.max(1), [len], (Kind::Int64, device)).map_err(err)?
@@ -389,9 +411,20 @@ pub fn prepare_ranged(
                 let fill = recorded_fill(op_name, &what, fill, range, kind_of(*dtype), false)
                     .map_err(unsupported)?;
                 ranges_used += usize::from(matches!(fill, Fill::Range(..)));
+                let role = match choice.arg_names.get(position) {
+                    Some(name) if is_parameter(name) => Role::Parameter,
+                    _ => Role::Activation,
+                };
                 OpArg::Tensor(
-                    make_tensor(kind_of(*dtype), sizes, strides.as_deref(), device, fill)
-                        .map_err(Tier3Error::Failed)?,
+                    make_tensor_as(
+                        kind_of(*dtype),
+                        sizes,
+                        strides.as_deref(),
+                        device,
+                        fill,
+                        Some(role),
+                    )
+                    .map_err(Tier3Error::Failed)?,
                 )
             }
             ArgPlan::TensorList { optional_elements } => {
@@ -427,8 +460,15 @@ pub fn prepare_ranged(
                         None => (list_kind, Fill::Data),
                     };
                     list.push(Some(
-                        make_tensor(kind, sizes, strides.as_deref(), device, fill)
-                            .map_err(Tier3Error::Failed)?,
+                        make_tensor_as(
+                            kind,
+                            sizes,
+                            strides.as_deref(),
+                            device,
+                            fill,
+                            Some(Role::Activation),
+                        )
+                        .map_err(Tier3Error::Failed)?,
                     ));
                 }
                 let _ = optional_elements;
