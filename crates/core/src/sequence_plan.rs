@@ -353,10 +353,10 @@ mod tests {
     fn over_the_budget_parameters_are_shared_too_else_refused() {
         let ops = two_linears_and_an_add();
         // 41088 does not fit 40000; with one 16448 weight set: 8192 + 16448 = 24640.
-        let plan = plan(&ops, 40_000).unwrap();
-        assert_eq!(plan.sharing, Sharing::ParametersToo);
-        assert_eq!(plan.peak_bytes, 24_640);
-        assert_eq!(plan.assignment[0][1], plan.assignment[1][1]);
+        let more = plan(&ops, 40_000).unwrap();
+        assert_eq!(more.sharing, Sharing::ParametersToo);
+        assert_eq!(more.peak_bytes, 24_640);
+        assert_eq!(more.assignment[0][1], more.assignment[1][1]);
         assert_eq!(plan(&ops, 41_088).unwrap().sharing, Sharing::Activations);
         let err = plan(&ops, 24_639).unwrap_err();
         assert_eq!(
@@ -377,11 +377,11 @@ mod tests {
             op(vec![act(3000, "float32"), param(3000)]),
             op(vec![act(1000, "float32"), act(1000, "float32")]),
         ];
-        let plan = plan(&ops, 5000).unwrap();
-        assert_eq!(plan.oversized, vec![Oversized { op: 1, bytes: 6000 }]);
-        assert!(plan.assignment[1].is_empty());
-        assert_eq!(plan.peak_bytes, 2000);
-        assert_eq!(plan.unshared_bytes, 9000);
+        let planned = plan(&ops, 5000).unwrap();
+        assert_eq!(planned.oversized, vec![Oversized { op: 1, bytes: 6000 }]);
+        assert!(planned.assignment[1].is_empty());
+        assert_eq!(planned.peak_bytes, 2000);
+        assert_eq!(planned.unshared_bytes, 9000);
         assert_eq!(largest_op(&ops), Some((1, 6000)));
         assert_eq!(largest_op(&[]), None);
     }
