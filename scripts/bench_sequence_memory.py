@@ -52,7 +52,7 @@ def run(binary, trace, out, budget, max_time, timeout):
     result["ops"] = len(seq["entries"])
     result["ran"] = sum(1 for e in seq["entries"] if e["status"] == "ok")
     result["oom"] = sum(1 for e in seq["entries"] if e["status"] == "oom")
-    result["runs_median_us"] = (seq.get("runs") or {}).get("median")
+    result["runs_median_us"] = (seq.get("runs") or {}).get("median_us")
     rt = seq.get("real_time")
     result["real_time_median_us"] = rt["step_us"]["median_us"] if rt else None
     result["memory"] = seq.get("memory")
