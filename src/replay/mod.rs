@@ -23,5 +23,6 @@ pub mod sequence_route;
 pub mod tier1_memory;
 pub mod tier2_gemm;
 pub mod tier3_libtorch;
+pub mod tier3_tensors;
 pub mod tier4_generated;
 pub mod value_rules;

@@ -22,7 +22,7 @@ use super::sequence_buffers::dtype_name;
 use super::sequence_route::{route, Placing, Route};
 use super::tier1_memory::MemoryWork;
 use super::tier2_gemm::libtorch::operand_spans;
-use super::tier3_libtorch::storage_len;
+use super::tier3_tensors::storage_len;
 use super::value_rules::value_rule;
 use crate::signature::schema::{Signature, SignatureFile, Tier, Unit};
 use crate::torch::dtype::{kind_from_name, kind_of};
