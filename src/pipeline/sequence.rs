@@ -217,6 +217,9 @@ pub fn rerun(
         results.push(result);
     }
     observer.stage_finished(Stage::Sequence);
+    let (build_peak, held) = super::sequence_memory::after_build(device);
+    planned.record.measured_build_peak_bytes = build_peak;
+    planned.record.measured_held_bytes = held;
     let flow = builder.wiring.take().map(Wiring::finish);
     let data_flow = flow.as_ref().is_some_and(|f| f.linked_entries > 0);
 
@@ -287,7 +290,9 @@ pub fn rerun(
             };
         (Some(measured.summary), real_time)
     };
-    planned.record.measured_peak_bytes = super::sequence_memory::measured_peak(device);
+    let run_peak = super::sequence_memory::measured_peak(device);
+    planned.record.measured_run_peak_bytes = run_peak;
+    planned.record.measured_peak_bytes = build_peak.max(run_peak);
     planned.record.unplanned_bytes = planned.buffers.unplanned_bytes();
     let config = RunConfig {
         cold: false,
@@ -496,7 +501,8 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
         let _ = writeln!(
             out,
             "\nmemory: planned peak {} ({} shared buffers serve {} of {} requests; every op \
-             with inputs of its own: {}), budget {} ({}); measured peak {}{}",
+             with inputs of its own: {}), budget {} ({}); measured peak {}, {} held once \
+             built{}",
             gib(memory.planned_peak_bytes),
             memory.shared_buffers,
             memory.shared_requests,
@@ -506,6 +512,9 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
             memory.budget_from,
             memory
                 .measured_peak_bytes
+                .map_or("not measured".into(), gib),
+            memory
+                .measured_held_bytes
                 .map_or("not measured".into(), gib),
             if memory.unplanned_bytes > 0 {
                 format!(

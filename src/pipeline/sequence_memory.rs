@@ -161,6 +161,9 @@ pub fn plan_step(
         oversized: plan.oversized.clone(),
         unplanned_bytes: 0,
         measured_peak_bytes: None,
+        measured_held_bytes: None,
+        measured_build_peak_bytes: None,
+        measured_run_peak_bytes: None,
         measured_by: String::new(),
     };
     Ok(Planned {
@@ -178,9 +181,9 @@ pub fn start_measuring(device: &Device) -> String {
         Device::Cpu(_) => match crate::torch::cpu_memory_counter::install() {
             Ok(()) => {
                 crate::torch::cpu_memory_counter::reset_peak();
-                "libtorch's CPU tensors (buffers, outputs, workspaces), counted by replay's \
-                 allocator in front of libtorch's; host copies' byte buffers and the \
-                 process's own memory not"
+                "libtorch's CPU tensors (buffers, host copies' byte buffers, outputs, \
+                 workspaces), counted by replay's allocator in front of libtorch's; the \
+                 process's own memory (code, the trace, libtorch's thread pools) not"
                     .into()
             }
             Err(e) => format!("not measured: {e}"),
@@ -192,7 +195,37 @@ pub fn start_measuring(device: &Device) -> String {
     }
 }
 
-/// The peak since [`start_measuring`], where it measures.
+/// Once every op is built, before the first run: the peak of the build (each buffer made,
+/// each op's first call) and the bytes held now (every buffer, private tensor and host-copy
+/// buffer the rebuilt ops keep: what the plan's peak counts), as `(build peak, held)`; the
+/// peak then starts again from what is held, for [`measured_peak`] to read the runs'.
+pub fn after_build(device: &Device) -> (Option<u64>, Option<u64>) {
+    match device {
+        Device::Cpu(_) => {
+            use crate::torch::cpu_memory_counter as counter;
+            if !counter::is_installed() {
+                return (None, None);
+            }
+            let built = (counter::peak_bytes(), counter::live_bytes());
+            counter::reset_peak();
+            (Some(built.0), Some(built.1))
+        }
+        Device::Cuda(dev) => {
+            use crate::torch::cuda_memory_stats as stats;
+            let build_peak = stats::peak(dev.info.index)
+                .ok()
+                .map(|(allocated, _)| allocated);
+            // Reset, the peak is what the caching allocator holds now.
+            let held = stats::reset_peak(dev.info.index)
+                .and_then(|()| stats::peak(dev.info.index))
+                .ok()
+                .map(|(allocated, _)| allocated);
+            (build_peak, held)
+        }
+    }
+}
+
+/// The peak since [`start_measuring`] or [`after_build`], where it measures.
 pub fn measured_peak(device: &Device) -> Option<u64> {
     match device {
         Device::Cpu(_) => crate::torch::cpu_memory_counter::is_installed()

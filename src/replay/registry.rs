@@ -267,7 +267,9 @@ pub fn target_with(
                         MemoryWork::Copy(_) => "host memcpy",
                         MemoryWork::Set(_) => "host memset",
                     };
-                    Ok((Box::new(CpuMemoryTarget::new(work)), Method(method.into())))
+                    let target = CpuMemoryTarget::new(work)
+                        .map_err(|e| SetupError::failed(e.to_string()))?;
+                    Ok((Box::new(target), Method(method.into())))
                 }
                 Device::Cuda(dev) => {
                     let method = match work {

@@ -26,20 +26,20 @@ pub fn dtype_name(kind: Kind) -> String {
 }
 
 /// `len` elements of `kind` holding values of any kind an op reads as data: normal(0, 1) for
-/// floating types, zeros for integers, a random mask for booleans.
+/// floating types, zeros for integers, a random mask for booleans. Drawn in `kind` itself
+/// where libtorch can, so that no wider temporary (a float32 draw of a bfloat16 buffer, twice
+/// its bytes) is live beside the buffer: the plan counts the buffer only.
 pub fn data_base(kind: Kind, len: i64, device: Device) -> Result<Tensor, tch::TchError> {
-    let integral = matches!(
-        kind,
-        Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8
-    );
-    let base = if kind == Kind::Bool {
-        Tensor::f_rand([len], (Kind::Float, device))?.f_lt(0.5)?
-    } else if integral {
-        Tensor::f_zeros([len], (Kind::Int64, device))?
-    } else {
-        Tensor::f_randn([len], (Kind::Float, device))?
-    };
-    base.f_to_kind(kind)
+    match kind {
+        Kind::Float | Kind::Double | Kind::Half | Kind::BFloat16 => {
+            Tensor::f_randn([len], (kind, device))
+        }
+        Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8 => {
+            Tensor::f_zeros([len], (kind, device))
+        }
+        Kind::Bool => Tensor::f_rand([len], (Kind::Float, device))?.f_lt(0.5),
+        _ => Tensor::f_randn([len], (Kind::Float, device))?.f_to_kind(kind),
+    }
 }
 
 #[derive(Default)]

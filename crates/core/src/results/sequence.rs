@@ -241,6 +241,18 @@ pub struct SequenceMemory {
     /// The peak measured from before the first buffer to the end of the runs (bytes), and
     /// what measured it.
     pub measured_peak_bytes: Option<u64>,
+    /// What the rebuilt ops held once every op was built, before the first run (bytes): the
+    /// buffers, private tensors and host copies' buffers, which is what the plan's peak
+    /// counts (`None`: not measured, or a file written before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_held_bytes: Option<u64>,
+    /// The peak while the ops were built (each buffer drawn, each op's first call) and while
+    /// they ran (the held bytes plus each op's outputs and workspace as it runs); the larger
+    /// is `measured_peak_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_build_peak_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_run_peak_bytes: Option<u64>,
     pub measured_by: String,
 }
 
