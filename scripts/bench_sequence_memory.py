@@ -3,15 +3,18 @@
 
 For each trace of ../shared/traces (or those named with --traces): `replay sequence --device cpu
 --max-time 5 --memory-budget 8G`, reading from its sequence.json the plan (the sum of every
-op's inputs, i.e. the footprint without a plan, and the planned peak) and the measured peak, and
-the process's peak resident set (GNU time). With --before BIN (a `replay` built without the plan),
-the same command without --memory-budget gives the step time and resident peak before the plan,
-for the step-time comparison. A trace is skipped when the command is refused (exit 2: its reason
-is kept) or runs past --timeout seconds. Writes results/bench_sequence_memory.json and the table
-of docs/benchmarks/sequence-memory.md.
+op's inputs, i.e. the footprint without a plan, and the planned peak) and the measured peaks, and
+the process's peak resident set (GNU time); where the trace recorded the model's allocator
+(`[memory]` events), its own peak (`Total Allocated`). With --before BIN (a `replay` built without
+the plan), the same command without --memory-budget gives the step time and resident peak before
+the plan, for the step-time comparison. A refused command (exit 2) keeps its reason (the planned
+peak it names); a run past --timeout seconds is said so. Writes results/bench_sequence_memory.json
+and, over every trace, docs/benchmarks/sequence-memory.md.
 """
 
 import argparse
+import datetime
+import gzip
 import json
 import os
 import subprocess
@@ -24,9 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "traces"
 
 
-def run(binary, trace, out, budget, max_time, timeout):
+def run(binary, trace, et, out, budget, max_time, timeout):
     cmd = [str(binary), "sequence", "--trace", str(trace), "--device", "cpu",
            "--max-time", str(max_time), "-q", "--output-dir", str(out)]
+    if et:
+        cmd += ["--execution-trace", str(et)]
     if budget:
         cmd += ["--memory-budget", budget]
     started = time.time()
@@ -43,8 +48,10 @@ def run(binary, trace, out, budget, max_time, timeout):
               "max_rss_bytes": rss}
     if p.returncode != 0:
         # The command's own error line (not GNU time's).
-        lines = [l for l in p.stderr.splitlines() if l and not l.startswith(("maxrss_kb=", "Command exited"))]
-        result["status"] = "refused" if p.returncode == 2 else ("killed" if p.returncode < 0 or p.returncode == 137 else "failed")
+        lines = [l for l in p.stderr.splitlines()
+                 if l and not l.startswith(("maxrss_kb=", "Command exited", "Command terminated"))]
+        killed = p.returncode < 0 or p.returncode in (137, 139)
+        result["status"] = "refused" if p.returncode == 2 else ("killed" if killed else "failed")
         result["error"] = lines[-1] if lines else ""
         return result
     seq = json.loads((out / "sequence.json").read_text())
@@ -59,8 +66,22 @@ def run(binary, trace, out, budget, max_time, timeout):
     return result
 
 
-def gib(b):
-    return "" if b is None else f"{b / 2**30:.3f}"
+def model_peak(trace):
+    """The most the model's allocator held in the recorded run (`[memory]` events' `Total
+    Allocated`), or None where the trace recorded no allocator events."""
+    try:
+        with gzip.open(trace) as f:
+            events = json.load(f).get("traceEvents", [])
+    except (OSError, ValueError):
+        return None
+    totals = [e.get("args", {}).get("Total Allocated") for e in events
+              if isinstance(e, dict) and e.get("name") == "[memory]"]
+    totals = [t for t in totals if isinstance(t, (int, float)) and t > 0]
+    return int(max(totals)) if totals else None
+
+
+def mib(b):
+    return "" if b is None else f"{b / 2**20:.1f}"
 
 
 def pct(a, b):
@@ -69,26 +90,58 @@ def pct(a, b):
 
 def table(rows):
     lines = [
-        "| trace | ops | sum of op inputs (GiB, today) | planned peak (GiB) | measured peak (GiB) | measured / plan | step before (ms) | step after (ms) | change |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| trace | ran / ops | sum of op inputs (MiB, today) | planned peak (MiB) | held once built (MiB) "
+        "| measured peak (MiB) | measured / plan | model's own peak (MiB) | step before (ms) "
+        "| step after (ms) | change |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         a = r["after"]
+        model = mib(r.get("model_peak_bytes"))
         if a.get("status") != "ok":
-            lines.append(f"| {r['trace']} | | | | | | | | {a.get('status')}: {a.get('error', '')[:120]} |")
+            why = a.get("error", "")[:200].replace("|", "/")
+            lines.append(f"| {r['trace']} | {a.get('status')} | | | | | | {model} | | | {why} |")
             continue
         m = a["memory"] or {}
         b = r.get("before") or {}
         before = b.get("runs_median_us") if b.get("status") == "ok" else None
         after = a.get("runs_median_us")
-        ratio = (m.get("measured_peak_bytes") or 0) / m["planned_peak_bytes"] if m.get("planned_peak_bytes") else None
+        measured = m.get("measured_peak_bytes")
+        planned = m.get("planned_peak_bytes")
+        ratio = "" if not measured or not planned else f"{measured / planned:.2f}"
+        change = pct(after, before) if before else (f"before: {b.get('status')}" if b else "")
         lines.append(
-            f"| {r['trace']} | {a['ran']}/{a['ops']} | {gib(m.get('unshared_bytes'))} | "
-            f"{gib(m.get('planned_peak_bytes'))} | {gib(m.get('measured_peak_bytes'))} | "
-            f"{'' if ratio is None else f'{ratio:.2f}'} | "
-            f"{'' if before is None else f'{before / 1000:.1f}'} | "
-            f"{'' if after is None else f'{after / 1000:.1f}'} | {pct(after, before)} |")
+            f"| {r['trace']} | {a['ran']}/{a['ops']} | {mib(m.get('unshared_bytes'))} | "
+            f"{mib(planned)} | {mib(m.get('measured_held_bytes'))} | {mib(measured)} | {ratio} | "
+            f"{model} | {'' if before is None else f'{before / 1000:.1f}'} | "
+            f"{'' if after is None else f'{after / 1000:.1f}'} | {change} |")
     return "\n".join(lines)
+
+
+PAGE = """# `replay sequence`'s memory on the shared traces (`make bench-sequence-memory`)
+
+Written by `scripts/bench_sequence_memory.py` on {when} at {after_commit}, on this machine's CPU
+({cpu_count} cores): `{command}` for every trace of `../shared/traces/` (an
+ET pair's Kineto trace once alone, once with `--execution-trace`); {before}.
+
+- *sum of op inputs*: every op instance with inputs of its own, the footprint before the plan.
+- *planned peak*: the plan's buffers (inputs of one size and dtype shared once their op has run,
+  parameters each op's own), printed before anything is allocated.
+- *held once built*: what libtorch's CPU allocator holds once every op is built, before the first
+  run (replay's counting allocator in front of libtorch's): the plan's buffers, the tensors whose
+  values matter, host copies' buffers. *measured peak*: the most it held while the ops were built
+  and run, i.e. the held bytes plus the largest op's outputs and workspace while it runs, which
+  the plan does not count.
+- *model's own peak*: the recorded run's allocator (`[memory]` events, `Total Allocated`), on the
+  recording GPU, where the trace has them.
+- *step before / after*: the median of the runs of the rebuilt ops in order (`runs.median_us`),
+  `--max-time {max_time:g}` each, one after the other on this shared machine (other builds were
+  running): differences of a few per cent, and more on the short steps, are noise.
+- A refused trace (exit 2) names its planned peak; `failed` is a command that stopped with
+  another error (its message).
+
+{table}
+"""
 
 
 def main():
@@ -96,31 +149,42 @@ def main():
     ap.add_argument("--traces", nargs="*", help="traces (default: every *.json.gz of ../shared/traces)")
     ap.add_argument("--binary", default=str(ROOT / "target" / "release" / "replay"))
     ap.add_argument("--before", help="a replay binary without the memory plan, for the step time before")
+    ap.add_argument("--before-label", help="what --before was built from (a commit), for the page")
     ap.add_argument("--budget", default="8G")
     ap.add_argument("--max-time", type=float, default=5.0)
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--out", default=str(ROOT / "results" / "bench_sequence_memory.json"))
+    ap.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks" / "sequence-memory.md"))
     args = ap.parse_args()
     traces = [Path(t) for t in args.traces] if args.traces else sorted(
         p for p in SHARED.rglob("*.json.gz") if not p.name.endswith("_et.json.gz"))
+    # A Kineto trace with its Execution Trace beside it (`X_kineto` and `X_et`) runs twice:
+    # alone, and with the ET (its tensors' identities: outputs flow into their readers).
+    runs = []
+    for trace in traces:
+        runs.append((trace, None))
+        et = trace.with_name(trace.name.replace("_kineto.json.gz", "_et.json.gz"))
+        if et != trace and et.exists():
+            runs.append((trace, et))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i, trace in enumerate(traces):
+        for i, (trace, et) in enumerate(runs):
             name = str(trace.relative_to(SHARED)) if SHARED in trace.parents else str(trace)
-            print(f"[{i + 1}/{len(traces)}] {name}", file=sys.stderr, flush=True)
-            row = {"trace": name}
-            row["after"] = run(args.binary, trace, Path(tmp) / f"a{i}", args.budget, args.max_time, args.timeout)
+            if et:
+                name += f" + {et.name}"
+            print(f"[{i + 1}/{len(runs)}] {name}", file=sys.stderr, flush=True)
+            row = {"trace": name, "model_peak_bytes": model_peak(trace)}
+            row["after"] = run(args.binary, trace, et, Path(tmp) / f"a{i}", args.budget, args.max_time, args.timeout)
             if args.before and row["after"].get("status") == "ok":
-                row["before"] = run(args.before, trace, Path(tmp) / f"b{i}", None, args.max_time, args.timeout)
+                row["before"] = run(args.before, trace, et, Path(tmp) / f"b{i}", None, args.max_time, args.timeout)
             print(f"  {row['after'].get('status')} {row['after'].get('error', '')}", file=sys.stderr)
             rows.append(row)
-    before_commit = None
-    if args.before:
-        before_commit = subprocess.run(["git", "-C", str(Path(args.before).resolve().parents[2]), "rev-parse", "--short", "HEAD"],
-                                       capture_output=True, text=True).stdout.strip() or None
+    after_commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                  capture_output=True, text=True).stdout.strip() or None
     result = {
-        "command": f"replay sequence --device cpu --max-time {args.max_time} --memory-budget {args.budget}",
-        "before": args.before, "before_commit": before_commit,
+        "command": f"replay sequence --device cpu --max-time {args.max_time:g} --memory-budget {args.budget}",
+        "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "after_commit": after_commit, "before": args.before, "before_label": args.before_label,
         "cpu_count": os.cpu_count(), "rows": rows, "table": table(rows),
     }
     out = Path(args.out)
@@ -128,6 +192,14 @@ def main():
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(result["table"])
     print(f"wrote {out}", file=sys.stderr)
+    if not args.traces:
+        before = (f"before: `{args.before}` ({args.before_label or 'unlabelled'}), the same command "
+                  "without `--memory-budget`" if args.before else "no before binary given")
+        doc = Path(args.doc)
+        doc.parent.mkdir(parents=True, exist_ok=True)
+        doc.write_text(PAGE.format(before=before, table=result["table"], max_time=args.max_time,
+                                   **{k: result[k] for k in ("when", "after_commit", "cpu_count", "command")}))
+        print(f"wrote {doc}", file=sys.stderr)
 
 
 if __name__ == "__main__":
