@@ -92,15 +92,15 @@ def table(rows):
     lines = [
         "| trace | ran / ops | sum of op inputs (MiB, today) | planned peak (MiB) | held once built (MiB) "
         "| measured peak (MiB) | measured / plan | model's own peak (MiB) | step before (ms) "
-        "| step after (ms) | change |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| step after (ms) | change | outside the plan (MiB) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         a = r["after"]
         model = mib(r.get("model_peak_bytes"))
         if a.get("status") != "ok":
             why = a.get("error", "")[:200].replace("|", "/")
-            lines.append(f"| {r['trace']} | {a.get('status')} | | | | | | {model} | | | {why} |")
+            lines.append(f"| {r['trace']} | {a.get('status')} | | | | | | {model} | | | {why} | |")
             continue
         m = a["memory"] or {}
         b = r.get("before") or {}
@@ -109,12 +109,18 @@ def table(rows):
         measured = m.get("measured_peak_bytes")
         planned = m.get("planned_peak_bytes")
         ratio = "" if not measured or not planned else f"{measured / planned:.2f}"
-        change = pct(after, before) if before else (f"before: {b.get('status')}" if b else "")
+        if b.get("status") == "ok" and b.get("ran") != a["ran"]:
+            # Not the same ops: the op calls grouped as one instance changed what is rebuilt.
+            change = f"not comparable: before ran {b.get('ran')}/{b.get('ops')}"
+        elif before and after:
+            change = pct(after, before)
+        else:
+            change = f"before: {b.get('status')}" if b else ""
         lines.append(
             f"| {r['trace']} | {a['ran']}/{a['ops']} | {mib(m.get('unshared_bytes'))} | "
             f"{mib(planned)} | {mib(m.get('measured_held_bytes'))} | {mib(measured)} | {ratio} | "
             f"{model} | {'' if before is None else f'{before / 1000:.1f}'} | "
-            f"{'' if after is None else f'{after / 1000:.1f}'} | {change} |")
+            f"{'' if after is None else f'{after / 1000:.1f}'} | {change} | {mib(m.get('unplanned_bytes'))} |")
     return "\n".join(lines)
 
 
@@ -135,8 +141,13 @@ ET pair's Kineto trace once alone, once with `--execution-trace`); {before}.
 - *model's own peak*: the recorded run's allocator (`[memory]` events, `Total Allocated`), on the
   recording GPU, where the trace has them.
 - *step before / after*: the median of the runs of the rebuilt ops in order (`runs.median_us`),
-  `--max-time {max_time:g}` each, one after the other on this shared machine (other builds were
+  `--max-time {max_time}` each, one after the other on this shared machine (other builds were
   running): differences of a few per cent, and more on the short steps, are noise.
+- *outside the plan*: what the replayers asked for that the plan had not foreseen (an op whose
+  launching op cannot run replayed by an enclosing op, whose inputs the plan does not read),
+  allocated privately: the measured peak's excess over the plan where it is large.
+- *change* compares only runs that rebuilt the same ops: where the before binary ran a different
+  number (op calls grouped as one instance since), it says so instead.
 - A refused trace (exit 2) names its planned peak; `failed` is a command that stopped with
   another error (its message).
 
@@ -155,7 +166,15 @@ def main():
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--out", default=str(ROOT / "results" / "bench_sequence_memory.json"))
     ap.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks" / "sequence-memory.md"))
+    ap.add_argument("--rewrite", action="store_true",
+                    help="run nothing: write the table and the page again from --out's stored rows")
     args = ap.parse_args()
+    if args.rewrite:
+        result = json.loads(Path(args.out).read_text())
+        result["table"] = table(result["rows"])
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_page(result, args)
+        return
     traces = [Path(t) for t in args.traces] if args.traces else sorted(
         p for p in SHARED.rglob("*.json.gz") if not p.name.endswith("_et.json.gz"))
     # A Kineto trace with its Execution Trace beside it (`X_kineto` and `X_et`) runs twice:
@@ -193,14 +212,19 @@ def main():
     print(result["table"])
     print(f"wrote {out}", file=sys.stderr)
     if not args.traces:
-        before = (f"before: `{args.before}` ({args.before_label or 'unlabelled'}), the same command "
-                  "without `--memory-budget`" if args.before else "no before binary given")
-        doc = Path(args.doc)
-        doc.parent.mkdir(parents=True, exist_ok=True)
-        doc.write_text(PAGE.format(before=before, table=result["table"], max_time=args.max_time,
-                                   **{k: result[k] for k in ("when", "after_commit", "cpu_count", "command")}))
-        print(f"wrote {doc}", file=sys.stderr)
+        write_page(result, args)
 
+
+def write_page(result, args):
+    label = result.get("before_label")
+    before = (f"before: `{result['before']}` ({label or 'unlabelled'}), the same command without "
+              "`--memory-budget`" if result.get("before") else "no before binary given")
+    max_time = result["command"].split("--max-time ")[1].split()[0]
+    doc = Path(args.doc)
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(PAGE.format(before=before, table=result["table"], max_time=max_time,
+                               **{k: result[k] for k in ("when", "after_commit", "cpu_count", "command")}))
+    print(f"wrote {doc}", file=sys.stderr)
 
 if __name__ == "__main__":
     main()
