@@ -66,10 +66,14 @@ pub fn program(
             .copied();
         (id.map(str::to_owned), unit)
     };
-    // The op call a launched signature's work came from.
+    // The op call a launched signature's work came from; none where the trace recorded no
+    // input shapes: calls of one op then look alike (consecutive calls would merge), and the
+    // op cannot be rebuilt to run their kernels anyway.
     let call_of = |id: Option<&String>| -> Option<String> {
         id.and_then(|id| index_of.get(id.as_str()))
-            .and_then(|&i| group_key(&file.signatures[i]))
+            .map(|&i| &file.signatures[i])
+            .filter(|sig| sig.inputs.is_some())
+            .and_then(group_key)
     };
     let mut entries: Vec<ProgramEntry> = Vec::new();
     for thread in &step.threads {
@@ -109,8 +113,9 @@ pub fn program(
                             let last = entries.last_mut().expect("checked above");
                             last.signatures.extend(id);
                             last.trace_ns += activity.trace_ns;
-                            let rank =
-                                |u: Option<usize>| u.map_or(u8::MAX, |u| replayer_rank(&units[u]));
+                            let rank = |u: Option<usize>| {
+                                u.map_or(u8::MAX, |u| replayer_rank(&units[u], file))
+                            };
                             if rank(unit) < rank(last.unit) {
                                 last.unit = unit;
                             }
@@ -136,12 +141,18 @@ pub fn program(
 
 /// Which of the units of one op call replays an instance that spans several (lowest first):
 /// the op's libtorch replay runs every kernel of the call, a GEMM unit the GEMM and its
-/// helpers, a copy or memset only itself.
-pub fn replayer_rank(unit: &ReplayUnit) -> u8 {
-    match unit.tier {
-        Tier::Op => 0,
-        Tier::Gemm => 1,
-        Tier::Generated | Tier::Copy => 2,
+/// helpers, a copy or memset only itself; a unit whose lead the classifier marked not
+/// replayable comes last, so that the call's replayable work still runs.
+pub fn replayer_rank(unit: &ReplayUnit, file: &SignatureFile) -> u8 {
+    let replayable = file
+        .signatures
+        .get(unit.lead)
+        .is_some_and(|sig| sig.replayable || sig.inputs.is_some());
+    match (replayable, unit.tier) {
+        (false, _) => 3,
+        (true, Tier::Op) => 0,
+        (true, Tier::Gemm) => 1,
+        (true, Tier::Generated | Tier::Copy) => 2,
     }
 }
 
