@@ -49,6 +49,9 @@ struct Store {
     /// Bytes replayers asked for outside the plan while an op was served.
     unplanned: u64,
     allocated: u64,
+    /// What the budget leaves beside the plan's buffers: the most that may be asked for
+    /// outside the plan, in all, before such a request is refused as out of memory.
+    outside_allowance: u64,
 }
 
 /// The op being built: its planned buffers, and which it has taken.
@@ -81,6 +84,7 @@ impl SequenceBuffers {
             store: Rc::new(RefCell::new(Store {
                 keys,
                 tensors,
+                outside_allowance: plan.budget.saturating_sub(plan.peak_bytes),
                 ..Store::default()
             })),
             device,
@@ -115,7 +119,10 @@ impl SequenceBuffers {
 
 /// A tensor of `len` elements of `kind` in `role` from the plan's buffers for the op being
 /// built: `None` when no op is being served (the caller allocates as before) or, counted as
-/// unplanned, when the plan has no free buffer of that size and dtype for it.
+/// unplanned, when the plan has no free buffer of that size and dtype for it; an error
+/// (out of memory, [`super::memory_limit::OVER_LIMIT`]) when what was asked outside the
+/// plan would pass the budget beside the plan's buffers, so that the op is reported `oom`
+/// instead of the step growing past `--memory-budget`.
 pub fn planned(kind: Kind, len: i64, role: Role) -> Option<Result<Tensor, tch::TchError>> {
     SERVING.with(|s| {
         let mut serving = s.borrow_mut();
@@ -128,7 +135,18 @@ pub fn planned(kind: Kind, len: i64, role: Role) -> Option<Result<Tensor, tch::T
             .iter_mut()
             .find(|(b, taken)| !taken && store.keys[*b] == wanted)
         else {
-            store.unplanned += bytes;
+            let outside = store.unplanned.saturating_add(bytes);
+            if outside > store.outside_allowance {
+                return Some(Err(tch::TchError::Torch(format!(
+                    "a tensor of {} outside the memory plan, {}: with the {} asked outside it \
+                     before, it passes what the budget leaves beside the plan's buffers ({})",
+                    replay_core::memory_size::gib(bytes),
+                    super::memory_limit::OVER_LIMIT,
+                    replay_core::memory_size::gib(store.unplanned),
+                    replay_core::memory_size::gib(store.outside_allowance)
+                ))));
+            }
+            store.unplanned = outside;
             return None;
         };
         slot.1 = true;
@@ -187,6 +205,31 @@ mod tests {
         assert_ne!(b.data_ptr(), a.data_ptr(), "never within one op");
         assert!(extra.is_none());
         assert_eq!(buffers.allocated_bytes(), 128);
+        assert_eq!(buffers.unplanned_bytes(), 64);
+    }
+
+    #[test]
+    fn what_is_asked_outside_the_plan_stays_within_the_budget_or_is_out_of_memory() {
+        let f32 = dtype_name(Kind::Float);
+        let ops = vec![OpNeeds {
+            requests: vec![Request::new(64, &f32, Role::Activation)],
+        }];
+        // The plan's 64 bytes and 100 more: one 64-byte tensor outside fits, a second not.
+        let plan = plan_with(&ops, Sharing::Activations, 164).unwrap();
+        let buffers = SequenceBuffers::new(&plan, Device::Cpu);
+        let (first, second) = buffers.serve(&plan.assignment[0], || {
+            let _ = planned(Kind::Float, 16, Role::Activation).unwrap().unwrap();
+            (
+                planned(Kind::Float, 16, Role::Activation),
+                planned(Kind::Float, 16, Role::Activation),
+            )
+        });
+        assert!(first.is_none(), "allocated by the caller, counted");
+        let err = second.unwrap().unwrap_err().to_string();
+        assert!(
+            err.contains(super::super::memory_limit::OVER_LIMIT),
+            "{err}"
+        );
         assert_eq!(buffers.unplanned_bytes(), 64);
     }
 }
