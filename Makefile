@@ -130,6 +130,12 @@ bench-gpu-truth: setup
 	$(CARGO) build --release --locked -p replay-core
 	.venv/bin/python scripts/bench_gpu_truth.py $(ARGS)
 
+# `replay sequence`'s memory plan on the shared traces: sum of op inputs, planned and measured peak,
+# step time before/after (ARGS="--before /path/to/replay-without-plan"); results/bench_sequence_memory.json.
+.PHONY: bench-sequence-memory
+bench-sequence-memory: build
+	.venv/bin/python scripts/bench_sequence_memory.py $(ARGS)
+
 .PHONY: bench-isolated
 bench-isolated: build
 	.venv/bin/python scripts/bench_isolated.py

@@ -4,6 +4,9 @@
 //! tests running beside it would move the counts (and it must find the counter not yet
 //! installed), so this is a test binary of its own.
 
+use replay::replay::sequence_buffers::data_base;
+use replay::replay::tier1_memory::{CpuMemoryTarget, MemoryWork};
+use replay::signature::schema::{MemcpyKind, MemcpyParams, MemoryKind};
 use replay::suites::scan::torch_backend::TorchBackend;
 use replay::suites::scan::{Phase, ScanBackend, ScanDims, ScanProblem, Semiring};
 use replay::torch::cpu_memory_counter as counter;
@@ -94,4 +97,29 @@ fn the_counting_allocator_measures_cpu_tensors() {
         forward.allocated - live,
         backward.allocated - live
     );
+    drop(prepared);
+
+    // A re-run step's planned buffer (`replay sequence`) is drawn in its own dtype: drawing a
+    // bfloat16 buffer peaks at its own bytes, with no float32 draw (twice them) beside it,
+    // which the memory plan would not count.
+    counter::reset_peak();
+    let live = counter::live_bytes();
+    let buffer = data_base(Kind::BFloat16, FLOATS, Device::Cpu).unwrap();
+    assert_eq!(buffer.kind(), Kind::BFloat16);
+    assert_eq!(counter::live_bytes() - live, 2 * FLOATS as u64);
+    assert_eq!(counter::peak_bytes() - live, 2 * FLOATS as u64);
+    drop(buffer);
+
+    // A host copy's two buffers are libtorch tensors: the step's measured peak sees them.
+    let live = counter::live_bytes();
+    let copy = CpuMemoryTarget::new(MemoryWork::Copy(MemcpyParams {
+        kind: MemcpyKind::HtoD,
+        src: MemoryKind::Pageable,
+        dst: MemoryKind::Device,
+        bytes: BYTES,
+    }))
+    .unwrap();
+    assert_eq!(counter::live_bytes() - live, 2 * BYTES);
+    drop(copy);
+    assert_eq!(counter::live_bytes(), live);
 }

@@ -63,6 +63,13 @@ pub struct SequenceArgs {
     /// allocated once per tensor (the model's working set)
     #[arg(long, value_name = "FILE")]
     pub execution_trace: Option<PathBuf>,
+
+    /// The most memory the step's rebuilt ops may hold (a size: 8G, 512M, 1.5GiB): the memory
+    /// plan shares inputs of one size and dtype across ops, and more when over it; a step
+    /// that does not fit is refused before anything is allocated [default: 80 % of the
+    /// device's free memory]
+    #[arg(long, value_name = "SIZE", value_parser = replay_core::memory_size::parse_size)]
+    pub memory_budget: Option<u64>,
 }
 
 impl From<SequenceArgs> for SequenceOptions {
@@ -79,6 +86,7 @@ impl From<SequenceArgs> for SequenceOptions {
             inductor_cache: args.inductor_cache,
             blocking_kernel: !args.no_blocking_kernel,
             execution_trace: args.execution_trace,
+            memory_budget: args.memory_budget,
         }
     }
 }

@@ -181,6 +181,17 @@ impl std::fmt::Debug for CudaDevice {
 }
 
 impl CudaDevice {
+    /// The device's free memory now, in bytes (`cuMemGetInfo` in its context).
+    pub fn free_memory(&self) -> Result<u64> {
+        guarded("cuMemGetInfo", || {
+            let (free, _total) = self
+                .context
+                .mem_get_info()
+                .map_err(|e| Error::cuda("cuMemGetInfo", e))?;
+            Ok(free as u64)
+        })
+    }
+
     /// Opens `cuda:index`, failing with a clear message when there is no driver, no device,
     /// or fewer devices than `index + 1`.
     pub fn open(index: usize) -> Result<CudaDevice> {

@@ -18,6 +18,7 @@ pub mod observer;
 pub mod options;
 pub mod selftest;
 pub mod sequence;
+pub mod sequence_memory;
 pub mod sequence_real_time;
 pub mod suite_command;
 pub mod threads;

@@ -255,6 +255,9 @@ pub struct SequenceOptions {
     /// The Execution Trace recorded in the same step: outputs flow into the ops that
     /// consume them, as in the model.
     pub execution_trace: Option<PathBuf>,
+    /// The most memory the step's planned buffers may hold (bytes); `None`: 80 % of the
+    /// device's free memory.
+    pub memory_budget: Option<u64>,
 }
 
 impl Default for SequenceOptions {
@@ -271,6 +274,7 @@ impl Default for SequenceOptions {
             inductor_cache: None,
             blocking_kernel: true,
             execution_trace: None,
+            memory_budget: None,
         }
     }
 }

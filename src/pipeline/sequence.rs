@@ -14,9 +14,11 @@ use crate::replay::flow_wiring::Wiring;
 use crate::replay::registry::{replay_units, SetupError};
 use crate::replay::sequence::{program, ProgramEntry, SequenceTarget, Step};
 use crate::replay::sequence_build::SequenceBuilder;
+use crate::replay::sequence_route::Placing;
 use crate::signature::schema::{SignatureFile, Tier};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::ExecutionTrace;
+use replay_core::memory_size::gib;
 use replay_core::results::isolated::{RunConfig, Status};
 use replay_core::results::sequence::{
     comparable, EntryResult, SequenceResults, Spread, SEQUENCE_SCHEMA_VERSION,
@@ -123,6 +125,22 @@ pub fn rerun(
              and memsets issued by libtorch too); this path has not run on a GPU yet: untested",
         );
     }
+    // The memory plan, before anything is allocated: refused here when it cannot fit.
+    let placing = Placing {
+        cuda: matches!(device, Device::Cuda(_)),
+        flow: execution_trace.is_some(),
+    };
+    let mut planned = super::sequence_memory::plan_step(
+        &entries,
+        file,
+        &units,
+        placing,
+        device,
+        options.memory_budget,
+        &options.trace,
+        observer,
+    )?;
+    planned.record.measured_by = super::sequence_memory::start_measuring(device);
     let mut builder = SequenceBuilder {
         file,
         units: &units,
@@ -166,7 +184,19 @@ pub fn rerun(
             reason: None,
             in_context: None,
         };
-        let built = builder.build(position, entry);
+        let oversized = planned.plan.oversized.iter().find(|o| o.op == position);
+        let built = match oversized {
+            Some(o) => Err(SetupError::Oom(format!(
+                "needs {} alone, over the memory budget of {}: not allocated",
+                gib(o.bytes),
+                gib(planned.plan.budget)
+            ))),
+            None => planned
+                .buffers
+                .serve(&planned.plan.assignment[position], || {
+                    builder.build(position, entry)
+                }),
+        };
         match built {
             Ok((target, method)) => {
                 result.method = Some(method.0);
@@ -187,6 +217,9 @@ pub fn rerun(
         results.push(result);
     }
     observer.stage_finished(Stage::Sequence);
+    let (build_peak, held) = super::sequence_memory::after_build(device);
+    planned.record.measured_build_peak_bytes = build_peak;
+    planned.record.measured_held_bytes = held;
     let flow = builder.wiring.take().map(Wiring::finish);
     let data_flow = flow.as_ref().is_some_and(|f| f.linked_entries > 0);
 
@@ -257,6 +290,10 @@ pub fn rerun(
             };
         (Some(measured.summary), real_time)
     };
+    let run_peak = super::sequence_memory::measured_peak(device);
+    planned.record.measured_run_peak_bytes = run_peak;
+    planned.record.measured_peak_bytes = build_peak.max(run_peak);
+    planned.record.unplanned_bytes = planned.buffers.unplanned_bytes();
     let config = RunConfig {
         cold: false,
         max_time_per_kernel_s: options.max_time_s,
@@ -284,6 +321,7 @@ pub fn rerun(
         entries: results,
         signatures,
         real_time,
+        memory: Some(planned.record),
     };
     files
         .write(OutputFile::SequenceJson, &export::json::to_bytes(&sequence))
@@ -303,9 +341,9 @@ fn last(samples: &[f64], n: usize) -> &[f64] {
     &samples[samples.len().saturating_sub(n)..]
 }
 
-/// An entry's name, tier, members with their shares, and included signatures: the unit's,
-/// limited to the signatures this instance ran (a unit's member may be missing from one
-/// instance).
+/// An entry's name, tier, members with their shares, and included signatures: those this
+/// instance ran (a unit's member may be missing from one instance; the units of one op call
+/// that joined it add theirs).
 fn describe(
     entry: &ProgramEntry,
     file: &SignatureFile,
@@ -326,26 +364,36 @@ fn describe(
         return (name, tier, Vec::new(), Vec::new());
     };
     let lead = &file.signatures[unit.lead];
-    let ran = |i: usize| entry.signatures.contains(&file.signatures[i].id);
-    let members: Vec<(usize, f64)> = unit
-        .members
+    // The signatures this instance ran, in the file's order: a unit's own, and those of the
+    // other units of its op call that joined it. A GEMM's helpers are included in their
+    // GEMM; every other signature shares the instance's time by its trace time.
+    let included_anywhere: std::collections::HashSet<usize> = units
         .iter()
-        .copied()
-        .filter(|&(i, _)| ran(i))
+        .flat_map(|u| u.included.iter().copied())
         .collect();
-    let total: f64 = members.iter().map(|(_, s)| s).sum();
+    let ran: Vec<usize> = (0..file.signatures.len())
+        .filter(|&i| entry.signatures.contains(&file.signatures[i].id))
+        .collect();
+    let (included, mut members): (Vec<usize>, Vec<usize>) =
+        ran.into_iter().partition(|i| included_anywhere.contains(i));
+    // The replaying unit's lead first: what the signature rows name as replayed.
+    members.sort_by_key(|&i| i != unit.lead);
+    let weight = |i: usize| file.signatures[i].trace_mean_us.max(0.0);
+    let total: f64 = members.iter().map(|&i| weight(i)).sum();
+    let count = members.len() as f64;
     let members = members
         .into_iter()
-        .map(|(i, s)| {
-            let share = if total > 0.0 { s / total } else { 1.0 };
+        .map(|i| {
+            let share = if total > 0.0 {
+                weight(i) / total
+            } else {
+                1.0 / count
+            };
             (file.signatures[i].id.clone(), share)
         })
         .collect();
-    let included = unit
-        .included
-        .iter()
-        .copied()
-        .filter(|&i| ran(i))
+    let included = included
+        .into_iter()
         .map(|i| file.signatures[i].id.clone())
         .collect();
     (lead.name.clone(), unit.tier, members, included)
@@ -447,6 +495,35 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
             e.position,
             e.name,
             e.reason.as_deref().unwrap_or("")
+        );
+    }
+    if let Some(memory) = &sequence.memory {
+        let _ = writeln!(
+            out,
+            "\nmemory: planned peak {} ({} shared buffers serve {} of {} requests; every op \
+             with inputs of its own: {}), budget {} ({}); measured peak {}, {} held once \
+             built{}",
+            gib(memory.planned_peak_bytes),
+            memory.shared_buffers,
+            memory.shared_requests,
+            memory.requests,
+            gib(memory.unshared_bytes),
+            gib(memory.budget_bytes),
+            memory.budget_from,
+            memory
+                .measured_peak_bytes
+                .map_or("not measured".into(), gib),
+            memory
+                .measured_held_bytes
+                .map_or("not measured".into(), gib),
+            if memory.unplanned_bytes > 0 {
+                format!(
+                    " ({:.1} MiB asked for outside the plan)",
+                    memory.unplanned_bytes as f64 / (1u64 << 20) as f64
+                )
+            } else {
+                String::new()
+            }
         );
     }
     match &sequence.flow {

@@ -102,7 +102,10 @@ pub const GENERATED_UNSUPPORTED: &str = "generated kernels are replayed from the
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Method(pub String);
 
-fn group_key(sig: &Signature) -> Option<String> {
+/// The op call a signature's work came from: its launching op and that op's recorded inputs.
+/// Signatures of one call are grouped into replay units; a call may still give several units
+/// (a GEMM's main kernel and the op's other kernels), which replay one call between them.
+pub fn group_key(sig: &Signature) -> Option<String> {
     let op = sig.op.as_ref()?;
     let inputs = serde_json::to_string(&sig.inputs).unwrap_or_default();
     Some(format!("{}\u{1}{}", op.name, inputs))
@@ -266,7 +269,9 @@ pub fn target_with(
                         MemoryWork::Copy(_) => "host memcpy",
                         MemoryWork::Set(_) => "host memset",
                     };
-                    Ok((Box::new(CpuMemoryTarget::new(work)), Method(method.into())))
+                    let target = CpuMemoryTarget::new(work)
+                        .map_err(|e| SetupError::failed(e.to_string()))?;
+                    Ok((Box::new(target), Method(method.into())))
                 }
                 Device::Cuda(dev) => {
                     let method = match work {
@@ -331,6 +336,9 @@ pub fn target_with(
                 return Ok(fused);
             }
             let (prepared, method) = dispatcher_call(sig, device, rotate)?;
+            // In a re-run step (one set of parameters) nothing reads a native op's output:
+            // it is freed as each run ends.
+            let prepared = prepared.keep_output(rotate);
             Ok((
                 Box::new(tier3_libtorch::LibtorchOpTarget::new(prepared, device)?),
                 method,

@@ -62,6 +62,12 @@ impl RotatingOp {
         self.calls.first()?.bound_tensor(arg, element)
     }
 
+    /// Whether every copy keeps its output between runs: see [`PreparedOp::keep_output`].
+    pub fn keep_output(mut self, keep: bool) -> RotatingOp {
+        self.calls.iter_mut().for_each(|c| c.keep_output(keep));
+        self
+    }
+
     /// Parameter copies in use.
     pub fn copies(&self) -> usize {
         self.calls.len()

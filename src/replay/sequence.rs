@@ -3,9 +3,12 @@
 //! target of the measurement core, with each op's time read in its place.
 //!
 //! On a CPU trace the launching ops are the step's top-level ops. On a GPU trace they are the
-//! ops that launched kernels, copies and memsets: consecutive launches of one replay unit
-//! (a GEMM and its split-K reduction, the kernels of one `aten::layer_norm`) are one op
-//! instance, until a kernel of the unit comes round again.
+//! ops that launched kernels, copies and memsets: consecutive launches of one op call (a GEMM
+//! and its split-K reduction, the kernels of one `aten::layer_norm`, cuBLAS's memset, the
+//! GEMM and the other kernels of an `aten::addmm` that were grouped as two replay units) are
+//! one op instance, until a kernel of it comes round again. An instance spanning several
+//! units is replayed by the one that runs the whole call ([`replayer_rank`]): the op's
+//! libtorch replay, which runs its GEMM too, so that nothing runs twice.
 
 use std::collections::HashMap;
 
@@ -14,7 +17,8 @@ use crate::signature::schema::SignatureFile;
 use replay_core::predict::{HostItem, Skeleton, StepSkeleton};
 use replay_core::trace::Nanos;
 
-use super::registry::ReplayUnit;
+use super::registry::{group_key, ReplayUnit};
+use crate::signature::schema::Tier;
 
 /// One op instance of the step.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,11 +66,22 @@ pub fn program(
             .copied();
         (id.map(str::to_owned), unit)
     };
+    // The op call a launched signature's work came from; none where the trace recorded no
+    // input shapes: calls of one op then look alike (consecutive calls would merge), and the
+    // op cannot be rebuilt to run their kernels anyway.
+    let call_of = |id: Option<&String>| -> Option<String> {
+        id.and_then(|id| index_of.get(id.as_str()))
+            .map(|&i| &file.signatures[i])
+            .filter(|sig| sig.inputs.is_some())
+            .and_then(group_key)
+    };
     let mut entries: Vec<ProgramEntry> = Vec::new();
     for thread in &step.threads {
         // Whether the last entry was opened by this thread's previous launch (nothing but
         // framework time since), so a launch of the same unit may belong to it.
         let mut open = false;
+        // The op call of the last entry's first launch.
+        let mut last_call: Option<String> = None;
         let mut host_ops = thread.op_events.iter().copied();
         for item in &thread.items {
             match item {
@@ -79,6 +94,7 @@ pub fn program(
                         event: host_ops.next(),
                     });
                     open = false;
+                    last_call = None;
                 }
                 HostItem::Launch { activities, .. } => {
                     for &a in activities {
@@ -86,16 +102,23 @@ pub fn program(
                             continue;
                         };
                         let (id, unit) = resolve(activity.signature);
+                        let call = call_of(id.as_ref());
                         let joins = open
                             && unit.is_some()
                             && entries.last().is_some_and(|last| {
-                                last.unit == unit
+                                (last.unit == unit || (call.is_some() && call == last_call))
                                     && id.as_ref().is_some_and(|id| !last.signatures.contains(id))
                             });
                         if joins {
                             let last = entries.last_mut().expect("checked above");
                             last.signatures.extend(id);
                             last.trace_ns += activity.trace_ns;
+                            let rank = |u: Option<usize>| {
+                                u.map_or(u8::MAX, |u| replayer_rank(&units[u], file))
+                            };
+                            if rank(unit) < rank(last.unit) {
+                                last.unit = unit;
+                            }
                         } else {
                             entries.push(ProgramEntry {
                                 unit,
@@ -103,6 +126,7 @@ pub fn program(
                                 trace_ns: activity.trace_ns,
                                 event: None,
                             });
+                            last_call = call;
                         }
                         open = true;
                     }
@@ -113,6 +137,23 @@ pub fn program(
         }
     }
     entries
+}
+
+/// Which of the units of one op call replays an instance that spans several (lowest first):
+/// the op's libtorch replay runs every kernel of the call, a GEMM unit the GEMM and its
+/// helpers, a copy or memset only itself; a unit whose lead the classifier marked not
+/// replayable comes last, so that the call's replayable work still runs.
+pub fn replayer_rank(unit: &ReplayUnit, file: &SignatureFile) -> u8 {
+    let replayable = file
+        .signatures
+        .get(unit.lead)
+        .is_some_and(|sig| sig.replayable || sig.inputs.is_some());
+    match (replayable, unit.tier) {
+        (false, _) => 3,
+        (true, Tier::Op) => 0,
+        (true, Tier::Gemm) => 1,
+        (true, Tier::Generated | Tier::Copy) => 2,
+    }
 }
 
 /// One rebuilt op instance: its replayer, set up before the timed region.
@@ -281,6 +322,56 @@ mod tests {
         }
         assert!(entries.len() <= launched.len() && !entries.is_empty());
         assert!(entries.iter().all(|e| e.event.is_none()));
+    }
+
+    #[test]
+    fn an_op_call_grouped_as_two_units_is_one_instance_replayed_by_its_op() {
+        // bert-base on the H200: 24 `aten::addmm` calls launched cuBLAS's memset, an
+        // elementwise kernel and the GEMM, grouped as a memset, an op and a GEMM unit: the
+        // GEMM ran twice (the op unit replays the whole addmm) and each call was 3 entries.
+        let (trace, file) =
+            load("../shared/gpu-truth/h200-2026-11-28/bert-base-seq128/trace.json.gz");
+        let skeleton = replay_core::predict::skeleton(&trace).unwrap();
+        let units = replay_units(&file);
+        let step = skeleton.steps.last().unwrap();
+        let entries = program(&skeleton, step, &file, &units);
+        let index = |id: &str| file.signatures.iter().position(|s| s.id == id).unwrap();
+        let unit_of = |i: usize| {
+            units
+                .iter()
+                .position(|u| u.members.iter().any(|m| m.0 == i) || u.included.contains(&i))
+                .unwrap()
+        };
+        let spanning: Vec<&ProgramEntry> = entries
+            .iter()
+            .filter(|e| {
+                let mut us: Vec<usize> = e.signatures.iter().map(|id| unit_of(index(id))).collect();
+                us.sort();
+                us.dedup();
+                us.len() > 1
+            })
+            .collect();
+        assert_eq!(spanning.len(), 24);
+        for entry in &spanning {
+            let unit = &units[entry.unit.unwrap()];
+            assert_eq!(unit.tier, Tier::Op, "{entry:?}");
+            // One op call: every signature's launching op and inputs are the same.
+            let keys: Vec<Option<String>> = entry
+                .signatures
+                .iter()
+                .map(|id| group_key(&file.signatures[index(id)]))
+                .collect();
+            assert!(
+                keys[0].is_some() && keys.iter().all(|k| *k == keys[0]),
+                "{keys:?}"
+            );
+            assert!(entry
+                .signatures
+                .iter()
+                .any(|id| file.signatures[index(id)].tier == Tier::Gemm));
+        }
+        // 165 entries before (as the H200 ran them), two fewer for each such call.
+        assert_eq!(entries.len(), 165 - 2 * 24);
     }
 
     /// Spins for a fixed time on the host.

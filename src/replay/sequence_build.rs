@@ -104,7 +104,11 @@ impl<'a> SequenceBuilder<'a> {
                     (Some(wiring), Some(node)) => {
                         Ok((wiring.wire(position, node, op, self.device)?, method))
                     }
-                    _ => Ok((Box::new(LibtorchOpTarget::new(op, self.device)?), method)),
+                    _ => {
+                        // No consumer reads its output: freed as each run ends.
+                        let op = op.keep_output(false);
+                        Ok((Box::new(LibtorchOpTarget::new(op, self.device)?), method))
+                    }
                 }
             }
         }

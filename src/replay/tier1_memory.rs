@@ -6,6 +6,8 @@
 
 use std::hint::black_box;
 
+use tch::{Kind, Tensor};
+
 use crate::measure::{MeasureError, Placement, Target};
 use crate::signature::schema::{MemcpyKind, MemcpyParams, MemoryKind, MemsetParams};
 
@@ -41,41 +43,65 @@ pub fn host_memory(params: &MemcpyParams) -> Option<HostMemory> {
     })
 }
 
-/// Replays tier-1 work in host memory.
+/// Replays tier-1 work in host memory. Its buffers are libtorch byte tensors, so that the
+/// counting CPU allocator behind a re-run step's measured peak sees them as it sees every
+/// other op's tensors.
 pub struct CpuMemoryTarget {
     work: MemoryWork,
-    src: Vec<u8>,
-    dst: Vec<u8>,
+    /// Contiguous `Uint8` tensors on the CPU, owned by this target alone.
+    src: Tensor,
+    dst: Tensor,
+}
+
+/// The bytes of `t`, a contiguous `Uint8` CPU tensor.
+fn bytes(t: &Tensor) -> &[u8] {
+    let len = t.numel();
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: `t` is a contiguous CPU tensor of `len` bytes that lives as long as the borrow.
+    unsafe { std::slice::from_raw_parts(t.data_ptr() as *const u8, len) }
+}
+
+/// [`bytes`], writable: `t` is borrowed mutably, and no other tensor shares its storage.
+fn bytes_mut(t: &mut Tensor) -> &mut [u8] {
+    let len = t.numel();
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: as in `bytes`; the target owns `t`'s storage alone, so this borrow is unique.
+    unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut u8, len) }
 }
 
 impl CpuMemoryTarget {
-    pub fn new(work: MemoryWork) -> CpuMemoryTarget {
+    pub fn new(work: MemoryWork) -> Result<CpuMemoryTarget, tch::TchError> {
         let bytes = match work {
             MemoryWork::Copy(p) => p.bytes,
             MemoryWork::Set(p) => p.bytes,
-        } as usize;
-        // Touch every page now, so page faults are not timed.
+        } as i64;
+        let options = (Kind::Uint8, tch::Device::Cpu);
+        // Filled now, so every page is touched and page faults are not timed.
         let src = if matches!(work, MemoryWork::Copy(_)) {
-            vec![0x5A; bytes]
+            Tensor::f_full([bytes], 0x5A, options)?
         } else {
-            Vec::new()
+            Tensor::f_zeros([0], options)?
         };
-        CpuMemoryTarget {
+        Ok(CpuMemoryTarget {
             work,
             src,
-            dst: vec![0; bytes],
-        }
+            dst: Tensor::f_zeros([bytes], options)?,
+        })
     }
 }
 
 impl CpuMemoryTarget {
     /// The destination buffer, to check what a replay wrote.
     pub fn output(&self) -> &[u8] {
-        &self.dst
+        bytes(&self.dst)
     }
 
     pub fn input(&self) -> &[u8] {
-        &self.src
+        bytes(&self.src)
     }
 }
 
@@ -85,12 +111,13 @@ impl Target for CpuMemoryTarget {
     }
 
     fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
+        let dst = bytes_mut(&mut self.dst);
         for i in 0..calls {
             match self.work {
-                MemoryWork::Copy(_) => self.dst.copy_from_slice(black_box(&self.src)),
-                MemoryWork::Set(_) => self.dst.fill(black_box(i as u8)),
+                MemoryWork::Copy(_) => dst.copy_from_slice(black_box(bytes(&self.src))),
+                MemoryWork::Set(_) => dst.fill(black_box(i as u8)),
             }
-            black_box(&mut self.dst);
+            black_box(&mut *dst);
         }
         Ok(())
     }
@@ -369,9 +396,10 @@ mod tests {
             MemoryKind::Pageable,
             MemoryKind::Device,
             1 << 20,
-        )));
+        )))
+        .unwrap();
         let timing = TimedTarget::new(&mut target).unwrap().batch(3).unwrap();
-        assert!(target.dst.iter().all(|&b| b == 0x5A));
+        assert!(target.output().iter().all(|&b| b == 0x5A));
         assert!(timing.device > Duration::ZERO);
         let summary = measure(
             &mut target,
@@ -384,8 +412,9 @@ mod tests {
 
     #[test]
     fn cpu_memset_fills() {
-        let mut target = CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: 4096 }));
+        let mut target =
+            CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: 4096 })).unwrap();
         target.run(8).unwrap();
-        assert!(target.dst.iter().all(|&b| b == 7));
+        assert!(target.output().iter().all(|&b| b == 7));
     }
 }

@@ -10,7 +10,7 @@
 use tch::{Kind, Tensor};
 
 use super::recorded::RecordedInput;
-use super::tier3_libtorch::data_tensor;
+use super::tier3_tensors::data_tensor;
 use crate::measure::Target;
 use crate::signature::schema::FusionGroupParams;
 use crate::torch::dtype::kind_of;

@@ -8,6 +8,7 @@
 //! values (`op.input_ranges`), they are drawn from that range instead, once it is checked
 //! against what the op accepts.
 
+use replay_core::sequence_plan::Role;
 use replay_core::signature::dtype::Dtype;
 use replay_core::signature::InputRange;
 use tch::{Device, Kind, Tensor};
@@ -17,6 +18,7 @@ use super::overload::{resolve_exact, ArgPlan, CallSite, ListTarget, OverloadSour
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
 use super::tier2_gemm::weight_copies;
+use super::tier3_tensors::{is_integral, make_tensor, make_tensor_as, storage_len, Fill};
 use super::value_rules::value_rule;
 use crate::measure::cuda_timing::CudaStreamHandle;
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
@@ -33,142 +35,6 @@ pub enum Tier3Error {
     /// libtorch refused the call with the rebuilt inputs.
     #[error("{0}")]
     Failed(String),
-}
-
-fn is_integral(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8
-    )
-}
-
-/// Elements the storage behind `sizes`/`strides` must hold.
-pub fn storage_len(sizes: &[i64], strides: &[i64]) -> i64 {
-    if sizes.contains(&0) {
-        return 0;
-    }
-    1 + sizes
-        .iter()
-        .zip(strides)
-        .map(|(&size, &stride)| (size - 1) * stride)
-        .sum::<i64>()
-}
-
-fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1; sizes.len()];
-    for i in (0..sizes.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * sizes[i + 1].max(1);
-    }
-    strides
-}
-
-/// What fills a tensor.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Fill {
-    /// Normal(0, 1) for floating types, zeros for integers, a random mask for bool.
-    Data,
-    /// Uniform integers in `[0, high)`.
-    Indices(i64),
-    /// `embedding_bag` offsets: `0, step, 2 step, ...` within `[0, high]`.
-    Offsets(i64),
-    /// Uniform integers in `[1, 8]` for integer types (divisors, counts); `Data` otherwise.
-    Positive,
-    /// Uniform integers in `[min, max]`: the values an Execution Trace recorded.
-    Range(i64, i64),
-}
-
-/// A tensor with exactly the recorded sizes and strides (stride-0 broadcasts and transposed
-/// layouts included), filled as asked.
-fn make_tensor(
-    kind: Kind,
-    sizes: &[i64],
-    strides: Option<&[i64]>,
-    device: Device,
-    fill: Fill,
-) -> Result<Tensor, String> {
-    if sizes.iter().any(|&s| s < 0) {
-        return Err(format!("negative size in {sizes:?}"));
-    }
-    let strides = match strides {
-        Some(s) if s.len() == sizes.len() => s.to_vec(),
-        _ => contiguous_strides(sizes),
-    };
-    if strides.iter().any(|&s| s < 0) {
-        return Err(format!(
-            "negative stride in {strides:?} (sizes {sizes:?}): libtorch makes no such tensor"
-        ));
-    }
-    // The storage the strides reach, in checked arithmetic: a stride far outside any storage
-    // (an overflowing extent) is refused here, never wrapped around.
-    let extent = sizes
-        .iter()
-        .zip(&strides)
-        .try_fold(1i64, |acc, (&size, &stride)| {
-            (size.max(1) - 1)
-                .checked_mul(stride)
-                .and_then(|reach| acc.checked_add(reach))
-        });
-    if extent.is_none() && !sizes.contains(&0) {
-        return Err(format!(
-            "strides {strides:?} with sizes {sizes:?} point outside any storage (the extent overflows 64 bits)"
-        ));
-    }
-    let len = storage_len(sizes, &strides);
-    if device == Device::Cpu {
-        // Checked before allocating: the storage and the buffer it is filled from.
-        let per_element = (kind.elt_size_in_bytes() + 8) as u64;
-        let bytes = u64::try_from(len)
-            .ok()
-            .and_then(|n| n.checked_mul(per_element));
-        super::memory_limit::check(bytes, &format!("a tensor of sizes {sizes:?}"))?;
-    }
-    let err = |e: tch::TchError| e.to_string();
-    let base = match fill {
-        Fill::Indices(high) => {
-            Tensor::f_randint_low(0, high.max(1), [len], (Kind::Int64, device)).map_err(err)?
-        }
-        Fill::Offsets(high) => {
-            let step = if len > 0 { (high / len).max(0) } else { 0 };
-            Tensor::f_arange(len, (Kind::Int64, device))
-                .map_err(err)?
-                .f_mul_scalar(step)
-                .map_err(err)?
-        }
-        Fill::Range(min, max) => {
-            Tensor::f_randint_low(min, max.saturating_add(1), [len], (Kind::Int64, device))
-                .map_err(err)?
-        }
-        Fill::Positive if is_integral(kind) => {
-            Tensor::f_randint_low(1, 9, [len], (Kind::Int64, device)).map_err(err)?
-        }
-        Fill::Data | Fill::Positive if kind == Kind::Bool => {
-            Tensor::f_rand([len], (Kind::Float, device))
-                .map_err(err)?
-                .f_lt(0.5)
-                .map_err(err)?
-        }
-        Fill::Data if is_integral(kind) => {
-            Tensor::f_zeros([len], (Kind::Int64, device)).map_err(err)?
-        }
-        Fill::Data | Fill::Positive => {
-            Tensor::f_randn([len], (Kind::Float, device)).map_err(err)?
-        }
-    };
-    base.f_to_kind(kind)
-        .map_err(err)?
-        .f_as_strided(sizes, &strides, None::<i64>)
-        .map_err(err)
-}
-
-/// A tensor of the recorded sizes and strides filled with data (normal values, zeros for
-/// integers, a random mask for bool), as an op's recorded data input is rebuilt.
-pub fn data_tensor(
-    kind: Kind,
-    sizes: &[i64],
-    strides: Option<&[i64]>,
-    device: Device,
-) -> Result<Tensor, String> {
-    make_tensor(kind, sizes, strides, device, Fill::Data)
 }
 
 fn scalar_arg(value: ScalarValue, target: ScalarTarget) -> OpArg {
@@ -400,9 +266,20 @@ pub fn prepare_ranged(
                 let fill = recorded_fill(op_name, &what, fill, range, kind_of(*dtype), false)
                     .map_err(unsupported)?;
                 ranges_used += usize::from(matches!(fill, Fill::Range(..)));
+                let role = match choice.arg_names.get(position) {
+                    Some(name) if is_parameter(name) => Role::Parameter,
+                    _ => Role::Activation,
+                };
                 OpArg::Tensor(
-                    make_tensor(kind_of(*dtype), sizes, strides.as_deref(), device, fill)
-                        .map_err(Tier3Error::Failed)?,
+                    make_tensor_as(
+                        kind_of(*dtype),
+                        sizes,
+                        strides.as_deref(),
+                        device,
+                        fill,
+                        Some(role),
+                    )
+                    .map_err(Tier3Error::Failed)?,
                 )
             }
             ArgPlan::TensorList { optional_elements } => {
@@ -438,8 +315,15 @@ pub fn prepare_ranged(
                         None => (list_kind, Fill::Data),
                     };
                     list.push(Some(
-                        make_tensor(kind, sizes, strides.as_deref(), device, fill)
-                            .map_err(Tier3Error::Failed)?,
+                        make_tensor_as(
+                            kind,
+                            sizes,
+                            strides.as_deref(),
+                            device,
+                            fill,
+                            Some(Role::Activation),
+                        )
+                        .map_err(Tier3Error::Failed)?,
                     ));
                 }
                 let _ = optional_elements;
@@ -590,35 +474,6 @@ mod tests {
     fn no_grad<T>(f: impl FnOnce() -> T) -> T {
         let _guard = tch::no_grad_guard();
         f()
-    }
-
-    #[test]
-    fn storage_for_broadcast_and_transposed_strides() {
-        assert_eq!(storage_len(&[4, 1, 768], &[0, 768, 1]), 768);
-        assert_eq!(storage_len(&[512, 512], &[1, 512]), 512 * 512);
-        assert_eq!(storage_len(&[0, 5], &[5, 1]), 0);
-        assert_eq!(contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
-    }
-
-    #[test]
-    fn tensors_keep_the_recorded_layout() {
-        let t = make_tensor(
-            Kind::BFloat16,
-            &[141, 512],
-            Some(&[1, 141]),
-            Device::Cpu,
-            Fill::Data,
-        )
-        .unwrap();
-        assert_eq!(t.size(), [141, 512]);
-        assert_eq!(t.stride(), [1, 141]);
-        assert_eq!(t.kind(), Kind::BFloat16);
-        let mask = make_tensor(Kind::Bool, &[1000], None, Device::Cpu, Fill::Data).unwrap();
-        let ones = mask.sum(Kind::Int64).int64_value(&[]);
-        assert!(
-            ones > 300 && ones < 700,
-            "a real mask, not all-true or all-false: {ones}"
-        );
     }
 
     #[test]

@@ -83,20 +83,28 @@ pub(super) fn cpu_checks() -> Vec<Check> {
             dst: MemoryKind::Device,
             bytes: 1 << 20,
         };
-        let mut t = CpuMemoryTarget::new(MemoryWork::Copy(p));
-        crate::measure::Target::run(&mut t, 1)
+        CpuMemoryTarget::new(MemoryWork::Copy(p))
             .map_err(|e| e.to_string())
-            .and_then(|_| {
+            .and_then(|mut t| {
+                crate::measure::Target::run(&mut t, 1)
+                    .map_err(|e| e.to_string())
+                    .map(|_| t)
+            })
+            .and_then(|t| {
                 (t.output() == t.input())
                     .then(|| "every byte copied".to_string())
                     .ok_or_else(|| "bytes differ".to_string())
             })
     }));
     checks.push(check(1, "host memset 64 KiB", {
-        let mut t = CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: 64 << 10 }));
-        crate::measure::Target::run(&mut t, 3)
+        CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: 64 << 10 }))
             .map_err(|e| e.to_string())
-            .and_then(|_| {
+            .and_then(|mut t| {
+                crate::measure::Target::run(&mut t, 3)
+                    .map_err(|e| e.to_string())
+                    .map(|_| t)
+            })
+            .and_then(|t| {
                 t.output()
                     .iter()
                     .all(|&b| b == 2)

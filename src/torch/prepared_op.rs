@@ -159,6 +159,15 @@ impl PreparedOp {
         Ok(())
     }
 
+    /// Whether each run keeps its output until the next (the default: what
+    /// [`PreparedOp::last_output`] and a consumer's link read). Without, the output is freed as
+    /// the run ends, as the model frees a tensor nobody reads: a re-run step without data
+    /// flow holds no op's output between runs.
+    pub fn keep_output(&mut self, keep: bool) {
+        // SAFETY: `raw` is a live prepared call owned by self.
+        unsafe { sys::replay_op_keep_output(self.raw, i32::from(keep)) }
+    }
+
     /// A handle on the tensor bound as argument `arg` (element `element` of a tensor list):
     /// the same tensor the prepared call holds, so that changing it in place (`set_`)
     /// changes what the next call reads. `None` where the argument is no tensor.

@@ -113,6 +113,7 @@ extern "C" {
     ) -> *mut RawPreparedCall;
     pub fn replay_op_run(call: *mut RawPreparedCall, calls: u64, error: *mut *mut c_char) -> i32;
     pub fn replay_op_last_output(call: *mut RawPreparedCall) -> *mut c_void;
+    pub fn replay_op_keep_output(call: *mut RawPreparedCall, keep: i32);
     pub fn replay_op_free(call: *mut RawPreparedCall);
     pub fn replay_op_output_source(call: *mut RawPreparedCall) -> *mut RawOutputSource;
     pub fn replay_output_source_tensor(source: *const RawOutputSource) -> *mut c_void;

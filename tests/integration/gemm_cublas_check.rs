@@ -10,7 +10,7 @@ use crate::common;
 use cublas_reference::{gemm, gemm_strided_batched, GemmCall, Transpose};
 use replay::replay::tier2_gemm::cuda::column_major_elements;
 use replay::replay::tier2_gemm::TorchGemmTarget;
-use replay::replay::tier3_libtorch::storage_len;
+use replay::replay::tier3_tensors::storage_len;
 use replay::signature::gemm::gemm_from_op;
 use replay::signature::op_inputs::OpInputs;
 use replay::signature::{BlasOp, GemmKernelRole, GemmOperand, GemmParams};

@@ -48,6 +48,7 @@ mod scan_torch_backend;
 mod selftest_model;
 mod sequence_cli;
 mod sequence_flow_cli;
+mod sequence_memory;
 mod sequence_real_time;
 mod shard_merge;
 mod shard_merge_benches;

@@ -7,6 +7,7 @@ use tch::{Device, Kind, Tensor};
 use crate::measure::{MeasureError, Placement, Target};
 use crate::signature::schema::GemmParams;
 use crate::torch::dtype::kind_from_name;
+use replay_core::sequence_plan::Role;
 
 /// Why a GEMM cannot be set up through libtorch.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +51,27 @@ enum Side {
     B,
 }
 
+/// Elements of storage operand `side` of `p` spans, every batch included.
+fn operand_span(p: &GemmParams, side: Side) -> i64 {
+    let (rows, cols, transposed, ld, batch_stride) = match side {
+        Side::A => (p.m, p.k, p.trans_a, p.lda, p.stride_a),
+        Side::B => (p.k, p.n, p.trans_b, p.ldb, p.stride_b),
+    };
+    let (sizes, strides) = operand_layout(rows, cols, transposed, ld);
+    let one = span(sizes, strides);
+    let bstride = batch_stride.map(|s| s as i64).unwrap_or(one);
+    if p.batch > 1 {
+        one + (p.batch as i64 - 1) * bstride
+    } else {
+        one
+    }
+}
+
+/// Elements of storage of the A and B operands a replay of `p` allocates.
+pub fn operand_spans(p: &GemmParams) -> [i64; 2] {
+    [operand_span(p, Side::A), operand_span(p, Side::B)]
+}
+
 /// Builds a random operand `side` of `p` with exactly the recorded layout (batched when
 /// `batch > 1`).
 fn operand(
@@ -66,12 +88,17 @@ fn operand(
     let (sizes, strides) = operand_layout(rows, cols, transposed, ld);
     let one = span(sizes, strides);
     let bstride = batch_stride.map(|s| s as i64).unwrap_or(one);
-    let total = if batch > 1 {
-        one + (batch as i64 - 1) * bstride
-    } else {
-        one
+    let total = operand_span(p, side);
+    // In a re-run step, the memory plan's buffer: the weight operand of an unbatched GEMM
+    // is a parameter, everything else an activation.
+    let role = match side {
+        Side::B if batch <= 1 => Role::Parameter,
+        _ => Role::Activation,
     };
-    let base = Tensor::f_randn([total.max(0)], (Kind::Float, device))?.f_to_kind(kind)?;
+    let base = match crate::replay::sequence_buffers::planned(kind, total.max(0), role) {
+        Some(planned) => planned?,
+        None => Tensor::f_randn([total.max(0)], (Kind::Float, device))?.f_to_kind(kind)?,
+    };
     if batch > 1 {
         base.f_as_strided(
             [batch as i64, sizes[0], sizes[1]],

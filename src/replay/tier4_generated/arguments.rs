@@ -15,7 +15,7 @@ use replay_core::signature::dtype::Dtype;
 use tch::{Device, Kind, Tensor};
 
 use super::error::Tier4Error;
-use crate::replay::tier3_libtorch::storage_len;
+use crate::replay::tier3_tensors::storage_len;
 use crate::torch::dtype::kind_of;
 
 /// One argument's value, kept where the entry point's pointer to it stays valid.

@@ -49,6 +49,7 @@ struct replay_prepared_call {
   std::vector<c10::IValue> stack;
   std::shared_ptr<std::vector<c10::IValue>> last_output = std::make_shared<std::vector<c10::IValue>>();
   std::vector<input_link> links;
+  bool keep_output = true;
 };
 
 namespace {
@@ -201,7 +202,7 @@ int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error) {
         }
       }
       call->op.callBoxed(stack);
-      if (i + 1 == calls) *call->last_output = std::move(stack);
+      if (i + 1 == calls && call->keep_output) *call->last_output = std::move(stack);
     }
     return 0;
   });
@@ -211,6 +212,12 @@ void* replay_op_last_output(replay_prepared_call* call) {
   if (!call) return nullptr;
   const c10::IValue* tensor = first_tensor(*call->last_output);
   return tensor ? new at::Tensor(tensor->toTensor()) : nullptr;
+}
+
+void replay_op_keep_output(replay_prepared_call* call, int keep) {
+  if (!call) return;
+  call->keep_output = keep != 0;
+  if (!call->keep_output) call->last_output->clear();
 }
 
 replay_output_source* replay_op_output_source(replay_prepared_call* call) {

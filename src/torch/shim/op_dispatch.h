@@ -60,6 +60,10 @@ int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error);
 // The first tensor the last run returned (a new tch tensor), or NULL when it returned none.
 void* replay_op_last_output(replay_prepared_call* call);
 
+// Whether each run keeps what it returned (the default) until the next run; when not, the
+// outputs are freed as the run ends, and what was kept is dropped now.
+void replay_op_keep_output(replay_prepared_call* call, int keep);
+
 void replay_op_free(replay_prepared_call* call);
 
 // What a prepared call returned last, shared: it stays readable after the call is freed.

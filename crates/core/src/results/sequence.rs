@@ -207,6 +207,53 @@ pub struct SequenceResults {
     /// written before it was measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub real_time: Option<RealTime>,
+    /// The memory plan the rebuilt ops were allocated by, and the peak measured (`None` in
+    /// files written before there was a plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<SequenceMemory>,
+}
+
+/// The memory of a re-run step: planned before anything was allocated, then measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequenceMemory {
+    /// What the plan holds at once: every buffer it allocates (bytes).
+    pub planned_peak_bytes: u64,
+    /// The budget the plan had to fit (bytes), and where it came from (`--memory-budget`, or
+    /// 80 % of the device's free memory).
+    pub budget_bytes: u64,
+    pub budget_from: String,
+    /// The device's free memory when the plan was made (bytes), where it could be read.
+    pub free_bytes: Option<u64>,
+    /// Every op with inputs of its own, as before the plan: the sum of every op's inputs.
+    pub unshared_bytes: u64,
+    /// `activations` or `parameters_too`, and what that shares.
+    pub sharing: crate::sequence_plan::Sharing,
+    pub sharing_described: String,
+    /// Buffers in the plan; those serving two requests or more, and the requests they serve.
+    pub buffers: usize,
+    pub shared_buffers: usize,
+    pub shared_requests: usize,
+    pub requests: usize,
+    /// Ops left out because each alone needs more than the budget (they enter as `oom`).
+    pub oversized: Vec<crate::sequence_plan::Oversized>,
+    /// Bytes the replayers asked for that the plan had not foreseen, allocated privately.
+    pub unplanned_bytes: u64,
+    /// The peak measured from before the first buffer to the end of the runs (bytes), and
+    /// what measured it.
+    pub measured_peak_bytes: Option<u64>,
+    /// What the rebuilt ops held once every op was built, before the first run (bytes): the
+    /// buffers, private tensors and host copies' buffers, which is what the plan's peak
+    /// counts (`None`: not measured, or a file written before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_held_bytes: Option<u64>,
+    /// The peak while the ops were built (each buffer drawn, each op's first call) and while
+    /// they ran (the held bytes plus each op's outputs and workspace as it runs); the larger
+    /// is `measured_peak_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_build_peak_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_run_peak_bytes: Option<u64>,
+    pub measured_by: String,
 }
 
 impl SequenceResults {
