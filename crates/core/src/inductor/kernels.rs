@@ -53,7 +53,7 @@ pub struct KernelsFile {
     /// The generated wrapper's host time, timed with every kernel a no-op (optional: a
     /// capture before it has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wrapper: Option<crate::signature::wrapper_timing::WrapperTiming>,
+    pub wrapper: Option<crate::signature::compiled_step::WrapperTiming>,
 }
 
 /// One generated kernel and the argument layouts it was called with.

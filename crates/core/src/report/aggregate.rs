@@ -901,7 +901,7 @@ mod tests {
             Some(replayed * (1.0 - unseen))
         );
 
-        let timing: crate::signature::wrapper_timing::WrapperTiming =
+        let timing: crate::signature::compiled_step::WrapperTiming =
             serde_json::from_value(json!({"median_us": 250.0, "p10_us": 240.0, "p90_us": 270.0,
                 "runs": 50, "method": "m", "usable": true}))
             .unwrap();
@@ -928,7 +928,7 @@ mod tests {
         );
 
         file.compiled_code.as_mut().unwrap().wrapper =
-            Some(crate::signature::wrapper_timing::WrapperTiming {
+            Some(crate::signature::compiled_step::WrapperTiming {
                 usable: false,
                 why_not_usable: Some("1 graph break(s)".into()),
                 ..timing

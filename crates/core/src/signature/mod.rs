@@ -12,6 +12,7 @@ mod arguments;
 pub mod call_site;
 mod classify;
 pub mod compiled_code;
+pub mod compiled_step;
 pub mod dtype;
 mod exact;
 pub mod fold;
@@ -34,7 +35,6 @@ mod source;
 pub mod stream;
 mod table;
 pub mod transfer;
-pub mod wrapper_timing;
 
 use std::path::Path;
 

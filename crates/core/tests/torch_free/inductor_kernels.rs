@@ -230,7 +230,7 @@ fn classify_with_a_bad_cache_exits_2_naming_the_file() {
 /// signature file's compiled code; a kernels.json without one (the fixture, an older capture)
 /// leaves it absent, and the file writes as before.
 #[test]
-fn the_captures_wrapper_timing_reaches_the_compiled_code() {
+fn the_captures_compiled_step_reaches_the_compiled_code() {
     let trace_path = compiled_data().join("mlp_kernel_profile.json.gz");
     let loaded = trace::load(&trace_path).unwrap_or_else(|e| panic!("{e}"));
     let without = inductor::classify_with_cache(&loaded, &trace_path, None).unwrap();

@@ -1,3 +1,7 @@
+//! What the signature file says of a torch.compile'd step's time: its compiled regions, the
+//! part of them no recorded op covers ([`CompiledCode`]), and the generated wrapper's host time
+//! measured without the profiler ([`WrapperTiming`]).
+//!
 //! The host time of a torch.compile'd model's generated wrapper, measured by the capture
 //! without the profiler (`scripts/inductor_wrapper.py`): the compiled forward pass timed with
 //! every generated kernel a no-op and every extern kernel returning its recorded output. It is
@@ -7,6 +11,37 @@
 //! `compiled_code`.
 
 use serde::{Deserialize, Serialize};
+
+/// Time inside torch.compile'd regions (`Torch-Compiled Region: N/M`, `CompiledFunction`)
+/// within the profiled steps (`ProfilerStep#N` spans, else the profiled window).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompiledCode {
+    /// Compiled-region spans (merged per host thread) in the steps.
+    pub regions: u64,
+    /// Their time within the steps.
+    pub region_us: f64,
+    /// The part of it that no recorded op, generated kernel or CUDA call covers:
+    /// uninstrumented compiled code (Inductor's C++ kernels without
+    /// `cpp.enable_kernel_profile`, the generated wrapper's own Python).
+    pub uninstrumented_us: f64,
+    /// The steps' time.
+    pub steps_us: f64,
+    /// The generated wrapper's host time per forward pass, measured unprofiled by the capture
+    /// (`kernels.json`'s `wrapper`); absent when the capture did not measure it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<WrapperTiming>,
+}
+
+impl CompiledCode {
+    /// Share of the steps' time that was uninstrumented compiled code, in [0, 1].
+    pub fn uninstrumented_share(&self) -> f64 {
+        if self.steps_us > 0.0 {
+            (self.uninstrumented_us / self.steps_us).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WrapperTiming {
