@@ -8,7 +8,6 @@
 //! tried when the launching one cannot run) is served outside the plan and counted so.
 
 use replay_core::sequence_plan::{OpNeeds, Request, Role};
-use replay_core::signature::dtype::Dtype;
 use replay_core::signature::InputRange;
 use tch::Kind;
 
@@ -22,7 +21,7 @@ use super::sequence_buffers::dtype_name;
 use super::sequence_route::{route, Placing, Route};
 use super::tier1_memory::MemoryWork;
 use super::tier2_gemm::libtorch::operand_spans;
-use super::tier3_tensors::storage_len;
+use super::tier3_tensors::{list_kind, storage_len};
 use super::value_rules::value_rule;
 use crate::signature::schema::{Signature, SignatureFile, Tier, Unit};
 use crate::torch::dtype::{kind_from_name, kind_of};
@@ -141,17 +140,7 @@ fn call(sig: &Signature) -> Vec<Request> {
     };
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
-    let list_kind = inputs
-        .iter()
-        .find_map(|i| match i {
-            RecordedInput::Tensor { dtype, .. }
-                if !dtype.is_integral() && *dtype != Dtype::Bool =>
-            {
-                Some(kind_of(*dtype))
-            }
-            _ => None,
-        })
-        .unwrap_or(Kind::Float);
+    let list_kind = list_kind(inputs);
     let mut out = Vec::new();
     for (position, plan) in choice.args.iter().enumerate() {
         match (plan, inputs.get(position)) {

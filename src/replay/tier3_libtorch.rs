@@ -9,7 +9,6 @@
 //! against what the op accepts.
 
 use replay_core::sequence_plan::Role;
-use replay_core::signature::dtype::Dtype;
 use replay_core::signature::InputRange;
 use tch::{Device, Kind, Tensor};
 
@@ -18,7 +17,9 @@ use super::overload::{resolve_exact, ArgPlan, CallSite, ListTarget, OverloadSour
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
 use super::tier2_gemm::weight_copies;
-use super::tier3_tensors::{is_integral, make_tensor, make_tensor_as, storage_len, Fill};
+use super::tier3_tensors::{
+    is_integral, list_kind, make_tensor, make_tensor_as, storage_len, Fill,
+};
 use super::value_rules::value_rule;
 use crate::measure::cuda_timing::CudaStreamHandle;
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
@@ -220,18 +221,7 @@ pub fn prepare_ranged(
         .map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
-    // Tensor lists carry no dtype in the trace: use the call's first tensor dtype.
-    let list_kind = inputs
-        .iter()
-        .find_map(|i| match i {
-            RecordedInput::Tensor { dtype, .. }
-                if !dtype.is_integral() && *dtype != Dtype::Bool =>
-            {
-                Some(kind_of(*dtype))
-            }
-            _ => None,
-        })
-        .unwrap_or(Kind::Float);
+    let list_kind = list_kind(inputs);
 
     let unsupported = Tier3Error::Unsupported;
     let mut ranges_used = 0;

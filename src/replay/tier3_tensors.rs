@@ -5,7 +5,11 @@
 //! ([`super::sequence_buffers::planned`]).
 
 use replay_core::sequence_plan::Role;
+use replay_core::signature::dtype::Dtype;
 use tch::{Device, Kind, Tensor};
+
+use super::recorded::RecordedInput;
+use crate::torch::dtype::kind_of;
 
 /// Whether `kind` holds integers (not booleans).
 pub fn is_integral(kind: Kind) -> bool {
@@ -13,6 +17,23 @@ pub fn is_integral(kind: Kind) -> bool {
         kind,
         Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8
     )
+}
+
+/// The dtype of a call's tensor-list arguments, which the trace records without one: the
+/// call's first floating tensor's, else float32 (the one rule tier 3 and the sequence's memory
+/// plan share).
+pub fn list_kind(inputs: &[RecordedInput]) -> Kind {
+    inputs
+        .iter()
+        .find_map(|i| match i {
+            RecordedInput::Tensor { dtype, .. }
+                if !dtype.is_integral() && *dtype != Dtype::Bool =>
+            {
+                Some(kind_of(*dtype))
+            }
+            _ => None,
+        })
+        .unwrap_or(Kind::Float)
 }
 
 /// Elements the storage behind `sizes`/`strides` must hold.
