@@ -16,6 +16,7 @@ use crate::device::Device;
 use crate::measure::{MeasureError, Target};
 use crate::signature::fusion_group::{is_fusion_group_op, trace_alone_reason};
 use crate::signature::schema::{GemmKernelRole, Signature, SignatureFile, Tier, Unit};
+use crate::signature::InputRange;
 
 use super::overload::CallSite;
 use super::recorded::{from_profiler_args, RecordedInput};
@@ -203,6 +204,19 @@ pub fn replay_units(file: &SignatureFile) -> Vec<ReplayUnit> {
     }
     units.sort_by_key(|u| u.lead);
     units
+}
+
+/// What the signature's op says of how to call it: where it was called from (inside compiled
+/// code an extern kernel's output buffer is recorded as an input), the exact overload an
+/// Execution Trace linked at classification names, and its integer tensors' value ranges
+/// where the ET recorded them. Tier 3 and the sequence's memory plan read them alike.
+pub fn op_context(sig: &Signature) -> (CallSite, Option<&str>, &[InputRange]) {
+    let op = sig.op.as_ref();
+    (
+        op.map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry)),
+        op.and_then(|op| op.schema.as_deref()),
+        op.map_or(&[][..], |op| &op.input_ranges[..]),
+    )
 }
 
 /// The recorded inputs of a signature, typed.
@@ -405,15 +419,7 @@ pub fn dispatcher_call(
             ))
         }
     };
-    // Inside compiled code an extern kernel's output buffer is recorded as an input.
-    let site = sig
-        .op
-        .as_ref()
-        .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
-    // An Execution Trace linked at classification names the exact overload.
-    let exact = sig.op.as_ref().and_then(|op| op.schema.as_deref());
-    // And the value ranges of its integer tensors, where the ET recorded them.
-    let ranges = sig.op.as_ref().map_or(&[][..], |op| &op.input_ranges[..]);
+    let (site, exact, ranges) = op_context(sig);
     let first = match inputs {
         Some(inputs) => prepare_exact(&op_name, exact, ranges, &inputs, device, site, rotate),
         None => Err(SetupError::Unsupported(format!(

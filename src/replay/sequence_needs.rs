@@ -12,9 +12,9 @@ use replay_core::signature::InputRange;
 use tch::Kind;
 
 use super::index_bounds::{index_arguments, Bound};
-use super::overload::{resolve_exact, ArgPlan, CallSite};
+use super::overload::{resolve_exact, ArgPlan};
 use super::recorded::RecordedInput;
-use super::registry::{memory_work, recorded_inputs, ReplayUnit};
+use super::registry::{memory_work, op_context, recorded_inputs, ReplayUnit};
 use super::rotating_op::is_parameter;
 use super::sequence::ProgramEntry;
 use super::sequence_buffers::dtype_name;
@@ -129,12 +129,7 @@ fn call(sig: &Signature) -> Vec<Request> {
     let Some(inputs) = inputs else {
         return Vec::new();
     };
-    let site = sig
-        .op
-        .as_ref()
-        .map_or(CallSite::Eager, |op| CallSite::of_ancestry(&op.ancestry));
-    let exact = sig.op.as_ref().and_then(|op| op.schema.as_deref());
-    let ranges = sig.op.as_ref().map_or(&[][..], |op| &op.input_ranges[..]);
+    let (site, exact, ranges) = op_context(sig);
     let Ok((choice, _)) = resolve_exact(op_name, exact, &inputs, site) else {
         return Vec::new();
     };
