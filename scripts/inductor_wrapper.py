@@ -13,10 +13,13 @@ is left is the wrapper alone.
 - An extern kernel (`extern_kernels.addmm(..., out=buf0)`, `aten.convolution.default(...)`)
   returns what it returned in one recorded pass, in call order (its `out=` when it has one),
   without computing anything: the wrapper goes on with tensors of the right shapes.
-- Calls through `torch.ops.NS.OP` spelled out in the generated code are left real (replacing
-  `torch` would slow every attribute the wrapper reads); they are counted, and a wrapper whose
-  timing holds any, or that ran eager code between graph breaks (ops the trace records and
-  replay replays), is marked not usable: replay then keeps it as unseen.
+- A call through `torch.ops.NS.OP[.OVERLOAD](...)` spelled out in the generated code (a fallback
+  kernel such as `aten._transformer_encoder_layer_fwd`) is an extern kernel too: the module's
+  `torch` becomes a namespace holding the real values of every `torch.X` the code reads (as quick
+  to look up as the module's) with those calls stubbed under `ops`. A call left real (one op
+  called both with and without an overload) is counted; a wrapper whose timing holds any, or
+  that ran eager code between graph breaks (ops the trace records and replay replays), is
+  marked not usable: replay then keeps it as unseen.
 
 `time_wrapper` returns the `wrapper` section of `inductor/kernels.json`.
 """
@@ -31,7 +34,8 @@ METHOD = ("the compiled forward pass timed unprofiled with every generated kerne
           "extern kernel returning its recorded output")
 EXTERN_CALL = re.compile(r"\bextern_kernels\.(\w+)\(")
 ATEN_CALL = re.compile(r"(?<![\w.])aten\.(\w+)\.(\w+)\(")
-TORCH_OPS_CALL = re.compile(r"\btorch\.ops\.\w+\.\w+(?:\.\w+)?\(")
+TORCH_OPS_CALL = re.compile(r"(?<![\w.])torch\.ops\.(\w+)\.(\w+)(?:\.(\w+))?\(")
+TORCH_ATTR = re.compile(r"(?<![\w.])torch\.(\w+)")
 
 
 class Recorded:
@@ -120,8 +124,38 @@ class NoOpKernels:
                 self._set(mod, "aten", Namespace(real, **{
                     p: Namespace(getattr(real, p), **o) for p, o in packets.items()}))
                 self.externs += sum(len(o) for o in packets.values())
-            self.torch_ops_calls += len(TORCH_OPS_CALL.findall(source))
+            real = getattr(mod, "torch", None)
+            calls = TORCH_OPS_CALL.findall(source)
+            if real is not None and calls:
+                self._stub_torch_ops(mod, real, source, calls)
         return self
+
+    def _stub_torch_ops(self, mod, real, source, calls):
+        """The module's `torch` as a namespace whose `ops.NS.OP[.OVERLOAD]` calls of `calls`
+        replay their recorded outputs; every other `torch.X` the source reads is bound to the
+        real value."""
+        forms = {}  # (ns, op) -> the overloads called, "" for the packet called directly
+        for ns, op, overload in calls:
+            forms.setdefault((ns, op), set()).add(overload)
+        namespaces = {}
+        for (ns, op), overloads in forms.items():
+            packet = getattr(getattr(real.ops, ns), op)
+            if "" in overloads and len(overloads) > 1:
+                # Both `torch.ops.NS.OP(` and `torch.ops.NS.OP.X(`: one name cannot be both a
+                # stub and a namespace; left real, and counted.
+                self.torch_ops_calls += sum(1 for c in calls if c[:2] == (ns, op))
+                continue
+            if overloads == {""}:
+                namespaces.setdefault(ns, {})[op] = self.recorded.stub(packet)
+                self.externs += 1
+            else:
+                namespaces.setdefault(ns, {})[op] = Namespace(packet, **{
+                    o: self.recorded.stub(getattr(packet, o)) for o in overloads})
+                self.externs += len(overloads)
+        ops = Namespace(real.ops, **{ns: Namespace(getattr(real.ops, ns), **opmap)
+                                     for ns, opmap in namespaces.items()})
+        reads = {a for a in TORCH_ATTR.findall(source) if a != "ops" and hasattr(real, a)}
+        self._set(mod, "torch", Namespace(real, ops=ops, **{a: getattr(real, a) for a in reads}))
 
     def uninstall(self):
         for obj, name, original in reversed(self.restore):

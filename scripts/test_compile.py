@@ -178,6 +178,43 @@ def tests(tmp, cli, run_script):
         assert w["median_us"] < 0.25 * min(before, after), (w, before, after)
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
 
+    def the_wrapper_stubs_fallback_kernels_called_through_torch_ops():
+        """A fallback kernel the generated code calls through `torch.ops` (an encoder layer's fast
+        path, `aten._transformer_encoder_layer_fwd`, as in the zoo's bert-base) is stubbed like an
+        extern kernel: nothing is left real, the wrapper is usable, and afterwards the compiled
+        layer computes what the eager one does."""
+        cache = os.path.join(tmp, "compile", "inproc-ops-cache")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+        torch.manual_seed(0)
+
+        class Encoder(torch.nn.Module):  # a generated kernel before the layer, as bert's embeddings
+            def __init__(self):
+                super().__init__()
+                self.norm = torch.nn.LayerNorm(64)
+                self.layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                                              batch_first=True)
+
+            def forward(self, x):
+                return self.layer(self.norm(x * 2.0 + 1.0))
+        layer = Encoder().eval()
+        x = torch.randn(1, 5, 64)
+        compiled = torch.compile(layer)
+        with torch.no_grad():
+            expected = layer(x)
+            compiled(x)
+            sources = []
+            for mod in inductor_record.output_modules(cache):
+                with open(mod.__file__) as f:
+                    sources.append(f.read())
+            calls = [c for s in sources for c in inductor_wrapper.TORCH_OPS_CALL.findall(s)]
+            # The path under test: the generated code calls the layer through torch.ops.
+            assert ("aten", "_transformer_encoder_layer_fwd", "default") in calls, calls
+            w = inductor_wrapper.time_wrapper(cache, compiled, (x,), lambda: None, max_runs=200)
+            got = compiled(x)
+        assert w["usable"] and w["torch_ops_calls_left_real"] == 0, w
+        assert w["externs_stubbed"] >= 1 and w["kernels_stubbed"] >= 1, w
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
     def compiled_zoo_bloom_tiny_capture_keeps_the_token_ids():
         out = os.path.join(tmp, "compile", "bloom", "t.json")
         rc, so, se = run_script("capture_trace.py", "--zoo", "bloom-tiny", "--compile", "--seq-len", 5,
@@ -358,6 +395,7 @@ def tests(tmp, cli, run_script):
     return [compiled_timing_times_each_pass_after_the_warmups,
             compiled_mlp_pt2_capture_records_every_generated_kernel,
             the_wrapper_is_timed_without_its_kernels_and_they_are_put_back,
+            the_wrapper_stubs_fallback_kernels_called_through_torch_ops,
             compiled_zoo_bloom_tiny_capture_keeps_the_token_ids, compile_bad_input_exits_2,
             triton_recording_from_a_stand_in_launcher_without_a_gpu,
             triton_launch_fields_from_the_kept_cache_of_the_h200_capture]

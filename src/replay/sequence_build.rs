@@ -11,6 +11,7 @@ use super::sequence_route::{route, Placing, Route};
 use super::tier3_libtorch::LibtorchOpTarget;
 use crate::device::Device;
 use crate::measure::Target;
+use crate::signature::fusion_group::is_fusion_group_op;
 use crate::signature::schema::SignatureFile;
 use replay_core::inductor::InductorKernels;
 
@@ -66,7 +67,8 @@ impl<'a> SequenceBuilder<'a> {
             ));
         };
         let sig = &self.file.signatures[unit.lead];
-        match route(unit.tier, self.placing()) {
+        let op_name = sig.op.as_ref().map_or(&sig.name, |op| &op.name);
+        match route(unit.tier, is_fusion_group_op(op_name), self.placing()) {
             Route::Native => {
                 let built = target_with(
                     self.file,

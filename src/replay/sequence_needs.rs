@@ -23,6 +23,7 @@ use super::tier1_memory::MemoryWork;
 use super::tier2_gemm::libtorch::operand_spans;
 use super::tier3_tensors::{list_kind, storage_len};
 use super::value_rules::value_rule;
+use crate::signature::fusion_group::is_fusion_group_op;
 use crate::signature::schema::{Signature, SignatureFile, Tier, Unit};
 use crate::torch::dtype::{kind_from_name, kind_of};
 
@@ -77,7 +78,11 @@ pub fn needs(
         return OpNeeds::default();
     };
     let sig = &file.signatures[unit.lead];
-    let requests = match (route(unit.tier, placing), unit.tier) {
+    let op_name = sig.op.as_ref().map_or(&sig.name, |op| &op.name);
+    let requests = match (
+        route(unit.tier, is_fusion_group_op(op_name), placing),
+        unit.tier,
+    ) {
         (Route::Native, Tier::Copy) | (Route::LibtorchMemory, _) => match memory_work(sig) {
             Ok(MemoryWork::Copy(p)) => vec![
                 Request::new(p.bytes, "bytes", Role::Private),

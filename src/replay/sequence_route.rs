@@ -7,7 +7,8 @@
 //! the model's own ops did. On the CPU every replayer runs on the host; there, an op whose
 //! inputs flow from its producer (an Execution Trace linked) must be libtorch's call of the
 //! op, GEMMs included (on a CPU trace they are top-level ops), so that it takes and gives
-//! real tensors.
+//! real tensors. A TorchScript fusion group (`fused_*`) is no dispatcher op: it always runs as
+//! `isolated` runs it, its NNC kernel on inputs of its own, on libtorch's current stream.
 
 use crate::signature::schema::Tier;
 
@@ -31,8 +32,11 @@ pub struct Placing {
     pub flow: bool,
 }
 
-/// The route of an op of `tier`.
-pub fn route(tier: Tier, placing: Placing) -> Route {
+/// The route of an op of `tier`; `fusion_group` for a TorchScript fusion group's kernel.
+pub fn route(tier: Tier, fusion_group: bool, placing: Placing) -> Route {
+    if fusion_group {
+        return Route::Native;
+    }
     match (tier, placing.cuda) {
         // Libtorch's stream for everything it can issue.
         (Tier::Copy, true) => Route::LibtorchMemory,
@@ -69,21 +73,32 @@ mod tests {
     #[test]
     fn on_cuda_every_libtorch_able_op_runs_on_libtorchs_stream() {
         for placing in [CUDA, CUDA_FLOW] {
-            assert_eq!(route(Tier::Copy, placing), Route::LibtorchMemory);
-            assert_eq!(route(Tier::Gemm, placing), Route::Dispatcher);
-            assert_eq!(route(Tier::Op, placing), Route::Dispatcher);
-            assert_eq!(route(Tier::Generated, placing), Route::Native);
+            assert_eq!(route(Tier::Copy, false, placing), Route::LibtorchMemory);
+            assert_eq!(route(Tier::Gemm, false, placing), Route::Dispatcher);
+            assert_eq!(route(Tier::Op, false, placing), Route::Dispatcher);
+            assert_eq!(route(Tier::Generated, false, placing), Route::Native);
         }
     }
 
     #[test]
     fn on_the_cpu_the_tiers_replay_as_alone_unless_data_flows() {
         for tier in [Tier::Copy, Tier::Gemm, Tier::Op, Tier::Generated] {
-            assert_eq!(route(tier, CPU), Route::Native, "{tier:?}");
+            assert_eq!(route(tier, false, CPU), Route::Native, "{tier:?}");
         }
-        assert_eq!(route(Tier::Gemm, CPU_FLOW), Route::Dispatcher);
-        assert_eq!(route(Tier::Op, CPU_FLOW), Route::Dispatcher);
-        assert_eq!(route(Tier::Copy, CPU_FLOW), Route::Native);
-        assert_eq!(route(Tier::Generated, CPU_FLOW), Route::Native);
+        assert_eq!(route(Tier::Gemm, false, CPU_FLOW), Route::Dispatcher);
+        assert_eq!(route(Tier::Op, false, CPU_FLOW), Route::Dispatcher);
+        assert_eq!(route(Tier::Copy, false, CPU_FLOW), Route::Native);
+        assert_eq!(route(Tier::Generated, false, CPU_FLOW), Route::Native);
+    }
+
+    #[test]
+    fn a_fusion_group_runs_its_own_kernel_wherever_the_sequence_runs() {
+        for placing in [CPU, CPU_FLOW, CUDA, CUDA_FLOW] {
+            assert_eq!(route(Tier::Op, true, placing), Route::Native, "{placing:?}");
+            assert_eq!(
+                route(Tier::Op, false, placing) == Route::Native,
+                !placing.cuda && !placing.flow
+            );
+        }
     }
 }

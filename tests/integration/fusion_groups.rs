@@ -32,7 +32,13 @@ fn a_cpu_capture_with_the_fuser_on_replays_every_fusion_group() {
         .args(["capture", "--model"])
         .arg(&model)
         .args(["--seq-len", "8", "--threads", "1", "--warmup", "2"])
-        .args(["--candidates", "1", "--fuse-on-cpu", "--out"])
+        .args([
+            "--candidates",
+            "1",
+            "--fuse-on-cpu",
+            "--execution-trace",
+            "--out",
+        ])
         .arg(&trace)
         .timeout(std::time::Duration::from_secs(300))
         .assert()
@@ -93,6 +99,36 @@ fn a_cpu_capture_with_the_fuser_on_replays_every_fusion_group() {
         .map(|r| r["trace_total_us"].as_f64().unwrap())
         .sum();
     assert!(replayed >= 0.995 * total, "{replayed} of {total} us");
+
+    // The step re-run with the model's data flow (its Execution Trace): the other ops go
+    // through libtorch's dispatcher, which has no `fused_*` op; each group runs its own
+    // kernel in its place.
+    let seq = dir.path().join("seq");
+    replay()
+        .args(["sequence", "--device", "cpu", "--threads", "1", "--quiet"])
+        .args(["--max-time", "0.2", "--min-samples", "3", "--trace"])
+        .arg(&trace)
+        .arg("--execution-trace")
+        .arg(dir.path().join("t.et.json"))
+        .arg("--output-dir")
+        .arg(&seq)
+        .timeout(std::time::Duration::from_secs(300))
+        .assert()
+        .success();
+    let rerun = read_json(&seq.join("sequence.json"));
+    assert_eq!(rerun["data_flow"], true, "{}", rerun["flow"]);
+    let entries = rerun["entries"].as_array().unwrap();
+    let fused: Vec<&serde_json::Value> = entries
+        .iter()
+        .filter(|e| e["name"].as_str().is_some_and(|n| n.starts_with("fused_")))
+        .collect();
+    assert!(fused.len() >= 3, "{entries:?}");
+    for e in &fused {
+        assert_eq!(e["status"], "ok", "{e}");
+        let method = e["method"].as_str().unwrap();
+        assert!(method.starts_with("TorchScript fusion group "), "{e}");
+        assert!(e["in_context"]["median_us"].as_f64().unwrap() > 0.0, "{e}");
+    }
 }
 
 /// A group as TorchScript's fuser writes one: `relu(x + y) * 2` on [2, 8, 8, 8] and a

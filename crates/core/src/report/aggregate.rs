@@ -143,11 +143,13 @@ pub fn aggregate(
     let (chosen, because) = super::comparison::chosen_prediction(
         ctx.on_gpu,
         predictions.host_model.is_some(),
+        predictions.sequence.is_some(),
         predictions.timeline.is_some(),
     );
     let chosen_us = match chosen {
         "host_model" => predictions.host_model.as_ref().map(|p| p.predicted_us),
         "timeline" => predictions.timeline.as_ref().map(|p| p.predicted_us),
+        "sequence" => predictions.sequence.as_ref().map(|p| p.predicted_us),
         _ => Some(predictions.sum.predicted_us),
     };
     predictions.sequence_real_time = ctx.sequence_real_time_us.map(|t| PredictionError {
