@@ -8,12 +8,18 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub use replay_core::signature::overload::*;
 
 use super::recorded::RecordedInput;
-use crate::torch::overloads;
+use crate::torch::overloads::{overloads_with_kernels, KernelDevices};
 
-/// libtorch's schemas of `op_name`, asked of the dispatcher once per process (classification
-/// asks for every GEMM signature, the replay for every tier-3 one).
-fn schemas_of(op_name: &str) -> Result<Arc<Vec<OpSchema>>, String> {
-    type Cache = Mutex<HashMap<String, Result<Arc<Vec<OpSchema>>, String>>>;
+/// What libtorch's dispatcher says of one op: its schemas, and the devices each has a kernel for.
+struct OpEntry {
+    schemas: Arc<Vec<OpSchema>>,
+    kernels: Vec<KernelDevices>,
+}
+
+/// libtorch's schemas of `op_name` (and their kernels), asked of the dispatcher once per
+/// process (classification asks for every GEMM signature, the replay for every tier-3 one).
+fn entry_of(op_name: &str) -> Result<Arc<OpEntry>, String> {
+    type Cache = Mutex<HashMap<String, Result<Arc<OpEntry>, String>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut cache = cache
@@ -21,8 +27,32 @@ fn schemas_of(op_name: &str) -> Result<Arc<Vec<OpSchema>>, String> {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     cache
         .entry(op_name.to_owned())
-        .or_insert_with(|| overloads(op_name).map(Arc::new).map_err(|e| e.0))
+        .or_insert_with(|| {
+            overloads_with_kernels(op_name)
+                .map(|list| {
+                    let (schemas, kernels) = list.into_iter().unzip();
+                    Arc::new(OpEntry {
+                        schemas: Arc::new(schemas),
+                        kernels,
+                    })
+                })
+                .map_err(|e| e.0)
+        })
         .clone()
+}
+
+fn schemas_of(op_name: &str) -> Result<Arc<Vec<OpSchema>>, String> {
+    entry_of(op_name).map(|e| e.schemas.clone())
+}
+
+/// Whether libtorch can run `op_name`.`overload` on the CPU (`cuda` false) or a CUDA device;
+/// `None` when the dispatcher does not know it. An op that cannot (flash attention on the
+/// CPU) is replayed by an enclosing op, and a memory plan plans that op's inputs instead.
+pub fn runs_on(op_name: &str, overload: &str, cuda: bool) -> Option<bool> {
+    let entry = entry_of(op_name).ok()?;
+    let at = entry.schemas.iter().position(|s| s.overload == overload)?;
+    let k = entry.kernels.get(at)?;
+    Some(if cuda { k.cuda } else { k.cpu })
 }
 
 /// The overload of `op_name` that the recorded inputs call, matched against libtorch's own

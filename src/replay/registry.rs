@@ -490,23 +490,35 @@ fn enclosing_op_fallback(
     rotate: bool,
 ) -> Option<(super::rotating_op::RotatingOp, Option<String>)> {
     let op = sig.op.as_ref()?;
-    for (depth, (name, inputs)) in op
-        .ancestry
+    enclosing_ops(sig)
+        .into_iter()
+        .find_map(|(name, inputs, site)| {
+            let prepared = prepare_op(name, &inputs, device, site, rotate).ok()?;
+            let note = format!("enclosing op: {} cannot run on {}", op.name, device.spec());
+            Some((prepared, Some(note)))
+        })
+}
+
+/// The ops enclosing `sig`'s launching op whose inputs were recorded, innermost first, each
+/// with its inputs and call site: what [`enclosing_op_fallback`] tries in turn.
+pub fn enclosing_ops(sig: &Signature) -> Vec<(&str, Vec<RecordedInput>, CallSite)> {
+    let Some(op) = sig.op.as_ref() else {
+        return Vec::new();
+    };
+    op.ancestry
         .iter()
         .zip(&op.ancestor_inputs)
         .enumerate()
         .rev()
-    {
-        let Some(inputs) = inputs.as_ref().and_then(typed_inputs) else {
-            continue;
-        };
-        let site = CallSite::of_ancestry(&op.ancestry[..depth]);
-        if let Ok(prepared) = prepare_op(name, &inputs, device, site, rotate) {
-            let note = format!("enclosing op: {} cannot run on {}", op.name, device.spec());
-            return Some((prepared, Some(note)));
-        }
-    }
-    None
+        .filter_map(|(depth, (name, inputs))| {
+            let inputs = inputs.as_ref().and_then(typed_inputs)?;
+            Some((
+                name.as_str(),
+                inputs,
+                CallSite::of_ancestry(&op.ancestry[..depth]),
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -12,9 +12,9 @@ use replay_core::signature::InputRange;
 use tch::Kind;
 
 use super::index_bounds::{index_arguments, Bound};
-use super::overload::{resolve_exact, ArgPlan};
+use super::overload::{resolve_exact, runs_on, ArgPlan, CallSite};
 use super::recorded::RecordedInput;
-use super::registry::{memory_work, op_context, recorded_inputs, ReplayUnit};
+use super::registry::{enclosing_ops, memory_work, op_context, recorded_inputs, ReplayUnit};
 use super::rotating_op::is_parameter;
 use super::sequence::ProgramEntry;
 use super::sequence_buffers::dtype_name;
@@ -93,7 +93,7 @@ pub fn needs(
         },
         (Route::Native, Tier::Gemm) if !placing.cuda => gemm(sig),
         (Route::Native, Tier::Generated) => Vec::new(),
-        _ => call(sig),
+        _ => call(sig, placing.cuda),
     };
     OpNeeds { requests }
 }
@@ -124,8 +124,11 @@ fn gemm(sig: &Signature) -> Vec<Request> {
     out
 }
 
-/// A tier-3 call's tensors, as [`super::tier3_libtorch::prepare_ranged`] makes them.
-fn call(sig: &Signature) -> Vec<Request> {
+/// A tier-3 call's tensors, as [`super::tier3_tensors`] makes them: the op's own, or where
+/// libtorch cannot run it on this device (or its inputs fit no overload) those of the
+/// innermost enclosing op that it can, which the replay calls instead
+/// ([`super::registry::enclosing_ops`]).
+fn call(sig: &Signature, cuda: bool) -> Vec<Request> {
     let (op_name, inputs) = match (&sig.op, sig.unit) {
         (Some(op), _) => (op.name.as_str(), recorded_inputs(sig)),
         (None, Unit::HostOp) => (sig.name.as_str(), recorded_inputs(sig)),
@@ -135,9 +138,29 @@ fn call(sig: &Signature) -> Vec<Request> {
         return Vec::new();
     };
     let (site, exact, ranges) = op_context(sig);
-    let Ok((choice, _)) = resolve_exact(op_name, exact, &inputs, site) else {
-        return Vec::new();
-    };
+    op_requests(op_name, exact, ranges, &inputs, site, cuda)
+        .or_else(|| {
+            enclosing_ops(sig)
+                .into_iter()
+                .find_map(|(name, inputs, site)| op_requests(name, None, &[], &inputs, site, cuda))
+        })
+        .unwrap_or_default()
+}
+
+/// The tensors of `op_name`'s call on the recorded `inputs`; `None` when no overload takes
+/// them or libtorch has no kernel for it on this device.
+fn op_requests(
+    op_name: &str,
+    exact: Option<&str>,
+    ranges: &[InputRange],
+    inputs: &[RecordedInput],
+    site: CallSite,
+    cuda: bool,
+) -> Option<Vec<Request>> {
+    let (choice, _) = resolve_exact(op_name, exact, inputs, site).ok()?;
+    if runs_on(op_name, &choice.overload, cuda) == Some(false) {
+        return None;
+    }
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     let list_kind = list_kind(inputs);
@@ -179,7 +202,7 @@ fn call(sig: &Signature) -> Vec<Request> {
             _ => {}
         }
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]

@@ -13,7 +13,9 @@ use replay_core::signature::InputRange;
 use tch::{Device, Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
-use super::overload::{resolve_exact, ArgPlan, CallSite, ListTarget, OverloadSource, ScalarTarget};
+use super::overload::{
+    resolve_exact, runs_on, ArgPlan, CallSite, ListTarget, OverloadSource, ScalarTarget,
+};
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
 use super::tier2_gemm::weight_copies;
@@ -205,6 +207,16 @@ pub fn prepare_exact(
     prepare_ranged(op_name, exact, &[], inputs, device, site, rotate).map(|(op, s, _)| (op, s))
 }
 
+/// Why `op_name`.`overload` is not called on `device`: libtorch has no kernel for it there.
+pub fn no_kernel(op_name: &str, overload: &str, device: Device) -> String {
+    let name = match overload {
+        "" => op_name.to_owned(),
+        o => format!("{op_name}.{o}"),
+    };
+    let device = if device.is_cuda() { "CUDA" } else { "CPU" };
+    format!("{name}: libtorch has no {device} kernel for it")
+}
+
 /// [`prepare_exact`] with the value ranges an Execution Trace recorded for the op's integer
 /// tensors (`ranges`, by recorded input position): those tensors are drawn from them. The
 /// third value is how many of the call's tensors were.
@@ -219,6 +231,14 @@ pub fn prepare_ranged(
 ) -> Result<(RotatingOp, OverloadSource, usize), Tier3Error> {
     let (choice, source) = resolve_exact(op_name, exact, inputs, site)
         .map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
+    // Known before any tensor is made: the caller falls back to an enclosing op.
+    if runs_on(op_name, &choice.overload, device.is_cuda()) == Some(false) {
+        return Err(Tier3Error::Unsupported(no_kernel(
+            op_name,
+            &choice.overload,
+            device,
+        )));
+    }
     let inputs = &inputs[choice.skip..];
     let index_args = index_arguments(op_name);
     let list_kind = list_kind(inputs);

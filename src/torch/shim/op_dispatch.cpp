@@ -153,7 +153,11 @@ char* replay_op_overloads(const char* name, char** error) {
             << ",\"kwarg_only\":" << (a.kwarg_only() ? "true" : "false") << ",\"writes\":" << (writes ? "true" : "false")
             << "}";
       }
-      out << "],\"returns\":" << schema.returns().size() << "}";
+      // Whether the dispatch table (composite kernels included) can run it on each device.
+      out << "],\"returns\":" << schema.returns().size() << ",\"kernels\":{\"cpu\":"
+          << (handles[h].hasComputedKernelForDispatchKey(c10::DispatchKey::CPU) ? "true" : "false")
+          << ",\"cuda\":"
+          << (handles[h].hasComputedKernelForDispatchKey(c10::DispatchKey::CUDA) ? "true" : "false") << "}}";
     }
     out << "]";
     return dup_string(out.str());

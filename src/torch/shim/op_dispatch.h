@@ -45,7 +45,9 @@ typedef struct replay_prepared_call replay_prepared_call;
 void replay_free_string(char* s);
 
 // The overloads of `name` ("aten::add") as a JSON array of
-// {"overload", "args": [{"name", "type", "has_default", "kwarg_only", "writes"}], "returns"}.
+// {"overload", "args": [{"name", "type", "has_default", "kwarg_only", "writes"}], "returns",
+//  "kernels": {"cpu", "cuda"}} (whether the dispatch table, composite kernels included, has a
+// kernel for that device).
 // Returns NULL and sets *error when the operator is unknown.
 char* replay_op_overloads(const char* name, char** error);
 
