@@ -162,7 +162,6 @@ pub fn run(args: CalibrateArgs) -> Result<(), crate::Error> {
         fusion,
         threads: args.threads.threads.map(|n| n.max(1) as usize),
         output,
-        shard: replay_core::shard::Shard::WHOLE,
     };
     let mut command = CalibrateCommand {
         device,

@@ -275,6 +275,85 @@ fn sigterm_stops_at_a_row_boundary_and_says_how_to_resume() {
     assert_eq!(lines(&csv), 33);
 }
 
+/// `calibrate` on the one suite runner: SIGTERM between measurements ends the run with the
+/// profile and its journal whole and the message counting measurements; `--resume` takes the
+/// journaled items back (their lines kept byte for byte) and measures the rest into the same
+/// profile keys an uninterrupted run writes.
+#[test]
+fn calibrate_stopped_by_sigterm_resumes_from_its_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("cpu.json");
+    let journal = dir.path().join("cpu.json.journal.jsonl");
+    let args = [
+        "calibrate",
+        "--device",
+        "cpu",
+        "--quick",
+        "--operations",
+        "memory,host",
+        "--threads",
+        "1",
+        "-q",
+    ];
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("replay"))
+        .args(args)
+        .arg("--out")
+        .arg(&profile)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("replay starts");
+    wait_for_lines(&mut child, &journal, 1);
+    signal(&child, libc::SIGTERM);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() == Some(0) {
+        // The three measurements ended before the signal was looked at.
+        assert_eq!(lines(&journal), 3);
+        return;
+    }
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    let done = lines(&journal);
+    assert!((1..3).contains(&done), "{done} journal lines");
+    assert!(
+        stderr.contains(&format!(
+            "stopped by SIGTERM after {done} of 3 measurements"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--resume"), "{stderr}");
+    let before = std::fs::read(&journal).unwrap();
+    let stopped: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&profile).unwrap()).expect("a whole profile");
+    assert_eq!(
+        stopped["operation_profiles"].as_object().unwrap().len(),
+        3 * done,
+        "each memory size is three keys (libtorch's copy, replay's copy and triad)"
+    );
+    replay()
+        .args(args)
+        .arg("--out")
+        .arg(&profile)
+        .arg("--resume")
+        .assert()
+        .success();
+    let after = std::fs::read(&journal).unwrap();
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "journal kept byte for byte"
+    );
+    assert_eq!(lines(&journal), 3);
+    let resumed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&profile).unwrap()).unwrap();
+    assert_eq!(resumed["operation_profiles"].as_object().unwrap().len(), 6);
+    assert!(resumed["host"]["dispatch_us_per_op"].as_f64().unwrap() > 0.0);
+    // The items taken back keep their measured figures to the last bit.
+    for (key, value) in stopped["operation_profiles"].as_object().unwrap() {
+        assert_eq!(&resumed["operation_profiles"][key], value, "{key}");
+    }
+}
+
 #[test]
 fn resume_refuses_a_folder_of_another_run_or_none() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,15 +1,21 @@
-//! `replay calibrate` as a suite command ([`SuiteCommand`]): the work list measured item by
-//! item into the profile (rewritten after each), then its summary, or the profile as JSON.
+//! `replay calibrate` as a suite command ([`SuiteCommand`]): the work list run item by item
+//! through the one suite runner into the profile (rewritten after each), one line per item,
+//! then its summary, or the profile as JSON.
 
 use std::path::PathBuf;
 
+use replay_core::measure::{MeasureConfig, MonotonicClock};
 use replay_core::shard::{RunStart, Shard, WorkList};
+use replay_core::suite::Suite;
 
+use super::items::WorkItem;
 use super::run::{self, CalibrateOptions, COMMAND};
+use super::sink::{write_profile, Failures, ProfileSink};
+use super::suite::{work_list, CalibrateSuite};
 use super::summary::render_summary;
 use crate::device::Device;
 use crate::pipeline::suite_command::folder_of;
-use crate::pipeline::{Observer, ShardRecord, SuiteCommand};
+use crate::pipeline::{CaseReporter, Observer, ShardRecord, SuiteCommand};
 
 pub struct CalibrateCommand {
     pub device: Device,
@@ -29,6 +35,71 @@ impl CalibrateCommand {
             "quick": options.quick,
             "threads": options.threads,
         })
+    }
+}
+
+impl CalibrateCommand {
+    /// Runs `shard`'s items into the profile, rewritten after each, and returns it. Resumed,
+    /// the journal's items are taken back first (a line each, as when measured) and the
+    /// runner measures the rest.
+    fn calibrate(
+        &self,
+        shard: Shard,
+        resume: bool,
+        observer: &mut dyn Observer,
+    ) -> Result<super::profile::Profile, crate::Error> {
+        let options = &self.options;
+        let peaks = run::peaks_of(&self.device, options);
+        let profile = run::empty_profile(&self.device, options, &peaks);
+        // Fail on an unwritable output before spending minutes measuring.
+        write_profile(&options.output, &profile)?;
+        let suite = CalibrateSuite::new(options, peaks);
+        let cases = shard.slice(&suite.cases());
+        let header = format!(
+            "{} measurements on {}",
+            cases.len(),
+            profile.metadata.device
+        );
+        let labels = cases.iter().map(WorkItem::label).collect();
+        let failed = Failures::default();
+        let (mut sink, mut found) = ProfileSink::open(&options.output, profile, resume, &failed)?;
+        // A journal longer than the slice holds nothing this run needs.
+        found.truncate(cases.len());
+        let mut reporter = CaseReporter::start(observer, COMMAND, &header, labels);
+        let mut resumed = Vec::with_capacity(found.len());
+        for (index, (case, entry)) in cases.iter().zip(found).enumerate() {
+            resumed.push(sink.resume(entry, &case.label())?);
+            report(&mut reporter, index, &failed);
+        }
+        let ran = replay_core::suite::run_resumed(
+            &suite,
+            shard,
+            &resumed,
+            &self.device,
+            &MeasureConfig::default(),
+            &MonotonicClock::new(),
+            &mut sink,
+            |p| report(&mut reporter, p.index, &failed),
+        );
+        if let Err(e) = ran {
+            // A profile or journal the sink could not write is said in the suite's words.
+            return Err(sink.take_error().map_or_else(|| e.into(), Into::into));
+        }
+        Ok(sink.into_profile())
+    }
+}
+
+/// Item `index`'s line: `ok` or how many of its results failed, then each failure.
+fn report(reporter: &mut CaseReporter<'_>, index: usize, failed: &Failures) {
+    let failed = failed.borrow();
+    let verdict = if failed.is_empty() {
+        "ok".to_string()
+    } else {
+        format!("{} failed", failed.len())
+    };
+    reporter.finished(index, &verdict);
+    for (key, why) in failed.iter() {
+        reporter.observer().item(&format!("    {key}: {why}"));
     }
 }
 
@@ -59,7 +130,7 @@ impl SuiteCommand for CalibrateCommand {
                 problem: format!("cannot create its folder: {e}"),
             })?;
         }
-        Ok((run::work_list(&self.device, &self.options), self.settings()))
+        Ok((work_list(&self.options), self.settings()))
     }
 
     fn run(
@@ -68,8 +139,7 @@ impl SuiteCommand for CalibrateCommand {
         start: &mut RunStart,
         observer: &mut dyn Observer,
     ) -> Result<(), crate::Error> {
-        self.options.shard = shard;
-        let profile = run::run(&self.device, &self.options, start.resumed, observer)?;
+        let profile = self.calibrate(shard, start.resumed, observer)?;
         if self.json {
             let text = serde_json::to_string_pretty(&profile).map_err(|e| {
                 crate::Error::from(super::CalibrateError::Measure(format!(
@@ -91,7 +161,7 @@ impl SuiteCommand for CalibrateCommand {
         let options = &self.options;
         Ok(Some(ShardRecord {
             device: self.device.describe(),
-            work_list: run::work_list(&self.device, options),
+            work_list: work_list(options),
             settings: self.settings(),
             files: options
                 .output

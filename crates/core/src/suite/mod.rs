@@ -93,6 +93,11 @@ pub trait Suite {
         format!("{case:?}")
     }
 
+    /// What the cases are called in messages (a stop's "after 3 of 8 cases").
+    fn unit(&self) -> &'static str {
+        "cases"
+    }
+
     /// A reason to skip `case` given the cases already done (a memory estimate over the limit,
     /// or a smaller case that ran out of memory), or `None` to run it.
     fn skip(&self, _case: &Self::Case, _done: &[(Self::Case, CaseStatus)]) -> Option<String> {
@@ -138,6 +143,24 @@ pub trait Suite {
 
     /// The result row of `case`.
     fn row(&self, case: &Self::Case, outcome: &CaseOutcome) -> Row;
+
+    /// Runs `case` (the skip rule let it through) and makes its row, with the status the
+    /// tally counts. The default measures it ([`Suite::measure_case`], timed by `time`) and
+    /// makes the row with [`Suite::row`]. A suite whose case is not one timed piece of work
+    /// (several measurements, each with its own result) overrides this and makes the row
+    /// itself.
+    fn run_case(
+        &self,
+        case: &Self::Case,
+        device: &Self::Device,
+        time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+    ) -> (CaseStatus, Row) {
+        let outcome = match self.measure_case(case, device, time) {
+            Ok(measured) => CaseOutcome::Measured(Box::new(measured)),
+            Err(e) => CaseOutcome::Failed(e),
+        };
+        (outcome.status(), self.row(case, &outcome))
+    }
 
     /// The status of a row this suite wrote (read back by `--resume`, for the skip rule):
     /// its `status` column in the core's words; a suite with words of its own overrides it.
@@ -276,14 +299,19 @@ pub fn run_resumed<S: Suite>(
         done.push((case.clone(), status));
     }
     for (index, case) in cases.iter().enumerate().skip(resumed.len()) {
-        crate::shard::stop::check(index, cases.len(), "cases")?;
+        crate::shard::stop::check(index, cases.len(), suite.unit())?;
         let started = std::time::Instant::now();
-        let outcome = match suite.skip(case, &done) {
-            Some(reason) => CaseOutcome::Failed(CaseError::new(CaseStatus::Skipped, reason)),
-            None => run_case(suite, case, device, config, clock),
+        let (status, row) = match suite.skip(case, &done) {
+            Some(reason) => {
+                let skipped = CaseOutcome::Failed(CaseError::new(CaseStatus::Skipped, reason));
+                (skipped.status(), suite.row(case, &skipped))
+            }
+            None => suite.run_case(case, device, &mut |target| {
+                measure_detailed(target, config, clock)
+                    .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))
+            }),
         };
-        let status = outcome.status();
-        sink.push(&suite.row(case, &outcome))?;
+        sink.push(&row)?;
         tally.count(status);
         done.push((case.clone(), status));
         observe(CaseProgress {
@@ -295,23 +323,6 @@ pub fn run_resumed<S: Suite>(
         });
     }
     Ok(tally)
-}
-
-fn run_case<S: Suite>(
-    suite: &S,
-    case: &S::Case,
-    device: &S::Device,
-    config: &MeasureConfig,
-    clock: &dyn Clock,
-) -> CaseOutcome {
-    let measured = suite.measure_case(case, device, &mut |target| {
-        measure_detailed(target, config, clock)
-            .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))
-    });
-    match measured {
-        Ok(summary) => CaseOutcome::Measured(Box::new(summary)),
-        Err(e) => CaseOutcome::Failed(e),
-    }
 }
 
 #[cfg(test)]
@@ -475,6 +486,79 @@ mod tests {
         assert_eq!(first.len(), 1);
         assert_eq!(first[0].get("n"), whole[0].get("n"));
         assert_eq!(second[0].get("n"), whole[1].get("n"));
+    }
+
+    /// A suite whose case is several results in one row (as a calibration item is): it
+    /// overrides `run_case`, and the runner still owns the slice, the resumed rows and the
+    /// tally.
+    struct ManyResults;
+
+    impl Suite for ManyResults {
+        type Case = u64;
+        type Device = ();
+
+        fn columns(&self) -> Vec<&'static str> {
+            vec!["item", "results"]
+        }
+        fn cases(&self) -> Vec<u64> {
+            vec![1, 2, 3, 4]
+        }
+        fn unit(&self) -> &'static str {
+            "items"
+        }
+        fn run_case(
+            &self,
+            case: &u64,
+            _: &(),
+            _: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+        ) -> (CaseStatus, Row) {
+            // Item n gives n results; an even item's last one failed.
+            let results: Vec<u64> = (1..=*case).map(|k| k * 10).collect();
+            let status = if case % 2 == 0 {
+                CaseStatus::Error
+            } else {
+                CaseStatus::Ok
+            };
+            (
+                status,
+                Row::new().with("item", *case).with("results", results),
+            )
+        }
+        fn row(&self, case: &u64, outcome: &CaseOutcome) -> Row {
+            Row::new()
+                .with("item", *case)
+                .with("status", outcome.status().as_str())
+        }
+    }
+
+    #[test]
+    fn a_suite_that_makes_its_own_rows_runs_under_the_runners_slice_and_resume() {
+        use serde_json::json;
+        let clock = SyntheticClock::new();
+        let config = MeasureConfig::with_time_budget(Duration::from_millis(5));
+        // Shard 2/2 of four items is items 2 and 4; item 2 resumed, so only item 4 runs.
+        let resumed = [Row::new().with("item", 2).with("status", "error")];
+        let mut rows: Vec<Row> = Vec::new();
+        let mut seen = Vec::new();
+        let tally = run_resumed(
+            &ManyResults,
+            Shard::new(2, 2).unwrap(),
+            &resumed,
+            &(),
+            &config,
+            &clock,
+            &mut rows,
+            |p| seen.push((p.index, p.total, *p.case, p.status)),
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].get("item"), Some(&json!(4)));
+        assert_eq!(rows[0].get("results"), Some(&json!([10, 20, 30, 40])));
+        assert_eq!(seen, [(1, 2, 4, CaseStatus::Error)]);
+        assert_eq!(tally.error, 2, "the resumed row's status and the new one's");
+        assert_eq!(tally.ok, 0);
+        assert_eq!(ManyResults.unit(), "items");
+        assert_eq!(SumSuite.unit(), "cases");
     }
 
     /// A suite whose target borrows inputs made for the case: it overrides `measure_case`
