@@ -185,11 +185,13 @@ mod tests {
 
     #[test]
     fn a_figure_json_cannot_keep_is_a_failure_not_a_lost_run() {
+        let mut profile = operation(1.0);
+        profile.measured_gflops = f64::NAN;
         let entry = JournalEntry::of(
             "matmul float32 N=1024",
             vec![(
                 "matmul_float32_N=1024".into(),
-                Ok(Measured::Operation(operation(f64::NAN))),
+                Ok(Measured::Operation(profile)),
             )],
         );
         assert!(entry.any_failed());
