@@ -512,9 +512,9 @@ mod tests {
             _: &(),
             _: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
         ) -> (CaseStatus, Row) {
-            // Item n gives n results; an even item's last one failed.
+            // Item n gives n results; an even item had a failure.
             let results: Vec<u64> = (1..=*case).map(|k| k * 10).collect();
-            let status = if case % 2 == 0 {
+            let status = if case.is_multiple_of(2) {
                 CaseStatus::Error
             } else {
                 CaseStatus::Ok
