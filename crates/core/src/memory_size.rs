@@ -27,16 +27,26 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// `MemAvailable` of /proc/meminfo in bytes (`None` where it cannot be read).
 pub fn available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: u64 = text
+    meminfo_bytes(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable")
+}
+
+/// `MemTotal` of /proc/meminfo in bytes (`None` where it cannot be read).
+pub fn total_bytes() -> Option<u64> {
+    meminfo_bytes(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemTotal")
+}
+
+/// The field `name` of a /proc/meminfo text (`MemAvailable:   2048 kB`), in bytes: the one
+/// reader of that file.
+pub fn meminfo_bytes(meminfo: &str, name: &str) -> Option<u64> {
+    let kib: u64 = meminfo
         .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))?
         .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
         .ok()?;
-    kb.checked_mul(1024)
+    kib.checked_mul(1024)
 }
 
 /// Bytes in GiB with two decimals, for messages.
@@ -62,5 +72,11 @@ mod tests {
     #[test]
     fn this_machine_has_memory_available() {
         assert!(available_bytes().is_some_and(|b| b > 0));
+        assert!(total_bytes() >= available_bytes());
+        let text = "MemTotal:  100 kB\nMemFree: 5 kB\nMemAvailable:   2048 kB\n";
+        assert_eq!(meminfo_bytes(text, "MemAvailable"), Some(2 << 20));
+        assert_eq!(meminfo_bytes(text, "MemTotal"), Some(100 << 10));
+        assert_eq!(meminfo_bytes(text, "Mem"), None);
+        assert_eq!(meminfo_bytes("MemTotal: 1 kB\n", "MemAvailable"), None);
     }
 }

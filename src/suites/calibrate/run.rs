@@ -153,18 +153,9 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-/// `MemTotal` of `/proc/meminfo` in GB.
+/// `MemTotal` in GB.
 fn total_memory_gb() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: f64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024.0 / 1e9)
+    replay_core::memory_size::total_bytes().map(|b| b as f64 / 1e9)
 }
 
 #[cfg(test)]
