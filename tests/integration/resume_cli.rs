@@ -300,8 +300,7 @@ fn mhc_rows(dir: &Path) -> Vec<String> {
         .iter()
         .enumerate()
         .filter(|(_, h)| {
-            !h.starts_with("Time")
-                && !["Size(MB)", "BW(GB/s)", "Samples", "Note"].contains(h)
+            !h.starts_with("Time") && !["Size(MB)", "BW(GB/s)", "Samples", "Note"].contains(h)
         })
         .map(|(i, _)| i)
         .collect();
@@ -361,7 +360,10 @@ fn bench_mhc_cut_at_a_random_row_and_resumed_redoes_the_configuration_cut_short(
     );
     let after = std::fs::read_to_string(&csv).unwrap();
     let whole_rows: String = text.split_inclusive('\n').take(1 + 12 * whole).collect();
-    assert!(after.starts_with(&whole_rows), "whole configurations kept byte for byte");
+    assert!(
+        after.starts_with(&whole_rows),
+        "whole configurations kept byte for byte"
+    );
     assert_eq!(mhc_rows(&out), expected, "cut after row {cut}");
     // The offload answer is the whole sweep's: every batch size, resumed or run again.
     let answer = std::fs::read_to_string(out.join("offload_answer.md")).unwrap();

@@ -52,7 +52,9 @@ impl Suite for Sums {
         }))
     }
     fn row(&self, n: &u64, outcome: &CaseOutcome) -> Row {
-        let row = Row::new().with("n", *n).with("status", outcome.status().as_str());
+        let row = Row::new()
+            .with("n", *n)
+            .with("status", outcome.status().as_str());
         match outcome {
             CaseOutcome::Measured(m) => row.with("time_us_median", m.summary.median),
             CaseOutcome::Failed(e) => row.with("error_msg", e.message.clone()),
@@ -88,7 +90,10 @@ fn median(row: &Row) -> f64 {
 fn the_example_suite_runs_checked_and_timed_a_row_per_case() {
     let (rows, tally) = run(Shard::WHOLE, &[]);
     assert_eq!(tally.ok, 3);
-    let ns: Vec<u64> = rows.iter().map(|r| r.get("n").unwrap().as_u64().unwrap()).collect();
+    let ns: Vec<u64> = rows
+        .iter()
+        .map(|r| r.get("n").unwrap().as_u64().unwrap())
+        .collect();
     assert_eq!(ns, [1_000, 10_000, 100_000]);
     assert!(rows.iter().all(|r| r.get("status").unwrap() == "ok"));
     // A hundred times the values take longer to sum.

@@ -666,7 +666,8 @@ mod tests {
             self.0.push(format!("start {first:?}"));
         }
         fn case_finished(&mut self, p: CaseProgress<'_, (u64, u64)>) {
-            self.0.push(format!("case {}/{} {:?}", p.index, p.total, p.case));
+            self.0
+                .push(format!("case {}/{} {:?}", p.index, p.total, p.case));
         }
         fn group_finished(&mut self, last: &(u64, u64)) {
             self.0.push(format!("end {last:?}"));
@@ -694,10 +695,7 @@ mod tests {
             (rows, log.0, tally.ok)
         };
         let first = Shard::new(1, 2).unwrap();
-        assert_eq!(
-            shard_cases(&GroupedSuite, first),
-            [(0, 1), (0, 2), (2, 1)]
-        );
+        assert_eq!(shard_cases(&GroupedSuite, first), [(0, 1), (0, 2), (2, 1)]);
         assert_eq!(
             shard_cases(&GroupedSuite, Shard::new(2, 2).unwrap()),
             [(1, 1), (1, 2)]
