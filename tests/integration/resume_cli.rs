@@ -1,6 +1,7 @@
 //! Runs that survive (issue 34): a grid command killed with SIGKILL at a random row and
 //! resumed with `--resume` ends with the rows an uninterrupted run writes (the rows so far
-//! kept byte for byte, a half-written last one redone); SIGTERM stops at a row boundary; a
+//! kept byte for byte, a half-written last one redone; `bench mhc` redoes the configuration
+//! cut short); SIGTERM stops at a row boundary; a
 //! full disk (a small tmpfs) and a read-only folder end the run with a clear error and the
 //! results so far whole; `--resume` refuses another run's folder.
 
@@ -351,6 +352,102 @@ fn calibrate_stopped_by_sigterm_resumes_from_its_journal() {
     // The items taken back keep their measured figures to the last bit.
     for (key, value) in stopped["operation_profiles"].as_object().unwrap() {
         assert_eq!(&resumed["operation_profiles"][key], value, "{key}");
+    }
+}
+
+/// `replay bench mhc --sweep-bs` at a tiny size: six configurations of twelve rows.
+const MHC: [&str; 11] = [
+    "bench",
+    "mhc",
+    "--sweep-bs",
+    "--seq",
+    "16",
+    "--dim",
+    "64",
+    "--warmup",
+    "0",
+    "--iters",
+    "1",
+];
+
+/// The cells of `benchmark_results.csv` that are not measured (Device .. Case, Impl, Status).
+fn mhc_rows(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("benchmark_results.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let keep: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| {
+            !h.starts_with("Time") && !["Size(MB)", "BW(GB/s)", "Samples", "Note"].contains(h)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            keep.iter().map(|&i| &r[i]).collect::<Vec<_>>().join(",")
+        })
+        .collect()
+}
+
+#[test]
+fn bench_mhc_cut_at_a_random_row_and_resumed_redoes_the_configuration_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mhc");
+    let csv = out.join("benchmark_results.csv");
+    let run = |resume: bool| {
+        let mut cmd = replay();
+        cmd.args(MHC)
+            .arg("--gpu-profile")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h100_sxm_datasheet.json"))
+            .arg("--output-dir")
+            .arg(&out);
+        if resume {
+            cmd.arg("--resume");
+        }
+        let output = cmd.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    run(false);
+    let expected = mhc_rows(&out);
+    assert_eq!(expected.len(), 72);
+    // As a run killed after `cut` whole rows and half of the next leaves the file.
+    let cut = 1 + random_below(70);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let kept: String = text.split_inclusive('\n').take(1 + cut).collect();
+    std::fs::write(&csv, format!("{kept}cpu,4,16,64,4,bfl")).unwrap();
+    let stdout = run(true);
+    let whole = cut / 12;
+    if whole > 0 {
+        assert!(
+            stdout.contains(&format!("resuming: {whole} of 6 configurations already in")),
+            "cut after row {cut}: {stdout}"
+        );
+    }
+    // Only the configurations not yet whole ran again.
+    assert_eq!(
+        stdout.matches("Benchmarking on ").count(),
+        6 - whole,
+        "cut after row {cut}: {stdout}"
+    );
+    let after = std::fs::read_to_string(&csv).unwrap();
+    let whole_rows: String = text.split_inclusive('\n').take(1 + 12 * whole).collect();
+    assert!(
+        after.starts_with(&whole_rows),
+        "whole configurations kept byte for byte"
+    );
+    assert_eq!(mhc_rows(&out), expected, "cut after row {cut}");
+    // The offload answer is the whole sweep's: every batch size, resumed or run again.
+    let answer = std::fs::read_to_string(out.join("offload_answer.md")).unwrap();
+    for batch in [1, 2, 4, 8, 16, 32] {
+        assert!(answer.contains(&format!("\n| {batch} | ")), "{answer}");
     }
 }
 

@@ -27,7 +27,10 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// `MemAvailable` of /proc/meminfo in bytes (`None` where it cannot be read).
 pub fn available_bytes() -> Option<u64> {
-    meminfo_bytes(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable")
+    meminfo_bytes(
+        &std::fs::read_to_string("/proc/meminfo").ok()?,
+        "MemAvailable",
+    )
 }
 
 /// `MemTotal` of /proc/meminfo in bytes (`None` where it cannot be read).

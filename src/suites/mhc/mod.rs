@@ -8,13 +8,15 @@
 //! on tensors), [`cuda_sinkhorn`] (the CUDA kernel's launch), [`stages`] (the seed's six
 //! timed stages), [`bench`] (all of it as a core `Suite`: its settings in `settings`, the
 //! inputs its cases share in `prepare`, what each case times in `case_work`, the checks
-//! before timing in `checks`), [`rows`] (the seed's CSV row and console block), [`offload`]
-//! (the break-even answer).
+//! before timing in `checks`), [`grid`] (every configuration's cases as one grid for the
+//! core's runner, a configuration one group; what the watcher sees of it in `console`),
+//! [`rows`] (the seed's CSV row and console block), [`offload`] (the break-even answer).
 
 pub mod bench;
 mod case_work;
 mod checks;
 pub mod command;
+mod console;
 pub mod cuda_sinkhorn;
 pub mod element;
 pub mod error;
@@ -22,6 +24,7 @@ pub mod fused_apply;
 pub mod fused_linear;
 pub mod fused_sinkhorn;
 pub mod fused_stages;
+pub mod grid;
 pub mod merge;
 pub mod offload;
 pub mod parallel;

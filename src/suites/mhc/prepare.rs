@@ -7,10 +7,11 @@ use tch::{Device, Tensor};
 use super::cuda_sinkhorn::CudaSinkhorn;
 use super::fused_stages::FusedStages;
 use super::settings::MhcSettings;
-use super::shape::{check_fits, gib, host_memory_available};
+use super::shape::{check_fits, gib};
 use super::stages::{Impl, Placement};
 use super::torch_stages::{self as torch, make_x_streams, MhcWeights};
 use super::MhcError;
+use replay_core::memory_size::available_bytes;
 
 /// Everything the cases share, made on first use.
 pub(super) struct Prepared {
@@ -50,7 +51,7 @@ pub(super) fn prepare(s: &MhcSettings) -> Result<Prepared, MhcError> {
     let mut torch_linear_fits = true;
     let mut torch_linear_refusal = None;
     if on_host {
-        let available = host_memory_available();
+        let available = available_bytes();
         check_fits(shape.host_bytes_needed(offload), available, &shape)?;
         let with_torch = shape.host_bytes_needed(offload) + shape.torch_linear_extra_bytes();
         if let Err(e) = check_fits(with_torch, available, &shape) {

@@ -1,7 +1,8 @@
 //! One `replay bench mhc` run: each configuration (one batch size, or the sweep's six) on
 //! its placement(s), rows appended to `benchmark_results.csv` as they finish, the seed's
-//! console block per implementation, and with `--sweep-bs` the offload answer. Reports to
-//! the suite driver's observer, never `println!`: the seed's console text as results, one
+//! console block per implementation, and with `--sweep-bs` the offload answer. The core's
+//! grid runner (`replay_core::suite::run_grid`) owns the loop: shard slicing by configuration,
+//! `--resume`, stops between configurations, the tally. Reports to the suite driver's observer, never `println!`: the seed's console text as results, one
 //! line per finished stage for the person watching.
 
 use std::path::{Path, PathBuf};
@@ -10,15 +11,18 @@ use std::time::Duration;
 use replay_core::export::rows::{CsvRows, Row};
 use replay_core::measure::{MeasureConfig, MonotonicClock, Warmup};
 use replay_core::shard::{RunStart, Shard, WorkList};
-use replay_core::suite::{self, RowSink};
+use replay_core::suite;
 
-use super::bench::{case_order, MhcSettings, MhcSuite};
+use super::bench::case_order;
+use super::console::{is_failed, record, say, Console};
+use super::grid::MhcGrid;
 use super::offload::{answer, BatchResult, GpuProfile};
-use super::rows::{console_block, COLUMNS, RESULTS_CSV};
-use super::shape::{check_fits, host_memory_available, MhcDtype, MhcShape};
+use super::rows::{COLUMNS, RESULTS_CSV};
+use super::shape::{check_fits, MhcDtype, MhcShape};
 use super::stages::{Impl, Placement, Stage};
 use super::MhcError;
-use crate::pipeline::{Observer, Tick};
+use crate::pipeline::Observer;
+use replay_core::memory_size::available_bytes;
 
 /// How stages are timed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -191,20 +195,6 @@ pub fn rows_per_configuration(options: &RunOptions) -> usize {
     case_order(&options.impls).len()
 }
 
-/// Rows to the CSV file and to the run's own list (for the console block and the answer).
-struct Tee<'a> {
-    csv: &'a mut CsvRows,
-    rows: Vec<Row>,
-}
-
-impl RowSink for Tee<'_> {
-    fn push(&mut self, row: &Row) -> replay_core::Result<()> {
-        self.csv.push(row)?;
-        self.rows.push(row.clone());
-        Ok(())
-    }
-}
-
 /// What the run wrote.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
@@ -221,28 +211,33 @@ pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
     }
     let offload = matches!(options.placement, Placement::Offload { .. });
     for shape in &options.shapes {
-        check_fits(
-            shape.host_bytes_needed(offload),
-            host_memory_available(),
-            shape,
-        )?;
+        check_fits(shape.host_bytes_needed(offload), available_bytes(), shape)?;
     }
     Ok(())
 }
 
-/// Runs the configurations of `options.shard`, appending their rows; resuming (`start`), the
-/// configurations whose rows are all in the file are taken from it (a configuration cut
-/// short is cut off and run again), and a SIGINT or SIGTERM ends the run between two.
+/// Runs the configurations of `options.shard` through the core's grid runner, appending
+/// their rows; resuming (`start`), the configurations whose rows are all in the file are
+/// taken from it (a configuration cut short is cut off and run again), and a SIGINT or
+/// SIGTERM ends the run between two.
 pub fn run(
     options: &RunOptions,
     start: &mut RunStart,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, MhcError> {
     check_single_fits(options)?;
-    let per_configuration = rows_per_configuration(options);
-    let mine = options.shard.positions(configurations(options).len()).len();
-    let steps = mine * per_configuration;
-    let mut step = 0;
+    let configurations = configurations(options);
+    let grid = MhcGrid::new(
+        configurations
+            .iter()
+            .map(|&(placement, shape)| (placement, options.shapes[shape]))
+            .collect(),
+        options.impls.clone(),
+        options.threads,
+    );
+    let per_configuration = grid.rows_per_configuration();
+    let positions = options.shard.positions(configurations.len());
+    let mine = positions.len();
     let csv_path = options.output_dir.join(RESULTS_CSV);
     let invalid = |e: replay_core::Error| MhcError::InvalidInput(e.to_string());
     let resumed = match (start.resumed, &start.record.rows) {
@@ -264,131 +259,76 @@ pub fn run(
             .remember_rows(RESULTS_CSV, csv.end().map_err(invalid)?)
             .map_err(invalid)?;
     }
-    let mut done: Vec<Vec<Row>> = resumed
-        .chunks(per_configuration.max(1))
-        .map(<[Row]>::to_vec)
+    let mut console = Console {
+        observer,
+        configurations: &configurations,
+        shapes: &options.shapes,
+        impls: &options.impls,
+        grid: &grid,
+        results: options
+            .shapes
+            .iter()
+            .map(|&shape| BatchResult::new(shape))
+            .collect(),
+        failed_rows: 0,
+        per_configuration,
+        steps: mine * per_configuration,
+    };
+    // Already written by the run being resumed: counted, not run again.
+    let case_order: Vec<(Impl, Stage)> = case_order(&options.impls)
+        .into_iter()
+        .map(|c| (c.imp, c.stage))
         .collect();
-    done.reverse();
-    if !done.is_empty() {
+    let done = resumed.chunks(per_configuration.max(1));
+    let resumed_configurations = done.len();
+    for (rows, &position) in done.zip(&positions) {
+        let (placement, index) = configurations[position];
+        console.failed_rows += rows.iter().filter(|r| is_failed(r)).count();
+        let pairs: Vec<_> = case_order.iter().copied().zip(rows.to_vec()).collect();
+        record(&mut console.results[index], placement, &pairs);
+    }
+    if resumed_configurations > 0 {
         say(
-            observer,
+            console.observer,
             &format!(
-                "resuming: {} of {mine} configurations already in {}",
-                done.len(),
+                "resuming: {resumed_configurations} of {mine} configurations already in {}",
                 csv_path.display()
             ),
         );
     }
-    let mut results: Vec<BatchResult> = options
-        .shapes
-        .iter()
-        .map(|&shape| BatchResult::new(shape))
-        .collect();
-    let mut failed_rows = 0;
-    let mut ran = 0;
-    for (position, (placement, index)) in configurations(options).into_iter().enumerate() {
-        if !options.shard.owns(position) {
-            continue;
-        }
-        let (shape, result) = (&options.shapes[index], &mut results[index]);
-        let case_order: Vec<(Impl, Stage)> = case_order(&options.impls)
-            .into_iter()
-            .map(|c| (c.imp, c.stage))
-            .collect();
-        if let Some(rows) = done.pop() {
-            // Already written by the run being resumed: counted, not run again.
-            failed_rows += rows.iter().filter(|r| is_failed(r)).count();
-            record(
-                result,
-                placement,
-                &case_order.iter().copied().zip(rows).collect::<Vec<_>>(),
-            );
-            ran += 1;
-            step += per_configuration;
-            continue;
-        }
-        replay_core::shard::stop::check(ran, mine, "configurations")
-            .map_err(|e| MhcError::InvalidInput(e.to_string()))?;
-        ran += 1;
-        say(
-            observer,
-            &format!(
-                "Benchmarking on {}... ({})",
-                placement.device_name(),
-                shape.describe()
-            ),
-        );
-        if let Placement::Offload { gpu } = placement {
-            say(observer, &format!(
-                "Offload simulation enabled: inputs on cuda:{gpu}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
-                shape.batch, shape.seq, shape.streams, shape.dim,
-                shape.stream_bytes() as f64 / (1u64 << 20) as f64
-            ));
-        }
-        let suite = MhcSuite::new(MhcSettings {
-            shape: *shape,
-            placement,
-            impls: options.impls.clone(),
-            threads: options.threads,
-        });
-        let mut tee = Tee {
-            csv: &mut csv,
-            rows: Vec::new(),
-        };
-        let cases = replay_core::suite::Suite::cases(&suite);
-        suite::run(
-            &suite,
-            &(),
-            &options.timing.config(),
-            &MonotonicClock::new(),
-            &mut tee,
-            |p| {
-                observer.item(&format!(
-                    "  [{}/{}] {} {}: {} ({:.1} s)",
-                    p.index + 1,
-                    p.total,
-                    p.case.imp.name(),
-                    p.case.stage.label(),
-                    match placement.not_applicable(p.case.stage) {
-                        Some(_) => "not applicable",
-                        None => p.status.as_str(),
-                    },
-                    p.elapsed.as_secs_f64()
-                ));
-                step += 1;
-                observer.progress(Tick {
-                    step,
-                    steps,
-                    round: 0,
-                    rounds: 1,
-                    name: &shape.describe(),
-                });
+    let stage = crate::pipeline::Stage::Suite(COMMAND);
+    console.observer.stage_started(
+        stage,
+        &format!(
+            "{mine} configuration{}{} of {per_configuration} rows, {}, writing {}",
+            if mine == 1 { "" } else { "s" },
+            if options.shard == Shard::WHOLE {
+                String::new()
+            } else {
+                format!(" (shard {} of {})", options.shard, configurations.len())
             },
-        )
-        .map_err(|e| MhcError::InvalidInput(e.to_string()))?;
-        drop(suite);
-        let rows = tee.rows;
-        for imp in &options.impls {
-            let mine: Vec<(Stage, Row)> = cases
-                .iter()
-                .zip(&rows)
-                .filter(|(c, _)| c.imp == *imp)
-                .map(|(c, r)| (c.stage, r.clone()))
-                .collect();
-            say(observer, &console_block(*imp, &mine));
-        }
-        failed_rows += rows.iter().filter(|r| is_failed(r)).count();
-        record(
-            result,
-            placement,
-            &cases
-                .iter()
-                .map(|c| (c.imp, c.stage))
-                .zip(rows)
-                .collect::<Vec<_>>(),
-        );
-    }
-    observer.stage_finished(crate::pipeline::Stage::Suite(COMMAND));
+            timing_words(options.timing),
+            csv_path.display()
+        ),
+    );
+    let ran = suite::run_grid(
+        &grid,
+        options.shard,
+        &resumed,
+        &(),
+        &options.timing.config(),
+        &MonotonicClock::new(),
+        &mut csv,
+        &mut console,
+    );
+    console.observer.stage_finished(stage);
+    ran.map_err(invalid)?;
+    let Console {
+        observer,
+        results,
+        failed_rows,
+        ..
+    } = console;
     let answer_files = if options.sweep && options.shard == Shard::WHOLE {
         let (md, svg, markdown) = write_answer(options, &results)?;
         say(observer, &markdown);
@@ -403,9 +343,15 @@ pub fn run(
     })
 }
 
-/// The seed's console text: a result line.
-fn say(observer: &mut dyn Observer, text: &str) {
-    observer.result(&format!("{text}\n"));
+/// How stages are timed, in words for the run's header line.
+fn timing_words(timing: Timing) -> String {
+    match timing {
+        Timing::Fixed { warmup, iters } => format!("{warmup} warm-up calls and {iters} samples"),
+        Timing::UntilStable { iters, budget } => format!(
+            "at least {iters} samples, until stable or {:.1} s",
+            budget.as_secs_f64()
+        ),
+    }
 }
 
 /// The offload answer of a sweep (`offload_answer.md` and `.svg` in the output folder): the
@@ -464,61 +410,6 @@ pub fn results_from_rows(options: &RunOptions, groups: &[Vec<Row>]) -> Vec<Batch
     results
 }
 
-/// A row that failed (neither measured, nor not applicable, nor not implemented).
-fn is_failed(row: &Row) -> bool {
-    !matches!(status(row), "ok" | "not_applicable" | "not_implemented")
-}
-
-fn status(row: &Row) -> &str {
-    row.get("Status").and_then(|v| v.as_str()).unwrap_or("")
-}
-
-fn time_ms(row: &Row) -> Option<f64> {
-    row.get("Time(ms)").and_then(|v| v.as_f64())
-}
-
-/// Keeps the fastest implementation's totals of one configuration on one placement.
-fn record(result: &mut BatchResult, placement: Placement, rows: &[((Impl, Stage), Row)]) {
-    let faster = |slot: &mut Option<(f64, Impl)>, ms: f64, imp: Impl| {
-        if slot.is_none_or(|(best, _)| ms < best) {
-            *slot = Some((ms, imp));
-        }
-    };
-    for ((imp, stage), row) in rows {
-        if *stage != Stage::Total {
-            continue;
-        }
-        let Some(ms) = time_ms(row) else {
-            if result.failure.is_none() && !matches!(status(row), "not_implemented") {
-                let note = row.get("Note").and_then(|v| v.as_str()).unwrap_or("");
-                result.failure = Some(format!("{}: {note}", status(row)));
-            }
-            continue;
-        };
-        match placement {
-            Placement::CpuOnly => faster(&mut result.cpu_compute_ms, ms, *imp),
-            Placement::Offload { .. } => faster(&mut result.cpu_offloaded_ms, ms, *imp),
-            Placement::Gpu { .. } => faster(&mut result.gpu_total_ms, ms, *imp),
-        }
-    }
-    if let Placement::Offload { .. } = placement {
-        // Stages 1–3 of the offload run, for the table's compute column.
-        for imp in [Impl::Torch, Impl::Fused] {
-            let parts: Option<Vec<f64>> = [Stage::Linear, Stage::Sinkhorn, Stage::Apply]
-                .iter()
-                .map(|s| {
-                    rows.iter()
-                        .find(|((i, st), _)| *i == imp && st == s)
-                        .and_then(|(_, r)| time_ms(r))
-                })
-                .collect();
-            if let Some(parts) = parts {
-                faster(&mut result.cpu_compute_ms, parts.iter().sum(), imp);
-            }
-        }
-    }
-}
-
 fn write(path: &Path, text: &str) -> Result<(), MhcError> {
     std::fs::write(path, text).map_err(|source| MhcError::Io {
         context: format!("cannot write {}", path.display()),
@@ -529,56 +420,6 @@ fn write(path: &Path, text: &str) -> Result<(), MhcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::mhc::MhcDtype;
-
-    fn row(status: &str, ms: Option<f64>) -> Row {
-        let r = Row::new().with("Status", status).with("Note", "why");
-        match ms {
-            Some(ms) => r.with("Time(ms)", ms),
-            None => r,
-        }
-    }
-
-    fn empty(batch: usize) -> BatchResult {
-        BatchResult {
-            shape: MhcShape::new(batch, 8, 16, 4, MhcDtype::Float32).unwrap(),
-            cpu_compute_ms: None,
-            cpu_offloaded_ms: None,
-            gpu_total_ms: None,
-            failure: None,
-        }
-    }
-
-    #[test]
-    fn the_fastest_total_of_each_placement_is_kept() {
-        let rows = vec![
-            ((Impl::Torch, Stage::Linear), row("ok", Some(5.0))),
-            ((Impl::Torch, Stage::Sinkhorn), row("ok", Some(2.0))),
-            ((Impl::Torch, Stage::Apply), row("ok", Some(3.0))),
-            ((Impl::Torch, Stage::Total), row("ok", Some(12.0))),
-            ((Impl::Fused, Stage::Linear), row("ok", Some(1.0))),
-            ((Impl::Fused, Stage::Sinkhorn), row("ok", Some(0.1))),
-            ((Impl::Fused, Stage::Apply), row("ok", Some(0.9))),
-            ((Impl::Fused, Stage::Total), row("ok", Some(6.0))),
-        ];
-        let mut r = empty(4);
-        record(&mut r, Placement::Offload { gpu: 0 }, &rows);
-        assert_eq!(r.cpu_offloaded_ms, Some((6.0, Impl::Fused)));
-        assert_eq!(r.cpu_compute_ms, Some((2.0, Impl::Fused)));
-        let mut g = empty(4);
-        record(&mut g, Placement::Gpu { gpu: 0 }, &rows);
-        assert_eq!(g.gpu_total_ms, Some((6.0, Impl::Fused)));
-        assert_eq!(g.cpu_compute_ms, None);
-    }
-
-    #[test]
-    fn a_failed_total_is_remembered_as_the_reason() {
-        let rows = vec![((Impl::Torch, Stage::Total), row("oom", None))];
-        let mut r = empty(32);
-        record(&mut r, Placement::CpuOnly, &rows);
-        assert_eq!(r.cpu_compute_ms, None);
-        assert_eq!(r.failure.as_deref(), Some("oom: why"));
-    }
 
     #[test]
     fn the_seeds_loop_is_exactly_warmup_and_iters() {

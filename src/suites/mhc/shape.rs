@@ -190,18 +190,6 @@ impl MhcShape {
     }
 }
 
-/// MemAvailable of /proc/meminfo in bytes (`None` where it cannot be read).
-pub fn host_memory_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    parse_mem_available(&text)
-}
-
-pub fn parse_mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Refuses a configuration that needs more than `available` bytes, with both numbers.
 pub fn check_fits(needed: u64, available: Option<u64>, shape: &MhcShape) -> Result<(), MhcError> {
     match available {
@@ -250,13 +238,6 @@ mod tests {
         );
         assert!(check_fits(1 << 20, Some(8 << 30), &s).is_ok());
         assert!(check_fits(u64::MAX, None, &s).is_ok());
-    }
-
-    #[test]
-    fn meminfo_is_read_in_kib() {
-        let text = "MemTotal:  100 kB\nMemFree: 5 kB\nMemAvailable:   2048 kB\n";
-        assert_eq!(parse_mem_available(text), Some(2 << 20));
-        assert_eq!(parse_mem_available("MemTotal: 1 kB\n"), None);
     }
 
     #[test]

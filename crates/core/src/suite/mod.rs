@@ -93,7 +93,15 @@ pub trait Suite {
         format!("{case:?}")
     }
 
-    /// What the cases are called in messages (a stop's "after 3 of 8 cases").
+    /// Whether `case` belongs to the group of `previous`, the case just before it in
+    /// [`Suite::cases`]. A group is what `--shard` deals out and what a stop waits to finish
+    /// (an mhc configuration, whose stages share inputs made once); by default every case is
+    /// a group of its own.
+    fn same_group(&self, _previous: &Self::Case, _case: &Self::Case) -> bool {
+        false
+    }
+
+    /// What the groups are called in messages (a stop's "after 3 of 8 cases").
     fn unit(&self) -> &'static str {
         "cases"
     }
@@ -206,6 +214,26 @@ pub struct CaseProgress<'c, C> {
     pub elapsed: Duration,
 }
 
+/// What a grid run tells whoever watches it, case by case and group by group
+/// ([`Suite::same_group`]). A closure of [`CaseProgress`] hears the cases only ([`Cases`]).
+pub trait GridEvents<C> {
+    /// The group whose first case is `first` is about to run (the stop check has passed).
+    fn group_started(&mut self, _first: &C) {}
+    /// A case has its row, written.
+    fn case_finished(&mut self, progress: CaseProgress<'_, C>);
+    /// The group whose last case is `last` has every row written.
+    fn group_finished(&mut self, _last: &C) {}
+}
+
+/// A closure as [`GridEvents`]: it hears every finished case.
+pub struct Cases<F>(pub F);
+
+impl<C, F: FnMut(CaseProgress<'_, C>)> GridEvents<C> for Cases<F> {
+    fn case_finished(&mut self, progress: CaseProgress<'_, C>) {
+        (self.0)(progress)
+    }
+}
+
 /// What a run did, by status.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RunTally {
@@ -268,7 +296,7 @@ pub fn run_shard<S: Suite>(
 
 /// [`run_shard`] resuming a run whose first `resumed.len()` cases already have their rows
 /// (`--resume`): those are counted and seen by the skip rule, not run or written again.
-/// Between cases, a SIGINT or SIGTERM ([`crate::shard::stop`]) ends the run with
+/// Between cases (groups, [`Suite::same_group`]), a SIGINT or SIGTERM ([`crate::shard::stop`]) ends the run with
 /// [`crate::shard::ShardError::Stopped`], every row so far written whole.
 #[allow(clippy::too_many_arguments)]
 pub fn run_resumed<S: Suite>(
@@ -279,9 +307,58 @@ pub fn run_resumed<S: Suite>(
     config: &MeasureConfig,
     clock: &dyn Clock,
     sink: &mut dyn RowSink,
-    mut observe: impl FnMut(CaseProgress<'_, S::Case>),
+    observe: impl FnMut(CaseProgress<'_, S::Case>),
 ) -> crate::Result<RunTally> {
-    let cases = shard.slice(&suite.cases());
+    run_grid(
+        suite,
+        shard,
+        resumed,
+        device,
+        config,
+        clock,
+        sink,
+        &mut Cases(observe),
+    )
+}
+
+/// The cases of `shard`, in order: whole groups ([`Suite::same_group`]) dealt out as the
+/// items of a work list are (one case per group by default: [`Shard::slice`] of the cases).
+pub fn shard_cases<S: Suite>(suite: &S, shard: Shard) -> Vec<S::Case> {
+    let mut group = 0;
+    let mut previous: Option<&S::Case> = None;
+    let all = suite.cases();
+    let mut mine = Vec::new();
+    for case in &all {
+        if previous.is_some_and(|p| !suite.same_group(p, case)) {
+            group += 1;
+        }
+        previous = Some(case);
+        if shard.owns(group) {
+            mine.push(case.clone());
+        }
+    }
+    mine
+}
+
+/// [`run_resumed`] telling `events` of groups as well as cases. `resumed` holds whole
+/// groups' rows; a stop ([`crate::shard::stop`]) waits for the group under way to finish.
+#[allow(clippy::too_many_arguments)]
+pub fn run_grid<S: Suite>(
+    suite: &S,
+    shard: Shard,
+    resumed: &[Row],
+    device: &S::Device,
+    config: &MeasureConfig,
+    clock: &dyn Clock,
+    sink: &mut dyn RowSink,
+    events: &mut dyn GridEvents<S::Case>,
+) -> crate::Result<RunTally> {
+    let cases = shard_cases(suite, shard);
+    // starts[i]: case i begins a group.
+    let starts: Vec<bool> = (0..cases.len())
+        .map(|i| i == 0 || !suite.same_group(&cases[i - 1], &cases[i]))
+        .collect();
+    let groups = starts.iter().filter(|s| **s).count();
     let mut done: Vec<(S::Case, CaseStatus)> = Vec::with_capacity(cases.len());
     let mut tally = RunTally::default();
     if resumed.len() > cases.len() {
@@ -299,7 +376,12 @@ pub fn run_resumed<S: Suite>(
         done.push((case.clone(), status));
     }
     for (index, case) in cases.iter().enumerate().skip(resumed.len()) {
-        crate::shard::stop::check(index, cases.len(), suite.unit())?;
+        if starts[index] || index == resumed.len() {
+            // The groups before this case, all done.
+            let before = starts[1..=index].iter().filter(|s| **s).count();
+            crate::shard::stop::check(before, groups, suite.unit())?;
+            events.group_started(case);
+        }
         let started = std::time::Instant::now();
         let (status, row) = match suite.skip(case, &done) {
             Some(reason) => {
@@ -314,13 +396,16 @@ pub fn run_resumed<S: Suite>(
         sink.push(&row)?;
         tally.count(status);
         done.push((case.clone(), status));
-        observe(CaseProgress {
+        events.case_finished(CaseProgress {
             index,
             total: cases.len(),
             case,
             status,
             elapsed: started.elapsed(),
         });
+        if starts.get(index + 1).is_none_or(|next| *next) {
+            events.group_finished(case);
+        }
     }
     Ok(tally)
 }
@@ -610,6 +695,122 @@ mod tests {
                 CaseOutcome::Failed(e) => row.with("error_msg", e.message.clone()),
             }
         }
+    }
+
+    /// Cases (group, n) in groups of one configuration each: group 0 has two cases, group 1
+    /// two, group 2 one.
+    struct GroupedSuite;
+
+    impl Suite for GroupedSuite {
+        type Case = (u64, u64);
+        type Device = SyntheticClock;
+
+        fn columns(&self) -> Vec<&'static str> {
+            vec!["group", "n", "time_us_median"]
+        }
+        fn cases(&self) -> Vec<(u64, u64)> {
+            vec![(0, 1), (0, 2), (1, 1), (1, 2), (2, 1)]
+        }
+        fn same_group(&self, previous: &(u64, u64), case: &(u64, u64)) -> bool {
+            previous.0 == case.0
+        }
+        fn unit(&self) -> &'static str {
+            "groups"
+        }
+        fn target<'s>(
+            &'s self,
+            case: &(u64, u64),
+            clock: &'s SyntheticClock,
+        ) -> Result<Box<dyn Target + 's>, CaseError> {
+            Ok(Box::new(FixedTarget {
+                per_call: Duration::from_micros(10 * case.0 + case.1),
+                stream: SyntheticStream::on(clock),
+            }))
+        }
+        fn row(&self, case: &(u64, u64), outcome: &CaseOutcome) -> Row {
+            let row = Row::new().with("group", case.0).with("n", case.1);
+            match outcome {
+                CaseOutcome::Measured(m) => row.with("time_us_median", m.summary.median),
+                CaseOutcome::Failed(_) => row,
+            }
+        }
+    }
+
+    /// Every event of a grid run, as text.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl GridEvents<(u64, u64)> for Log {
+        fn group_started(&mut self, first: &(u64, u64)) {
+            self.0.push(format!("start {first:?}"));
+        }
+        fn case_finished(&mut self, p: CaseProgress<'_, (u64, u64)>) {
+            self.0
+                .push(format!("case {}/{} {:?}", p.index, p.total, p.case));
+        }
+        fn group_finished(&mut self, last: &(u64, u64)) {
+            self.0.push(format!("end {last:?}"));
+        }
+    }
+
+    #[test]
+    fn a_shard_takes_whole_groups_and_events_frame_each_group() {
+        let clock = SyntheticClock::new();
+        let config = MeasureConfig::with_time_budget(Duration::from_millis(5));
+        let grid = |shard: Shard, resumed: &[Row]| {
+            let mut rows: Vec<Row> = Vec::new();
+            let mut log = Log::default();
+            let tally = run_grid(
+                &GroupedSuite,
+                shard,
+                resumed,
+                &clock,
+                &config,
+                &clock,
+                &mut rows,
+                &mut log,
+            )
+            .unwrap();
+            (rows, log.0, tally.ok)
+        };
+        let first = Shard::new(1, 2).unwrap();
+        assert_eq!(shard_cases(&GroupedSuite, first), [(0, 1), (0, 2), (2, 1)]);
+        assert_eq!(
+            shard_cases(&GroupedSuite, Shard::new(2, 2).unwrap()),
+            [(1, 1), (1, 2)]
+        );
+        let (rows, log, ok) = grid(first, &[]);
+        assert_eq!(
+            log,
+            [
+                "start (0, 1)",
+                "case 0/3 (0, 1)",
+                "case 1/3 (0, 2)",
+                "end (0, 2)",
+                "start (2, 1)",
+                "case 2/3 (2, 1)",
+                "end (2, 1)",
+            ]
+        );
+        assert_eq!(ok, 3);
+        use serde_json::json;
+        assert_eq!(rows[2].get("time_us_median"), Some(&json!(21.0)));
+        // Resumed after its first group: counted, not run again; the events start at the next.
+        let (again, log, ok) = grid(first, &rows[..2]);
+        assert_eq!(log, ["start (2, 1)", "case 2/3 (2, 1)", "end (2, 1)"]);
+        assert_eq!(ok, 3);
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].get("group"), Some(&json!(2)));
+    }
+
+    #[test]
+    fn by_default_every_case_is_its_own_group() {
+        let every = Shard::new(2, 3).unwrap();
+        assert_eq!(
+            shard_cases(&SumSuite, every),
+            every.slice(&SumSuite.cases())
+        );
+        assert_eq!(SumSuite.unit(), "cases");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! that turn them into file-to-file edges. Torch-free: it reads text and links nothing.
 
 mod graph;
+mod grid_loops;
 mod modules;
 mod tokens;
 
