@@ -1,9 +1,11 @@
 //! The source tree's shape (issue 28): no two files import each other, directly or round a
-//! longer loop; no suite imports another suite; no source file holds more than 600 lines of
-//! non-test code. Read from the sources themselves (the module trees from `mod`
+//! longer loop; no two folders import each other (issue 52, `folders.rs`: a cycle between
+//! layers that no file cycle shows); no suite imports another suite; no source file holds more
+//! than 600 lines of non-test code. Read from the sources themselves (the module trees from `mod`
 //! declarations, the imports from `use` declarations and paths); see `graph.rs` for the rules
 //! that turn them into file-to-file edges. Torch-free: it reads text and links nothing.
 
+mod folders;
 mod graph;
 mod grid_loops;
 mod modules;
@@ -12,6 +14,7 @@ mod tokens;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use folders::{folder_of, folder_pairs};
 use graph::{cycles, describe_cycle, suite_of, Edges};
 use modules::{CrateRoot, Tree};
 
@@ -144,6 +147,76 @@ fn no_file_imports_in_a_cycle() {
         "files that import each other (move what they share into the lower file or a file of \
          its own):\n{}",
         found.join("\n")
+    );
+}
+
+/// Folder pairs that still import each other, each with why it is left (a redesign of its
+/// own): (folder, folder, reason), the folders in sorted order.
+const FOLDER_PAIRS_LEFT: &[(&str, &str, &str)] = &[
+    (
+        "crates/core/src/error",
+        "crates/core/src/predict",
+        "issue 52: to be removed",
+    ),
+    (
+        "crates/core/src/error",
+        "crates/core/src/ranks",
+        "issue 52: to be removed",
+    ),
+    (
+        "crates/core/src/error",
+        "crates/core/src/shard",
+        "issue 52: to be removed",
+    ),
+    (
+        "crates/core/src/export",
+        "crates/core/src/results",
+        "issue 52: to be removed",
+    ),
+    (
+        "crates/core/src/predict",
+        "crates/core/src/report",
+        "issue 52: to be removed",
+    ),
+    (
+        "crates/core/src/predict",
+        "crates/core/src/signature",
+        "issue 52: to be removed",
+    ),
+    ("src/model", "src/pipeline", "issue 52: to be removed"),
+    ("src/pipeline", "src/suites", "issue 52: to be removed"),
+    (
+        "src/suites/scan/analyze",
+        "src/suites/scan/bench",
+        "issue 52: to be removed",
+    ),
+];
+
+#[test]
+fn no_two_folders_import_each_other() {
+    let sources = sources();
+    let edges = read_tree(&sources).edges();
+    let found = folder_pairs(&edges);
+    let allowed = |a: &str, b: &str| FOLDER_PAIRS_LEFT.iter().any(|p| p.0 == a && p.1 == b);
+    let report: Vec<String> = found
+        .iter()
+        .filter(|p| !allowed(&p.a, &p.b))
+        .map(|p| p.describe())
+        .collect();
+    assert!(
+        report.is_empty(),
+        "folders that import each other (move what one needs from the other into it, or into a \
+         lower module both may use):\n{}",
+        report.join("\n")
+    );
+    let stale: Vec<String> = FOLDER_PAIRS_LEFT
+        .iter()
+        .filter(|(a, b, _)| !found.iter().any(|p| p.a == *a && p.b == *b))
+        .map(|(a, b, _)| format!("{a} <-> {b}"))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "FOLDER_PAIRS_LEFT names pairs that no longer import each other (take them off): {stale:?}"
     );
 }
 
@@ -315,6 +388,135 @@ fn test_code_and_glob_imports_are_read_as_the_rules_say() {
     assert!(
         !edges.contains_key("src/b.rs"),
         "test code is no edge: {edges:?}"
+    );
+}
+
+#[test]
+fn folders_are_the_files_directories_and_top_level_files_are_their_own() {
+    assert_eq!(
+        folder_of("crates/core/src/predict/build/mod.rs"),
+        "crates/core/src/predict/build"
+    );
+    assert_eq!(
+        folder_of("crates/core/src/predict/report.rs"),
+        "crates/core/src/predict"
+    );
+    assert_eq!(
+        folder_of("crates/core/src/spill.rs"),
+        "crates/core/src/spill"
+    );
+    assert_eq!(
+        folder_of("crates/tracegen/src/event.rs"),
+        "crates/tracegen/src/event"
+    );
+    assert_eq!(folder_of("src/error.rs"), "src/error");
+    assert_eq!(folder_of("src/lib.rs"), "src/lib");
+    assert_eq!(folder_of("src/pipeline/mod.rs"), "src/pipeline");
+}
+
+#[test]
+fn the_checker_finds_two_folders_that_import_each_other() {
+    // No file cycle: a/one -> b/two -> a/three, but folder a imports folder b and back.
+    let files = [
+        ("src/lib.rs", "pub mod a;\npub mod b;\npub mod spill;\n"),
+        ("src/a/mod.rs", "pub mod one;\npub mod three;\n"),
+        (
+            "src/a/one.rs",
+            "use crate::b::two::Two;\npub struct One(Two);\n",
+        ),
+        ("src/a/three.rs", "pub struct Three;\n"),
+        ("src/b/mod.rs", "pub mod two;\n"),
+        (
+            "src/b/two.rs",
+            "pub struct Two(crate::a::three::Three);\npub fn f() { crate::spill::g() }\n",
+        ),
+        (
+            "src/spill.rs",
+            "pub fn g() {}\npub fn h() -> crate::a::three::Three { todo!() }\n",
+        ),
+    ];
+    let edges = made_up(&files);
+    assert!(cycle_report(&edges).is_empty(), "{edges:?}");
+    let found = folder_pairs(&edges);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let text = found[0].describe();
+    assert!(text.starts_with("src/a <-> src/b\n"), "{text}");
+    assert!(
+        text.contains("src/a/one.rs:1 `use crate::b::two::Two`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("src/b/two.rs:1 `crate::a::three::Three`"),
+        "{text}"
+    );
+
+    // A top-level file is a unit of its own: spill -> a, b -> spill is no pair until spill
+    // also uses b.
+    let mut files = files.to_vec();
+    files[6].1 = "pub fn g() {}\npub fn h() -> crate::b::two::Two { todo!() }\n";
+    let found = folder_pairs(&made_up(&files));
+    let names: Vec<(&str, &str)> = found.iter().map(|p| (p.a.as_str(), p.b.as_str())).collect();
+    assert_eq!(
+        names,
+        [("src/a", "src/b"), ("src/b", "src/spill")],
+        "{found:?}"
+    );
+
+    // Through a re-exporting hub no pair: b names `crate::a::Three`, which `a/mod.rs` only
+    // re-exports from `c/`.
+    let edges = made_up(&[
+        ("src/lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+        (
+            "src/a/mod.rs",
+            "pub mod one;\npub use crate::c::three::Three;\n",
+        ),
+        (
+            "src/a/one.rs",
+            "use crate::b::two::Two;\npub struct One(Two);\n",
+        ),
+        ("src/b/mod.rs", "pub mod two;\n"),
+        ("src/b/two.rs", "pub struct Two(crate::a::Three);\n"),
+        ("src/c/mod.rs", "pub mod three;\n"),
+        ("src/c/three.rs", "pub struct Three;\n"),
+    ]);
+    assert!(folder_pairs(&edges).is_empty(), "{edges:?}");
+}
+
+#[test]
+fn a_folder_and_its_subfolders_are_one_layer_but_a_subfolder_joins_its_folders_pairs() {
+    // `a` calls into `a/deep`, which uses `a`'s type: a module and its parts, no pair.
+    let mut files = vec![
+        ("src/lib.rs", "pub mod a;\npub mod b;\n"),
+        (
+            "src/a/mod.rs",
+            "pub mod deep;\npub mod three;\npub fn f() { deep::x::g() }\n",
+        ),
+        ("src/a/three.rs", "pub struct Three;\n"),
+        ("src/a/deep/mod.rs", "pub mod x;\npub mod y;\n"),
+        (
+            "src/a/deep/x.rs",
+            "pub fn g() { let _ = super::super::three::Three; }\n",
+        ),
+        ("src/a/deep/y.rs", "pub struct Y;\n"),
+        ("src/b/mod.rs", "pub mod two;\n"),
+        ("src/b/two.rs", "pub struct Two(crate::a::three::Three);\n"),
+    ];
+    let edges = made_up(&files);
+    assert!(
+        edges["src/a/deep/x.rs"].contains_key("src/a/three.rs"),
+        "{edges:?}"
+    );
+    assert!(folder_pairs(&edges).is_empty(), "{edges:?}");
+
+    // `a/deep` uses `b`, and `b` uses `a`: the pair is `a <-> b`, as the layers see it.
+    files[5].1 = "pub struct Y(pub crate::b::two::Two);\n";
+    let found = folder_pairs(&made_up(&files));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let text = found[0].describe();
+    assert!(text.starts_with("src/a <-> src/b\n"), "{text}");
+    assert!(
+        text.contains("src/a/deep/y.rs:1 `crate::b::two::Two`"),
+        "{text}"
     );
 }
 
