@@ -361,8 +361,8 @@ impl WholeModel for AotiPackage {
             ));
         };
         let defaults = (
-            crate::pipeline::options::DEFAULT_BATCH,
-            crate::pipeline::options::DEFAULT_SEQ_LEN,
+            super::input_spec::DEFAULT_BATCH,
+            super::input_spec::DEFAULT_SEQ_LEN,
         );
         if let [only] = compiled {
             let token_ids = only.dtype == "int64" && only.sizes.len() == 2;

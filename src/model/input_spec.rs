@@ -15,6 +15,11 @@ use tch::{Device, Kind, Tensor};
 
 use crate::torch::dtype::kind_of;
 
+/// Tokens in the input sequence (the default of `--seq-len`).
+pub const DEFAULT_SEQ_LEN: i64 = 5;
+/// Sequences per forward pass (the default of `--batch`).
+pub const DEFAULT_BATCH: i64 = 1;
+
 /// The dtypes an input may have, by the names PyTorch prints.
 /// The dtypes `--input` accepts (their names and kinds are the one table's, `torch::dtype`).
 const DTYPES: [Dtype; 10] = [

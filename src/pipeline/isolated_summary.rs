@@ -92,7 +92,7 @@ impl Tally {
             let _ = writeln!(
                 out,
                 "coverage: {} of the trace's time replayed{unseen}",
-                replay_core::report::percent_text(self.covered / self.trace_total),
+                replay_core::percent::percent_text(self.covered / self.trace_total),
             );
         }
         // An empty sum is -0.0, which would print as "-0.0 us".

@@ -26,7 +26,7 @@ use crate::replay::isolated::{IsolatedResults, ISOLATED_SCHEMA_VERSION};
 use crate::replay::isolated_journal::IsolatedJournal;
 use crate::replay::registry::replay_units;
 use crate::signature::schema::SignatureFile;
-use replay_core::results::isolated_rows::{assemble, RowsFile};
+use replay_core::export::isolated_rows::{assemble, RowsFile};
 use replay_core::shard::work_list::IdHasher;
 use replay_core::signature::stream::{self, Scan};
 

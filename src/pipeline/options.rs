@@ -7,15 +7,13 @@ use std::path::PathBuf;
 use crate::device::DeviceSpec;
 use crate::energy::{self, EnergyConfig, EnergyProbe, ProbeSpec};
 use crate::model::input_spec::InputSpec;
+/// The input's default shape, the model's (which a package's compiled input is checked against).
+pub use crate::model::input_spec::{DEFAULT_BATCH, DEFAULT_SEQ_LEN};
 
 /// Device of every command but selftest.
 pub const DEFAULT_DEVICE: DeviceSpec = DeviceSpec::Cpu;
 /// Where a run's files go.
 pub const DEFAULT_OUTPUT_DIR: &str = "results";
-/// Tokens in the input sequence.
-pub const DEFAULT_SEQ_LEN: i64 = 5;
-/// Sequences per forward pass.
-pub const DEFAULT_BATCH: i64 = 1;
 /// Unprofiled forward passes before the profiled one.
 pub const DEFAULT_CAPTURE_WARMUP: u32 = 3;
 /// Profiled candidate steps, of which the median one is kept.

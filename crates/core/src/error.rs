@@ -39,7 +39,7 @@ pub enum Error {
 
     /// A `--shard` that cannot be resolved, or parts that cannot be merged.
     #[error(transparent)]
-    Shard(#[from] crate::shard::ShardError),
+    Shard(#[from] ShardError),
 
     /// An output the user named (a file or folder) cannot be written: a read-only or full
     /// disk, a missing permission. The user can fix it by choosing another place.
@@ -89,15 +89,31 @@ impl Error {
     }
 }
 
-/// A trace with nothing to time is the user's input problem (exit status 2), like a
-/// malformed trace.
-impl From<crate::predict::PredictError> for Error {
-    fn from(error: crate::predict::PredictError) -> Self {
-        Error::BadInput {
-            path: error.path().to_path_buf(),
-            message: error.reason().to_owned(),
-        }
-    }
-}
-
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can be wrong with a shard or a set of parts ([`crate::shard`]); every one is the
+/// user's to fix. Here, beside the error that carries it, since the shard's writers return
+/// that error too.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("--shard: {0}")]
+    BadSpec(String),
+    /// A part folder that cannot be read as one.
+    #[error("{path}: {message}")]
+    BadPart { path: PathBuf, message: String },
+    /// Parts of different commands, work lists, settings or devices.
+    #[error("cannot merge these parts: {0}")]
+    Mismatch(String),
+    /// The same shard given twice.
+    #[error("duplicated shards: {0}")]
+    Duplicated(String),
+    /// Shards that are not among the parts (or did not finish), and how to run them.
+    #[error("{0}")]
+    Missing(String),
+    /// `--resume` into a folder that holds no run, or another run.
+    #[error("{0}")]
+    Resume(String),
+    /// SIGINT or SIGTERM ended the run at a row boundary; `message` says how to resume.
+    #[error("{message}")]
+    Stopped { signal: i32, message: String },
+}

@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod inductor;
 pub mod measure;
 pub mod memory_size;
+pub mod percent;
 pub mod plot;
 pub mod predict;
 pub mod ranks;

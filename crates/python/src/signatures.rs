@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use replay_core::report::signature_label::signature_label;
+use replay_core::signature::label::signature_label;
 use replay_core::signature::SignatureFile;
 
 use crate::columns::{Builder, Table};

@@ -3,10 +3,10 @@
 //! `Trace.critical_path()` (the chain of host items and GPU activities the step's time is
 //! made of, what the Perfetto export draws on its "critical path" row).
 
-use replay_core::predict::steps::step_windows;
 use replay_core::predict::{
     ActivityKind, HostItem, PredictOutput, SignatureCatalog, StepNode, StepSource, Timeline,
 };
+use replay_core::trace::steps::step_windows;
 use replay_core::trace::Trace;
 
 use crate::columns::{Builder, Table};

@@ -100,7 +100,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
     let files = ranks::parallel::map_bounded(&paths, workers, |path| {
         trace::with_cores_shared_by(workers, || classify_rank(path, &budget, &args))
     })?;
-    let file = ranks::job_file::merge_files(&paths, files)?;
+    let file = ranks::job_file::merge_files(&paths, files).map_err(crate::Error::from)?;
     let out = args.out.clone().unwrap_or_else(|| job_output(&paths));
     let bytes = export::json::to_bytes(&file);
     export::write_atomic(&out, &bytes)?;

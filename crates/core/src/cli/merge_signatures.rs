@@ -34,7 +34,7 @@ pub fn run(parts: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     let files = ranks::parallel::map_bounded(&paths, workers, |path| {
         signature::read_file(path).map_err(crate::Error::from)
     })?;
-    let merged = ranks::job_file::merge_files(&paths, files)?;
+    let merged = ranks::job_file::merge_files(&paths, files).map_err(crate::Error::from)?;
     export::write_atomic(out, &export::json::to_bytes(&merged))?;
     println!(
         "merged {} signature files ({} ranks) into {}",

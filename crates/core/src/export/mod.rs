@@ -4,6 +4,7 @@
 
 pub mod append;
 pub mod csv;
+pub mod isolated_rows;
 pub mod json;
 pub mod output_dir;
 pub mod perfetto;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::report::signature_label::signature_label;
+use crate::signature::label::signature_label;
 use crate::signature::schema::{SignatureFile, Tier};
 
 /// One signature, as the timeline's consumers see it.

@@ -143,8 +143,8 @@ fn predecessor(step: &StepSkeleton, simulated: &SimulatedStep, node: StepNode) -
 mod tests {
     use super::*;
     use crate::predict::skeleton::{Activity, Skeleton, WaitKind};
-    use crate::predict::steps::StepSource;
     use crate::predict::{simulate, Durations};
+    use crate::trace::steps::StepSource;
 
     fn path_of(step: StepSkeleton) -> Vec<StepNode> {
         let mut skeleton = Skeleton::new(StepSource::ProfiledWindow);

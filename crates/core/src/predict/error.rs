@@ -34,3 +34,14 @@ impl PredictError {
         }
     }
 }
+
+/// A trace with nothing to time is the user's input problem (exit status 2), like a
+/// malformed trace.
+impl From<PredictError> for crate::Error {
+    fn from(error: PredictError) -> Self {
+        crate::Error::BadInput {
+            path: error.path().to_path_buf(),
+            message: error.reason().to_owned(),
+        }
+    }
+}

@@ -19,7 +19,7 @@
 //! A trace becomes a [`Skeleton`] ([`skeleton`]), the structure with every duration kept
 //! apart; [`simulate`] runs it with a set of [`Durations`]: empty for the trace's own (the
 //! self-check, [`self_check`]), or replayed times per signature id. The measured step time
-//! is the `ProfilerStep#N` span, else the profiled window ([`steps`]); with several steps,
+//! is the `ProfilerStep#N` span, else the profiled window ([`crate::trace::steps`]); with several steps,
 //! each is predicted and the report gives each and their mean.
 
 pub(crate) mod build;
@@ -42,11 +42,11 @@ pub mod roofline;
 mod simulate;
 pub mod skeleton;
 pub mod step_stats;
-pub mod steps;
 pub mod stream;
 mod timeline;
 pub mod what_if;
 
+pub use crate::trace::steps::{StepSource, StepWindow};
 pub use build::skeleton;
 pub use catalog::{GemmShape, SignatureCatalog, SignatureInfo};
 pub use critical_path::{critical_path, StepNode};
@@ -57,7 +57,8 @@ pub use interruptions::{remove_interruptions, Interruptions};
 pub use model_call::{measured_model_call_ns, model_call_ns, HostDeviceSplit};
 pub use prediction::{error_percent, Prediction, StepPrediction};
 pub use replayed::{
-    replayed_durations, with_host_times, with_replayed_durations, ReplayedTimeline,
+    replayed_durations, with_host_times, with_replayed_durations, ReplayedTimeline, SelfCheck,
+    TimelineSpan,
 };
 pub use request::{predict_trace, PredictOutput, PredictRequest, ReplayedNumbers};
 pub use simulate::{simulate, Interval, SimulatedStep, Simulation};
@@ -65,7 +66,6 @@ pub use skeleton::{
     Activity, ActivityKind, HostItem, HostThread, LaunchRef, Skeleton, StepSkeleton, Stream,
     WaitKind,
 };
-pub use steps::{StepSource, StepWindow};
 pub use timeline::Timeline;
 pub use what_if::{run_what_ifs, WhatIf, WhatIfOutcome, WhatIfSyntaxError, WhatIfTimeline};
 

@@ -9,8 +9,8 @@ use crate::trace::{FxHashMap, Nanos, Platform, Trace};
 
 use super::simulate::{mean, SimulatedStep, Simulation};
 use super::skeleton::{Skeleton, StepSkeleton};
-use super::steps::{step_windows, StepSource, StepWindow};
 use crate::signature::compiled_code::{compiled_code, CompiledCodeIndex};
+use crate::trace::steps::{step_windows, StepSource, StepWindow};
 
 /// One step's numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -315,7 +315,7 @@ impl Prediction {
                 "  uninstrumented compiled code         {:>12.1} us   ({} of the measured step: \
                  inside torch.compile regions, no recorded op covers it; not framework time)",
                 unseen,
-                crate::report::percent_text(share)
+                crate::percent::percent_text(share)
             );
         }
         if self.steps.len() > 1 {

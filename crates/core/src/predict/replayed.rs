@@ -4,15 +4,41 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 use super::{
     measured_model_call_ns, model_call_ns, remove_interruptions, simulate, skeleton, Durations,
     HostDeviceSplit, HostItem, HostReport, HostSettings, HostTimes, Interruptions, PredictError,
     Prediction, SimulatedStep, StepSkeleton, Timeline, WaitKind,
 };
-use crate::report::comparison::SelfCheck;
-use crate::report::html::TimelineSpan;
 use crate::results::isolated::{IsolatedResults, Status};
 use crate::trace::Trace;
+
+/// The trace's own durations through the prediction's model, against the trace's step time
+/// (a report's `trace_self_check`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SelfCheck {
+    pub predicted_us: f64,
+    pub measured_us: f64,
+    /// (predicted − measured) / measured × 100, as
+    /// [`crate::report::comparison::PredictionError`]'s.
+    #[serde(rename = "prediction_error_percent", alias = "error_percent")]
+    pub error_percent: f64,
+}
+
+/// One bar of the timeline (`report.html`): a host op or a GPU activity of one step.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineSpan {
+    /// `host`, `stream 7`, ...
+    pub lane: String,
+    pub start_us: f64,
+    pub dur_us: f64,
+    pub label: String,
+    pub tier: Option<u8>,
+    /// The signature id of the work, to label it with its shapes on the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
 
 /// The timeline of a trace with replayed kernel durations: what `replay compare` reports and
 /// `replay predict --isolated` prints.

@@ -491,7 +491,7 @@ fn union_length(intervals: &[Interval]) -> Nanos {
 mod tests {
     use super::*;
     use crate::predict::skeleton::WaitKind;
-    use crate::predict::steps::StepSource;
+    use crate::trace::steps::StepSource;
 
     fn one_step(step: StepSkeleton) -> Skeleton {
         let mut skeleton = Skeleton::new(StepSource::ProfiledWindow);

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::trace::{ExecutionId, Nanos};
 
-use super::steps::StepSource;
+use crate::trace::steps::StepSource;
 
 /// Every profiled step of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::prediction::{Prediction, StepPrediction};
-use super::steps::PROFILER_STEP_PREFIX;
+use crate::trace::steps::PROFILER_STEP_PREFIX;
 
 /// The relative distance from the median below which no step is an outlier.
 pub const OUTLIER_FLOOR: f64 = 0.02;

@@ -13,7 +13,7 @@ use crate::signature::{self, MergePart, SignatureFile};
 pub fn merge_files(
     paths: &[PathBuf],
     files: Vec<SignatureFile>,
-) -> Result<SignatureFile, crate::Error> {
+) -> Result<SignatureFile, RankError> {
     let mut claims: Vec<RankClaim> = Vec::new();
     // Which claim is each single-trace part's.
     let mut single_claim: Vec<Option<usize>> = Vec::new();
@@ -47,5 +47,5 @@ pub fn merge_files(
             rank: claim.map_or(0, |c| numbers[c]),
         })
         .collect();
-    signature::merge::merge(&parts).map_err(|e| crate::Error::Ranks(RankError::Merge(e)))
+    signature::merge::merge(&parts).map_err(RankError::Merge)
 }

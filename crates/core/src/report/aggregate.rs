@@ -8,9 +8,9 @@ use super::comparison::{
     ComparisonReport, Coverage, PredictionError, Predictions, SelfCheck, SignatureTime,
     TierBreakdown, Tiers, TopSignature, Unreplayed,
 };
-use super::signature_label::signature_label;
 use crate::results::full_model::FullModelTiming;
 use crate::results::isolated::{IsolatedResults, SignatureResult, Status};
+use crate::signature::label::signature_label;
 use crate::signature::schema::{GeneratedKind, SignatureFile, Tier, Unit};
 
 /// The seed's `error_percent`: (measured − predicted) / measured × 100, positive when the

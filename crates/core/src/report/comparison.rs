@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::predict::SelfCheck;
+
 pub use super::energy_report::EnergyReport;
 use crate::results::full_model::FullModelTiming;
 use crate::results::isolated::Status;
@@ -77,7 +79,7 @@ pub struct TopSignature {
     pub predicted_total_us: f64,
     pub trace_total_us: f64,
     /// `aten::linear [1,5,1024]×[250880,1024] f32`: the op with its shapes and dtypes, what
-    /// tells the signatures of one op apart ([`super::signature_label`]).
+    /// tells the signatures of one op apart ([`crate::signature::label`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// The trace's own mean time per invocation.
@@ -281,15 +283,6 @@ pub struct HostDevice {
     pub host_model: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SelfCheck {
-    pub predicted_us: f64,
-    pub measured_us: f64,
-    /// (predicted − measured) / measured × 100, as [`PredictionError`]'s.
-    #[serde(rename = "prediction_error_percent", alias = "error_percent")]
-    pub error_percent: f64,
 }
 
 #[cfg(test)]

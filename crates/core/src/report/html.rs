@@ -6,23 +6,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
 use super::comparison::ComparisonReport;
-
-/// One bar of the timeline: a host op or a GPU activity of one step.
-#[derive(Debug, Clone, Serialize)]
-pub struct TimelineSpan {
-    /// `host`, `stream 7`, ...
-    pub lane: String,
-    pub start_us: f64,
-    pub dur_us: f64,
-    pub label: String,
-    pub tier: Option<u8>,
-    /// The signature id of the work, to label it with its shapes on the page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-}
+use crate::predict::TimelineSpan;
 
 pub use crate::plot::escape;
 use crate::plot::{lanes, scatter, tier_colour, TIER_COLOURS};
@@ -326,7 +311,7 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
                 }
             )))
             .collect::<String>(),
-        coverage = super::percent_text(report.coverage.replayed_share_of_trace_time),
+        coverage = crate::percent::percent_text(report.coverage.replayed_share_of_trace_time),
         unseen = escape(&super::unseen_text(&report.coverage)),
         tier4 = if report.tier_breakdown.tier4_generated.is_some() {
             format!(

@@ -81,7 +81,7 @@ impl ComparisonReport {
              timeline {:.1} us; coverage {}; trace self-check {:+.1}%",
             parts.join(" + "),
             timeline.unwrap_or_default(),
-            super::percent_text(coverage),
+            crate::percent::percent_text(coverage),
             r.trace_self_check.as_ref().map_or(0.0, |c| c.error_percent)
         ))
     }

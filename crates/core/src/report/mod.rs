@@ -8,10 +8,9 @@ pub mod disturbed;
 pub mod energy_report;
 pub mod html;
 pub mod invariants;
-pub mod signature_label;
 pub mod table;
 
-pub use coverage_text::{percent_text, unseen_in_file, unseen_text};
+pub use coverage_text::{unseen_in_file, unseen_text};
 
 use comparison::ComparisonReport;
 

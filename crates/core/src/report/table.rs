@@ -117,7 +117,7 @@ pub fn render(r: &ComparisonReport) -> String {
     let _ = writeln!(
         out,
         "\ncoverage: {} of the trace's time replayed; {} unreplayed signature(s) counted at trace time{}{}",
-        super::percent_text(r.coverage.replayed_share_of_trace_time),
+        crate::percent::percent_text(r.coverage.replayed_share_of_trace_time),
         r.coverage.unreplayed.len() - estimated,
         match estimated {
             0 => String::new(),

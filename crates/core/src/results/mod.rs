@@ -7,5 +7,4 @@ pub mod compiled_model;
 pub mod full_model;
 pub mod host_profile;
 pub mod isolated;
-pub mod isolated_rows;
 pub mod sequence;

@@ -33,29 +33,5 @@ pub use resume::{RunRecord, RunStart, RESUME_FILE};
 pub use spec::{Shard, ShardSpec};
 pub use work_list::WorkList;
 
-use std::path::PathBuf;
-
-/// What can be wrong with a shard or a set of parts; every one is the user's to fix.
-#[derive(Debug, thiserror::Error)]
-pub enum ShardError {
-    #[error("--shard: {0}")]
-    BadSpec(String),
-    /// A part folder that cannot be read as one.
-    #[error("{path}: {message}")]
-    BadPart { path: PathBuf, message: String },
-    /// Parts of different commands, work lists, settings or devices.
-    #[error("cannot merge these parts: {0}")]
-    Mismatch(String),
-    /// The same shard given twice.
-    #[error("duplicated shards: {0}")]
-    Duplicated(String),
-    /// Shards that are not among the parts (or did not finish), and how to run them.
-    #[error("{0}")]
-    Missing(String),
-    /// `--resume` into a folder that holds no run, or another run.
-    #[error("{0}")]
-    Resume(String),
-    /// SIGINT or SIGTERM ended the run at a row boundary; `message` says how to resume.
-    #[error("{message}")]
-    Stopped { signal: i32, message: String },
-}
+/// A shard's errors, defined with the core's other errors (`error.rs`), which carries them.
+pub use crate::error::ShardError;

@@ -24,6 +24,7 @@ pub mod generated;
 mod host_ops;
 mod ids;
 pub mod kernel_kind;
+pub mod label;
 pub mod merge;
 pub mod op_inputs;
 pub mod overload;

@@ -46,7 +46,7 @@ pub(crate) fn source(trace: &Trace, links: &Links, source_path: &Path) -> Source
 
 /// The trace's compiled code within its profiled steps (see [`super::compiled_code`]).
 pub(crate) fn compiled_code_in_steps(trace: &Trace) -> Option<schema::CompiledCode> {
-    let (_, steps) = crate::predict::steps::step_windows(trace);
+    let (_, steps) = crate::trace::steps::step_windows(trace);
     let windows: Vec<(i64, i64)> = steps.iter().map(|s| (s.start_ns, s.end_ns)).collect();
     super::compiled_code::compiled_code(trace, &windows)
 }

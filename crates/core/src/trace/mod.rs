@@ -23,6 +23,7 @@ pub mod link;
 mod load;
 mod raw;
 pub mod stdin;
+pub mod steps;
 mod stream;
 mod stream_events;
 mod stream_input;

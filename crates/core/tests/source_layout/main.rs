@@ -152,45 +152,12 @@ fn no_file_imports_in_a_cycle() {
 
 /// Folder pairs that still import each other, each with why it is left (a redesign of its
 /// own): (folder, folder, reason), the folders in sorted order.
-const FOLDER_PAIRS_LEFT: &[(&str, &str, &str)] = &[
-    (
-        "crates/core/src/error",
-        "crates/core/src/predict",
-        "issue 52: to be removed",
-    ),
-    (
-        "crates/core/src/error",
-        "crates/core/src/ranks",
-        "issue 52: to be removed",
-    ),
-    (
-        "crates/core/src/error",
-        "crates/core/src/shard",
-        "issue 52: to be removed",
-    ),
-    (
-        "crates/core/src/export",
-        "crates/core/src/results",
-        "issue 52: to be removed",
-    ),
-    (
-        "crates/core/src/predict",
-        "crates/core/src/report",
-        "issue 52: to be removed",
-    ),
-    (
-        "crates/core/src/predict",
-        "crates/core/src/signature",
-        "issue 52: to be removed",
-    ),
-    ("src/model", "src/pipeline", "issue 52: to be removed"),
-    ("src/pipeline", "src/suites", "issue 52: to be removed"),
-    (
-        "src/suites/scan/analyze",
-        "src/suites/scan/bench",
-        "issue 52: to be removed",
-    ),
-];
+const FOLDER_PAIRS_LEFT: &[(&str, &str, &str)] = &[(
+    "src/pipeline",
+    "src/suites",
+    "compare measures the host through suites/calibrate/host (1.6k lines), which belongs below \
+     both; moving it waits for calibrate on the suite runner (in flight)",
+)];
 
 #[test]
 fn no_two_folders_import_each_other() {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use replay_core::report::signature_label::signature_label;
+use replay_core::signature::label::signature_label;
 use replay_core::signature::{self, SignatureFile, Tier};
 use replay_core::trace;
 

@@ -81,7 +81,7 @@ pub fn load(path: &Path) -> Result<Vec<Measured>, ScanError> {
     for (line, record) in reader.records().enumerate() {
         let record = record.map_err(|e| bad(format!("row {}: {e}", line + 2)))?;
         let field = |i: usize| record.get(index[i]).unwrap_or("").trim();
-        if !crate::suites::scan::bench::status::is_success(field(10)) {
+        if !crate::suites::scan::status::is_success(field(10)) {
             continue;
         }
         let int = |i: usize| {

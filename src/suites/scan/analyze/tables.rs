@@ -26,7 +26,7 @@ fn optional(v: Option<f64>) -> Value {
 /// pandas' `round(3)`, except that a nonzero value keeps 3 significant digits (as the bench
 /// rounds its rows): a kB-scale peak is not written as 0.0.
 fn round3(v: f64) -> f64 {
-    crate::suites::scan::bench::rounding::round_like_seed(v, 3)
+    crate::suites::scan::rounding::round_like_seed(v, 3)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {

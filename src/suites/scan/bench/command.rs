@@ -9,9 +9,9 @@ use replay_core::shard::{RunStart, Shard, WorkList};
 use replay_core::suite::{CaseStatus, RunTally, Suite};
 
 use super::outputs::{FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV};
-use super::status::{seed_status, SUCCESS};
 use super::{ScanBenchSuite, ScanOutputs, COMMAND};
 use crate::pipeline::{CaseReporter, Observer, ShardRecord, SuiteCommand};
+use crate::suites::scan::status::{seed_status, SUCCESS};
 use replay_core::measure::MeasureConfig;
 
 pub struct ScanCommand {

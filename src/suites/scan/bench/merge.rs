@@ -11,9 +11,9 @@ use replay_core::suite::RowSink as _;
 
 use super::outputs::{FULL_CSV, HEATMAP_JSON, MEMORY_BREAKDOWN_CSV};
 use super::rows::COLUMNS;
-use super::status::is_success;
 use super::{ScanOutputs, COMMAND};
 use crate::suites::scan::analyze;
+use crate::suites::scan::status::is_success;
 
 pub struct ScanMerger;
 

@@ -4,9 +4,10 @@
 //! One concept per file: [`grid`] (the cases, in the seed's order), [`inputs`] (the seed's
 //! seeded draws), [`memory_estimate`] and [`skip_rule`] (the seed's estimates and its two
 //! skip rules), [`check`] (each case against the float64 reference), [`suite`] (all of it as
-//! a core [`Suite`], timing through `scan::target`), [`rows`] and
-//! [`rounding`] and [`status`] (the seed's row), [`compile_friendly`] (the seed's sampling of
-//! the grid), [`outputs`] (its three files).
+//! a core [`Suite`], timing through `scan::target`), [`rows`] (the seed's row; its numbers
+//! and status words are the suite's, shared with the analysis: `scan::rounding`,
+//! `scan::status`), [`compile_friendly`] (the seed's sampling of the grid), [`outputs`] (its
+//! three files).
 //!
 //! [`ScanBackend`]: crate::suites::scan::ScanBackend
 //! [`Suite`]: replay_core::suite::Suite
@@ -19,10 +20,8 @@ pub mod inputs;
 pub mod memory_estimate;
 pub mod merge;
 pub mod outputs;
-pub mod rounding;
 pub mod rows;
 pub mod skip_rule;
-pub mod status;
 pub mod suite;
 
 pub use command::ScanCommand;

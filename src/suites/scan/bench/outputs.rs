@@ -135,7 +135,7 @@ pub fn heatmap(rows: &[Row]) -> Value {
         let ok = row
             .get("status")
             .and_then(Value::as_str)
-            .is_some_and(super::status::is_success);
+            .is_some_and(crate::suites::scan::status::is_success);
         let entry = out.entry(key).or_insert_with(|| {
             json!({
                 "backend": backend,

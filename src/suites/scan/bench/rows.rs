@@ -7,8 +7,8 @@ use replay_core::suite::{CaseOutcome, CaseStatus};
 
 use super::grid::ScanCase;
 use super::memory_estimate::{gib, MemoryEstimate, MemoryModel};
-use super::rounding::round_like_seed;
-use super::status::seed_status;
+use crate::suites::scan::rounding::round_like_seed;
+use crate::suites::scan::status::seed_status;
 use crate::suites::scan::MemoryPeak;
 
 /// `benchmark_full.csv`'s header, exactly the seed's.

@@ -6,7 +6,7 @@ use replay_core::suite::CaseStatus;
 
 use super::grid::ScanCase;
 use super::memory_estimate::{gib, MemoryEstimate, MemoryModel};
-use super::rounding::round_like_seed;
+use crate::suites::scan::rounding::round_like_seed;
 
 /// Why `case` is skipped, or `None` to run it. `done` holds the cases run so far, in order.
 ///

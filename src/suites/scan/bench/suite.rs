@@ -191,7 +191,7 @@ impl Suite for ScanBenchSuite {
             CaseStatus::Skipped,
         ]
         .into_iter()
-        .find(|s| super::status::seed_status(*s) == word)
+        .find(|s| crate::suites::scan::status::seed_status(*s) == word)
         .unwrap_or(CaseStatus::Error)
     }
 }

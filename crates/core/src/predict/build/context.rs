@@ -8,8 +8,8 @@ use crate::trace::{Category, Event, ExecutionId, FxHashMap, Nanos, Platform, Tra
 use super::super::calls::{call_kind, CallKind};
 use super::super::delays::{activity_delays, launch_shape, Delays, LaunchShape};
 use super::super::event_map::EventMap;
-use super::super::steps::StepWindow;
 use super::facts::StepFacts;
+use crate::trace::steps::StepWindow;
 
 /// A host thread: (process, thread).
 pub(super) type ThreadKey = (ExecutionId, ExecutionId);

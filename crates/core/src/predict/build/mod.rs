@@ -33,7 +33,7 @@ use crate::trace::Trace;
 
 use super::error::PredictError;
 use super::skeleton::{Skeleton, StepSkeleton};
-use super::steps::{step_windows, StepWindow};
+use crate::trace::steps::{step_windows, StepWindow};
 
 use context::TraceContext;
 pub(crate) use facts::StepFacts;
@@ -46,7 +46,7 @@ pub(crate) fn step_skeleton(trace: &Trace, window: &StepWindow, facts: &StepFact
     let ids = signature::signature_ids(trace, &links);
     let context = TraceContext::new(trace, &links, &ids, Some(facts));
     Skeleton {
-        source: super::steps::StepSource::ProfilerStep,
+        source: crate::trace::steps::StepSource::ProfilerStep,
         signature_ids: ids.ids().to_vec(),
         steps: vec![context.step(window)],
     }

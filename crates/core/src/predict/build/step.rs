@@ -6,7 +6,7 @@ use crate::trace::{Category, FxHashMap, Nanos, Platform};
 use super::super::skeleton::{
     Activity, ActivityKind, HostThread, StepSkeleton, Stream, ThreadInTrace,
 };
-use super::super::steps::StepWindow;
+use crate::trace::steps::StepWindow;
 
 use super::context::{by_start, stream_key, StreamKey, ThreadEvents, TraceContext};
 use super::thread::ThreadBuilder;

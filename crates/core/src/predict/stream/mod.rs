@@ -45,7 +45,7 @@ use crate::trace::{Platform, TraceError};
 use super::build::StepFacts;
 use super::prediction::Prediction;
 use super::skeleton::Skeleton;
-use super::steps::StepSource;
+use crate::trace::steps::StepSource;
 
 use record::{by_correlation, by_step, Record};
 use sink::{record_sorter, PredictSink};

@@ -7,8 +7,8 @@
 
 use crate::signature::fold::sorter::PushSorter;
 
-use crate::predict::steps::StepWindow;
 use crate::signature::fold::sorter::sorter;
+use crate::trace::steps::StepWindow;
 use crate::trace::{Category, Event, ExecutionId, FxHashMap, StringTable, TraceError};
 
 use super::record::{by_correlation, by_index, by_stream, Order, Record};

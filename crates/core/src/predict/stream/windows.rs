@@ -1,8 +1,8 @@
 //! The trace's steps as the streamed predict routes events to them: the `ProfilerStep#N`
-//! spans in the order [`crate::predict::steps::step_windows`] gives them, and which of them
+//! spans in the order [`crate::trace::steps::step_windows`] gives them, and which of them
 //! an event's interval touches.
 
-use crate::predict::steps::{StepWindow, PROFILER_STEP_PREFIX};
+use crate::trace::steps::{StepWindow, PROFILER_STEP_PREFIX};
 use crate::trace::{Category, Event, Nanos, StringTable};
 
 /// The steps, in time order, and what finds the ones an interval touches.
@@ -14,7 +14,7 @@ pub struct Windows {
     latest_end: Vec<Nanos>,
 }
 
-/// Whether `event` is a step span, as [`crate::predict::steps::step_windows`] takes them.
+/// Whether `event` is a step span, as [`crate::trace::steps::step_windows`] takes them.
 pub fn is_step_span(event: &Event, strings: &StringTable) -> bool {
     event.category == Category::UserAnnotation
         && event.dur_ns > 0

@@ -5,8 +5,8 @@
 
 use super::sorter::PushSorter;
 
-use crate::predict::steps::PROFILER_STEP_PREFIX;
 use crate::signature::compiled_code::{is_compiled_region, Interval, Thread};
+use crate::trace::steps::PROFILER_STEP_PREFIX;
 use crate::trace::{Category, Event, FxHashMap, Nanos, StringTable, TraceError};
 
 use super::records::{ActivityRecord, HostKind, HostRecord};

@@ -5,10 +5,10 @@
 
 use std::fmt::Write as _;
 
-use crate::signature::call_site::CallSite;
-use crate::signature::dtype::Dtype;
-use crate::signature::op_inputs::OpInputs;
-use crate::signature::schema::{RecordedInputs, Signature};
+use super::call_site::CallSite;
+use super::dtype::Dtype;
+use super::op_inputs::OpInputs;
+use super::schema::{RecordedInputs, Signature};
 
 /// The label of `signature`: `op [sizes]×[sizes] dtypes` for work launched by an op whose
 /// inputs were recorded, `name bytes` for a copy or memset, the bare name otherwise.

@@ -1,5 +1,6 @@
 //! The seed's status words (`benchmarks/lib/runner.py` of torch-semimarkov) for the `status`
-//! column of `benchmark_full.csv`, `heatmap_data.json` and `memory_breakdown.csv`:
+//! column of `benchmark_full.csv`, `heatmap_data.json` and `memory_breakdown.csv` (written by
+//! the bench, read by its analysis):
 //! `success` (measured), `oom`, `error`, `not_implemented` and `not_tested` (skipped by a
 //! rule before it ran). The core's [`CaseStatus`] says `ok` and `skipped`, as the other
 //! suites' files do; only this suite's files take the seed's words.

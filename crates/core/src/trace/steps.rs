@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{Category, ExecutionId, Nanos, Trace};
+use super::{Category, ExecutionId, Nanos, Trace};
 
 /// Prefix of the span `torch.profiler.profile.step()` records around each step.
 pub const PROFILER_STEP_PREFIX: &str = "ProfilerStep#";

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::isolated::{IsolatedResults, SignatureResult};
 use crate::error::{Error, Result};
+use crate::results::isolated::{IsolatedResults, SignatureResult};
 
 /// The rows file's name in the output folder.
 pub const ROWS_FILE: &str = "isolated.rows.jsonl";
@@ -71,7 +71,7 @@ impl RowsFile {
                 }
             }
         }
-        crate::export::ensure_output_dir(dir)?;
+        super::ensure_output_dir(dir)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -106,7 +106,7 @@ impl RowsFile {
         };
         bytes.extend(serde_json::to_vec(&marker).map_err(|e| encoding(&self.path, e))?);
         bytes.push(b'\n');
-        crate::export::append::append_whole(&mut self.file, &bytes)
+        super::append::append_whole(&mut self.file, &bytes)
             .and_then(|()| self.file.sync_data())
             .map_err(|e| Error::output(&self.path, "write", e))?;
         self.windows += 1;
@@ -151,14 +151,14 @@ pub fn for_each_row(
 
 /// Writes `json` and `csv` from `header` (whose `results` are ignored) and the rows file at
 /// `rows`, streaming: each is written beside itself and renamed over the old one, so that
-/// what is on disk is always whole. The JSON is what [`crate::export::json::to_bytes`] writes
+/// what is on disk is always whole. The JSON is what [`super::json::to_bytes`] writes
 /// of the same results.
 pub fn assemble(header: &IsolatedResults, rows: &Path, json: &Path, csv: &Path) -> Result<()> {
     let empty = IsolatedResults {
         results: Vec::new(),
         ..header.clone()
     };
-    let text = crate::export::json::to_bytes(&empty);
+    let text = super::json::to_bytes(&empty);
     let text = String::from_utf8_lossy(&text);
     let Some((before, after)) = text.rsplit_once("\"results\": []") else {
         unreachable!("IsolatedResults always has results")
@@ -180,10 +180,10 @@ pub fn assemble(header: &IsolatedResults, rows: &Path, json: &Path, csv: &Path) 
         out.write_all(after.as_bytes())
     })?;
     write_streaming(csv, |out| {
-        let mut writer = crate::export::csv::isolated_writer(out);
+        let mut writer = super::csv::isolated_writer(out);
         for_each_row(rows, |row| {
             writer
-                .write_record(crate::export::csv::isolated_row(&row))
+                .write_record(super::csv::isolated_row(&row))
                 .map_err(|e| Error::output(csv, "write", std::io::Error::other(e)))
         })
         .map_err(std::io::Error::other)?;
