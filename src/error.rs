@@ -34,10 +34,67 @@ pub enum Error {
     #[error(transparent)]
     Suite(SuiteError),
 
-    /// An orchestrated step's error with the context it gathered (`writing isolated
-    /// results: ...`); whether the user can fix it is read from the errors inside.
+    /// An orchestrated step's error with what the step was doing (`writing isolated
+    /// results`), shown first, the error itself as its cause; whether the user can fix it is
+    /// read from the error inside.
     #[error(transparent)]
-    Pipeline(#[from] anyhow::Error),
+    Step(StepError),
+
+    /// A timing loop that could not measure (its configuration, a target's failure).
+    #[error(transparent)]
+    Measure(#[from] replay_core::measure::MeasureError),
+
+    /// A file of the run's own (not one the user named) that cannot be read or written; a
+    /// step names it ([`Context`]).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+
+    /// A step that could not run for a reason of its own, not the user's input: the message
+    /// says which (`no rebuilt op to run in real time`).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// An error with what the step was doing when it happened (see [`Context`]): shown as that,
+/// with the error as its cause, as the error chain prints it.
+#[derive(Debug)]
+pub struct StepError {
+    context: String,
+    error: Box<Error>,
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.context)
+    }
+}
+
+impl std::error::Error for StepError {
+    /// The core's error as itself (so the chain reads it as the core's, as before), any other
+    /// as this layer's.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.error {
+            Error::Core(core) => Some(core),
+            other => Some(other),
+        }
+    }
+}
+
+/// `.context("writing isolated results")` on a result whose error converts into [`Error`]:
+/// the error with what the step was doing ([`Error::Step`]).
+pub trait Context<T> {
+    fn context(self, context: impl Into<String>) -> Result<T>;
+    fn with_context<C: Into<String>>(self, context: impl FnOnce() -> C) -> Result<T>;
+}
+
+impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
+    fn context(self, context: impl Into<String>) -> Result<T> {
+        self.map_err(|e| e.into().in_step(context))
+    }
+
+    fn with_context<C: Into<String>>(self, context: impl FnOnce() -> C) -> Result<T> {
+        self.map_err(|e| e.into().in_step(context()))
+    }
 }
 
 /// A suite's error as the library carries it: the suite's own error, shown as it is, and
@@ -96,11 +153,27 @@ impl Error {
             Error::InvalidDevice { .. } | Error::CudaUnavailable(_) | Error::KernelUnavailable(..)
         ) || matches!(self, Error::Core(e) if e.is_usage_error())
             || matches!(self, Error::Suite(e) if e.usage)
-            || matches!(self, Error::Pipeline(e) if e.chain().any(|c| {
-                c.downcast_ref::<Error>().is_some_and(Error::is_usage_error)
-                    || c.downcast_ref::<replay_core::Error>()
-                        .is_some_and(replay_core::Error::is_usage_error)
-            }))
+            || matches!(self, Error::Step(e) if e.error.is_usage_error())
+    }
+
+    /// The message and its causes on one line, each after a `: ` (as `{:#}` shows an
+    /// `anyhow::Error`).
+    pub fn with_causes(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            text.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        text
+    }
+
+    /// This error with what the step was doing when it happened.
+    pub fn in_step(self, context: impl Into<String>) -> Error {
+        Error::Step(StepError {
+            context: context.into(),
+            error: Box::new(self),
+        })
     }
 
     pub fn cuda(call: &'static str, err: impl std::fmt::Display) -> Self {

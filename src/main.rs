@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     let cli: replay::cli::Cli = replay_core::cli::parse::parse();
     match replay::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => replay_core::exit::report_with(&err, |e| {
+        Err(err) => replay_core::cli::exit::report_with(&err, |e| {
             e.downcast_ref::<replay::Error>()
                 .is_some_and(|e| e.is_usage_error())
                 || e.downcast_ref::<replay_core::Error>()

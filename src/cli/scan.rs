@@ -103,7 +103,8 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
         time_budget: args.time.then(|| Duration::from_secs_f64(args.time_budget)),
     };
     let report = tool::run(&request, backend.as_ref(), device.describe())?;
-    let text = serde_json::to_string_pretty(&report).map_err(anyhow::Error::from)?;
+    let text =
+        serde_json::to_string_pretty(&report).map_err(|e| crate::Error::Failed(e.to_string()))?;
     println!("{text}");
     Ok(())
 }

@@ -180,5 +180,8 @@ impl From<CaptureArgs> for CaptureOptions {
 }
 
 pub fn capture(args: CaptureArgs) -> anyhow::Result<()> {
-    crate::pipeline::capture::run(&args.into(), &mut ConsoleObserver::new(false))
+    Ok(crate::pipeline::capture::run(
+        &args.into(),
+        &mut ConsoleObserver::new(false),
+    )?)
 }

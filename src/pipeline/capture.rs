@@ -9,7 +9,7 @@ use super::options::CaptureOptions;
 
 /// Writes the trace of `options.model` to `options.out`; the script's own report (which step
 /// it kept, where the trace went, what a compiled run recorded) reaches `observer` as a result.
-pub fn run(options: &CaptureOptions, observer: &mut dyn Observer) -> anyhow::Result<()> {
+pub fn run(options: &CaptureOptions, observer: &mut dyn Observer) -> crate::Result<()> {
     // A file that is no model at all is refused before Python spends seconds importing torch
     // (an ExportedProgram is a zip too, but the script names what is wrong with one better).
     if options.zoo.is_none() && options.model.extension().is_none_or(|e| e != "pt2") {

@@ -4,7 +4,7 @@
 
 use std::ops::ControlFlow;
 
-use anyhow::Context as _;
+use crate::error::Context as _;
 
 use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
@@ -40,7 +40,7 @@ fn rewarm_passes(warmup: u32, rounds: u32) -> u32 {
 pub fn run(
     options: &CompareOptions,
     observer: &mut dyn Observer,
-) -> anyhow::Result<ComparisonReport> {
+) -> crate::Result<ComparisonReport> {
     let run = &options.run;
     // Refused before anything runs: the ET would belong to no trace of this run.
     if let (Some(ExecutionTraceChoice::File(et)), None) = (&options.execution_trace, &options.trace)
@@ -142,9 +142,9 @@ pub fn run(
                 |_, _| ControlFlow::Continue(()),
                 None,
             )?;
-            let trace = trace_path
-                .as_deref()
-                .context("a compiled compare captures its own trace")?;
+            let trace = trace_path.as_deref().ok_or_else(|| {
+                crate::Error::Failed("a compiled compare captures its own trace".into())
+            })?;
             if options.runs_after_isolated() > 0 {
                 observer.stage_started(
                     Stage::Full,
@@ -217,7 +217,7 @@ pub fn run(
             match rerun {
                 Ok(done) => Some(done),
                 Err(e) => {
-                    observer.warning(&format!("no sequence prediction: {e:#}"));
+                    observer.warning(&format!("no sequence prediction: {}", e.with_causes()));
                     None
                 }
             }
@@ -328,7 +328,7 @@ fn host_settings(
     device: &Device,
     files: &OutputDir,
     observer: &mut dyn Observer,
-) -> anyhow::Result<crate::predict::HostSettings> {
+) -> crate::Result<crate::predict::HostSettings> {
     let mut settings = crate::predict::HostSettings::from_flags(
         options.host_times,
         options.host_profile.as_deref(),
@@ -386,7 +386,7 @@ fn replay_and_time_the_model(
     probe: &mut Option<Box<dyn crate::energy::EnergyProbe>>,
     observer: &mut dyn Observer,
     isolated_options: &super::options::IsolatedOptions,
-) -> anyhow::Result<(IsolatedResults, FullModelTiming)> {
+) -> crate::Result<(IsolatedResults, FullModelTiming)> {
     let run = &options.run;
     let model = TorchScriptModel::load(&run.model, device.torch_device())?;
     let mut timer = ModelTimer::new(&model, run.batch, run.seq_len, &run.inputs)?;
@@ -445,7 +445,7 @@ fn compiled_model_timing(
     options: &CompareOptions,
     device: &Device,
     trace: &std::path::Path,
-) -> anyhow::Result<FullModelTiming> {
+) -> crate::Result<FullModelTiming> {
     let folder = trace.parent().unwrap_or(std::path::Path::new("."));
     let before = folder.join(compiled_model::FILE);
     let mut timing = if options.runs_after_isolated() > 0 {

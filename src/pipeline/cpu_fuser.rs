@@ -6,12 +6,12 @@ use crate::device::DeviceSpec;
 
 /// Switches the CPU fuser on when `on`; a GPU device is refused (its fuser is on already, and
 /// the flag says CPU).
-pub fn apply(on: bool, device: DeviceSpec) -> anyhow::Result<()> {
+pub fn apply(on: bool, device: DeviceSpec) -> crate::Result<()> {
     if !on {
         return Ok(());
     }
     if device != DeviceSpec::Cpu {
-        anyhow::bail!(crate::Error::from(replay_core::Error::BadInput {
+        return Err(crate::Error::from(replay_core::Error::BadInput {
             path: "--fuse-on-cpu".into(),
             message: format!(
                 "switches TorchScript's fuser on for the CPU; the device is {device} (on a GPU \
@@ -20,5 +20,5 @@ pub fn apply(on: bool, device: DeviceSpec) -> anyhow::Result<()> {
         }));
     }
     crate::torch::fusion_kernel::switch_on_cpu_fuser()
-        .map_err(|e| anyhow::anyhow!("switching TorchScript's CPU fuser on: {e}"))
+        .map_err(|e| crate::Error::Failed(format!("switching TorchScript's CPU fuser on: {e}")))
 }

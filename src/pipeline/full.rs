@@ -12,7 +12,7 @@ use super::observer::Observer;
 use super::options::FullOptions;
 
 /// `replay full`: times the model and reports the timing and where it went.
-pub fn run(options: &FullOptions, observer: &mut dyn Observer) -> anyhow::Result<FullModelTiming> {
+pub fn run(options: &FullOptions, observer: &mut dyn Observer) -> crate::Result<FullModelTiming> {
     let device = Device::open(options.device)?;
     // Before any run is timed: an output folder that cannot be made would lose them all.
     export::ensure_output_dir(&options.output_dir)?;
@@ -52,7 +52,7 @@ pub fn time(
     options: &FullOptions,
     device: &Device,
     probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
-) -> anyhow::Result<FullModelTiming> {
+) -> crate::Result<FullModelTiming> {
     super::threads::apply(options.threads)?;
     super::cpu_fuser::apply(options.fuse_on_cpu, options.device)?;
     let model = crate::model::model_file::load(&options.model, device.torch_device())?;
@@ -77,7 +77,7 @@ pub fn finish(
     model: &dyn WholeModel,
     mut timing: FullModelTiming,
     probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
-) -> anyhow::Result<FullModelTiming> {
+) -> crate::Result<FullModelTiming> {
     if let Some(probe) = probe {
         let config = options.energy.config();
         timing.energy = Some(crate::model::full::model_energy(

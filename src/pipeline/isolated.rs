@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::ops::ControlFlow;
 
-use anyhow::Context;
+use crate::error::Context as _;
 
 use crate::device::cache_flush::{CpuCacheFlusher, CudaL2Flusher};
 use crate::device::Device;
@@ -309,11 +309,11 @@ pub fn replay(
     observer: &mut dyn Observer,
     mut after_round: impl FnMut(u32, &mut dyn Observer) -> ControlFlow<()>,
     journal: Option<&mut IsolatedJournal>,
-) -> anyhow::Result<IsolatedResults> {
+) -> crate::Result<IsolatedResults> {
     if options.max_time_per_kernel_s.is_nan() || options.max_time_per_kernel_s <= 0.0 {
-        anyhow::bail!(crate::Error::from(replay_core::Error::BadInput {
+        return Err(crate::Error::from(replay_core::Error::BadInput {
             path: "--max-time-per-kernel".into(),
-            message: "must be a positive number of seconds".into()
+            message: "must be a positive number of seconds".into(),
         }));
     }
     // A bad profile is refused before anything is replayed.
@@ -363,7 +363,7 @@ pub fn replay(
     let files = OutputDir::new(&options.output_dir);
     let json_path = files.path(OutputFile::IsolatedJson);
     let csv_path = files.path(OutputFile::IsolatedCsv);
-    let mut write_error: Option<anyhow::Error> = None;
+    let mut write_error: Option<crate::Error> = None;
     // A window of a windowed run leaves its rows to the caller (`isolated_windowed`).
     let write_files = !journal.as_ref().is_some_and(|j| j.windowed);
     // Progress and the rounds' own stages both report while the replay runs.

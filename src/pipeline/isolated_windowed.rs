@@ -136,7 +136,7 @@ pub trait ReplayWindow:
     Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
     &mut dyn Observer,
     &mut IsolatedJournal,
-) -> anyhow::Result<IsolatedResults>
+) -> crate::Result<IsolatedResults>
 {
 }
 
@@ -147,7 +147,7 @@ impl<F> ReplayWindow for F where
         Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
         &mut dyn Observer,
         &mut IsolatedJournal,
-    ) -> anyhow::Result<IsolatedResults>
+    ) -> crate::Result<IsolatedResults>
 {
 }
 
@@ -227,7 +227,7 @@ pub fn run(
         let results = match replay(&file, &device, probe.as_deref_mut(), observer, &mut journal) {
             Ok(results) => results,
             Err(e) => {
-                failed = Some(crate::Error::from(e));
+                failed = Some(e);
                 return ControlFlow::Break(());
             }
         };

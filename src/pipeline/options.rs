@@ -59,7 +59,7 @@ impl Default for EnergyOptions {
 
 impl EnergyOptions {
     /// The opened probe, or `None` for `none`.
-    pub fn open(&self) -> anyhow::Result<Option<Box<dyn EnergyProbe>>> {
+    pub fn open(&self) -> crate::Result<Option<Box<dyn EnergyProbe>>> {
         let spec: ProbeSpec = self.probe.parse().map_err(crate::Error::from)?;
         if spec.is_none() {
             return Ok(None);

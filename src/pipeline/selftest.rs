@@ -21,7 +21,7 @@ const PIPELINE_CHECK: &str = "compare pipeline end to end";
 
 /// Runs every check, hands the report (text, or JSON with `options.json`) to `observer` as
 /// the result, and fails when a check failed.
-pub fn run(options: &SelftestOptions, observer: &mut dyn Observer) -> anyhow::Result<Vec<Check>> {
+pub fn run(options: &SelftestOptions, observer: &mut dyn Observer) -> crate::Result<Vec<Check>> {
     let device = Device::open(options.device)?;
     // A model that cannot be loaded or run on the CPU is the user's to fix (exit 2), and is
     // found before any check runs.
@@ -46,14 +46,18 @@ pub fn run(options: &SelftestOptions, observer: &mut dyn Observer) -> anyhow::Re
             "{}\n",
             serde_json::to_string_pretty(
                 &serde_json::json!({ "device": device.describe(), "checks": checks })
-            )?
+            )
+            .map_err(|e| crate::Error::Failed(format!("the selftest report as JSON: {e}")))?
         )
     } else {
         render(&device.describe(), &checks)
     };
     observer.result(&report);
     if failed > 0 {
-        anyhow::bail!("{failed} selftest check(s) failed on {}", device.describe());
+        return Err(crate::Error::Failed(format!(
+            "{failed} selftest check(s) failed on {}",
+            device.describe()
+        )));
     }
     Ok(checks)
 }
@@ -124,7 +128,7 @@ fn pipeline_check(
     };
     let options = pipeline_options(device, model, seq_len, scratch.path().to_path_buf());
     let result = super::compare::run(&options, &mut ResultsAsInfo(observer))
-        .map_err(|e| format!("{e:#}"))
+        .map_err(|e| e.with_causes())
         .and_then(|_| {
             // The report as written, not only as returned: the file is what users read.
             let path = crate::export::OutputDir::new(scratch.path())

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::error::Context as _;
 
 use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
@@ -39,11 +39,11 @@ fn bad(what: &Path, message: String) -> crate::Error {
 pub fn run(
     options: &SequenceOptions,
     observer: &mut dyn Observer,
-) -> anyhow::Result<SequenceResults> {
+) -> crate::Result<SequenceResults> {
     if !(options.max_time_s.is_finite() && options.max_time_s > 0.0) {
-        anyhow::bail!(bad(
+        return Err(bad(
             Path::new("--max-time"),
-            "must be a positive number of seconds".into()
+            "must be a positive number of seconds".into(),
         ));
     }
     OutputDir::new(&options.output_dir)
@@ -76,7 +76,7 @@ pub fn load_linked(
     trace: &replay_core::trace::Trace,
     trace_path: &std::path::Path,
     et_path: &std::path::Path,
-) -> anyhow::Result<(ExecutionTrace, EtLinks)> {
+) -> crate::Result<(ExecutionTrace, EtLinks)> {
     let et = replay_core::execution_trace::load(et_path)
         .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
     let links = replay_core::execution_trace::link::link(&et, trace, trace_path)
@@ -95,22 +95,22 @@ pub fn rerun(
     options: &SequenceOptions,
     execution_trace: Option<(&ExecutionTrace, &EtLinks)>,
     observer: &mut dyn Observer,
-) -> anyhow::Result<SequenceResults> {
+) -> crate::Result<SequenceResults> {
     let files = OutputDir::new(&options.output_dir);
     let skeleton = replay_core::predict::skeleton(trace)
         .map_err(|e| bad(&options.trace, format!("no step to re-run: {e}")))?;
     let Some(step) = skeleton.steps.last() else {
-        anyhow::bail!(bad(
+        return Err(bad(
             &options.trace,
-            "no step to re-run: the trace has no profiled step".into()
+            "no step to re-run: the trace has no profiled step".into(),
         ));
     };
     let units = replay_units(file);
     let entries = program(&skeleton, step, file, &units);
     if entries.is_empty() {
-        anyhow::bail!(bad(
+        return Err(bad(
             &options.trace,
-            format!("step {} launched nothing to re-run", step.name)
+            format!("step {} launched nothing to re-run", step.name),
         ));
     }
     let generated = super::isolated::generated_kernels(
@@ -236,7 +236,7 @@ pub fn rerun(
     } else {
         let sequence = SequenceTarget::new(steps);
         if let Some(why) = sequence.placement_mismatch() {
-            anyhow::bail!(crate::Error::Pipeline(anyhow::anyhow!(
+            return Err(crate::Error::Failed(format!(
                 "{why}: replay sequence on {} is unavailable for this trace",
                 device.spec()
             )));
@@ -284,7 +284,7 @@ pub fn rerun(
             match super::sequence_real_time::measure(ops, per_op, device, &config, observer) {
                 Ok(real_time) => Some(real_time),
                 Err(e) => {
-                    observer.warning(&format!("no real-time step: {e:#}"));
+                    observer.warning(&format!("no real-time step: {}", e.with_causes()));
                     None
                 }
             };

@@ -20,12 +20,11 @@ use super::observer::Observer;
 /// The share of the device's free memory the default budget takes.
 pub const DEFAULT_BUDGET_SHARE: f64 = 0.8;
 
-fn bad(what: &Path, message: String) -> anyhow::Error {
+fn bad(what: &Path, message: String) -> crate::Error {
     crate::Error::from(replay_core::Error::BadInput {
         path: what.to_path_buf(),
         message,
     })
-    .into()
 }
 
 /// The device's free memory now: on the CPU the memory available (`MemAvailable`), on a GPU
@@ -59,7 +58,7 @@ pub fn plan_step(
     budget: Option<u64>,
     trace: &Path,
     observer: &mut dyn Observer,
-) -> anyhow::Result<Planned> {
+) -> crate::Result<Planned> {
     let ops: Vec<OpNeeds> = entries
         .iter()
         .map(|e| needs(e, file, units, placing))

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::error::Context as _;
 
 use crate::device::{Device, DeviceSpec};
 use crate::measure::{measure_detailed, MeasureConfig, MonotonicClock, Target};
@@ -38,10 +38,12 @@ pub fn measure(
     device: &Device,
     config: &MeasureConfig,
     observer: &mut dyn Observer,
-) -> anyhow::Result<RealTime> {
+) -> crate::Result<RealTime> {
     let count = ops.len();
     if count == 0 {
-        anyhow::bail!("no rebuilt op to run in real time");
+        return Err(crate::Error::Failed(
+            "no rebuilt op to run in real time".into(),
+        ));
     }
     observer.stage_started(
         Stage::Sequence,
@@ -59,7 +61,9 @@ pub fn measure(
         Spread::of(&measured.device_us),
         Spread::of(&measured.host_us),
     ) else {
-        anyhow::bail!("the step in real time gave no samples");
+        return Err(crate::Error::Failed(
+            "the step in real time gave no samples".into(),
+        ));
     };
 
     let (loop_us, empty_us) = overhead(count, device).context("measuring replay's own loop")?;
@@ -86,9 +90,9 @@ pub fn measure(
 /// Replay's loop over `count` ops, per op (µs): with every op a no-op, and with every op an
 /// empty dispatcher call made as replay makes its calls (on a tensor of `device`, on the
 /// host: the empty op launches nothing).
-fn overhead(count: usize, device: &Device) -> anyhow::Result<(f64, f64)> {
+fn overhead(count: usize, device: &Device) -> crate::Result<(f64, f64)> {
     let config = MeasureConfig::with_time_budget(OVERHEAD_BUDGET);
-    let per_op = |ops: Vec<Box<dyn Target>>| -> anyhow::Result<f64> {
+    let per_op = |ops: Vec<Box<dyn Target>>| -> crate::Result<f64> {
         let mut step = RealTimeStep::new(ops);
         let measured = measure_detailed(&mut step, &config, &MonotonicClock::new())?;
         Ok(measured.summary.median / count as f64)
@@ -106,8 +110,9 @@ fn overhead(count: usize, device: &Device) -> anyhow::Result<(f64, f64)> {
             &opened
         }
     };
-    let calls = empty_calls(count, device, cpu)
-        .map_err(|e| anyhow::anyhow!("preparing {count} empty {EMPTY_OP} calls: {e:?}"))?;
+    let calls = empty_calls(count, device, cpu).map_err(|e| {
+        crate::Error::Failed(format!("preparing {count} empty {EMPTY_OP} calls: {e:?}"))
+    })?;
     let empty_us = per_op(calls)?;
     Ok((loop_us, empty_us))
 }

@@ -8,7 +8,6 @@ pub mod cli;
 pub mod energy;
 pub mod error;
 pub mod execution_trace;
-pub mod exit;
 pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -12,7 +12,7 @@ fn main() -> ExitCode {
     let cli: replay_core::cli::Cli = replay_core::cli::parse::parse();
     match replay_core::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => replay_core::exit::report(&err),
+        Err(err) => replay_core::cli::exit::report(&err),
     }
 }
 

@@ -16,21 +16,8 @@ use super::run::{
 };
 use super::MhcError;
 
-/// `replay bench mhc`'s merger: one `benchmark_results.csv` and, for a sweep, the offload
-/// answer.
-pub struct MhcMerger;
-
-impl replay_core::cli::merge::CommandMerger for MhcMerger {
-    fn command(&self) -> &'static str {
-        super::run::COMMAND
-    }
-
-    fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
-        Ok(merge(plan, out).map_err(crate::Error::from)?)
-    }
-}
-
-/// Merges the shards of `plan` into `out`; the lines say what was written.
+/// Merges the shards of `plan` into `out`: one `benchmark_results.csv` and, for a sweep, the
+/// offload answer; the lines say what was written.
 pub fn merge(plan: &MergePlan, out: &Path) -> Result<Vec<String>, MhcError> {
     let options = options_from_settings(&plan.first().settings, out)?;
     let per = rows_per_configuration(&options);

@@ -4,6 +4,7 @@
 //! way git and cargo run their subcommands. `replay --help` lists both kinds.
 
 mod classify;
+pub mod exit;
 pub mod forward;
 pub mod merge;
 mod merge_signatures;

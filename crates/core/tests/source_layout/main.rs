@@ -1,10 +1,11 @@
 //! The source tree's shape (issue 28): no two files import each other, directly or round a
 //! longer loop; no two folders import each other (issue 52, `folders.rs`: a cycle between
 //! layers that no file cycle shows); no suite imports another suite; no source file holds more
-//! than 600 lines of non-test code. Read from the sources themselves (the module trees from `mod`
+//! than 600 lines of non-test code; `anyhow` only in command-line code (`edge_errors.rs`). Read from the sources themselves (the module trees from `mod`
 //! declarations, the imports from `use` declarations and paths); see `graph.rs` for the rules
 //! that turn them into file-to-file edges. Torch-free: it reads text and links nothing.
 
+mod edge_errors;
 mod folders;
 mod graph;
 mod grid_loops;
@@ -184,6 +185,59 @@ fn no_two_folders_import_each_other() {
     assert!(
         stale.is_empty(),
         "FOLDER_PAIRS_LEFT names pairs that no longer import each other (take them off): {stale:?}"
+    );
+}
+
+#[test]
+fn anyhow_only_in_command_line_code() {
+    let sources = sources();
+    let tree = read_tree(&sources);
+    let found = edge_errors::anyhow_in_libraries(&tree, &sources);
+    assert!(
+        found.is_empty(),
+        "library modules that name anyhow (return the layer's typed error, `Error` in its \
+         error.rs; anyhow belongs to cli/ and main.rs):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_finds_anyhow_outside_command_line_code() {
+    let files: BTreeMap<String, String> = [
+        ("src/lib.rs", "pub mod cli;\npub mod pipeline;\n"),
+        (
+            "src/cli/mod.rs",
+            "pub fn run() -> anyhow::Result<()> { Ok(()) }\n",
+        ),
+        (
+            "src/pipeline/mod.rs",
+            "// anyhow in a comment is none\npub fn f() -> crate::Result<()> { Ok(()) }\n\
+             pub fn g() -> anyhow::Result<()> { Ok(()) }\n#[cfg(test)]\nmod tests {\n    \
+             fn t() -> anyhow::Result<()> { Ok(()) }\n}\n",
+        ),
+        (
+            "src/main.rs",
+            "fn main() -> anyhow::Result<()> { Ok(()) }\n",
+        ),
+    ]
+    .iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    let crates = [
+        CrateRoot {
+            root: ROOT_LIB,
+            externs: &[],
+        },
+        CrateRoot {
+            root: "src/main.rs",
+            externs: &[],
+        },
+    ];
+    let tree = Tree::read(&files, &crates);
+    assert!(tree.problems.is_empty(), "{:?}", tree.problems);
+    assert_eq!(
+        edge_errors::anyhow_in_libraries(&tree, &files),
+        ["src/pipeline/mod.rs:3"]
     );
 }
 

@@ -26,7 +26,6 @@ pub mod suite;
 
 pub use command::ScanCommand;
 pub use grid::{ScanCase, ScanGrid};
-pub use merge::ScanMerger;
 pub use outputs::ScanOutputs;
 pub use suite::{measure_config, BenchSettings, ScanBenchSuite};
 
