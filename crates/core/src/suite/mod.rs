@@ -28,6 +28,15 @@ pub enum CaseStatus {
 }
 
 impl CaseStatus {
+    /// Every status, in the order the suites' files list them.
+    pub const ALL: [CaseStatus; 5] = [
+        CaseStatus::Ok,
+        CaseStatus::Oom,
+        CaseStatus::Error,
+        CaseStatus::NotImplemented,
+        CaseStatus::Skipped,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             CaseStatus::Ok => "ok",
@@ -174,15 +183,10 @@ pub trait Suite {
     /// its `status` column in the core's words; a suite with words of its own overrides it.
     fn row_status(&self, row: &Row) -> CaseStatus {
         let word = row.get("status").and_then(|v| v.as_str()).unwrap_or("ok");
-        [
-            CaseStatus::Oom,
-            CaseStatus::Error,
-            CaseStatus::NotImplemented,
-            CaseStatus::Skipped,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == word)
-        .unwrap_or(CaseStatus::Ok)
+        CaseStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str() == word)
+            .unwrap_or(CaseStatus::Ok)
     }
 }
 

@@ -183,16 +183,10 @@ impl Suite for ScanBenchSuite {
     /// The seed's words (`success`, `not_tested`) read back for the skip rule.
     fn row_status(&self, row: &Row) -> CaseStatus {
         let word = row.get("status").and_then(|v| v.as_str()).unwrap_or("");
-        [
-            CaseStatus::Ok,
-            CaseStatus::Oom,
-            CaseStatus::Error,
-            CaseStatus::NotImplemented,
-            CaseStatus::Skipped,
-        ]
-        .into_iter()
-        .find(|s| crate::suites::scan::status::seed_status(*s) == word)
-        .unwrap_or(CaseStatus::Error)
+        CaseStatus::ALL
+            .into_iter()
+            .find(|s| crate::suites::scan::status::seed_status(*s) == word)
+            .unwrap_or(CaseStatus::Error)
     }
 }
 
