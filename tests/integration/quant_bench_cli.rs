@@ -289,6 +289,14 @@ fn the_profiler_trace_is_read_by_classify_and_compile_reports_its_times() {
             .parse()
             .unwrap();
         assert!(compiled > 0.0, "{row:?}");
+        // The baseline row's two compiled models are one, timed once: no speedup of a model
+        // against itself (timed twice, it was the noise between two runs).
+        assert_eq!(
+            &row[col("baseline_compiled_inference_time_in_ms")],
+            &row[col("quantized_compiled_inference_time_in_ms")],
+            "{row:?}"
+        );
+        assert_eq!(&row[col("compiled_speedup")], "1.0", "{row:?}");
     } else {
         // A machine where inductor cannot build says so in the row, never a number.
         assert!(compile_status.starts_with("unavailable: "), "{row:?}");
