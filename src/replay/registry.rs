@@ -19,9 +19,9 @@ use crate::signature::schema::{GemmKernelRole, Signature, SignatureFile, Tier, U
 use crate::signature::InputRange;
 
 use super::overload::CallSite;
+use super::parameter_copies::CopyBudget;
 use super::recorded::{from_profiler_args, RecordedInput};
 use super::tier1_memory::{CpuMemoryTarget, MemoryWork};
-use super::parameter_copies::CopyBudget;
 use super::tier2_gemm::TorchGemmTarget;
 use super::tier3_fusion_group::FusionGroupError;
 use super::tier3_libtorch::{self, Tier3Error};

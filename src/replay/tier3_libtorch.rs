@@ -16,9 +16,9 @@ use super::index_bounds::{index_arguments, wrap_dim, Bound};
 use super::overload::{
     resolve_exact, runs_on, ArgPlan, CallSite, ListTarget, OverloadSource, ScalarTarget,
 };
+use super::parameter_copies::{first_call, CopyBudget};
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
-use super::parameter_copies::{first_call, CopyBudget};
 use super::tier3_tensors::{
     is_integral, list_kind, make_tensor, make_tensor_as, storage_len, Fill,
 };
@@ -355,9 +355,8 @@ pub fn prepare_ranged(
     // The call as recorded, with the first copy of the parameters (the ones made above);
     // called once up front: a rebuilt call libtorch rejects is `failed`, reported with its
     // message. Its time bounds the other copies to the calls the measurement can make.
-    let mut first =
-        PreparedOp::new(op_name, &choice.overload, args.iter().map(shared).collect())
-            .map_err(|e| Tier3Error::Failed(e.0))?;
+    let mut first = PreparedOp::new(op_name, &choice.overload, args.iter().map(shared).collect())
+        .map_err(|e| Tier3Error::Failed(e.0))?;
     let ((), one_call) = first_call(|| first.run(1)).map_err(|e| Tier3Error::Failed(e.0))?;
     let copies = match (device, copies) {
         (Device::Cpu, Some(budget)) if !parameters.is_empty() => {

@@ -90,7 +90,10 @@ fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
                 "{r:?}"
             );
             // Three calls of a tiny model fit the budget per case: the counts asked for.
-            assert_eq!((&r[col("warmup_calls")], &r[col("timed_calls")]), ("3", "3"));
+            assert_eq!(
+                (&r[col("warmup_calls")], &r[col("timed_calls")]),
+                ("3", "3")
+            );
             assert!(
                 r[col("memory_stats")].contains("peak_allocated_bytes"),
                 "{r:?}"
@@ -173,7 +176,10 @@ fn a_case_whose_seed_counts_do_not_fit_the_budget_is_announced_and_cut() {
     assert!(row[col("timing")].starts_with("seed: mean of 100 calls after 100 warm-up calls"));
     let count = |c: &str| row[col(c)].parse::<u64>().unwrap();
     let (warmup, timed) = (count("warmup_calls"), count("timed_calls"));
-    assert!((1..100).contains(&warmup) && (1..100).contains(&timed), "{row:?}");
+    assert!(
+        (1..100).contains(&warmup) && (1..100).contains(&timed),
+        "{row:?}"
+    );
     let q: f64 = row[col("quantized_inference_time_in_ms")].parse().unwrap();
     // The timing kept to its budget: the calls it made fit in 0.5 s and a call's length
     // (twice over: calls on a shared machine vary).

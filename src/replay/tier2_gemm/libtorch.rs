@@ -176,7 +176,10 @@ impl TorchGemmTarget {
         let copies = match copies {
             Some(budget) if !batched => {
                 let b = &target.b;
-                budget.copies(b.numel() as u64 * b.kind().elt_size_in_bytes() as u64, one_call)
+                budget.copies(
+                    b.numel() as u64 * b.kind().elt_size_in_bytes() as u64,
+                    one_call,
+                )
             }
             _ => 1,
         };

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use replay_core::export::rows::{CsvRows, Row};
 use replay_core::measure::{Measurement, MonotonicClock, Target};
-use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 use replay_core::shard::{RunStart, Shard, WorkList};
+use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 
 use super::case::QuantCase;
 use super::output::{open_results, table};
@@ -159,7 +159,10 @@ impl Suite for Announced<'_, '_, '_> {
         time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
     ) -> Result<Measurement, CaseError> {
         self.suite.measure_announced(case, time, &mut |text| {
-            self.reporter.borrow_mut().observer().item(&format!("  {text}"))
+            self.reporter
+                .borrow_mut()
+                .observer()
+                .item(&format!("  {text}"))
         })
     }
 

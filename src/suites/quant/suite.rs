@@ -225,7 +225,6 @@ impl QuantSuite {
         Ok(self.settings.timing.time_ms(&measured.summary))
     }
 
-
     /// Builds, checks and times `case` (what [`Suite::measure_case`] does), first saying
     /// through `announce` what a long timing will cost: the time of one call (the first,
     /// untimed, made for the output's SQNR or for this estimate) times the seed's counts, or

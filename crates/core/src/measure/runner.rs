@@ -920,7 +920,10 @@ mod tests {
         // 10 ms calls: 200 of them take 2 s, well inside 30 s: the seed's counts.
         let mut quick = Fake::new(&clock, Duration::from_millis(10), 0.0);
         let s = measure(&mut quick, &config, &clock).unwrap();
-        assert_eq!((s.warmup_calls, s.samples, s.calls_per_sample), (100, 100, 1));
+        assert_eq!(
+            (s.warmup_calls, s.samples, s.calls_per_sample),
+            (100, 100, 1)
+        );
         assert_eq!(s.stopped_by, StopReason::SampleCount);
         // 900 ms calls (bench quant's float8dq-row on a CPU): 180 s for the seed's counts.
         // Warm-up gets half the budget (17 calls reach 15 s), the samples the rest.
