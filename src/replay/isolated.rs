@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::device::Device;
 use crate::energy::{measure_energy, EnergyConfig, EnergyProbe, EnergySummary};
-use crate::measure::interleave::round_order;
+use crate::measure::interleave::{round_budget, round_order};
 use crate::measure::{
     measure_detailed, Clock, MeasureConfig, MeasureError, Measurement, Placement, Target,
     TimedTarget, Timer,
@@ -20,6 +20,7 @@ pub use crate::results::isolated::{
 };
 
 use super::isolated_journal::{IsolatedJournal, UnitRound};
+use super::parameter_copies::CopyBudget;
 use super::registry::{replay_units, target_for, ReplayUnit, SetupError};
 use replay_core::inductor::InductorKernels;
 use replay_core::shard::{Shard, WorkList};
@@ -86,6 +87,11 @@ pub fn run(
     let units = shard.slice(&replay_units(file));
     let sigs = &file.signatures;
     let rounds = run_config.rounds.max(1);
+    // A unit's parameter copies: never more than one round's measurement can read.
+    let copies = CopyBudget::for_round(round_budget(
+        budget(run_config.max_time_per_kernel_s),
+        rounds,
+    ));
     let mut results = IsolatedResults {
         schema_version: ISOLATED_SCHEMA_VERSION,
         tool: format!("replay {}", env!("CARGO_PKG_VERSION")),
@@ -136,6 +142,7 @@ pub fn run(
                         unit,
                         device,
                         generated,
+                        copies,
                         round_config,
                         clock,
                         cold_flush.as_mut(),
@@ -237,6 +244,7 @@ fn measure_unit(
     unit: &ReplayUnit,
     device: &Device,
     generated: Option<&InductorKernels>,
+    copies: CopyBudget,
     round_config: &MeasureConfig,
     clock: &dyn Clock,
     cold_flush: Option<&mut ColdFlush>,
@@ -244,7 +252,7 @@ fn measure_unit(
 ) -> UnitRound {
     let mut energy_result: Option<Result<EnergySummary, String>> = None;
     let measured: Result<(Measurement, String), SetupError> =
-        target_for(file, unit, device, generated).and_then(|(mut target, method)| {
+        target_for(file, unit, device, generated, copies).and_then(|(mut target, method)| {
             let mut flushing;
             let target: &mut dyn Target = match cold_flush {
                 Some(flush) => {

@@ -10,6 +10,7 @@ pub mod libtorch_memory;
 pub mod memory_limit;
 pub mod op_watchdog;
 pub mod overload;
+pub mod parameter_copies;
 pub mod real_time;
 /// How the profiler recorded an op's inputs: the torch-free core's reading.
 pub use replay_core::signature::recorded;

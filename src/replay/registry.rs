@@ -19,6 +19,7 @@ use crate::signature::schema::{GemmKernelRole, Signature, SignatureFile, Tier, U
 use crate::signature::InputRange;
 
 use super::overload::CallSite;
+use super::parameter_copies::CopyBudget;
 use super::recorded::{from_profiler_args, RecordedInput};
 use super::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use super::tier2_gemm::TorchGemmTarget;
@@ -239,21 +240,23 @@ fn typed_inputs(inputs: &crate::signature::schema::RecordedInputs) -> Option<Vec
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Parameters {
     /// Copies used in turn, so that they come from memory as in a forward pass: a call
-    /// replayed alone over and over (`isolated`).
-    Rotating,
+    /// replayed alone over and over (`isolated`); never more than its measurement reads
+    /// ([`super::parameter_copies`]).
+    Rotating(CopyBudget),
     /// One set: a call in its place in the re-run step (`sequence`), where every op instance
     /// has parameters of its own and the working set is the model's.
     OneSet,
 }
 
-/// Sets up the replayer for `unit` on `device`.
+/// Sets up the replayer for `unit` on `device`, its parameters' copies bounded by `copies`.
 pub fn target_for(
     file: &SignatureFile,
     unit: &ReplayUnit,
     device: &Device,
     generated: Option<&InductorKernels>,
+    copies: CopyBudget,
 ) -> Result<(Box<dyn Target>, Method), SetupError> {
-    target_with(file, unit, device, generated, Parameters::Rotating)
+    target_with(file, unit, device, generated, Parameters::Rotating(copies))
 }
 
 /// [`target_for`] with the given parameter working set.
@@ -264,7 +267,10 @@ pub fn target_with(
     generated: Option<&InductorKernels>,
     parameters: Parameters,
 ) -> Result<(Box<dyn Target>, Method), SetupError> {
-    let rotate = parameters == Parameters::Rotating;
+    let copies = match parameters {
+        Parameters::Rotating(budget) => Some(budget),
+        Parameters::OneSet => None,
+    };
     let sig = &file.signatures[unit.lead];
     // Tier 4 says how its kernels are replayed, whether or not the cache was at hand.
     if !sig.replayable && !matches!(unit.tier, Tier::Op | Tier::Generated) {
@@ -305,7 +311,7 @@ pub fn target_with(
             };
             match device {
                 Device::Cpu(_) => {
-                    let target = TorchGemmTarget::with_copies(gemm, tch::Device::Cpu, rotate)
+                    let target = TorchGemmTarget::with_copies(gemm, tch::Device::Cpu, copies)
                         .map_err(|e| match e {
                             super::tier2_gemm::TorchGemmError::Unsupported(why) => {
                                 SetupError::Unsupported(why)
@@ -349,7 +355,7 @@ pub fn target_with(
             if let Some(fused) = fusion_group_target(sig, device)? {
                 return Ok(fused);
             }
-            let (prepared, method) = dispatcher_call(sig, device, rotate)?;
+            let (prepared, method) = dispatcher_call(sig, device, copies)?;
             // Nothing reads a replayed op's output: it is freed as each run ends, as the model
             // frees a tensor once its readers are done, so the next call writes where the last
             // one did. Kept until each copy of the parameters ran again, 64 copies held 64
@@ -411,7 +417,7 @@ pub fn memory_work(sig: &Signature) -> Result<MemoryWork, SetupError> {
 pub fn dispatcher_call(
     sig: &Signature,
     device: &Device,
-    rotate: bool,
+    copies: Option<CopyBudget>,
 ) -> Result<(super::rotating_op::RotatingOp, Method), SetupError> {
     let (op_name, inputs) = match (&sig.op, sig.unit) {
         (Some(op), _) => (op.name.clone(), recorded_inputs(sig)),
@@ -424,7 +430,7 @@ pub fn dispatcher_call(
     };
     let (site, exact, ranges) = op_context(sig);
     let first = match inputs {
-        Some(inputs) => prepare_exact(&op_name, exact, ranges, &inputs, device, site, rotate),
+        Some(inputs) => prepare_exact(&op_name, exact, ranges, &inputs, device, site, copies),
         None => Err(SetupError::Unsupported(format!(
             "{op_name}: the trace recorded no input shapes"
         ))),
@@ -439,7 +445,7 @@ pub fn dispatcher_call(
             };
             (prepared, Some(note))
         }
-        Err(first_error) => enclosing_op_fallback(sig, device, rotate).ok_or(first_error)?,
+        Err(first_error) => enclosing_op_fallback(sig, device, copies).ok_or(first_error)?,
     };
     let mut method = format!("libtorch dispatcher {}", prepared.name());
     if let Some(note) = note {
@@ -453,9 +459,9 @@ fn prepare_op(
     inputs: &[RecordedInput],
     device: &Device,
     site: CallSite,
-    rotate: bool,
+    copies: Option<CopyBudget>,
 ) -> Result<super::rotating_op::RotatingOp, SetupError> {
-    prepare_exact(op_name, None, &[], inputs, device, site, rotate).map(|(op, _, _)| op)
+    prepare_exact(op_name, None, &[], inputs, device, site, copies).map(|(op, _, _)| op)
 }
 
 /// [`prepare_op`] with the Execution Trace's exact schema and recorded value ranges, where
@@ -467,7 +473,7 @@ fn prepare_exact(
     inputs: &[RecordedInput],
     device: &Device,
     site: CallSite,
-    rotate: bool,
+    copies: Option<CopyBudget>,
 ) -> Result<
     (
         super::rotating_op::RotatingOp,
@@ -477,7 +483,7 @@ fn prepare_exact(
     SetupError,
 > {
     let torch_device = device.torch_device();
-    tier3_libtorch::prepare_ranged(op_name, exact, ranges, inputs, torch_device, site, rotate)
+    tier3_libtorch::prepare_ranged(op_name, exact, ranges, inputs, torch_device, site, copies)
         .map_err(|e| match e {
             Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
             Tier3Error::Failed(m) => SetupError::failed(m),
@@ -490,13 +496,13 @@ fn prepare_exact(
 fn enclosing_op_fallback(
     sig: &Signature,
     device: &Device,
-    rotate: bool,
+    copies: Option<CopyBudget>,
 ) -> Option<(super::rotating_op::RotatingOp, Option<String>)> {
     let op = sig.op.as_ref()?;
     enclosing_ops(sig)
         .into_iter()
         .find_map(|(name, inputs, site)| {
-            let prepared = prepare_op(name, &inputs, device, site, rotate).ok()?;
+            let prepared = prepare_op(name, &inputs, device, site, copies).ok()?;
             let note = format!("enclosing op: {} cannot run on {}", op.name, device.spec());
             Some((prepared, Some(note)))
         })

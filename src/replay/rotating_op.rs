@@ -5,7 +5,7 @@
 //! that calls one op with the same weights over and over finds them in the cache and predicts
 //! the op too fast (a ResNet-50 3x3 convolution with a 9.4 MB weight ran 4.0 ms with one
 //! weight and 6.9 ms rotating eight; a BERT-base encoder layer at seq-len 5, 6.9 and 12.6 ms).
-//! As tier 2 does for GEMM weights ([`super::tier2_gemm::weight_copies`]), the call is prepared
+//! As tier 2 does for GEMM weights ([`super::parameter_copies`]), the call is prepared
 //! several times over the same activations, each with its own copy of the parameters, and the
 //! calls go round them.
 
@@ -60,6 +60,13 @@ impl RotatingOp {
     /// [`PreparedOp::bound_tensor`].
     pub fn bound_tensor(&self, arg: usize, element: Option<usize>) -> Option<Tensor> {
         self.calls.first()?.bound_tensor(arg, element)
+    }
+
+    /// Says that the first copy has just run (the call made up front, before the others were
+    /// prepared): the next call goes to the second copy, whose parameters are not in the cache.
+    pub fn after_first_call(mut self) -> RotatingOp {
+        self.next = 1 % self.calls.len();
+        self
     }
 
     /// Whether every copy keeps its output between runs: see [`PreparedOp::keep_output`].

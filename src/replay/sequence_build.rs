@@ -100,7 +100,7 @@ impl<'a> SequenceBuilder<'a> {
                 Ok((Box::new(target), method))
             }
             Route::Dispatcher => {
-                let (op, method) = dispatcher_call(sig, self.device, false)?;
+                let (op, method) = dispatcher_call(sig, self.device, None)?;
                 let node = self.wiring.as_ref().and_then(|w| w.node(entry));
                 match (self.wiring.as_mut(), node) {
                     (Some(wiring), Some(node)) => {

@@ -16,9 +16,9 @@ use super::index_bounds::{index_arguments, wrap_dim, Bound};
 use super::overload::{
     resolve_exact, runs_on, ArgPlan, CallSite, ListTarget, OverloadSource, ScalarTarget,
 };
+use super::parameter_copies::{first_call, CopyBudget};
 use super::recorded::{RecordedInput, ScalarValue};
 use super::rotating_op::{is_parameter, RotatingOp};
-use super::tier2_gemm::weight_copies;
 use super::tier3_tensors::{
     is_integral, list_kind, make_tensor, make_tensor_as, storage_len, Fill,
 };
@@ -178,19 +178,19 @@ pub fn prepare_at(
     device: Device,
     site: CallSite,
 ) -> Result<RotatingOp, Tier3Error> {
-    prepare_with(op_name, inputs, device, site, true)
+    prepare_with(op_name, inputs, device, site, Some(CopyBudget::UNTIMED))
 }
 
-/// [`prepare_at`]; with `rotate` false, one set of parameters only (see
-/// [`super::tier2_gemm::TorchGemmTarget::with_copies`]).
+/// [`prepare_at`], the parameters' copies bounded by `copies`; with `None`, one set of
+/// parameters only (see [`super::tier2_gemm::TorchGemmTarget::with_copies`]).
 pub fn prepare_with(
     op_name: &str,
     inputs: &[RecordedInput],
     device: Device,
     site: CallSite,
-    rotate: bool,
+    copies: Option<CopyBudget>,
 ) -> Result<RotatingOp, Tier3Error> {
-    prepare_exact(op_name, None, inputs, device, site, rotate).map(|(op, _)| op)
+    prepare_exact(op_name, None, inputs, device, site, copies).map(|(op, _)| op)
 }
 
 /// [`prepare_with`] with the exact operator schema an Execution Trace recorded (`exact`): that
@@ -202,9 +202,9 @@ pub fn prepare_exact(
     inputs: &[RecordedInput],
     device: Device,
     site: CallSite,
-    rotate: bool,
+    copies: Option<CopyBudget>,
 ) -> Result<(RotatingOp, OverloadSource), Tier3Error> {
-    prepare_ranged(op_name, exact, &[], inputs, device, site, rotate).map(|(op, s, _)| (op, s))
+    prepare_ranged(op_name, exact, &[], inputs, device, site, copies).map(|(op, s, _)| (op, s))
 }
 
 /// Why `op_name`.`overload` is not called on `device`: libtorch has no kernel for it there.
@@ -227,7 +227,7 @@ pub fn prepare_ranged(
     inputs: &[RecordedInput],
     device: Device,
     site: CallSite,
-    rotate: bool,
+    copies: Option<CopyBudget>,
 ) -> Result<(RotatingOp, OverloadSource, usize), Tier3Error> {
     let (choice, source) = resolve_exact(op_name, exact, inputs, site)
         .map_err(|e| Tier3Error::Unsupported(e.to_string()))?;
@@ -352,8 +352,14 @@ pub fn prepare_ranged(
                 && choice.arg_names.get(i).is_some_and(|n| is_parameter(n))
         })
         .collect();
-    let copies = match device {
-        Device::Cpu if rotate && !parameters.is_empty() => {
+    // The call as recorded, with the first copy of the parameters (the ones made above);
+    // called once up front: a rebuilt call libtorch rejects is `failed`, reported with its
+    // message. Its time bounds the other copies to the calls the measurement can make.
+    let mut first = PreparedOp::new(op_name, &choice.overload, args.iter().map(shared).collect())
+        .map_err(|e| Tier3Error::Failed(e.0))?;
+    let ((), one_call) = first_call(|| first.run(1)).map_err(|e| Tier3Error::Failed(e.0))?;
+    let copies = match (device, copies) {
+        (Device::Cpu, Some(budget)) if !parameters.is_empty() => {
             let bytes: u64 = parameters
                 .iter()
                 .map(|&i| match &args[i] {
@@ -364,36 +370,34 @@ pub fn prepare_ranged(
                     _ => 0,
                 })
                 .sum();
-            weight_copies(bytes)
+            budget.copies(bytes, one_call)
         }
         _ => 1,
     };
-    // Every copy shares the activations and has parameters of its own.
+    // Every other copy shares the activations and has parameters of its own.
     let mut calls = Vec::with_capacity(copies);
-    for copy in 0..copies {
-        let copy_args = if copy + 1 == copies {
-            std::mem::take(&mut args)
-        } else {
-            args.iter()
-                .enumerate()
-                .map(|(i, arg)| match arg {
-                    OpArg::Tensor(t) if parameters.contains(&i) => {
-                        make_tensor(t.kind(), &t.size(), Some(&t.stride()), device, Fill::Data)
-                            .map(OpArg::Tensor)
-                            .map_err(Tier3Error::Failed)
-                    }
-                    other => Ok(shared(other)),
-                })
-                .collect::<Result<Vec<OpArg>, Tier3Error>>()?
-        };
+    calls.push(first);
+    for _ in 1..copies {
+        let copy_args = args
+            .iter()
+            .enumerate()
+            .map(|(i, arg)| match arg {
+                OpArg::Tensor(t) if parameters.contains(&i) => {
+                    make_tensor(t.kind(), &t.size(), Some(&t.stride()), device, Fill::Data)
+                        .map(OpArg::Tensor)
+                        .map_err(Tier3Error::Failed)
+                }
+                other => Ok(shared(other)),
+            })
+            .collect::<Result<Vec<OpArg>, Tier3Error>>()?;
         calls.push(
             PreparedOp::new(op_name, &choice.overload, copy_args)
                 .map_err(|e| Tier3Error::Failed(e.0))?,
         );
     }
-    let mut op = RotatingOp::new(calls).with_first_input(choice.skip);
-    // One call up front: a rebuilt call libtorch rejects is `failed`, reported with its message.
-    op.run(1).map_err(|e| Tier3Error::Failed(e.0))?;
+    let op = RotatingOp::new(calls)
+        .with_first_input(choice.skip)
+        .after_first_call();
     Ok((op, source, ranges_used))
 }
 
@@ -560,7 +564,7 @@ mod tests {
                 &inputs,
                 Device::Cpu,
                 CallSite::Eager,
-                true,
+                Some(CopyBudget::UNTIMED),
             )
         })
         .unwrap();
@@ -592,7 +596,7 @@ mod tests {
                 &inputs,
                 Device::Cpu,
                 CallSite::Eager,
-                true,
+                Some(CopyBudget::UNTIMED),
             )
         })
         .unwrap();
@@ -607,7 +611,7 @@ mod tests {
                 &inputs,
                 Device::Cpu,
                 CallSite::Eager,
-                true,
+                Some(CopyBudget::UNTIMED),
             )
         })
         .unwrap_err();
@@ -782,11 +786,30 @@ mod tests {
         .unwrap();
         let mut op = no_grad(|| prepare("aten::_convolution", &conv, Device::Cpu)).unwrap();
         let weight_bytes = 512 * 512 * 9 * 4;
-        assert_eq!(op.copies(), weight_copies(weight_bytes));
+        assert_eq!(
+            op.copies(),
+            crate::replay::parameter_copies::weight_copies(weight_bytes)
+        );
         assert!(
             op.copies() > 1,
             "a 9.4 MB weight is replayed from several copies"
         );
+        // A measurement that can make a call or two reads two copies at most: no more made.
+        let tiny = CopyBudget {
+            measurement: std::time::Duration::from_nanos(1),
+            ..CopyBudget::UNTIMED
+        };
+        let bounded = no_grad(|| {
+            prepare_with(
+                "aten::_convolution",
+                &conv,
+                Device::Cpu,
+                CallSite::Eager,
+                Some(tiny),
+            )
+        })
+        .unwrap();
+        assert_eq!(bounded.copies(), 2);
         no_grad(|| op.run(op.copies() as u64 + 1)).unwrap();
         assert_eq!(op.last_output().unwrap().size(), [1, 512, 7, 7]);
         // An op without parameters is one call.
@@ -863,7 +886,7 @@ mod tests {
                 &three,
                 Device::Cpu,
                 CallSite::Eager,
-                true,
+                Some(CopyBudget::UNTIMED),
             )
         })
         .unwrap();
@@ -891,7 +914,7 @@ mod tests {
                 &two,
                 Device::Cpu,
                 CallSite::Eager,
-                true,
+                Some(CopyBudget::UNTIMED),
             )
         })
         .unwrap();

@@ -12,7 +12,8 @@ torch_compile_mode,device,model_type,output_dir,enable_profiler,enable_memory_pr
 baseline_inference_time_in_ms,quantized_inference_time_in_ms,speedup,\
 baseline_compiled_inference_time_in_ms,quantized_compiled_inference_time_in_ms,\
 compiled_speedup,compile_status,profiler_json_path,memory_profile_path,\
-memory_visualization_path,memory_stats,sqnr_db,timing,status,error_msg";
+memory_visualization_path,memory_stats,sqnr_db,timing,status,error_msg,warmup_calls,\
+timed_calls";
 
 fn results(dir: &std::path::Path) -> (String, Vec<csv::StringRecord>) {
     let files: Vec<_> = std::fs::read_dir(dir)
@@ -88,6 +89,11 @@ fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
                 r[col("timing")].starts_with("seed: mean of 3 calls"),
                 "{r:?}"
             );
+            // Three calls of a tiny model fit the budget per case: the counts asked for.
+            assert_eq!(
+                (&r[col("warmup_calls")], &r[col("timed_calls")]),
+                ("3", "3")
+            );
             assert!(
                 r[col("memory_stats")].contains("peak_allocated_bytes"),
                 "{r:?}"
@@ -107,6 +113,7 @@ fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
             }
         } else {
             assert_eq!(status, "not_implemented", "{r:?}");
+            assert_eq!((&r[col("warmup_calls")], &r[col("timed_calls")]), ("", ""));
             assert!(
                 quant == "int4wo-64-hqq" || !r[col("sparsity")].is_empty(),
                 "{r:?}"
@@ -124,6 +131,76 @@ fn the_cpu_example_at_a_tiny_size_writes_one_checked_row_per_case() {
         &rows[0][col("name")],
         "benchmark_baseline_linear_m32_k128_n64"
     );
+}
+
+#[test]
+fn a_case_whose_seed_counts_do_not_fit_the_budget_is_announced_and_cut() {
+    // float8dq-row has no float8 compute on a CPU: at (256, 4096, 1024) a call takes tens of
+    // ms here (36.7 ms in the CPU table), so the seed's 100 + 100 calls take seconds, well
+    // past a 0.5 s budget; the baseline's bfloat16 GEMM (4.3 ms) too.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("slow.yml");
+    let out = dir.path().join("out");
+    std::fs::write(
+        &config,
+        format!(
+            "benchmark_mode: inference\n\
+             quantization_config_recipe_names: [float8dq-row]\n\
+             output_dir: {}\n\
+             model_params:\n\
+             \x20 - matrix_shapes: [{{name: custom, shapes: [[256, 4096, 1024]]}}]\n\
+             \x20   high_precision_dtype: torch.bfloat16\n\
+             \x20   device: cpu\n\
+             \x20   model_type: linear\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let output = replay()
+        .args(["bench", "quant", "--config"])
+        .arg(&config)
+        .args(["--case-budget", "0.5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let (_, rows) = results(&out);
+    assert_eq!(rows.len(), 2);
+    let col = |name: &str| HEADER.split(',').position(|c| c == name).unwrap();
+    let row = &rows[1];
+    assert_eq!(
+        (&row[col("quantization")], &row[col("status")]),
+        ("float8dq-row", "ok")
+    );
+    // The timing column says what was asked; the counts what ran: fewer, at least one each.
+    assert!(row[col("timing")].starts_with("seed: mean of 100 calls after 100 warm-up calls"));
+    let count = |c: &str| row[col(c)].parse::<u64>().unwrap();
+    let (warmup, timed) = (count("warmup_calls"), count("timed_calls"));
+    assert!(
+        (1..100).contains(&warmup) && (1..100).contains(&timed),
+        "{row:?}"
+    );
+    let q: f64 = row[col("quantized_inference_time_in_ms")].parse().unwrap();
+    // The timing kept to its budget: the calls it made fit in 0.5 s and a call's length
+    // (twice over: calls on a shared machine vary).
+    assert!(
+        (warmup + timed) as f64 * q <= 1000.0 + 2.0 * q,
+        "{warmup} + {timed} calls of {q} ms"
+    );
+    // Announced before it ran, and said in its line.
+    let announced = stderr
+        .find("float8dq-row custom (256, 4096, 1024): the model's timing takes about")
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let finished = stderr.find("[2/2] float8dq-row").unwrap();
+    assert!(announced < finished, "{stderr}");
+    assert!(stderr[announced..].contains("cut to the 0.5 s budget per case"));
+    assert!(
+        stderr.contains(&format!(
+            "mean of {timed} calls after {warmup} warm-up calls (cut to the 0.5 s budget per case)"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(at most 0.5 s a case)"), "{stderr}");
 }
 
 #[test]
@@ -218,6 +295,14 @@ fn the_profiler_trace_is_read_by_classify_and_compile_reports_its_times() {
             .parse()
             .unwrap();
         assert!(compiled > 0.0, "{row:?}");
+        // The baseline row's two compiled models are one, timed once: no speedup of a model
+        // against itself (timed twice, it was the noise between two runs).
+        assert_eq!(
+            &row[col("baseline_compiled_inference_time_in_ms")],
+            &row[col("quantized_compiled_inference_time_in_ms")],
+            "{row:?}"
+        );
+        assert_eq!(&row[col("compiled_speedup")], "1.0", "{row:?}");
     } else {
         // A machine where inductor cannot build says so in the row, never a number.
         assert!(compile_status.starts_with("unavailable: "), "{row:?}");

@@ -10,7 +10,7 @@ use crate::cli::console::ConsoleObserver;
 use crate::cli::timing_args::TimingArgs;
 use crate::pipeline::drive;
 use crate::suites::quant::config;
-use crate::suites::quant::timing::{TimingMode, SEED_CALLS};
+use crate::suites::quant::timing::{TimingMode, DEFAULT_CASE_BUDGET_S, SEED_CALLS};
 use crate::suites::quant::{QuantCommand, QuantError, QuantSettings, QuantSuite};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,6 +53,12 @@ pub struct QuantArgs {
     #[arg(long, value_name = "N", default_value_t = SEED_CALLS, value_parser = crate::cli::value_parsers::positive::<u64>)]
     pub runs: u64,
 
+    /// Seed timing: the most one case's timing may take, warm-up included, in seconds: the
+    /// seed's counts where they fit, else cut to it (the row's warmup_calls and timed_calls
+    /// say what ran); a case expected to take over 10 s is announced first
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CASE_BUDGET_S, value_parser = crate::cli::value_parsers::positive_seconds)]
+    pub case_budget: f64,
+
     /// libtorch intra-op threads while timing (the seed's Timer uses 1)
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cli::value_parsers::positive::<u32>)]
     pub threads: u32,
@@ -85,6 +91,7 @@ pub fn run(args: QuantArgs) -> Result<(), crate::Error> {
         TimingChoice::Seed => TimingMode::Seed {
             warmup: args.timing_flags.warmup.unwrap_or(args.runs),
             runs: args.runs as usize,
+            budget: Duration::from_secs_f64(args.case_budget),
         },
         TimingChoice::Replay => TimingMode::Replay {
             budget: Duration::from_secs_f64(

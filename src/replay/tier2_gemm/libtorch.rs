@@ -5,6 +5,7 @@
 use tch::{Device, Kind, Tensor};
 
 use crate::measure::{MeasureError, Placement, Target};
+use crate::replay::parameter_copies::{first_call, CopyBudget};
 use crate::signature::schema::GemmParams;
 use crate::torch::dtype::kind_from_name;
 use replay_core::sequence_plan::Role;
@@ -110,26 +111,12 @@ fn operand(
     }
 }
 
-/// How many copies of a `bytes`-sized weight operand to use in turn so that, as in a forward
-/// pass, the weights come from memory rather than from the last-level cache: enough copies to
-/// cover twice the cache, at most 64 and at most 1 GiB in all.
-pub fn weight_copies(bytes: u64) -> usize {
-    let llc = crate::device::CpuInfo::detect()
-        .last_level_cache_bytes()
-        .unwrap_or(32 << 20);
-    if bytes == 0 {
-        return 1;
-    }
-    let wanted = (2 * llc).div_ceil(bytes).clamp(1, 64);
-    let affordable = ((1u64 << 30) / bytes).max(1);
-    wanted.min(affordable) as usize
-}
-
 /// A GEMM replayed through libtorch on the CPU (or any device libtorch drives).
 pub struct TorchGemmTarget {
     a: Tensor,
     b: Tensor,
-    /// Copies of the weight-like operand B, used in turn (see [`weight_copies`]).
+    /// Copies of the weight-like operand B, used in turn (see
+    /// [`crate::replay::parameter_copies`]).
     b_pool: Vec<Tensor>,
     next_b: usize,
     bias: Option<Tensor>,
@@ -142,15 +129,17 @@ pub struct TorchGemmTarget {
 
 impl TorchGemmTarget {
     pub fn new(p: &GemmParams, device: Device) -> Result<TorchGemmTarget, TorchGemmError> {
-        Self::with_copies(p, device, true)
+        Self::with_copies(p, device, Some(CopyBudget::UNTIMED))
     }
 
-    /// [`Self::new`]; with `rotate` false, one weight operand only: a call in its place in a
-    /// re-run model (`replay sequence`), where every op instance has its own weights already.
+    /// [`Self::new`], the weight's copies bounded by `copies` (see
+    /// [`crate::replay::parameter_copies`]); with `None`, one weight operand only: a call in
+    /// its place in a re-run model (`replay sequence`), where every op instance has its own
+    /// weights already.
     pub fn with_copies(
         p: &GemmParams,
         device: Device,
-        rotate: bool,
+        copies: Option<CopyBudget>,
     ) -> Result<TorchGemmTarget, TorchGemmError> {
         let unsupported = |dtype: &str| {
             TorchGemmError::Unsupported(format!("dtype {dtype} has no libtorch GEMM"))
@@ -169,20 +158,10 @@ impl TorchGemmTarget {
         } else {
             None
         };
-        let copies = if batched || !rotate {
-            1
-        } else {
-            weight_copies(b.numel() as u64 * b.kind().elt_size_in_bytes() as u64)
-        };
-        let mut b_pool = vec![b.shallow_clone()];
-        for _ in 1..copies {
-            // Same recorded layout, its own storage.
-            b_pool.push(operand(kind_b, p, Side::B, device)?);
-        }
         let mut target = TorchGemmTarget {
             a,
-            b,
-            b_pool,
+            b: b.shallow_clone(),
+            b_pool: vec![b],
             next_b: 0,
             bias,
             alpha: p.alpha,
@@ -191,8 +170,31 @@ impl TorchGemmTarget {
             activation: p.activation.clone(),
             device,
         };
-        let _ = target.call().map_err(TorchGemmError::Rejected)?;
+        // One call up front: a layout libtorch rejects is `failed`, with its message. Its time
+        // bounds the weight's copies to the calls the measurement can make.
+        let (_, one_call) = first_call(|| target.call()).map_err(TorchGemmError::Rejected)?;
+        let copies = match copies {
+            Some(budget) if !batched => {
+                let b = &target.b;
+                budget.copies(
+                    b.numel() as u64 * b.kind().elt_size_in_bytes() as u64,
+                    one_call,
+                )
+            }
+            _ => 1,
+        };
+        for _ in 1..copies {
+            // Same recorded layout, its own storage.
+            target.b_pool.push(operand(kind_b, p, Side::B, device)?);
+        }
+        // The call up front used the first copy: the measurement starts with the next.
+        target.next_b = 1 % target.b_pool.len();
         Ok(target)
+    }
+
+    /// Copies of the weight operand the calls go round.
+    pub fn copies(&self) -> usize {
+        self.b_pool.len()
     }
 
     /// The operands and the result of one call (`replay selftest`).
@@ -258,23 +260,43 @@ impl Target for TorchGemmTarget {
 mod tests {
     use super::*;
 
+    /// The LM head of the H100 BERT trace (141 x 512 @ 512 x 30522, bfloat16, a 31 MB weight):
+    /// two copies when the measurement can make only a call or two (`--max-time 0.01`: 21
+    /// copies a round, 19 s of setup, before), as many as memory allows when time does not
+    /// bound them.
     #[test]
-    fn weights_rotate_to_cover_twice_the_last_level_cache() {
-        let llc = crate::device::CpuInfo::detect()
-            .last_level_cache_bytes()
-            .unwrap_or(32 << 20);
-        let small = 1 << 20;
-        let copies = super::weight_copies(small) as u64;
-        assert!(
-            copies * small >= (2 * llc).min(64 * small),
-            "{copies} copies of 1 MiB"
-        );
-        assert_eq!(
-            super::weight_copies(1 << 30),
-            1,
-            "a weight larger than the cache is never copied"
-        );
-        assert_eq!(super::weight_copies(0), 1);
+    fn the_lm_heads_copies_are_bounded_by_the_calls_the_measurement_can_make() {
+        let sigs = crate::signature::read_file(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/signatures/h100_bert_small_infer.json"
+        )))
+        .unwrap();
+        let gemm = sigs
+            .signatures
+            .iter()
+            .find_map(|s| s.gemm.clone().filter(|g| g.n == 30522))
+            .expect("the bert trace has its LM head");
+        let weight_bytes = 512 * 30522 * 2;
+        let wanted = crate::replay::parameter_copies::weight_copies(weight_bytes);
+        let tiny = CopyBudget {
+            measurement: std::time::Duration::from_nanos(1),
+            max_bytes: crate::replay::parameter_copies::MAX_COPY_BYTES,
+        };
+        let mut bounded = TorchGemmTarget::with_copies(&gemm, Device::Cpu, Some(tiny)).unwrap();
+        assert_eq!(bounded.copies(), wanted.min(2));
+        // It goes round them from the second (the call up front used the first).
+        assert_eq!(bounded.next_b, 1 % bounded.copies());
+        bounded.run(3).unwrap();
+        // Memory bounds them too: room for three.
+        let three = CopyBudget {
+            max_bytes: 3 * weight_bytes,
+            ..CopyBudget::UNTIMED
+        };
+        let capped = TorchGemmTarget::with_copies(&gemm, Device::Cpu, Some(three)).unwrap();
+        assert_eq!(capped.copies(), wanted.min(3));
+        // In a re-run step: one.
+        let one = TorchGemmTarget::with_copies(&gemm, Device::Cpu, None).unwrap();
+        assert_eq!(one.copies(), 1);
     }
 
     #[test]

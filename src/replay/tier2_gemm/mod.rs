@@ -12,4 +12,4 @@ pub mod cuda;
 pub mod libtorch;
 
 pub use cuda::{cublas_types, CublasDims};
-pub use libtorch::{operand_layout, weight_copies, TorchGemmError, TorchGemmTarget};
+pub use libtorch::{operand_layout, TorchGemmError, TorchGemmTarget};

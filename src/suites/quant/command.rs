@@ -2,15 +2,18 @@
 //! run case by case, rows appended to `results_<DDMMYYYY_HHMMSS>.csv` as they finish, one
 //! line per case, then the seed's table.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use replay_core::export::rows::CsvRows;
-use replay_core::measure::MonotonicClock;
+use replay_core::export::rows::{CsvRows, Row};
+use replay_core::measure::{Measurement, MonotonicClock, Target};
 use replay_core::shard::{RunStart, Shard, WorkList};
-use replay_core::suite::{CaseStatus, Suite};
+use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 
+use super::case::QuantCase;
 use super::output::{open_results, table};
+use super::timing::TimingMode;
 use super::{QuantSuite, COMMAND};
 use crate::pipeline::{CaseReporter, Observer, ShardRecord, SuiteCommand};
 
@@ -48,10 +51,14 @@ impl QuantCommand {
     /// (which holds the config's shapes, model types, recipes and devices).
     fn settings_json(&self) -> serde_json::Value {
         let settings = self.suite.settings();
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "timing": settings.timing.describe(settings.threads),
             "threads": settings.threads,
-        })
+        });
+        if let TimingMode::Seed { budget, .. } = settings.timing {
+            json["case_budget_s"] = budget.as_secs_f64().into();
+        }
+        json
     }
 
     /// The line of one finished case: its times and SQNR, or why it has none.
@@ -73,12 +80,13 @@ impl QuantCommand {
                     ),
                 };
                 format!(
-                    "ok: baseline {}, quantized {}, speedup {}x{sqnr}",
+                    "ok: baseline {}, quantized {}, speedup {}x{sqnr}{}",
                     ms("baseline_inference_time_in_ms"),
                     ms("quantized_inference_time_in_ms"),
                     number("speedup")
                         .map(|v| format!("{v:.2}"))
                         .unwrap_or("-".into()),
+                    self.cut_note(row.as_ref()),
                 )
             }
             status => format!(
@@ -91,6 +99,79 @@ impl QuantCommand {
             ),
         };
         (text, row)
+    }
+}
+
+impl QuantCommand {
+    /// `, mean of 17 calls after 17 warm-up calls (cut to the 30 s budget per case)` for a
+    /// row whose seed timing did not fit the budget; empty otherwise.
+    fn cut_note(&self, row: Option<&Row>) -> String {
+        let TimingMode::Seed {
+            warmup,
+            runs,
+            budget,
+        } = self.suite.settings().timing
+        else {
+            return String::new();
+        };
+        let count = |c: &str| row.and_then(|r| r.get(c)).and_then(|v| v.as_u64());
+        match (count("warmup_calls"), count("timed_calls")) {
+            (Some(w), Some(n)) if w < warmup || n < runs as u64 => format!(
+                ", mean of {n} calls after {w} warm-up calls (cut to the {} s budget per case)",
+                budget.as_secs_f64()
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The suite as the runner runs it, with a long case's estimate said before the case runs
+/// (the suite itself has no observer: the reporter does).
+struct Announced<'s, 'r, 'o> {
+    suite: &'s QuantSuite,
+    reporter: &'r RefCell<CaseReporter<'o>>,
+}
+
+impl Suite for Announced<'_, '_, '_> {
+    type Case = QuantCase;
+    type Device = ();
+
+    fn columns(&self) -> Vec<&'static str> {
+        self.suite.columns()
+    }
+
+    fn cases(&self) -> Vec<QuantCase> {
+        self.suite.cases()
+    }
+
+    fn case_id(&self, case: &QuantCase) -> String {
+        self.suite.case_id(case)
+    }
+
+    fn skip(&self, case: &QuantCase, done: &[(QuantCase, CaseStatus)]) -> Option<String> {
+        self.suite.skip(case, done)
+    }
+
+    fn measure_case(
+        &self,
+        case: &QuantCase,
+        _device: &(),
+        time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+    ) -> Result<Measurement, CaseError> {
+        self.suite.measure_announced(case, time, &mut |text| {
+            self.reporter
+                .borrow_mut()
+                .observer()
+                .item(&format!("  {text}"))
+        })
+    }
+
+    fn row(&self, case: &QuantCase, outcome: &CaseOutcome) -> Row {
+        self.suite.row(case, outcome)
+    }
+
+    fn row_status(&self, row: &Row) -> CaseStatus {
+        self.suite.row_status(row)
     }
 }
 
@@ -153,8 +234,14 @@ impl SuiteCommand for QuantCommand {
             .map(|n| n.to_string_lossy().into_owned());
         let all = self.suite.cases();
         let cases = shard.slice(&all);
+        let budget = match timing {
+            TimingMode::Seed { budget, .. } => {
+                format!(" (at most {} s a case)", budget.as_secs_f64())
+            }
+            TimingMode::Replay { .. } => String::new(),
+        };
         let header = format!(
-            "{} cases{} from {}, {}, writing {}",
+            "{} cases{} from {}, {}{budget}, writing {}",
             cases.len(),
             if shard == Shard::WHOLE {
                 String::new()
@@ -166,18 +253,22 @@ impl SuiteCommand for QuantCommand {
             csv_path.display()
         );
         let names = cases.iter().map(|c| c.describe()).collect();
-        let mut reporter = CaseReporter::start(observer, COMMAND, &header, names);
+        let reporter = RefCell::new(CaseReporter::start(observer, COMMAND, &header, names));
         for (entry, why) in self.suite.device_problems() {
             // Said even with --quiet: these rows have no numbers, and why must not be missed.
-            reporter.observer().result(&format!(
+            reporter.borrow_mut().observer().result(&format!(
                 "model_params[{entry}] ({}): {why}; its rows are skipped\n",
                 self.suite.config().model_params[entry].device.short_name()
             ));
         }
         let started = Instant::now();
         let mut rows = resumed.clone();
+        let announced = Announced {
+            suite: &self.suite,
+            reporter: &reporter,
+        };
         let tally = replay_core::suite::run_resumed(
-            &self.suite,
+            &announced,
             shard,
             &resumed,
             &(),
@@ -186,7 +277,7 @@ impl SuiteCommand for QuantCommand {
             &mut csv,
             |p| {
                 let (text, row) = self.outcome(p.status);
-                reporter.finished(p.index, &text);
+                reporter.borrow_mut().finished(p.index, &text);
                 rows.extend(row);
             },
         )?;

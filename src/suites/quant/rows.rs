@@ -1,5 +1,7 @@
 //! The CSV row of a case: the seed's columns (`BenchmarkResult.to_dict`), the compiled
-//! variants beside the eager ones, and `sqnr_db`, `timing`, `status` and `error_msg`.
+//! variants beside the eager ones, and `sqnr_db`, `timing`, `status` and `error_msg`; then
+//! what the quantized model's timing ran: `warmup_calls` and `timed_calls` (fewer than the
+//! `timing` column's where the seed's counts did not fit the budget per case).
 
 use replay_core::export::rows::Row;
 use replay_core::suite::CaseOutcome;
@@ -7,7 +9,7 @@ use replay_core::suite::CaseOutcome;
 use super::case::{CaseNotes, QuantCase};
 use super::config::ModelParams;
 
-pub const COLUMNS: [&str; 29] = [
+pub const COLUMNS: [&str; 31] = [
     "name",
     "quantization",
     "sparsity",
@@ -37,6 +39,8 @@ pub const COLUMNS: [&str; 29] = [
     "timing",
     "status",
     "error_msg",
+    "warmup_calls",
+    "timed_calls",
 ];
 
 /// The seed's row name: the entry's `name`, else
@@ -122,12 +126,16 @@ pub fn row(
         .with("sqnr_db", sqnr_cell(notes.sqnr_db))
         .with("timing", timing.to_owned());
     match outcome {
-        CaseOutcome::Measured(_) => row
+        CaseOutcome::Measured(m) => row
             .with("status", "ok")
-            .with("error_msg", notes.message.clone()),
+            .with("error_msg", notes.message.clone())
+            .with("warmup_calls", m.summary.warmup_calls)
+            .with("timed_calls", m.summary.samples as u64),
         CaseOutcome::Failed(e) => row
             .with("status", e.status.as_str())
-            .with("error_msg", e.message.clone()),
+            .with("error_msg", e.message.clone())
+            .with("warmup_calls", None::<u64>)
+            .with("timed_calls", None::<u64>),
     }
 }
 

@@ -7,9 +7,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use replay_core::export::rows::Row;
-use replay_core::measure::{Measurement, Target};
+use replay_core::measure::{Clock as _, Measurement, MonotonicClock, Target};
 use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 use tch::{Device, Tensor};
 
@@ -130,14 +131,14 @@ impl QuantSuite {
         self.rows.borrow().clone()
     }
 
-    fn helper_request<'a>(&self, p: &'a ModelParams, case: &QuantCase) -> HelperRequest<'a> {
-        let (warmup, runs) = match self.settings.timing {
-            TimingMode::Seed { warmup, runs } => (warmup, runs),
-            TimingMode::Replay { .. } => (
-                super::timing::SEED_CALLS,
-                super::timing::SEED_CALLS as usize,
-            ),
-        };
+    /// The helper's request for `case`, its compiled models timed with `counts` (warm-up and
+    /// timed calls): the eager quantized model's, so a budget cut applies to both.
+    fn helper_request<'a>(
+        &self,
+        p: &'a ModelParams,
+        case: &QuantCase,
+        (warmup, runs): (u64, usize),
+    ) -> HelperRequest<'a> {
         HelperRequest {
             model_type: p.model_type.to_string(),
             m: case.shape.m,
@@ -222,6 +223,173 @@ impl QuantSuite {
             .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
         let measured = time(&mut work)?;
         Ok(self.settings.timing.time_ms(&measured.summary))
+    }
+
+    /// Builds, checks and times `case` (what [`Suite::measure_case`] does), first saying
+    /// through `announce` what a long timing will cost: the time of one call (the first,
+    /// untimed, made for the output's SQNR or for this estimate) times the seed's counts, or
+    /// the budget per case where they do not fit.
+    pub fn measure_announced(
+        &self,
+        case: &QuantCase,
+        time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
+        announce: &mut dyn FnMut(&str),
+    ) -> Result<Measurement, CaseError> {
+        let p = &self.config.model_params[case.param];
+        if let Some(s) = &case.sparsity {
+            return Err(CaseError::new(
+                CaseStatus::NotImplemented,
+                format!("sparsity {s}: replay implements no sparsity recipe"),
+            ));
+        }
+        let recipe = Recipe::parse(&case.quantization)
+            .map_err(|why| CaseError::new(CaseStatus::NotImplemented, why))?;
+        let device = match self.devices.get(case.param) {
+            Some(Ok(d)) => *d,
+            Some(Err(why)) => return Err(CaseError::new(CaseStatus::Skipped, why.clone())),
+            None => {
+                return Err(CaseError::new(
+                    CaseStatus::Error,
+                    "no such model_params entry",
+                ))
+            }
+        };
+        let dtype = p.high_precision_dtype.kind();
+        let _guard = tch::no_grad_guard();
+        tch::manual_seed(SEED);
+        let (m, k, n) = (case.shape.m, case.shape.k, case.shape.n);
+        let weights =
+            ModelWeights::random(p.model_type, k, n, dtype, device).map_err(quant_error)?;
+        let input =
+            ModelWeights::random_input(p.model_type, m, k, dtype, device).map_err(quant_error)?;
+        let baseline = Model::new(&weights, Recipe::Baseline).map_err(quant_error)?;
+        let quantized = Model::new(&weights, recipe).map_err(quant_error)?;
+
+        // One untimed call of each model (for the output's SQNR, or for the estimate alone):
+        // its time says what timing the model will cost.
+        let clock = MonotonicClock::new();
+        let one_call = |model: &Model| -> Result<(Tensor, Duration), CaseError> {
+            let start = clock.now();
+            let out = model.forward(&input).map_err(torch_error)?;
+            if let Device::Cuda(index) = device {
+                tch::Cuda::synchronize(index as i64);
+            }
+            Ok((out, clock.now().saturating_sub(start)))
+        };
+        let key = (case.param, case.shape.name.clone(), [m, k, n]);
+        let cached = self.baselines.borrow().get(&key).copied();
+        let quantized_call = if recipe.is_baseline() {
+            one_call(&quantized)?.1
+        } else {
+            let note = self.check_layers(&quantized, device, dtype)?;
+            let (reference, baseline_call) = one_call(&baseline)?;
+            let (output, quantized_call) = one_call(&quantized)?;
+            if cached.is_none() {
+                self.announce_estimate(case, "baseline", baseline_call, announce);
+            }
+            let mut notes = self.notes.borrow_mut();
+            notes.sqnr_db = Some(sqnr_db(&reference, &output).map_err(torch_error)?);
+            notes.message = Some(note);
+            quantized_call
+        };
+        self.announce_estimate(case, "model", quantized_call, announce);
+
+        // The baseline row times the unquantized model once: both of its columns are that one
+        // measurement (timing it twice gave a "speedup" of 1.24x against itself, the noise
+        // between two runs of one model).
+        let baseline_ms = match cached {
+            Some(ms) => Some(ms),
+            None if recipe.is_baseline() => None,
+            None => {
+                let ms = self.time_model(&baseline, &input, device, time)?;
+                self.baselines.borrow_mut().insert(key.clone(), ms);
+                Some(ms)
+            }
+        };
+        let mut work = TorchWork::new(device, || quantized.forward(&input).map(drop))
+            .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
+        let measured = time(&mut work)?;
+        drop(work);
+        let quantized_ms = self.settings.timing.time_ms(&measured.summary);
+        let baseline_ms = match baseline_ms {
+            Some(ms) if !recipe.is_baseline() => ms,
+            _ => {
+                self.baselines.borrow_mut().insert(key, quantized_ms);
+                quantized_ms
+            }
+        };
+        let mut notes = self.notes.borrow_mut();
+        notes.baseline_ms = Some(baseline_ms);
+        notes.quantized_ms = Some(quantized_ms);
+        drop(notes);
+
+        // Extras: each failure is said in the row; none costs the row its times.
+        let mut problems = Vec::new();
+        if p.enable_memory_profiler {
+            match self.memory_profile(p, case, &quantized, &input, device) {
+                Ok((path, stats)) => {
+                    let mut notes = self.notes.borrow_mut();
+                    notes.memory_profile_path = Some(path);
+                    notes.memory_stats = Some(stats);
+                }
+                Err(e) => problems.push(format!("memory profiler: {e}")),
+            }
+        }
+        // Seed timing: the compiled models get the eager one's counts (a cut included);
+        // replay's: the seed's.
+        let counts = match self.settings.timing {
+            TimingMode::Seed { .. } => (measured.summary.warmup_calls, measured.summary.samples),
+            TimingMode::Replay { .. } => (
+                super::timing::SEED_CALLS,
+                super::timing::SEED_CALLS as usize,
+            ),
+        };
+        let request = self.helper_request(p, case, counts);
+        if p.enable_profiler {
+            let path = self
+                .settings
+                .output_dir
+                .join("profiler")
+                .join(format!("{}_profile.json", self.file_stem(p, case)));
+            match python_helper::profile(&request, &path) {
+                Ok(written) => self.notes.borrow_mut().profile_path = Some(written),
+                Err(e) => problems.push(format!("profiler: {e}")),
+            }
+        }
+        if let Some(mode) = &p.compile_mode {
+            match python_helper::compiled_times(&request, mode) {
+                Ok(times) => {
+                    let mut notes = self.notes.borrow_mut();
+                    notes.compiled = Some(times);
+                    notes.compile_status = Some("ok".into());
+                }
+                Err(e) => {
+                    self.notes.borrow_mut().compile_status = Some(format!("unavailable: {e}"))
+                }
+            }
+        }
+        if !problems.is_empty() {
+            let mut notes = self.notes.borrow_mut();
+            let joined = problems.join("; ");
+            notes.message = Some(match notes.message.take() {
+                Some(m) => format!("{m}; {joined}"),
+                None => joined,
+            });
+        }
+        Ok(measured)
+    }
+
+    /// Says before a long timing what it will cost (see [`TimingMode::estimate`]).
+    fn announce_estimate(
+        &self,
+        case: &QuantCase,
+        model: &str,
+        one_call: Duration,
+        announce: &mut dyn FnMut(&str),
+    ) {
+        if let Some(text) = self.settings.timing.estimate(one_call) {
+            announce(&format!("{}: the {model}'s {text}", case.describe()));
+        }
     }
 
     fn memory_profile(
@@ -321,121 +489,7 @@ impl Suite for QuantSuite {
         _device: &(),
         time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
     ) -> Result<Measurement, CaseError> {
-        let p = &self.config.model_params[case.param];
-        if let Some(s) = &case.sparsity {
-            return Err(CaseError::new(
-                CaseStatus::NotImplemented,
-                format!("sparsity {s}: replay implements no sparsity recipe"),
-            ));
-        }
-        let recipe = Recipe::parse(&case.quantization)
-            .map_err(|why| CaseError::new(CaseStatus::NotImplemented, why))?;
-        let device = match self.devices.get(case.param) {
-            Some(Ok(d)) => *d,
-            Some(Err(why)) => return Err(CaseError::new(CaseStatus::Skipped, why.clone())),
-            None => {
-                return Err(CaseError::new(
-                    CaseStatus::Error,
-                    "no such model_params entry",
-                ))
-            }
-        };
-        let dtype = p.high_precision_dtype.kind();
-        let _guard = tch::no_grad_guard();
-        tch::manual_seed(SEED);
-        let (m, k, n) = (case.shape.m, case.shape.k, case.shape.n);
-        let weights =
-            ModelWeights::random(p.model_type, k, n, dtype, device).map_err(quant_error)?;
-        let input =
-            ModelWeights::random_input(p.model_type, m, k, dtype, device).map_err(quant_error)?;
-        let baseline = Model::new(&weights, Recipe::Baseline).map_err(quant_error)?;
-        let quantized = Model::new(&weights, recipe).map_err(quant_error)?;
-
-        if !recipe.is_baseline() {
-            let note = self.check_layers(&quantized, device, dtype)?;
-            let reference = baseline.forward(&input).map_err(torch_error)?;
-            let output = quantized.forward(&input).map_err(torch_error)?;
-            let mut notes = self.notes.borrow_mut();
-            notes.sqnr_db = Some(sqnr_db(&reference, &output).map_err(torch_error)?);
-            notes.message = Some(note);
-        }
-
-        let key = (case.param, case.shape.name.clone(), [m, k, n]);
-        let cached = self.baselines.borrow().get(&key).copied();
-        // The baseline row times the unquantized model once: both of its columns are that one
-        // measurement (timing it twice gave a "speedup" of 1.24x against itself, the noise
-        // between two runs of one model).
-        let baseline_ms = match cached {
-            Some(ms) => Some(ms),
-            None if recipe.is_baseline() => None,
-            None => {
-                let ms = self.time_model(&baseline, &input, device, time)?;
-                self.baselines.borrow_mut().insert(key.clone(), ms);
-                Some(ms)
-            }
-        };
-        let mut work = TorchWork::new(device, || quantized.forward(&input).map(drop))
-            .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
-        let measured = time(&mut work)?;
-        drop(work);
-        let quantized_ms = self.settings.timing.time_ms(&measured.summary);
-        let baseline_ms = match baseline_ms {
-            Some(ms) if !recipe.is_baseline() => ms,
-            _ => {
-                self.baselines.borrow_mut().insert(key, quantized_ms);
-                quantized_ms
-            }
-        };
-        let mut notes = self.notes.borrow_mut();
-        notes.baseline_ms = Some(baseline_ms);
-        notes.quantized_ms = Some(quantized_ms);
-        drop(notes);
-
-        // Extras: each failure is said in the row; none costs the row its times.
-        let mut problems = Vec::new();
-        if p.enable_memory_profiler {
-            match self.memory_profile(p, case, &quantized, &input, device) {
-                Ok((path, stats)) => {
-                    let mut notes = self.notes.borrow_mut();
-                    notes.memory_profile_path = Some(path);
-                    notes.memory_stats = Some(stats);
-                }
-                Err(e) => problems.push(format!("memory profiler: {e}")),
-            }
-        }
-        let request = self.helper_request(p, case);
-        if p.enable_profiler {
-            let path = self
-                .settings
-                .output_dir
-                .join("profiler")
-                .join(format!("{}_profile.json", self.file_stem(p, case)));
-            match python_helper::profile(&request, &path) {
-                Ok(written) => self.notes.borrow_mut().profile_path = Some(written),
-                Err(e) => problems.push(format!("profiler: {e}")),
-            }
-        }
-        if let Some(mode) = &p.compile_mode {
-            match python_helper::compiled_times(&request, mode) {
-                Ok(times) => {
-                    let mut notes = self.notes.borrow_mut();
-                    notes.compiled = Some(times);
-                    notes.compile_status = Some("ok".into());
-                }
-                Err(e) => {
-                    self.notes.borrow_mut().compile_status = Some(format!("unavailable: {e}"))
-                }
-            }
-        }
-        if !problems.is_empty() {
-            let mut notes = self.notes.borrow_mut();
-            let joined = problems.join("; ");
-            notes.message = Some(match notes.message.take() {
-                Some(m) => format!("{m}; {joined}"),
-                None => joined,
-            });
-        }
-        Ok(measured)
+        self.measure_announced(case, time, &mut |_| {})
     }
 
     fn row(&self, case: &QuantCase, outcome: &CaseOutcome) -> Row {

@@ -50,8 +50,8 @@ pub use placement::{DeviceStream, Placement};
 pub use runner::{measure, measure_detailed, MeasureConfig, Warmup};
 pub use stats::{Stats, Summary};
 pub use stopping::{
-    Decision, HardCap, MinSamples, RelativeNoise, RunState, StopCriteria, StopReason, StoppingRule,
-    TimeBudget,
+    Decision, HardCap, MinSamples, RelativeNoise, RunState, RunsWithin, StopCriteria, StopReason,
+    StoppingRule, TimeBudget,
 };
 pub use synthetic_stream::SyntheticStream;
 pub use target::Target;

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::stats::{self, Summary};
 use super::stopping::{
-    Decision, HardCap, MinSamples, RunState, StopCriteria, StopReason, StoppingRule, TimeBudget,
+    Decision, HardCap, MinSamples, RunState, RunsWithin, StopCriteria, StopReason, StoppingRule,
+    TimeBudget,
 };
 use super::summarize::{summarize, SummaryContext};
 use super::{Clock, MeasureError, Measurement, Target, TimedTarget};
@@ -96,6 +97,29 @@ impl MeasureConfig {
             min_sample_time: Duration::ZERO,
             max_calls_per_sample: 1,
             stopping: Arc::new(MinSamples(runs)),
+        }
+    }
+
+    /// [`Self::fixed_runs`] within `budget`: the same counts where they fit, else cut to it,
+    /// the warm-up to its share (`warmup / (warmup + runs)` of the budget) and the samples to
+    /// what is left; at least one warm-up call and one sample whatever the budget
+    /// (`bench quant`'s seed timing with a budget per case). The summary's `warmup_calls` and
+    /// `samples` say what was run.
+    pub fn fixed_runs_within(warmup: u64, runs: usize, budget: Duration) -> Self {
+        let total = warmup.saturating_add(runs as u64).max(1);
+        let warmup_share = budget.mul_f64(warmup as f64 / total as f64);
+        MeasureConfig {
+            warmup: Warmup {
+                min_calls: warmup,
+                min_time: Duration::ZERO,
+                max_time: warmup_share,
+            },
+            min_sample_time: Duration::ZERO,
+            max_calls_per_sample: 1,
+            stopping: Arc::new(RunsWithin {
+                runs: MinSamples(runs),
+                budget: TimeBudget(budget),
+            }),
         }
     }
 
@@ -887,6 +911,31 @@ mod tests {
         assert_eq!(m.device_us, own);
         // 28 calls of at least 280 ms: far past every budget and cap of the default rule.
         assert!(s.elapsed >= 28.0 * 280_000.0, "{}", s.elapsed);
+    }
+
+    #[test]
+    fn fixed_runs_within_a_budget_keep_their_counts_where_they_fit_and_are_cut_where_not() {
+        let clock = SyntheticClock::new();
+        let config = MeasureConfig::fixed_runs_within(100, 100, Duration::from_secs(30));
+        // 10 ms calls: 200 of them take 2 s, well inside 30 s: the seed's counts.
+        let mut quick = Fake::new(&clock, Duration::from_millis(10), 0.0);
+        let s = measure(&mut quick, &config, &clock).unwrap();
+        assert_eq!(
+            (s.warmup_calls, s.samples, s.calls_per_sample),
+            (100, 100, 1)
+        );
+        assert_eq!(s.stopped_by, StopReason::SampleCount);
+        // 900 ms calls (bench quant's float8dq-row on a CPU): 180 s for the seed's counts.
+        // Warm-up gets half the budget (17 calls reach 15 s), the samples the rest.
+        let mut slow = Fake::new(&clock, Duration::from_millis(900), 0.0);
+        let s = measure(&mut slow, &config, &clock).unwrap();
+        assert_eq!((s.warmup_calls, s.samples), (17, 17));
+        assert_eq!(s.stopped_by, StopReason::TimeBudget);
+        assert!(s.elapsed < 31e6, "{}", s.elapsed);
+        // A call longer than the whole budget: one warm-up call and one sample.
+        let mut glacial = Fake::new(&clock, Duration::from_secs(40), 0.0);
+        let s = measure(&mut glacial, &config, &clock).unwrap();
+        assert_eq!((s.warmup_calls, s.samples), (1, 1));
     }
 
     #[test]

@@ -152,6 +152,29 @@ impl StoppingRule for MinSamples {
     }
 }
 
+/// A fixed number of samples within a time budget: stop at `runs` samples, or sooner once the
+/// measurement (warm-up included) has used `budget` (the seeds' fixed counts where a call is
+/// too slow for them: `bench quant`'s 100 + 100 calls of a 0.9 s call). At least one sample
+/// is always taken, since the rule is checked after each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunsWithin {
+    pub runs: MinSamples,
+    pub budget: TimeBudget,
+}
+
+impl StoppingRule for RunsWithin {
+    fn check(&self, state: &RunState<'_>) -> Decision {
+        match self.runs.check(state) {
+            Decision::Continue => self.budget.check(state),
+            stop => stop,
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        self.runs.validate()
+    }
+}
+
 /// Stop once the measurement (warm-up included) has used this much wall time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeBudget(pub Duration);
@@ -361,6 +384,30 @@ mod tests {
             check(&noise, state(2, 0, Some(0.004))),
             Decision::Stop(StopReason::NoiseTarget)
         );
+    }
+
+    #[test]
+    fn runs_within_a_budget_stop_at_the_count_or_the_budget() {
+        let rule = RunsWithin {
+            runs: MinSamples(100),
+            budget: TimeBudget(Duration::from_secs(30)),
+        };
+        // Noise never stops it: only the count or the budget.
+        assert_eq!(check(&rule, state(1, 1_000, Some(0.0))), Decision::Continue);
+        assert_eq!(
+            check(&rule, state(100, 1_000, None)),
+            Decision::Stop(StopReason::SampleCount)
+        );
+        assert_eq!(
+            check(&rule, state(17, 30_000, None)),
+            Decision::Stop(StopReason::TimeBudget)
+        );
+        assert!(RunsWithin {
+            runs: MinSamples(0),
+            ..rule
+        }
+        .validate()
+        .is_err());
     }
 
     #[test]
