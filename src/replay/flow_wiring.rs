@@ -476,7 +476,7 @@ mod tests {
                 })
             })
             .collect();
-        eprintln!("embedding output read by {readers:?}");
+        assert_eq!(readers, [1], "the embedding's layer norm");
         let storage = &live.storages[0];
         assert_eq!(
             (storage.storage_id, storage.bytes, storage.made),
@@ -484,11 +484,13 @@ mod tests {
         );
         assert_eq!(Some(&storage.freed_after), readers.last());
 
-        // The plan: bloom-tiny's parameters once each, the tied LM head's weight being the
-        // embedding table (1000 x 64); per layer two layer norms (2 x 128), qkv (64 x 192 +
-        // 192), dense (64 x 64 + 64), h_to_4h (64 x 256 + 256), 4h_to_h (256 x 64 + 64), two
-        // layers; the embedding's and the final layer norms (2 x 128): 164,224 float32. And
-        // the 5 input ids (int64).
+        // The plan: the 42 tensors from outside the step, one buffer each. bloom-tiny's 29
+        // parameters, the tied LM head's weight being the embedding table (1000 x 64); per
+        // layer two layer norms (2 x 128), qkv (64 x 192 + 192), dense (64 x 64 + 64), h_to_4h
+        // (64 x 256 + 256), 4h_to_h (256 x 64 + 64), two layers; the embedding's and the
+        // final layer norms (2 x 128): 164,224 float32. The 5 input ids (int64), the 4 ALiBi
+        // slopes (float32) and 11 numbers the model passes as 0-dim tensors (float64 or
+        // int64: 8 bytes each).
         let placing = Placing {
             cuda: false,
             flow: true,
@@ -510,14 +512,10 @@ mod tests {
         external.sort_unstable();
         external.dedup();
         let external_bytes: u64 = external.iter().map(|&b| plan.buffers[b].bytes).sum();
-        eprintln!("flow {flow:?}");
-        eprintln!(
-            "external {external_bytes}, peak {}, buffers {}",
-            plan.peak_bytes,
-            plan.buffers.iter().map(|b| b.bytes).sum::<u64>()
-        );
-        assert_eq!(external_bytes, 164_224 * 4 + 5 * 8);
-        assert_eq!(flow.external_requests, external.len() + 1, "the tied weight read twice");
+        assert_eq!(external_bytes, 164_224 * 4 + 5 * 8 + 4 * 4 + 11 * 8);
+        assert_eq!((external.len(), flow.external_tensors), (42, 42));
+        // Read twice each: the tied weight (embedding and LM head), the input ids.
+        assert_eq!(flow.external_requests, 44);
         // The peak: the buffers, and the outputs alive at once at their most.
         let buffers: u64 = plan.buffers.iter().map(|b| b.bytes).sum();
         assert_eq!(
