@@ -6,13 +6,13 @@
 use std::path::Path;
 
 use crate::device::Device;
+use crate::replay::flow_wiring::nodes_of;
 use crate::replay::registry::ReplayUnit;
 use crate::replay::sequence::ProgramEntry;
 use crate::replay::sequence_buffers::SequenceBuffers;
 use crate::replay::sequence_needs::needs;
 use crate::replay::sequence_route::Placing;
 use crate::signature::schema::SignatureFile;
-use crate::replay::flow_wiring::nodes_of;
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::ExecutionTrace;
 use replay_core::memory_size::{available_bytes, gib};

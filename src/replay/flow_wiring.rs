@@ -461,7 +461,10 @@ mod tests {
 
         let b = bloom_tiny();
         let nodes = nodes_of(&b.et, &b.links, &b.entries);
-        assert!(nodes.iter().all(Option::is_some), "a CPU pair: every op has its node");
+        assert!(
+            nodes.iter().all(Option::is_some),
+            "a CPU pair: every op has its node"
+        );
         let live = step_liveness(&nodes);
         // #0 is the embedding: its output, [1, 5, 64] float32 (1280 bytes), is the first
         // storage the step makes; it lives until the last op that reads a tensor of its
@@ -471,9 +474,11 @@ mod tests {
         let made = &first.outputs[0].tensors[0];
         let readers: Vec<usize> = (1..nodes.len())
             .filter(|&p| {
-                nodes[p].unwrap().inputs.iter().any(|a| {
-                    a.tensors.iter().any(|t| t.storage_id == made.storage_id)
-                })
+                nodes[p]
+                    .unwrap()
+                    .inputs
+                    .iter()
+                    .any(|a| a.tensors.iter().any(|t| t.storage_id == made.storage_id))
             })
             .collect();
         assert_eq!(readers, [1], "the embedding's layer norm");

@@ -143,15 +143,17 @@ fn call(sig: &Signature, cuda: bool) -> Vec<Request> {
     op_requests(op_name, exact, ranges, &inputs, site, cuda)
         .or_else(|| {
             // The enclosing op's inputs are not the recorded op's: no input slot.
-            enclosing_ops(sig).into_iter().find_map(|(name, inputs, site)| {
-                let requests = op_requests(name, None, &[], &inputs, site, cuda)?;
-                Some(
-                    requests
-                        .into_iter()
-                        .map(|r| Request { input: None, ..r })
-                        .collect(),
-                )
-            })
+            enclosing_ops(sig)
+                .into_iter()
+                .find_map(|(name, inputs, site)| {
+                    let requests = op_requests(name, None, &[], &inputs, site, cuda)?;
+                    Some(
+                        requests
+                            .into_iter()
+                            .map(|r| Request { input: None, ..r })
+                            .collect(),
+                    )
+                })
         })
         .unwrap_or_default()
 }

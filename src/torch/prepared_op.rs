@@ -408,7 +408,11 @@ mod tests {
         let mut last = PreparedOp::new(
             "aten::sub",
             "Scalar",
-            vec![OpArg::Tensor(placeholder()), OpArg::Double(1.0), OpArg::Double(1.0)],
+            vec![
+                OpArg::Tensor(placeholder()),
+                OpArg::Double(1.0),
+                OpArg::Double(1.0),
+            ],
         )
         .unwrap();
         first.link_input(0, None, &source, false).unwrap();
@@ -417,10 +421,16 @@ mod tests {
             producer.run(1).unwrap();
             assert!(producer.last_output().is_some());
             first.run(1).unwrap();
-            assert!(source.tensor().is_some(), "a reader before the last keeps it");
+            assert!(
+                source.tensor().is_some(),
+                "a reader before the last keeps it"
+            );
             last.run(1).unwrap();
             assert!(source.tensor().is_none(), "freed after its last reader");
-            assert!(producer.last_output().is_none(), "the producer's own handle too");
+            assert!(
+                producer.last_output().is_none(),
+                "the producer's own handle too"
+            );
             // Both read the producer's output (1), not their placeholders (100).
             assert_eq!(first.last_output().unwrap().double_value(&[0]), 2.0);
             assert_eq!(last.last_output().unwrap().double_value(&[3]), 0.0);

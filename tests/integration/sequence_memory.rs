@@ -73,12 +73,19 @@ fn a_budget_that_is_no_size_or_below_the_largest_op_is_refused_naming_the_flag()
 }
 
 #[test]
-fn with_an_execution_trace_outputs_live_until_their_last_reader_and_the_peak_stays_near_the_plan(
-) {
+fn with_an_execution_trace_outputs_live_until_their_last_reader_and_the_peak_stays_near_the_plan() {
     let (trace, et) = common::bloom_tiny_et_pair();
     let dir = tempfile::tempdir().unwrap();
     replay()
-        .args(["sequence", "--device", "cpu", "--max-time", "1", "--min-samples", "2"])
+        .args([
+            "sequence",
+            "--device",
+            "cpu",
+            "--max-time",
+            "1",
+            "--min-samples",
+            "2",
+        ])
         .args(["--memory-budget", "8G", "--trace"])
         .arg(&trace)
         .arg("--execution-trace")
@@ -99,7 +106,10 @@ fn with_an_execution_trace_outputs_live_until_their_last_reader_and_the_peak_sta
     let flow = &memory["liveness"];
     let live = flow["live_peak_bytes"].as_u64().unwrap();
     // Alive at once, at their most, far fewer outputs than the step makes.
-    assert!(live > 0 && live < flow["outputs_bytes"].as_u64().unwrap(), "{flow}");
+    assert!(
+        live > 0 && live < flow["outputs_bytes"].as_u64().unwrap(),
+        "{flow}"
+    );
     assert!(flow["external_tensors"].as_u64().unwrap() > 10, "{flow}");
     assert!(flow["flowing_requests"].as_u64().unwrap() > 100, "{flow}");
     // Every output a later op reads is let go by its last reader.

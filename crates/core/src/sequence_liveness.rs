@@ -118,11 +118,7 @@ impl StepLiveness {
             for request in &mut op.requests {
                 request.source = request
                     .input
-                    .and_then(|slot| {
-                        self.sources
-                            .get(position)?
-                            .get(&(slot.input, slot.element))
-                    })
+                    .and_then(|slot| self.sources.get(position)?.get(&(slot.input, slot.element)))
                     .copied()
                     .unwrap_or(Source::Sized);
                 match request.source {
@@ -205,9 +201,7 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
                     // Another output's: the reader's own.
                     Some(&(_, false)) => {}
                     None => {
-                        known
-                            .entry(tensor.storage_id)
-                            .or_insert(Known::External);
+                        known.entry(tensor.storage_id).or_insert(Known::External);
                         if !arg.is_tensor() {
                             continue;
                         }
@@ -237,7 +231,8 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
                     (position, index == 0 && arg.is_tensor()),
                 );
                 let existing = known.get(&tensor.storage_id).copied();
-                let same_op = matches!(existing, Some(Known::Made(s)) if out.storages[s].made == position);
+                let same_op =
+                    matches!(existing, Some(Known::Made(s)) if out.storages[s].made == position);
                 match existing {
                     // A view or in-place result of what it read, or a second output in the
                     // storage its op just made: held by this op too.
@@ -246,7 +241,8 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
                     }
                     Some(Known::External) if read.contains(&tensor.storage_id) => {}
                     _ => {
-                        let elements = u64::try_from(tensor.offset.max(0).saturating_add(tensor.numel.max(0)));
+                        let elements =
+                            u64::try_from(tensor.offset.max(0).saturating_add(tensor.numel.max(0)));
                         let bytes = elements
                             .unwrap_or(0)
                             .saturating_mul(tensor.itemsize.max(0) as u64);
@@ -349,7 +345,11 @@ mod tests {
             node(1, vec![tensor(1, 1, 8)], vec![tensor(2, 2, 100)]),
             node(2, vec![tensor(2, 2, 100)], vec![tensor(3, 2, 100)]),
             node(3, vec![tensor(1, 1, 8)], vec![tensor(4, 3, 10)]),
-            node(4, vec![tensor(3, 2, 100), tensor(1, 1, 8)], vec![tensor(5, 4, 50)]),
+            node(
+                4,
+                vec![tensor(3, 2, 100), tensor(1, 1, 8)],
+                vec![tensor(5, 4, 50)],
+            ),
             node(5, vec![tensor(5, 4, 50)], vec![tensor(6, 5, 1)]),
         ];
         let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
@@ -379,8 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn a_freed_storage_id_made_again_is_a_new_storage_and_views_of_one_external_one_allocation(
-    ) {
+    fn a_freed_storage_id_made_again_is_a_new_storage_and_views_of_one_external_one_allocation() {
         // Storage 7 made by op 0, read by op 1; op 2 makes storage 7 again (the id reused):
         // a new storage. Two external tensors view storage 9 at offsets 0 and 16.
         let mut shifted = tensor(11, 9, 16);
@@ -397,10 +396,7 @@ mod tests {
             .iter()
             .map(|s| (s.storage_id, s.bytes, s.made, s.freed_after))
             .collect();
-        assert_eq!(
-            made,
-            vec![(7, 128, 0, 1), (8, 16, 1, 1), (7, 256, 2, 2)]
-        );
+        assert_eq!(made, vec![(7, 128, 0, 1), (8, 16, 1, 1), (7, 256, 2, 2)]);
         assert_eq!(live.live_bytes, vec![128, 144, 256, 0]);
         assert_eq!(
             live.aliased,

@@ -534,12 +534,22 @@ mod tests {
         // a parameter stand-in 4096 (ops 2 and 3): 28672; with the flow's 1024, 29696.
         assert_eq!(plan.peak_bytes, 29_696);
         assert_eq!(plan.buffers.len(), 4);
-        assert_eq!(plan.assignment[1][1], plan.assignment[0][1], "W is one buffer");
+        assert_eq!(
+            plan.assignment[1][1], plan.assignment[0][1],
+            "W is one buffer"
+        );
         assert_eq!(plan.assignment[2][1], plan.assignment[1][0]);
         assert_eq!(plan.assignment[3][0], plan.assignment[2][0]);
-        assert_ne!(plan.assignment[2][0], plan.assignment[2][1], "never within one op");
+        assert_ne!(
+            plan.assignment[2][0], plan.assignment[2][1],
+            "never within one op"
+        );
         assert_eq!(plan.flow.as_ref(), Some(&flow));
-        assert!(plan.describe().contains("last reader"), "{}", plan.describe());
+        assert!(
+            plan.describe().contains("last reader"),
+            "{}",
+            plan.describe()
+        );
         // The same requests by size alone: each op's own weights, x shared with the stand-ins:
         // 4096 + 2 x 16384 + 2 x 4096 = 45056.
         let sized: Vec<OpNeeds> = ops
