@@ -70,8 +70,12 @@ pub fn plan_step(
         .iter()
         .map(|e| needs(e, file, units, placing))
         .collect();
+    // The Execution Trace's lifetimes, where some op of the step linked to its node (a GPU
+    // trace's ops do not yet: sized as without one).
     let flow = execution_trace
-        .map(|(et, links)| step_liveness(&nodes_of(et, links, entries)).annotate(&mut ops));
+        .map(|(et, links)| nodes_of(et, links, entries))
+        .filter(|nodes| nodes.iter().any(Option::is_some))
+        .map(|nodes| step_liveness(&nodes).annotate(&mut ops));
     let free = free_bytes(device);
     let (budget, budget_from) = match (budget, free) {
         (Some(b), _) => (b, "--memory-budget".to_owned()),
