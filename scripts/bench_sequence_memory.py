@@ -5,7 +5,10 @@ For each trace of ../shared/traces (or those named with --traces): `replay seque
 --max-time 5 --memory-budget 8G`, reading from its sequence.json the plan (the sum of every
 op's inputs, i.e. the footprint without a plan, and the planned peak) and the measured peaks, and
 the process's peak resident set (GNU time); where the trace recorded the model's allocator
-(`[memory]` events), its own peak (`Total Allocated`). With --before BIN (a `replay` built without
+(`[memory]` events), its own peak (`Total Allocated`); for the Execution Trace pairs of our own
+(bloom-tiny's, recorded with `capture --execution-trace`: the shared pairs' Kineto traces carry no
+record-function ids and are refused up front), the zoo model run again for one step with its
+allocator's statistics (`scripts/model_memory_peak.py`). With --before BIN (a `replay` built without
 the plan), the same command without --memory-budget gives the step time and resident peak before
 the plan, for the step-time comparison. A refused command (exit 2) keeps its reason (the planned
 peak it names); a run past --timeout seconds is said so. Writes results/bench_sequence_memory.json
@@ -25,6 +28,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "traces"
+# Execution Trace pairs captured by this project (linked by record-function id), with the zoo
+# model and step they recorded: run alone and with the ET, and the model's own peak measured.
+OWN_ET = ROOT / "crates" / "core" / "tests" / "data" / "et"
+OWN_PAIRS = [(OWN_ET / "bloom_tiny_cpu.json.gz", OWN_ET / "bloom_tiny_cpu.et.json.gz",
+              {"zoo": "bloom-tiny", "seq_len": 5, "batch": 1})]
 
 
 def run(binary, trace, et, out, budget, max_time, timeout):
@@ -80,8 +88,23 @@ def model_peak(trace):
     return int(max(totals)) if totals else None
 
 
+def measured_model_peak(model):
+    """The zoo model's own peak in one step, from its allocator (scripts/model_memory_peak.py),
+    or None with the reason on standard error."""
+    cmd = [sys.executable, str(ROOT / "scripts" / "model_memory_peak.py"), "--zoo", model["zoo"],
+           "--seq-len", str(model["seq_len"]), "--batch", str(model["batch"])]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"  model peak not measured: {p.stderr.strip()[-300:]}", file=sys.stderr)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def mib(b):
-    return "" if b is None else f"{b / 2**20:.1f}"
+    """MiB, with three decimals below 10 MiB (bloom-tiny's whole plan is 0.7 MiB)."""
+    if b is None:
+        return ""
+    return f"{b / 2**20:.3f}" if b < 10 * 2**20 else f"{b / 2**20:.1f}"
 
 
 def pct(a, b):
@@ -92,15 +115,15 @@ def table(rows):
     lines = [
         "| trace | ran / ops | sum of op inputs (MiB, today) | planned peak (MiB) | held once built (MiB) "
         "| measured peak (MiB) | measured / plan | model's own peak (MiB) | step before (ms) "
-        "| step after (ms) | change | outside the plan (MiB) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| step after (ms) | change | outside the plan (MiB) | planned from | plan / model's own |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         a = r["after"]
         model = mib(r.get("model_peak_bytes"))
         if a.get("status") != "ok":
             why = a.get("error", "")[:200].replace("|", "/")
-            lines.append(f"| {r['trace']} | {a.get('status')} | | | | | | {model} | | | {why} | |")
+            lines.append(f"| {r['trace']} | {a.get('status')} | | | | | | {model} | | | {why} | | | |")
             continue
         m = a["memory"] or {}
         b = r.get("before") or {}
@@ -116,19 +139,47 @@ def table(rows):
             change = pct(after, before)
         else:
             change = f"before: {b.get('status')}" if b else ""
+        live = m.get("liveness")
+        source = (f"ET liveness (outputs {mib(live['live_peak_bytes'])} MiB at most)" if live
+                  else "sizes")
+        own = r.get("model_peak_bytes")
+        versus = "" if not own or not planned else f"{planned / own:.2f}"
         lines.append(
             f"| {r['trace']} | {a['ran']}/{a['ops']} | {mib(m.get('unshared_bytes'))} | "
             f"{mib(planned)} | {mib(m.get('measured_held_bytes'))} | {mib(measured)} | {ratio} | "
             f"{model} | {'' if before is None else f'{before / 1000:.1f}'} | "
-            f"{'' if after is None else f'{after / 1000:.1f}'} | {change} | {mib(m.get('unplanned_bytes'))} |")
+            f"{'' if after is None else f'{after / 1000:.1f}'} | {change} | {mib(m.get('unplanned_bytes'))} | "
+            f"{source} | {versus} |")
     return "\n".join(lines)
+
+
+def et_lines(rows):
+    """For each run with an Execution Trace that ran both ways: the plan and the peak before
+    (the --before binary, same command without --memory-budget) and after."""
+    lines = []
+    for r in rows:
+        a, b = r["after"], r.get("before") or {}
+        if "+" not in r["trace"] or a.get("status") != "ok" or b.get("status") != "ok":
+            continue
+        m, mb = a.get("memory") or {}, b.get("memory") or {}
+        live = m.get("liveness") or {}
+        lines.append(
+            f"- {r['trace']}: planned peak {m.get('planned_peak_bytes'):,} B (outputs alive at once "
+            f"at most {live.get('live_peak_bytes', 0):,} B, against {live.get('outputs_bytes', 0):,} B "
+            f"were every output kept; {live.get('external_tensors', 0)} external tensors once each), "
+            f"measured peak {m.get('measured_peak_bytes'):,} B, held once built "
+            f"{m.get('measured_held_bytes'):,} B; before: planned {mb.get('planned_peak_bytes'):,} B, "
+            f"measured {mb.get('measured_peak_bytes'):,} B, held once built {mb.get('measured_held_bytes'):,} B; "
+            f"the model's own peak {r.get('model_peak_bytes') or 0:,} B.")
+    return "\n".join(lines) if lines else "- (none ran)"
 
 
 PAGE = """# `replay sequence`'s memory on the shared traces (`make bench-sequence-memory`)
 
 Written by `scripts/bench_sequence_memory.py` on {when} at {after_commit}, on this machine's CPU
 ({cpu_count} cores): `{command}` for every trace of `../shared/traces/` (an
-ET pair's Kineto trace once alone, once with `--execution-trace`); {before}.
+ET pair's Kineto trace once alone, once with `--execution-trace`), and bloom-tiny's Execution
+Trace pair of `crates/core/tests/data/et/` the same way; {before}.
 
 - *sum of op inputs*: every op instance with inputs of its own, the footprint before the plan.
 - *planned peak*: the plan's buffers (inputs of one size and dtype shared once their op has run,
@@ -138,11 +189,20 @@ ET pair's Kineto trace once alone, once with `--execution-trace`); {before}.
   values matter, host copies' buffers. *measured peak*: the most it held while the ops were built
   and run, i.e. the held bytes plus the largest op's outputs and workspace while it runs, which
   the plan does not count.
+- *planned from*: `sizes` (inputs of one size and dtype shared once their op has run), or with
+  `--execution-trace` the Execution Trace's liveness (each op's outputs held from its run to its
+  first output's last reader, which lets them go; a tensor from outside the step one buffer for
+  all its readers; flowing inputs' stand-ins shared by size and dtype), with the most bytes of
+  outputs alive at once.
 - *model's own peak*: the recorded run's allocator (`[memory]` events, `Total Allocated`), on the
-  recording GPU, where the trace has them.
+  recording GPU, where the trace has them; for an Execution Trace pair of our own, the zoo model it
+  recorded run again for one step on this CPU, its allocator's reports to the profiler
+  (`scripts/model_memory_peak.py`: parameters, inputs and the step's most allocated at once).
+  *plan / model's own* is the planned peak over it (the goal on an ET pair: at most 1.5).
 - *step before / after*: the median of the runs of the rebuilt ops in order (`runs.median_us`),
-  `--max-time {max_time}` each, one after the other on this shared machine (other builds were
-  running): differences of a few per cent, and more on the short steps, are noise.
+  `--max-time {max_time}` each, one after the other on this shared machine while other builds
+  were running: these times are not a benchmark (differences of a few per cent, and more on the
+  short steps, are noise); the memory figures are.
 - *outside the plan*: what the replayers asked for that the plan had not foreseen (an op whose
   launching op cannot run replayed by an enclosing op, whose inputs the plan does not read),
   allocated privately: the measured peak's excess over the plan where it is large.
@@ -150,6 +210,16 @@ ET pair's Kineto trace once alone, once with `--execution-trace`); {before}.
   number (op calls grouped as one instance since), it says so instead.
 - A refused trace (exit 2) names its planned peak; `failed` is a command that stopped with
   another error (its message).
+
+The Execution Trace pairs: the shared ones (`et/linear_*`, `et/resnet_*`, PARAM's test inputs)
+are refused up front, as every run of them is: their Kineto traces record no record-function
+ids, so no op links to its node; neither records allocator events either, so their model's own
+peak is not known. bloom-tiny's pair (`crates/core/tests/data/et/`, recorded on a CPU by
+`capture --execution-trace`) is the pair that runs: with `--execution-trace` its plan follows the
+Execution Trace's lifetimes (*planned from*), and the model's own peak is the zoo model run again
+for one step with its allocator's statistics. In bytes, with the Execution Trace:
+
+{et_lines}
 
 {table}
 """
@@ -181,18 +251,31 @@ def main():
     # alone, and with the ET (its tensors' identities: outputs flow into their readers).
     runs = []
     for trace in traces:
-        runs.append((trace, None))
+        runs.append((trace, None, None))
         et = trace.with_name(trace.name.replace("_kineto.json.gz", "_et.json.gz"))
         if et != trace and et.exists():
-            runs.append((trace, et))
+            runs.append((trace, et, None))
+    if not args.traces:
+        for trace, et, model in OWN_PAIRS:
+            runs += [(trace, None, model), (trace, et, model)]
+    model_peaks = {}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (trace, et) in enumerate(runs):
-            name = str(trace.relative_to(SHARED)) if SHARED in trace.parents else str(trace)
+        for i, (trace, et, model) in enumerate(runs):
+            name = (str(trace.relative_to(SHARED)) if SHARED in trace.parents
+                    else str(trace.relative_to(ROOT)) if ROOT in trace.parents else str(trace))
             if et:
                 name += f" + {et.name}"
             print(f"[{i + 1}/{len(runs)}] {name}", file=sys.stderr, flush=True)
             row = {"trace": name, "model_peak_bytes": model_peak(trace)}
+            if model and row["model_peak_bytes"] is None:
+                key = json.dumps(model, sort_keys=True)
+                if key not in model_peaks:
+                    model_peaks[key] = measured_model_peak(model)
+                measured = model_peaks[key]
+                if measured:
+                    row["model_peak_bytes"] = measured["peak_bytes"]
+                    row["model_peak"] = measured
             row["after"] = run(args.binary, trace, et, Path(tmp) / f"a{i}", args.budget, args.max_time, args.timeout)
             if args.before and row["after"].get("status") == "ok":
                 row["before"] = run(args.before, trace, et, Path(tmp) / f"b{i}", None, args.max_time, args.timeout)
@@ -223,6 +306,7 @@ def write_page(result, args):
     doc = Path(args.doc)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(PAGE.format(before=before, table=result["table"], max_time=max_time,
+                               et_lines=et_lines(result["rows"]),
                                **{k: result[k] for k in ("when", "after_commit", "cpu_count", "command")}))
     print(f"wrote {doc}", file=sys.stderr)
 

@@ -640,6 +640,24 @@ def measured_run_reports_peak_memory_and_its_watchdog_kills_past_the_cap():
 
 
 @test
+def model_memory_peak_counts_bloom_tinys_parameters_and_its_step():
+    """scripts/model_memory_peak.py (the model's own peak of bench_sequence_memory's ET pair):
+    bloom-tiny's 164,224 float32 parameters (embedding 1000 x 64, tied LM head; two layers of
+    two layer norms, qkv, dense, h_to_4h and 4h_to_h; two more layer norms) and 5 input ids are
+    held before the step, which allocates more on top; an unknown model exits 2."""
+    rc, out, err = run_script("model_memory_peak.py", "--zoo", "bloom-tiny", "--seq-len", "5")
+    assert rc == 0, err
+    peak = json.loads(out)
+    assert peak["parameters_bytes"] == 164_224 * 4, peak
+    assert peak["inputs_bytes"] == 5 * 8, peak
+    assert peak["held_before_bytes"] >= peak["parameters_bytes"] + peak["inputs_bytes"], peak
+    assert peak["peak_bytes"] > peak["held_before_bytes"], peak
+    assert peak["allocator_events_in_step"] > 0, peak
+    rc, _, err = run_script("model_memory_peak.py", "--zoo", "no-such-model")
+    assert rc == 2 and "no-such-model" in err, err
+
+
+@test
 def bench_many_signatures_quick_checks_every_row_and_measures_the_peak():
     """scripts/bench_many_signatures.py --quick (make bench-many-signatures at small sizes): a
     file read whole (200 signatures) and one streamed in windows (10^4), each run to its end

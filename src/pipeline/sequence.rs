@@ -137,6 +137,7 @@ pub fn rerun(
         placing,
         device,
         options.memory_budget,
+        execution_trace,
         &options.trace,
         observer,
     )?;
@@ -525,17 +526,29 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
                 String::new()
             }
         );
+        if let Some(flow) = &memory.liveness {
+            let _ = writeln!(
+                out,
+                "memory from the Execution Trace's liveness: op outputs {} at most alive at once \
+                 (every output kept: {}), {} tensors from outside the step once each",
+                gib(flow.live_peak_bytes),
+                gib(flow.outputs_bytes),
+                flow.external_tensors
+            );
+        }
     }
     match &sequence.flow {
         Some(flow) if sequence.data_flow => {
             let _ = writeln!(
                 out,
                 "\ndata flow: the model's ({}): {} ops linked, {} inputs read their producer's \
-                 output, {} read tensors from outside the step ({} of them shared, {} views of \
-                 one allocation), {} fell back to inputs of their own",
+                 output ({} of them its last reader, which lets it go), {} read tensors from \
+                 outside the step ({} of them shared, {} views of one allocation), {} fell back \
+                 to inputs of their own",
                 flow.execution_trace,
                 flow.linked_entries,
                 flow.flowing_inputs,
+                flow.released_after_last_reader,
                 flow.external_inputs,
                 flow.shared_external_inputs,
                 flow.aliased_external_inputs,

@@ -1,19 +1,24 @@
 //! The memory of `replay sequence`: the plan made from the step's ops before anything is
-//! allocated ([`replay_core::sequence_plan`]), checked against `--memory-budget` (default:
+//! allocated ([`replay_core::sequence_plan`]; with `--execution-trace`, following its tensors'
+//! lifetimes, [`replay_core::sequence_liveness`]), checked against `--memory-budget` (default:
 //! 80 % of the device's free memory), and the peak measured while the ops are built and run.
 
 use std::path::Path;
 
 use crate::device::Device;
+use crate::replay::flow_wiring::nodes_of;
 use crate::replay::registry::ReplayUnit;
 use crate::replay::sequence::ProgramEntry;
 use crate::replay::sequence_buffers::SequenceBuffers;
 use crate::replay::sequence_needs::needs;
 use crate::replay::sequence_route::Placing;
 use crate::signature::schema::SignatureFile;
+use replay_core::execution_trace::link::EtLinks;
+use replay_core::execution_trace::ExecutionTrace;
 use replay_core::memory_size::{available_bytes, gib};
 use replay_core::results::sequence::SequenceMemory;
-use replay_core::sequence_plan::{largest_op, plan, MemoryPlan, OpNeeds, PlanError};
+use replay_core::sequence_liveness::step_liveness;
+use replay_core::sequence_plan::{largest_op, plan_flow, MemoryPlan, OpNeeds, PlanError};
 
 use super::observer::Observer;
 
@@ -45,9 +50,10 @@ pub struct Planned {
 
 /// Plans the memory of `entries` on `device` within `budget` (`--memory-budget`; `None`:
 /// the default share of the free memory), and says so through `observer` before anything
-/// is allocated. A budget given below the largest op, a plan over the budget even with the
-/// most sharing, and shapes past the address space are errors naming the flag or the trace
-/// (exit 2).
+/// is allocated. With `execution_trace`, the plan follows its tensors: an output lives from
+/// its op to its last reader, a tensor from outside the step is one buffer. A budget given
+/// below the largest op, a plan over the budget even with the most sharing, and shapes past
+/// the address space are errors naming the flag or the trace (exit 2).
 #[allow(clippy::too_many_arguments)]
 pub fn plan_step(
     entries: &[ProgramEntry],
@@ -56,13 +62,20 @@ pub fn plan_step(
     placing: Placing,
     device: &Device,
     budget: Option<u64>,
+    execution_trace: Option<(&ExecutionTrace, &EtLinks)>,
     trace: &Path,
     observer: &mut dyn Observer,
 ) -> crate::Result<Planned> {
-    let ops: Vec<OpNeeds> = entries
+    let mut ops: Vec<OpNeeds> = entries
         .iter()
         .map(|e| needs(e, file, units, placing))
         .collect();
+    // The Execution Trace's lifetimes, where some op of the step linked to its node (a GPU
+    // trace's ops do not yet: sized as without one).
+    let flow = execution_trace
+        .map(|(et, links)| nodes_of(et, links, entries))
+        .filter(|nodes| nodes.iter().any(Option::is_some))
+        .map(|nodes| step_liveness(&nodes).annotate(&mut ops));
     let free = free_bytes(device);
     let (budget, budget_from) = match (budget, free) {
         (Some(b), _) => (b, "--memory-budget".to_owned()),
@@ -99,7 +112,7 @@ pub fn plan_step(
             ));
         }
     }
-    let plan = match plan(&ops, budget) {
+    let plan = match plan_flow(&ops, flow.as_ref(), budget) {
         Ok(plan) => plan,
         Err(e @ PlanError::OverBudget { .. }) => {
             return Err(bad(
@@ -124,8 +137,25 @@ pub fn plan_step(
         shared,
         plan.requests(),
         plan.shared_buffers(),
-        plan.sharing.describe()
+        plan.describe()
     ));
+    if let Some(flow) = &plan.flow {
+        observer.info(&format!(
+            "memory plan, the Execution Trace's liveness: op outputs {} at most alive at once \
+             (while #{} runs; {} if every output were kept), {} of {} storages read by a later \
+             op; {} tensors from outside the step, one buffer each; {} flowing inputs' \
+             stand-ins, {} external, {} by size\n",
+            gib(flow.live_peak_bytes),
+            flow.live_peak_op,
+            gib(flow.outputs_bytes),
+            flow.storages_read_later,
+            flow.storages,
+            flow.external_tensors,
+            flow.flowing_requests,
+            flow.external_requests,
+            flow.sized_requests
+        ));
+    }
     if plan.sharing != replay_core::sequence_plan::Sharing::Activations {
         observer.warning(&format!(
             "the plan with each op's own parameters is over the budget of {}: running with more \
@@ -152,7 +182,7 @@ pub fn plan_step(
         free_bytes: free,
         unshared_bytes: plan.unshared_bytes,
         sharing: plan.sharing,
-        sharing_described: plan.sharing.describe().to_owned(),
+        sharing_described: plan.describe(),
         buffers: plan.buffers.len(),
         shared_buffers: plan.shared_buffers(),
         shared_requests: shared,
@@ -164,6 +194,7 @@ pub fn plan_step(
         measured_build_peak_bytes: None,
         measured_run_peak_bytes: None,
         measured_by: String::new(),
+        liveness: plan.flow.clone(),
     };
     Ok(Planned {
         plan,

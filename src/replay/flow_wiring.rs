@@ -12,13 +12,17 @@
 //! different offsets of one storage are views of one allocation. A view op's output is the
 //! view of its real input, since the view op itself runs on the flowing tensor.
 //!
+//! An op's output is kept only while a later op reads it: the last reader of its first output
+//! (by the Execution Trace's lifetimes, [`replay_core::sequence_liveness`]) lets go of it
+//! after each run, as the model frees a tensor after its last use, and an output nobody reads
+//! is freed as its op ends. The memory plan counts the outputs alive at once the same way.
+//!
 //! An input that should flow but cannot (its producer was not run, gave no such output, or
 //! gave one of other sizes or dtype than recorded) reads a tensor of its own and is counted
 //! as a fallback, with the reason.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use serde_json::Value;
 use tch::Tensor;
 
 use super::registry::SetupError;
@@ -32,17 +36,12 @@ use crate::torch::OutputSource;
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
 use replay_core::results::sequence::FlowCounts;
+use replay_core::sequence_liveness::{
+    span, step_liveness, tensor_key as key, StepLiveness, TensorKey,
+};
 
 /// How many fallback reasons are kept for the report.
 const REASONS_KEPT: usize = 8;
-
-/// A tensor of the Execution Trace: (tensor id, storage id). Ids are reused once a tensor is
-/// freed; the latest producer before a read is the one it reads.
-type TensorKey = (i64, i64);
-
-fn key(tensor: &TensorRef) -> TensorKey {
-    (tensor.tensor_id, tensor.storage_id)
-}
 
 /// Who made a tensor of the step.
 #[derive(Debug, Clone)]
@@ -62,23 +61,16 @@ struct SharedStorage {
     base: Option<Tensor>,
 }
 
-/// The elements a tensor argument spans in its storage, from the node's own shape and
-/// strides (contiguous when the schema records none): `offset + extent`.
-fn span(arg: &EtArg, tensor: &TensorRef) -> Option<i64> {
-    let ints =
-        |v: &Value| -> Option<Vec<i64>> { v.as_array()?.iter().map(Value::as_i64).collect() };
-    let sizes = ints(&arg.shape)?;
-    let strides = match arg.strides.as_ref().and_then(ints) {
-        Some(s) if s.len() == sizes.len() => s,
-        _ => {
-            let mut s = vec![1; sizes.len()];
-            for i in (0..sizes.len().saturating_sub(1)).rev() {
-                s[i] = s[i + 1] * sizes[i + 1].max(1);
-            }
-            s
-        }
-    };
-    Some(tensor.offset + storage_len(&sizes, &strides))
+/// The Execution Trace nodes of `entries`, in order (`None`: an op with no node).
+pub fn nodes_of<'a>(
+    et: &'a ExecutionTrace,
+    links: &EtLinks,
+    entries: &[ProgramEntry],
+) -> Vec<Option<&'a EtNode>> {
+    entries
+        .iter()
+        .map(|e| e.event.and_then(|event| links.node(et, event)))
+        .collect()
 }
 
 /// Wires the ops of one step to each other as its Execution Trace says.
@@ -86,8 +78,9 @@ pub struct Wiring<'a> {
     et: &'a ExecutionTrace,
     links: &'a EtLinks,
     produced: HashMap<TensorKey, Producer>,
-    /// Positions whose output some later op reads.
-    consumed: HashSet<usize>,
+    /// The lifetimes of the step's tensors: which outputs a later op reads, and which op
+    /// reads each last (it lets go of the output after its run).
+    liveness: StepLiveness,
     external: HashMap<TensorKey, Tensor>,
     storages: HashMap<i64, SharedStorage>,
     /// The outputs of the ops whose output a later op reads, by position.
@@ -98,73 +91,33 @@ pub struct Wiring<'a> {
 impl<'a> Wiring<'a> {
     /// The wiring of `entries` (the step's program) by `et`, linked to the trace by `links`.
     pub fn new(et: &'a ExecutionTrace, links: &'a EtLinks, entries: &[ProgramEntry]) -> Self {
-        let mut wiring = Wiring {
+        let liveness = step_liveness(&nodes_of(et, links, entries));
+        // External tensors that view one storage at different offsets: one allocation.
+        let storages = liveness
+            .aliased
+            .iter()
+            .map(|a| {
+                let shared = SharedStorage {
+                    len: a.len,
+                    itemsize: a.itemsize,
+                    base: None,
+                };
+                (a.storage_id, shared)
+            })
+            .collect();
+        Wiring {
             et,
             links,
             produced: HashMap::new(),
-            consumed: HashSet::new(),
+            liveness,
             external: HashMap::new(),
-            storages: HashMap::new(),
+            storages,
             sources: (0..entries.len()).map(|_| None).collect(),
             counts: FlowCounts {
                 execution_trace: et.path.display().to_string(),
                 ..FlowCounts::default()
             },
-        };
-        // Which outputs are read later, and which external tensors share a storage.
-        let mut producer: HashMap<TensorKey, usize> = HashMap::new();
-        let mut views: HashMap<i64, HashMap<i64, (i64, i64)>> = HashMap::new();
-        for (position, entry) in entries.iter().enumerate() {
-            let Some(node) = wiring.node(entry) else {
-                continue;
-            };
-            for arg in node.inputs.iter().filter(|a| a.is_tensor()) {
-                for tensor in &arg.tensors {
-                    match producer.get(&key(tensor)) {
-                        Some(&p) => {
-                            wiring.consumed.insert(p);
-                        }
-                        None => {
-                            if let Some(end) = span(arg, tensor) {
-                                let tensors = views.entry(tensor.storage_id).or_default();
-                                let (len, _) = tensors
-                                    .entry(tensor.tensor_id)
-                                    .or_insert((end, tensor.itemsize));
-                                *len = (*len).max(end);
-                            }
-                        }
-                    }
-                }
-            }
-            // A list input's elements flow too.
-            for arg in node.inputs.iter().filter(|a| !a.is_tensor()) {
-                for tensor in &arg.tensors {
-                    if let Some(&p) = producer.get(&key(tensor)) {
-                        wiring.consumed.insert(p);
-                    }
-                }
-            }
-            for arg in node.outputs.iter().filter(|a| a.is_tensor()) {
-                for tensor in &arg.tensors {
-                    producer.insert(key(tensor), position);
-                }
-            }
         }
-        for (storage, tensors) in views {
-            let itemsize = tensors.values().next().map_or(0, |&(_, s)| s);
-            if tensors.len() > 1 && tensors.values().all(|&(_, s)| s == itemsize) {
-                let len = tensors.values().map(|&(l, _)| l).max().unwrap_or(0);
-                wiring.storages.insert(
-                    storage,
-                    SharedStorage {
-                        len,
-                        itemsize,
-                        base: None,
-                    },
-                );
-            }
-        }
-        wiring
     }
 
     /// The Execution Trace node of `entry`, if its op linked to one.
@@ -228,11 +181,17 @@ impl<'a> Wiring<'a> {
                 match self.produced.get(&key(tensor)).cloned() {
                     Some(Producer::Op(producer)) => match (argument, bound) {
                         (Some(argument), Some(bound)) => {
+                            // The last reader lets go of the output after its run.
+                            let last = self.liveness.is_last_reader(producer, position);
                             let linked = self.check_source(producer, &bound).and_then(|source| {
-                                op.link_input(argument, element, source).map_err(|e| e.0)
+                                op.link_input(argument, element, source, last)
+                                    .map_err(|e| e.0)
                             });
                             match linked {
-                                Ok(()) => self.counts.flowing_inputs += 1,
+                                Ok(()) => {
+                                    self.counts.flowing_inputs += 1;
+                                    self.counts.released_after_last_reader += usize::from(last);
+                                }
                                 Err(why) => self.fallback(format!("{what}: {why}")),
                             }
                         }
@@ -267,11 +226,15 @@ impl<'a> Wiring<'a> {
             }
         }
         self.counts.linked_entries += 1;
-        if self.consumed.contains(&position) {
+        let op = if self.liveness.is_read_later(position) {
             if let Some(place) = self.sources.get_mut(position) {
                 *place = op.output_source();
             }
-        }
+            op
+        } else {
+            // No later op reads its output: freed as each run ends, as the model frees it.
+            op.keep_output(false)
+        };
         let call = LibtorchOpTarget::new(op, device).map_err(SetupError::from)?;
         Ok(Box::new(call))
     }
@@ -362,8 +325,17 @@ mod tests {
     use replay_core::execution_trace::{attach::attach, link::link};
     use std::path::Path;
 
-    #[test]
-    fn the_bloom_tiny_pairs_activations_flow_and_its_tied_weight_is_one_tensor() {
+    /// bloom-tiny's pair (`crates/core/tests/data/et`, recorded in one step): its Execution
+    /// Trace and links, its signatures with the ET attached, its units and its step's program.
+    struct BloomTiny {
+        et: ExecutionTrace,
+        links: EtLinks,
+        file: crate::signature::schema::SignatureFile,
+        units: Vec<crate::replay::registry::ReplayUnit>,
+        entries: Vec<ProgramEntry>,
+    }
+
+    fn bloom_tiny() -> BloomTiny {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
         let trace_path = dir.join("bloom_tiny_cpu.json.gz");
         let trace = replay_core::trace::load(&trace_path).unwrap();
@@ -376,6 +348,24 @@ mod tests {
         let step = skeleton.steps.last().unwrap();
         let units = replay_units(&file);
         let entries = program(&skeleton, step, &file, &units);
+        BloomTiny {
+            et,
+            links,
+            file,
+            units,
+            entries,
+        }
+    }
+
+    #[test]
+    fn the_bloom_tiny_pairs_activations_flow_and_its_tied_weight_is_one_tensor() {
+        let BloomTiny {
+            et,
+            links,
+            file,
+            units,
+            entries,
+        } = bloom_tiny();
         let device = Device::open(DeviceSpec::Cpu).unwrap();
         let _no_grad = tch::no_grad_guard();
         let mut builder = SequenceBuilder {
@@ -385,10 +375,15 @@ mod tests {
             generated: None,
             wiring: Some(Wiring::new(&et, &links, &entries)),
         };
+        // Each op's output where it starts, read as it is built (it runs once then): a later
+        // reader frees it once it is the last.
+        let mut outputs: Vec<Option<usize>> = Vec::new();
         for (position, entry) in entries.iter().enumerate() {
             if let Err(e) = builder.build(position, entry) {
                 panic!("#{position}: {e:?}");
             }
+            let wiring = builder.wiring.as_ref().unwrap();
+            outputs.push(wiring.output_of(position).map(|t| t.data_ptr() as usize));
         }
         let wiring = builder.wiring.take().unwrap();
         let counts = wiring.counts().clone();
@@ -439,11 +434,107 @@ mod tests {
         // A view of a flowing tensor is a view of the producer's real output: same memory.
         let mut checked = 0;
         for (from, view) in views {
-            if let (Some(base), Some(out)) = (wiring.output_of(from), wiring.output_of(view)) {
-                assert_eq!(base.data_ptr(), out.data_ptr(), "#{view} views #{from}");
+            if let (Some(base), Some(out)) = (outputs[from], outputs[view]) {
+                assert_eq!(base, out, "#{view} views #{from}");
                 checked += 1;
             }
         }
         assert!(checked > 0);
+        // Every output a later op reads was kept until its last reader ran, then let go:
+        // once the step is built, none is held; the last reader of each made the link.
+        let read_later: Vec<usize> = (0..entries.len())
+            .filter(|&p| outputs[p].is_some())
+            .collect();
+        assert!(read_later.len() > 50, "{}", read_later.len());
+        for &p in &read_later {
+            assert!(wiring.output_of(p).is_none(), "#{p}'s output still held");
+        }
+        assert!(counts.released_after_last_reader >= read_later.len());
+        assert!(counts.released_after_last_reader < counts.flowing_inputs);
+    }
+
+    #[test]
+    fn the_bloom_tiny_plan_follows_its_tensors_lifetimes_and_holds_each_parameter_once() {
+        use crate::replay::sequence_needs::needs;
+        use crate::replay::sequence_route::Placing;
+        use replay_core::sequence_plan::{plan_flow, OpNeeds, Source};
+
+        let b = bloom_tiny();
+        let nodes = nodes_of(&b.et, &b.links, &b.entries);
+        assert!(
+            nodes.iter().all(Option::is_some),
+            "a CPU pair: every op has its node"
+        );
+        let live = step_liveness(&nodes);
+        // #0 is the embedding: its output, [1, 5, 64] float32 (1280 bytes), is the first
+        // storage the step makes; it lives until the last op that reads a tensor of its
+        // storage (itself or a view) has run, read here straight from the nodes.
+        let first = nodes[0].unwrap();
+        assert_eq!(first.name, "aten::embedding");
+        let made = &first.outputs[0].tensors[0];
+        let readers: Vec<usize> = (1..nodes.len())
+            .filter(|&p| {
+                nodes[p]
+                    .unwrap()
+                    .inputs
+                    .iter()
+                    .any(|a| a.tensors.iter().any(|t| t.storage_id == made.storage_id))
+            })
+            .collect();
+        assert_eq!(readers, [1], "the embedding's layer norm");
+        let storage = &live.storages[0];
+        assert_eq!(
+            (storage.storage_id, storage.bytes, storage.made),
+            (made.storage_id, 1280, 0)
+        );
+        assert_eq!(Some(&storage.freed_after), readers.last());
+
+        // The plan: the 42 tensors from outside the step, one buffer each. bloom-tiny's 29
+        // parameters, the tied LM head's weight being the embedding table (1000 x 64); per
+        // layer two layer norms (2 x 128), qkv (64 x 192 + 192), dense (64 x 64 + 64), h_to_4h
+        // (64 x 256 + 256), 4h_to_h (256 x 64 + 64), two layers; the embedding's and the
+        // final layer norms (2 x 128): 164,224 float32. The 5 input ids (int64), the 4 ALiBi
+        // slopes (float32) and 11 numbers the model passes as 0-dim tensors (float64 or
+        // int64: 8 bytes each).
+        let placing = Placing {
+            cuda: false,
+            flow: true,
+        };
+        let mut ops: Vec<OpNeeds> = b
+            .entries
+            .iter()
+            .map(|e| needs(e, &b.file, &b.units, placing))
+            .collect();
+        let flow = live.annotate(&mut ops);
+        let plan = plan_flow(&ops, Some(&flow), u64::MAX).unwrap();
+        let mut external: Vec<usize> = ops
+            .iter()
+            .zip(&plan.assignment)
+            .flat_map(|(o, a)| o.requests.iter().zip(a))
+            .filter(|(r, _)| matches!(r.source, Source::External(_)))
+            .map(|(_, &buffer)| buffer)
+            .collect();
+        external.sort_unstable();
+        external.dedup();
+        let external_bytes: u64 = external.iter().map(|&b| plan.buffers[b].bytes).sum();
+        assert_eq!(external_bytes, 164_224 * 4 + 5 * 8 + 4 * 4 + 11 * 8);
+        assert_eq!((external.len(), flow.external_tensors), (42, 42));
+        // Read twice each: the tied weight (embedding and LM head), the input ids.
+        assert_eq!(flow.external_requests, 44);
+        // The peak: the buffers, and the outputs alive at once at their most.
+        let buffers: u64 = plan.buffers.iter().map(|b| b.bytes).sum();
+        assert_eq!(
+            plan.peak_bytes,
+            buffers + flow.live_peak_bytes + flow.aliased_storage_bytes
+        );
+        assert!(flow.live_peak_bytes < flow.outputs_bytes, "{flow:?}");
+        assert_eq!(
+            flow.live_peak_bytes,
+            live.storages
+                .iter()
+                .filter(|s| s.made <= flow.live_peak_op && flow.live_peak_op <= s.freed_after)
+                .map(|s| s.bytes)
+                .sum::<u64>()
+        );
     }
 }

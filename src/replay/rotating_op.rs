@@ -107,16 +107,18 @@ impl RotatingOp {
     }
 
     /// Argument `arg` (element `element` of a list) of every copy reads `source`'s latest
-    /// output from now on: see [`PreparedOp::link_input`].
+    /// output from now on, and lets go of it after each run when `release_after` (the last
+    /// reader): see [`PreparedOp::link_input`].
     pub fn link_input(
         &mut self,
         arg: usize,
         element: Option<usize>,
         source: &OutputSource,
+        release_after: bool,
     ) -> Result<(), ShimError> {
         self.calls
             .iter_mut()
-            .try_for_each(|call| call.link_input(arg, element, source))
+            .try_for_each(|call| call.link_input(arg, element, source, release_after))
     }
 
     /// The first tensor the last call returned.

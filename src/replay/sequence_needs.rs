@@ -5,7 +5,9 @@
 //! ([`super::rotating_op::is_parameter`]), private when its values matter (indices, counts,
 //! recorded ranges), an activation otherwise; a CPU GEMM's weight operand is a parameter; a
 //! host copy's buffers are private. A replayer asking for something else (an enclosing op
-//! tried when the launching one cannot run) is served outside the plan and counted so.
+//! tried when the launching one cannot run) is served outside the plan and counted so. Each
+//! request of the op's own call names its recorded input (what an Execution Trace's node
+//! numbers), so that the plan can follow the data flow ([`replay_core::sequence_liveness`]).
 
 use replay_core::sequence_plan::{OpNeeds, Request, Role};
 use replay_core::signature::InputRange;
@@ -140,9 +142,18 @@ fn call(sig: &Signature, cuda: bool) -> Vec<Request> {
     let (site, exact, ranges) = op_context(sig);
     op_requests(op_name, exact, ranges, &inputs, site, cuda)
         .or_else(|| {
+            // The enclosing op's inputs are not the recorded op's: no input slot.
             enclosing_ops(sig)
                 .into_iter()
-                .find_map(|(name, inputs, site)| op_requests(name, None, &[], &inputs, site, cuda))
+                .find_map(|(name, inputs, site)| {
+                    let requests = op_requests(name, None, &[], &inputs, site, cuda)?;
+                    Some(
+                        requests
+                            .into_iter()
+                            .map(|r| Request { input: None, ..r })
+                            .collect(),
+                    )
+                })
         })
         .unwrap_or_default()
 }
@@ -184,19 +195,25 @@ fn op_requests(
                     _ => Role::Activation,
                 };
                 let kind = kind_of(*dtype);
-                out.push(request(elements(sizes, strides.as_deref()), kind, role));
+                out.push(
+                    request(elements(sizes, strides.as_deref()), kind, role)
+                        .of_input(choice.skip + position, None),
+                );
             }
             (ArgPlan::TensorList { .. }, Some(RecordedInput::TensorList { tensors })) => {
                 let indices = index_args
                     .iter()
                     .any(|(p, b)| *p == position && matches!(b, Bound::PerListPosition { .. }));
-                for (sizes, strides) in tensors {
+                for (element, (sizes, strides)) in tensors.iter().enumerate() {
                     let (kind, role) = if indices {
                         (Kind::Int64, Role::Private)
                     } else {
                         (list_kind, Role::Activation)
                     };
-                    out.push(request(elements(sizes, strides.as_deref()), kind, role));
+                    out.push(
+                        request(elements(sizes, strides.as_deref()), kind, role)
+                            .of_input(choice.skip + position, Some(element)),
+                    );
                 }
             }
             _ => {}

@@ -198,18 +198,31 @@ impl PreparedOp {
     /// tensor of `source`'s latest output on every run, once it has one: the shim puts the
     /// producer's output itself in the call's arguments, as the model passes it, so the
     /// call reads the producer's memory (views included) and replay does nothing per call.
+    /// With `release_after`, this call is the source's last reader: after each of its runs the
+    /// source lets go of the producer's output (freed unless a view or another call holds it),
+    /// as the model frees a tensor once its last reader has run; the producer's next run
+    /// gives it again.
     pub fn link_input(
         &mut self,
         arg: usize,
         element: Option<usize>,
         source: &OutputSource,
+        release_after: bool,
     ) -> Result<(), ShimError> {
         let element = element.map_or(-1, |e| i64::try_from(e).unwrap_or(i64::MAX));
         let mut error = ptr::null_mut();
         // SAFETY: both are live objects owned by their wrappers; the shim shares (not takes)
         // the source's output.
-        let rc =
-            unsafe { sys::replay_op_link_input(self.raw, arg, element, source.raw, &mut error) };
+        let rc = unsafe {
+            sys::replay_op_link_input(
+                self.raw,
+                arg,
+                element,
+                source.raw,
+                i32::from(release_after),
+                &mut error,
+            )
+        };
         if rc != 0 {
             return Err(ShimError(format!("{}: {}", self.name, take_error(error).0)));
         }
@@ -326,7 +339,7 @@ mod tests {
             vec![OpArg::Tensor(placeholder), OpArg::Double(2.0)],
         )
         .unwrap();
-        consumer.link_input(0, None, &source).unwrap();
+        consumer.link_input(0, None, &source, false).unwrap();
         // Before its producer ran, the call reads its own bound tensor.
         consumer.run(1).unwrap();
         assert_eq!(consumer.last_output().unwrap().double_value(&[0]), 200.0);
@@ -340,7 +353,7 @@ mod tests {
             ])],
         )
         .unwrap();
-        cat.link_input(0, Some(1), &source).unwrap();
+        cat.link_input(0, Some(1), &source, false).unwrap();
         for step in 1..=3 {
             let _ = x.fill_(f64::from(step));
             producer.run(1).unwrap();
@@ -362,14 +375,65 @@ mod tests {
         drop(producer);
         assert_eq!(source.tensor().unwrap().double_value(&[0]), 4.0);
         // A link to no tensor argument, or past a list's end, is refused by name.
-        let err = consumer.link_input(1, None, &source).unwrap_err();
+        let err = consumer.link_input(1, None, &source, false).unwrap_err();
         assert!(
             err.0.contains("aten::mul.Scalar") && err.0.contains("no tensor"),
             "{err}"
         );
-        let err = cat.link_input(0, Some(2), &source).unwrap_err();
+        let err = cat.link_input(0, Some(2), &source, false).unwrap_err();
         assert!(err.0.contains("no element 2"), "{err}");
-        let err = cat.link_input(9, None, &source).unwrap_err();
+        let err = cat.link_input(9, None, &source, false).unwrap_err();
         assert!(err.0.contains("argument 9"), "{err}");
+    }
+
+    #[test]
+    fn the_last_reader_lets_go_of_its_producers_output_after_each_run() {
+        // producer: x + 1; first reader: its output * 2; last reader: its output - 1, which
+        // frees the producer's output once it has run, until the producer runs again.
+        let x = Tensor::zeros([4], (Kind::Float, Device::Cpu));
+        let mut producer = PreparedOp::new(
+            "aten::add",
+            "Scalar",
+            vec![OpArg::Tensor(x), OpArg::Double(1.0)],
+        )
+        .unwrap();
+        let source = producer.output_source();
+        let placeholder = || Tensor::full([4], 100.0, (Kind::Float, Device::Cpu));
+        let mut first = PreparedOp::new(
+            "aten::mul",
+            "Scalar",
+            vec![OpArg::Tensor(placeholder()), OpArg::Double(2.0)],
+        )
+        .unwrap();
+        let mut last = PreparedOp::new(
+            "aten::sub",
+            "Scalar",
+            vec![
+                OpArg::Tensor(placeholder()),
+                OpArg::Double(1.0),
+                OpArg::Double(1.0),
+            ],
+        )
+        .unwrap();
+        first.link_input(0, None, &source, false).unwrap();
+        last.link_input(0, None, &source, true).unwrap();
+        for _ in 0..2 {
+            producer.run(1).unwrap();
+            assert!(producer.last_output().is_some());
+            first.run(1).unwrap();
+            assert!(
+                source.tensor().is_some(),
+                "a reader before the last keeps it"
+            );
+            last.run(1).unwrap();
+            assert!(source.tensor().is_none(), "freed after its last reader");
+            assert!(
+                producer.last_output().is_none(),
+                "the producer's own handle too"
+            );
+            // Both read the producer's output (1), not their placeholders (100).
+            assert_eq!(first.last_output().unwrap().double_value(&[0]), 2.0);
+            assert_eq!(last.last_output().unwrap().double_value(&[3]), 0.0);
+        }
     }
 }

@@ -123,6 +123,7 @@ extern "C" {
         arg: usize,
         element: i64,
         source: *const RawOutputSource,
+        release_after: i32,
         error: *mut *mut c_char,
     ) -> i32;
     pub fn replay_torch_current_cuda_stream(device: i32, error: *mut *mut c_char) -> *mut c_void;

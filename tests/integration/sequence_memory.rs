@@ -71,3 +71,66 @@ fn a_budget_that_is_no_size_or_below_the_largest_op_is_refused_naming_the_flag()
         "refused before running"
     );
 }
+
+#[test]
+fn with_an_execution_trace_outputs_live_until_their_last_reader_and_the_peak_stays_near_the_plan() {
+    let (trace, et) = common::bloom_tiny_et_pair();
+    let dir = tempfile::tempdir().unwrap();
+    replay()
+        .args([
+            "sequence",
+            "--device",
+            "cpu",
+            "--max-time",
+            "1",
+            "--min-samples",
+            "2",
+        ])
+        .args(["--memory-budget", "8G", "--trace"])
+        .arg(&trace)
+        .arg("--execution-trace")
+        .arg(&et)
+        .arg("--output-dir")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "memory plan, the Execution Trace's liveness",
+        ))
+        .stdout(predicate::str::contains(
+            "memory from the Execution Trace's liveness",
+        ));
+    let rerun: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("sequence.json")).unwrap()).unwrap();
+    let memory = &rerun["memory"];
+    let flow = &memory["liveness"];
+    let live = flow["live_peak_bytes"].as_u64().unwrap();
+    // Alive at once, at their most, far fewer outputs than the step makes.
+    assert!(
+        live > 0 && live < flow["outputs_bytes"].as_u64().unwrap(),
+        "{flow}"
+    );
+    assert!(flow["external_tensors"].as_u64().unwrap() > 10, "{flow}");
+    assert!(flow["flowing_requests"].as_u64().unwrap() > 100, "{flow}");
+    // Every output a later op reads is let go by its last reader.
+    let counts = &rerun["flow"];
+    assert!(
+        counts["released_after_last_reader"].as_u64().unwrap() > 50,
+        "{counts}"
+    );
+    assert_eq!(counts["fallbacks"], 0, "{counts}");
+    // Measured by the counting allocator: once built, the ops hold no more than the plan's
+    // buffers (no output is held: each was let go by its last reader); the peak, with the
+    // outputs alive and each op's workspace, stays within 20 % of the plan (the goal).
+    let planned = memory["planned_peak_bytes"].as_u64().unwrap();
+    let held = memory["measured_held_bytes"].as_u64().unwrap();
+    let measured = memory["measured_peak_bytes"].as_u64().unwrap();
+    assert_eq!(memory["unplanned_bytes"], 0, "{memory}");
+    assert!(held <= planned, "{memory}");
+    assert!((measured as f64) <= planned as f64 * 1.2, "{memory}");
+    assert!(rerun["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["status"] == "ok"));
+}

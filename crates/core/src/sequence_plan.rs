@@ -37,6 +37,29 @@ pub enum Role {
     Private,
 }
 
+/// Where a request's tensor comes from when the step's data flow is known (an Execution
+/// Trace: [`crate::sequence_liveness`]); without one every request is [`Source::Sized`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Source {
+    /// Shared by the size-and-dtype rule of the plan's [`Sharing`].
+    #[default]
+    Sized,
+    /// An earlier op's output flows into it: its buffer only stands in until the input is
+    /// linked to that output (no run reads it), so stand-ins of one size and dtype share a
+    /// buffer across ops whatever their role.
+    Flowing,
+    /// The tensor of this identity from outside the step (a parameter, the model's input):
+    /// one buffer serves every request of it, in every op that reads it.
+    External(u64),
+}
+
+/// Which recorded input of its op a request is: its position, and the element of a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InputSlot {
+    pub input: usize,
+    pub element: Option<usize>,
+}
+
 /// One tensor (or buffer) an op needs: its storage's bytes and dtype.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
@@ -45,6 +68,9 @@ pub struct Request {
     /// between tensors of one dtype, so that each reads values of its own kind.
     pub dtype: String,
     pub role: Role,
+    /// The op's recorded input it is, where known (what an Execution Trace's node names).
+    pub input: Option<InputSlot>,
+    pub source: Source,
 }
 
 impl Request {
@@ -53,7 +79,15 @@ impl Request {
             bytes,
             dtype: dtype.to_owned(),
             role,
+            input: None,
+            source: Source::Sized,
         }
+    }
+
+    /// The same request, said to be recorded input `input` (element `element` of a list).
+    pub fn of_input(mut self, input: usize, element: Option<usize>) -> Request {
+        self.input = Some(InputSlot { input, element });
+        self
     }
 }
 
@@ -117,6 +151,29 @@ pub struct Oversized {
     pub bytes: u64,
 }
 
+/// What the data flow of an Execution Trace adds to a plan ([`crate::sequence_liveness`]):
+/// the storages the ops' outputs hold from the op that makes them to their last reader, and
+/// the one allocation of external tensors that view one storage at different offsets.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FlowMemory {
+    /// The most bytes of op outputs alive at once, and the op (position) where they are.
+    pub live_peak_bytes: u64,
+    pub live_peak_op: usize,
+    /// Every output storage of the step's ops, as if each were kept for the whole step.
+    pub outputs_bytes: u64,
+    /// Storages the step's ops make, and those a later op reads.
+    pub storages: usize,
+    pub storages_read_later: usize,
+    /// Tensors from outside the step (one buffer each, however many ops read them).
+    pub external_tensors: usize,
+    /// External storages viewed at different offsets by several tensors, allocated once.
+    pub aliased_storage_bytes: u64,
+    /// Requests by source: stand-ins for flowing inputs, external tensors, by size.
+    pub flowing_requests: usize,
+    pub external_requests: usize,
+    pub sized_requests: usize,
+}
+
 /// The plan: which buffer serves each request of each op.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryPlan {
@@ -125,8 +182,11 @@ pub struct MemoryPlan {
     pub buffers: Vec<Buffer>,
     /// Per op, per request: its buffer; empty for an oversized op.
     pub assignment: Vec<Vec<usize>>,
-    /// The bytes of every buffer: what the rebuilt ops hold at once.
+    /// The bytes of every buffer: what the rebuilt ops hold at once; with an Execution
+    /// Trace's data flow, plus its [`FlowMemory`]'s aliased storages and live outputs.
     pub peak_bytes: u64,
+    /// The data flow's part, when an Execution Trace gave it.
+    pub flow: Option<FlowMemory>,
     /// The sum of every op's requests: each op with inputs of its own (the footprint
     /// without a plan), oversized ops included.
     pub unshared_bytes: u64,
@@ -151,6 +211,19 @@ impl MemoryPlan {
     /// Requests served in all.
     pub fn requests(&self) -> usize {
         self.buffers.iter().map(|b| b.users).sum()
+    }
+
+    /// What the plan shares, for messages.
+    pub fn describe(&self) -> String {
+        match &self.flow {
+            None => self.sharing.describe().to_owned(),
+            Some(_) => format!(
+                "the Execution Trace's liveness: an output lives from its op to its last reader, \
+                 a tensor from outside the step is one buffer for all its readers, flowing \
+                 inputs' stand-ins share by size and dtype; other inputs: {}",
+                self.sharing.describe()
+            ),
+        }
     }
 }
 
@@ -182,9 +255,23 @@ pub enum PlanError {
 /// every other op's requests get buffers, greedily in step order (a request takes a free
 /// buffer of its size, dtype and sharing class that this op does not use yet, else a new one).
 pub fn plan_with(ops: &[OpNeeds], sharing: Sharing, budget: u64) -> Result<MemoryPlan, PlanError> {
+    plan_flow_with(ops, None, sharing, budget)
+}
+
+/// [`plan_with`], the requests' [`Source`]s followed (a flowing input's stand-in shares by
+/// size and dtype whatever its role; an external tensor's requests share its one buffer),
+/// and `flow`'s memory added to the peak.
+pub fn plan_flow_with(
+    ops: &[OpNeeds],
+    flow: Option<&FlowMemory>,
+    sharing: Sharing,
+    budget: u64,
+) -> Result<MemoryPlan, PlanError> {
     let mut buffers: Vec<Buffer> = Vec::new();
     // Shareable buffers by (role, bytes, dtype).
     let mut pools: BTreeMap<(Role, u64, &str), Vec<usize>> = BTreeMap::new();
+    // External tensors' buffers by (identity, role, bytes, dtype).
+    let mut identities: BTreeMap<(u64, Role, u64, &str), usize> = BTreeMap::new();
     let mut assignment = Vec::with_capacity(ops.len());
     let mut oversized = Vec::new();
     let mut unshared: u64 = 0;
@@ -205,10 +292,26 @@ pub fn plan_with(ops: &[OpNeeds], sharing: Sharing, budget: u64) -> Result<Memor
         }
         let mut mine: Vec<usize> = Vec::with_capacity(needs.requests.len());
         for request in &needs.requests {
-            let shareable = match request.role {
-                Role::Activation => true,
-                Role::Parameter => sharing == Sharing::ParametersToo,
-                Role::Private => false,
+            let dtype = request.dtype.as_str();
+            if let Source::External(id) = request.source {
+                let key = (id, request.role, request.bytes, dtype);
+                let buffer = *identities.entry(key).or_insert_with(|| {
+                    buffers.push(Buffer {
+                        bytes: request.bytes,
+                        dtype: request.dtype.clone(),
+                        role: request.role,
+                        users: 0,
+                    });
+                    buffers.len() - 1
+                });
+                buffers[buffer].users += 1;
+                mine.push(buffer);
+                continue;
+            }
+            let shareable = match (request.role, request.source) {
+                (Role::Private, _) => false,
+                (_, Source::Flowing) | (Role::Activation, _) => true,
+                (Role::Parameter, _) => sharing == Sharing::ParametersToo,
             };
             let found = shareable
                 .then(|| pools.get(&(request.role, request.bytes, request.dtype.as_str())))
@@ -238,9 +341,13 @@ pub fn plan_with(ops: &[OpNeeds], sharing: Sharing, budget: u64) -> Result<Memor
         }
         assignment.push(mine);
     }
+    let flowing = flow.map_or(Some(0), |f| {
+        f.live_peak_bytes.checked_add(f.aliased_storage_bytes)
+    });
     let peak = buffers
         .iter()
         .try_fold(0u64, |sum, b| sum.checked_add(b.bytes))
+        .and_then(|sum| sum.checked_add(flowing?))
         .filter(|&p| p <= ADDRESS_SPACE)
         .ok_or(PlanError::AddressSpace {
             op: ops.len().saturating_sub(1),
@@ -252,6 +359,7 @@ pub fn plan_with(ops: &[OpNeeds], sharing: Sharing, budget: u64) -> Result<Memor
         buffers,
         assignment,
         peak_bytes: peak,
+        flow: flow.cloned(),
         unshared_bytes: unshared,
         oversized,
     })
@@ -261,11 +369,20 @@ pub fn plan_with(ops: &[OpNeeds], sharing: Sharing, budget: u64) -> Result<Memor
 /// [`Sharing::ParametersToo`] when that fits; an error naming the peak and the budget when
 /// neither does.
 pub fn plan(ops: &[OpNeeds], budget: u64) -> Result<MemoryPlan, PlanError> {
-    let first = plan_with(ops, Sharing::Activations, budget)?;
+    plan_flow(ops, None, budget)
+}
+
+/// [`plan`] with an Execution Trace's data flow: see [`plan_flow_with`].
+pub fn plan_flow(
+    ops: &[OpNeeds],
+    flow: Option<&FlowMemory>,
+    budget: u64,
+) -> Result<MemoryPlan, PlanError> {
+    let first = plan_flow_with(ops, flow, Sharing::Activations, budget)?;
     if first.peak_bytes <= budget {
         return Ok(first);
     }
-    let more = plan_with(ops, Sharing::ParametersToo, budget)?;
+    let more = plan_flow_with(ops, flow, Sharing::ParametersToo, budget)?;
     if more.peak_bytes <= budget {
         return Ok(more);
     }
@@ -384,6 +501,71 @@ mod tests {
         assert_eq!(planned.unshared_bytes, 9000);
         assert_eq!(largest_op(&ops), Some((1, 6000)));
         assert_eq!(largest_op(&[]), None);
+    }
+
+    #[test]
+    fn with_a_data_flow_stand_ins_share_whatever_their_role_and_an_external_is_one_buffer() {
+        let from = |r: Request, source: Source| Request { source, ..r };
+        let ops = vec![
+            // Reads the model's input x (external 8) and a weight W (external 7).
+            op(vec![
+                from(act(4096, "float32"), Source::External(8)),
+                from(param(16384), Source::External(7)),
+            ]),
+            // Reads op 0's output and W again.
+            op(vec![
+                from(act(4096, "float32"), Source::Flowing),
+                from(param(16384), Source::External(7)),
+            ]),
+            // Two flowing inputs, one in a parameter-named argument (a weight made in the step).
+            op(vec![
+                from(param(4096), Source::Flowing),
+                from(act(4096, "float32"), Source::Flowing),
+            ]),
+            op(vec![from(param(4096), Source::Flowing)]),
+        ];
+        let flow = FlowMemory {
+            live_peak_bytes: 1000,
+            aliased_storage_bytes: 24,
+            ..FlowMemory::default()
+        };
+        let plan = plan_flow_with(&ops, Some(&flow), Sharing::Activations, u64::MAX).unwrap();
+        // Buffers: x 4096, W 16384 (two readers), an activation stand-in 4096 (ops 1 and 2),
+        // a parameter stand-in 4096 (ops 2 and 3): 28672; with the flow's 1024, 29696.
+        assert_eq!(plan.peak_bytes, 29_696);
+        assert_eq!(plan.buffers.len(), 4);
+        assert_eq!(
+            plan.assignment[1][1], plan.assignment[0][1],
+            "W is one buffer"
+        );
+        assert_eq!(plan.assignment[2][1], plan.assignment[1][0]);
+        assert_eq!(plan.assignment[3][0], plan.assignment[2][0]);
+        assert_ne!(
+            plan.assignment[2][0], plan.assignment[2][1],
+            "never within one op"
+        );
+        assert_eq!(plan.flow.as_ref(), Some(&flow));
+        assert!(
+            plan.describe().contains("last reader"),
+            "{}",
+            plan.describe()
+        );
+        // The same requests by size alone: each op's own weights, x shared with the stand-ins:
+        // 4096 + 2 x 16384 + 2 x 4096 = 45056.
+        let sized: Vec<OpNeeds> = ops
+            .iter()
+            .map(|o| OpNeeds {
+                requests: o
+                    .requests
+                    .iter()
+                    .map(|r| from(r.clone(), Source::Sized))
+                    .collect(),
+            })
+            .collect();
+        let before = plan_with(&sized, Sharing::Activations, u64::MAX).unwrap();
+        assert_eq!(before.peak_bytes, 45_056);
+        assert_eq!(before.flow, None);
+        assert_eq!(plan.unshared_bytes, before.unshared_bytes);
     }
 
     #[test]

@@ -32,6 +32,12 @@ struct input_link {
   size_t arg;
   int64_t element;
   std::shared_ptr<std::vector<c10::IValue>> source;
+  // This call is the source's last reader in the step: the source's output is freed once
+  // the call has run, as the model frees a tensor after its last use.
+  bool release_after;
+  // A list's element as bound: put back after each run, so that the list the prepared stack
+  // shares keeps no producer's output alive once its source lets go of it.
+  c10::IValue original;
 };
 
 // The first tensor of a call's output, or null when it returned none (or has not run).
@@ -206,7 +212,15 @@ int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error) {
         }
       }
       call->op.callBoxed(stack);
-      if (i + 1 == calls && call->keep_output) *call->last_output = std::move(stack);
+      if (i + 1 < calls) continue;
+      if (call->keep_output) *call->last_output = std::move(stack);
+      // The last call of the batch lets go of the outputs it read last.
+      for (const auto& link : call->links) {
+        if (link.element >= 0) {
+          call->stack[link.arg].toList().set(static_cast<size_t>(link.element), link.original);
+        }
+        if (link.release_after) link.source->clear();
+      }
     }
     return 0;
   });
@@ -238,7 +252,7 @@ void* replay_output_source_tensor(const replay_output_source* source) {
 void replay_output_source_free(replay_output_source* source) { delete source; }
 
 int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
-                         char** error) {
+                         int release_after, char** error) {
   return guarded(error, -1, [&]() -> int {
     TORCH_CHECK(call != nullptr && source != nullptr, "replay_op_link_input: null call or source");
     TORCH_CHECK(arg < call->stack.size(), "replay_op_link_input: argument ", arg, " of ", call->stack.size());
@@ -249,7 +263,8 @@ int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element
       TORCH_CHECK(bound.isList() && static_cast<size_t>(element) < bound.toListRef().size(),
                   "replay_op_link_input: argument ", arg, " has no element ", element);
     }
-    call->links.push_back(input_link{arg, element, source->values});
+    c10::IValue original = element < 0 ? c10::IValue() : bound.toList().get(static_cast<size_t>(element));
+    call->links.push_back(input_link{arg, element, source->values, release_after != 0, std::move(original)});
     return 0;
   });
 }

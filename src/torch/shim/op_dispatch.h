@@ -82,9 +82,11 @@ void replay_output_source_free(replay_output_source* source);
 
 // From now on, argument `arg` of `call` (element `element` of a list argument; -1: the
 // argument itself) reads the first tensor of `source`'s latest output on every run, when it
-// has one. Returns 0, or -1 with *error set.
+// has one. With `release_after` non-zero, `call` is the source's last reader: the source's
+// output is freed after each run of `call` (its producer's next run gives it again). Returns
+// 0, or -1 with *error set.
 int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
-                         char** error);
+                         int release_after, char** error);
 
 // libtorch's current CUDA stream on `device` (a cudaStream_t), so CUDA events can time tier-3
 // work on the stream it really runs on. NULL and *error without CUDA support.

@@ -60,6 +60,10 @@ pub struct FlowCounts {
     /// External inputs that are views into a storage another external input also views (one
     /// allocation, different offsets).
     pub aliased_external_inputs: usize,
+    /// Flowing inputs whose op is its producer's last reader: the producer's output is let
+    /// go after that op runs, as the model frees it (0 in a file written before).
+    #[serde(default)]
+    pub released_after_last_reader: usize,
     /// Inputs that should have flowed but read a tensor of their own: the producer's output
     /// did not match the recorded sizes or dtype, or the producer was not run.
     pub fallbacks: usize,
@@ -254,6 +258,10 @@ pub struct SequenceMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_run_peak_bytes: Option<u64>,
     pub measured_by: String,
+    /// With an Execution Trace: what its data flow adds to the plan (outputs alive from
+    /// their op to their last reader, external tensors once each); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness: Option<crate::sequence_plan::FlowMemory>,
 }
 
 impl SequenceResults {
