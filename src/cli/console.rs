@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::pipeline::{Observer, Stage, Tick};
+use replay::pipeline::{Observer, Stage, Tick};
 
 pub struct ConsoleObserver {
     quiet: bool,
