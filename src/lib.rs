@@ -10,7 +10,6 @@
 //! measurement core, energy probes, reports and output formats are the torch-free
 //! [`replay_core`], re-exported here under the same names.
 
-pub mod cli;
 pub mod cpu;
 pub mod device;
 pub mod error;

@@ -1,14 +1,16 @@
-//! `replay-torch`: the commands that link libtorch, run by `replay` (crates/core) as
+//! `replay-torch`: the commands that link libtorch, run by `replay` (crates/cli) as
 //! `replay-torch COMMAND ARGS...`: parse arguments, run, print the error chain.
 
 use std::process::ExitCode;
+
+mod cli;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
     // Before libtorch allocates anything: one malloc policy for replays and model alike.
     replay::measure::host_allocator::fix_thresholds();
-    let cli: replay::cli::Cli = replay_cli::parse::parse();
-    match replay::cli::run(cli) {
+    let cli: cli::Cli = replay_cli::parse::parse();
+    match cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => replay_cli::exit::report_with(&err, |e| {
             e.downcast_ref::<replay::Error>()

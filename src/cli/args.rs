@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::device::DeviceSpec;
-use crate::pipeline::options::{DEFAULT_DEVICE, DEFAULT_OUTPUT_DIR};
+use replay::device::DeviceSpec;
+use replay::pipeline::options::{DEFAULT_DEVICE, DEFAULT_OUTPUT_DIR};
 
 /// `--device`.
 #[derive(Debug, Args, Clone)]

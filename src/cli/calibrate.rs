@@ -1,18 +1,18 @@
 //! `replay calibrate`: maps the flags to the suite's command
-//! (`crate::suites::calibrate::command`), which measures the device into a calibration profile
+//! (`replay::suites::calibrate::command`), which measures the device into a calibration profile
 //! (the seed's JSON) under the suite driver.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::device::Device;
-use crate::pipeline::drive;
-use crate::suites::calibrate::command::CalibrateCommand;
-use crate::suites::calibrate::fusion::FusionFamily;
-use crate::suites::calibrate::matmul::MatmulDtype;
-use crate::suites::calibrate::run::{CalibrateOptions, Operation};
-use crate::suites::calibrate::CalibrateError;
+use replay::device::Device;
+use replay::pipeline::drive;
+use replay::suites::calibrate::command::CalibrateCommand;
+use replay::suites::calibrate::fusion::FusionFamily;
+use replay::suites::calibrate::matmul::MatmulDtype;
+use replay::suites::calibrate::run::{CalibrateOptions, Operation};
+use replay::suites::calibrate::CalibrateError;
 
 use super::args::{DeviceArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
@@ -123,7 +123,7 @@ fn check_peak(value: Option<f64>, flag: &str) -> Result<(), CalibrateError> {
     }
 }
 
-pub fn run(args: CalibrateArgs) -> Result<(), crate::Error> {
+pub fn run(args: CalibrateArgs) -> Result<(), replay::Error> {
     check_peak(args.peak_gflops, "--peak-gflops")?;
     check_peak(args.peak_bandwidth, "--peak-bandwidth")?;
     if let Some(n) = args.threads.threads {

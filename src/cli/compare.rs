@@ -1,14 +1,14 @@
-//! `replay compare`: the tool's main job (see [`crate::pipeline::compare`]); this module only
+//! `replay compare`: the tool's main job (see [`replay::pipeline::compare`]); this module only
 //! reads its command line.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::pipeline::options::{
+use replay::pipeline::options::{
     DEFAULT_COMPARE_SEQUENCE_MAX_TIME_S, DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_ROUNDS,
 };
-use crate::pipeline::{CompareOptions, CompileMode, ExecutionTraceChoice};
+use replay::pipeline::{CompareOptions, CompileMode, ExecutionTraceChoice};
 
 use super::console::ConsoleObserver;
 use super::full::FullArgs;
@@ -109,10 +109,10 @@ pub struct CompareArgs {
     /// Whose host durations the host-model prediction runs with: trace (as profiled),
     /// corrected (less the profiler's cost per event) or model [default: model]
     #[arg(long, value_name = "trace|corrected|model", value_parser = parse_host_times)]
-    pub host_times: Option<crate::predict::HostTimes>,
+    pub host_times: Option<replay::predict::HostTimes>,
 }
 
-fn parse_host_times(value: &str) -> Result<crate::predict::HostTimes, String> {
+fn parse_host_times(value: &str) -> Result<replay::predict::HostTimes, String> {
     value.parse()
 }
 
@@ -145,7 +145,7 @@ impl From<CompareArgs> for CompareOptions {
 
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let mut console = ConsoleObserver::new(args.run.output.quiet);
-    crate::pipeline::compare::run(&args.into(), &mut console)?;
+    replay::pipeline::compare::run(&args.into(), &mut console)?;
     Ok(())
 }
 

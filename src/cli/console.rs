@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::pipeline::{Observer, Stage, Tick};
+use replay::pipeline::{Observer, Stage, Tick};
 
 /// When standard error is not a terminal (a log, a pipe, CI), progress is a line at most this
 /// often: the bar's redraws would be garbage there, and a line per tick would flood the log.

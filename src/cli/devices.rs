@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use clap::Args;
 use serde::Serialize;
 
-use crate::device::cuda::{self, format_cuda_version, CudaInventory};
-use crate::device::{CpuInfo, Device, DeviceSpec};
-use crate::kernels;
+use replay::device::cuda::{self, format_cuda_version, CudaInventory};
+use replay::device::{CpuInfo, Device, DeviceSpec};
+use replay::kernels;
 
 #[derive(Debug, Args)]
 pub struct DevicesArgs {
@@ -66,7 +66,7 @@ pub fn run(args: DevicesArgs) -> anyhow::Result<()> {
             cuda_devices: tch::Cuda::device_count(),
         },
         cuda: cuda::inventory().map_err(|e| match e {
-            crate::Error::CudaUnavailable(reason) => reason,
+            replay::Error::CudaUnavailable(reason) => reason,
             other => other.to_string(),
         }),
         embedded_kernels: embedded_kernels(),

@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use crate::pipeline::options::{DEFAULT_ENERGY_MIN_PERIODS, DEFAULT_ENERGY_PROBE};
-use crate::pipeline::EnergyOptions;
+use replay::pipeline::options::{DEFAULT_ENERGY_MIN_PERIODS, DEFAULT_ENERGY_PROBE};
+use replay::pipeline::EnergyOptions;
 
 #[derive(Debug, Args, Clone)]
 pub struct EnergyArgs {

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::model::input_spec::InputSpec;
-use crate::pipeline::options::{
+use replay::model::input_spec::InputSpec;
+use replay::pipeline::options::{
     DEFAULT_BATCH, DEFAULT_FULL_RUNS, DEFAULT_FULL_WARMUP, DEFAULT_SEQ_LEN,
 };
-use crate::pipeline::FullOptions;
+use replay::pipeline::FullOptions;
 
 use super::args::{DeviceArgs, OutputArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
@@ -32,7 +32,7 @@ pub struct FullArgs {
     /// One input tensor of the model instead of token ids of --batch x --seq-len, repeated
     /// for each input in order: DTYPE[d0,d1,...] with an optional :LO..HI for integers, e.g.
     /// float32[1,3,224,224] or int64[1,128]:0..50257 (integers without a range: [0, vocab))
-    #[arg(long = "input", value_name = "SPEC", value_parser = crate::model::input_spec::parse_input_spec)]
+    #[arg(long = "input", value_name = "SPEC", value_parser = replay::model::input_spec::parse_input_spec)]
     pub inputs: Vec<InputSpec>,
 
     /// Untimed forward passes first (TorchScript optimises itself during the first few)
@@ -83,6 +83,6 @@ impl From<FullArgs> for FullOptions {
 
 pub fn run(args: FullArgs) -> anyhow::Result<()> {
     let mut console = ConsoleObserver::new(args.output.quiet);
-    crate::pipeline::full::run(&args.into(), &mut console)?;
+    replay::pipeline::full::run(&args.into(), &mut console)?;
     Ok(())
 }

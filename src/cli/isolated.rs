@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::pipeline::isolated::IsolatedCommand;
-use crate::pipeline::options::{
+use replay::pipeline::isolated::IsolatedCommand;
+use replay::pipeline::options::{
     DEFAULT_MAX_TIME_PER_KERNEL_S, DEFAULT_MIN_SAMPLES, DEFAULT_NOISE, DEFAULT_ROUNDS,
 };
-use crate::pipeline::IsolatedOptions;
+use replay::pipeline::IsolatedOptions;
 
 use super::args::{DeviceArgs, OutputArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
@@ -88,7 +88,7 @@ pub struct IsolatedArgs {
     /// The host memory one replay may allocate (bytes, or with K, M, G, T), checked before
     /// allocating: a signature asking for more ends `oom` and the run goes on. Default: three
     /// quarters of the memory available at the start
-    #[arg(long, value_name = "SIZE", value_parser = crate::replay::memory_limit::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = replay::replay::memory_limit::parse_size)]
     pub max_memory: Option<u64>,
 
     /// On a GPU, time without the blocking kernel (by default each sample's launches queue up
@@ -104,7 +104,7 @@ impl From<IsolatedArgs> for IsolatedOptions {
         IsolatedOptions {
             kernels: args
                 .kernels
-                .unwrap_or_else(|| output_dir.join(crate::export::OutputFile::Signatures.name())),
+                .unwrap_or_else(|| output_dir.join(replay::export::OutputFile::Signatures.name())),
             trace: args.trace,
             execution_trace: args.execution_trace,
             device: args.device.device,
@@ -134,17 +134,17 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
     }
 }
 
-pub fn run(args: IsolatedArgs) -> Result<(), crate::Error> {
+pub fn run(args: IsolatedArgs) -> Result<(), replay::Error> {
     args.timing.refuse("isolated", &["warmup"])?;
     if let Some(bytes) = args.max_memory {
-        crate::replay::memory_limit::set(bytes);
+        replay::replay::memory_limit::set(bytes);
     }
     let mut console = ConsoleObserver::new(args.output.quiet);
     let shard = args.shard.args();
     let op_timeout = args.op_timeout.map(std::time::Duration::from_secs_f64);
     let mut command = IsolatedCommand::new(args.into());
     command.op_timeout = op_timeout;
-    crate::pipeline::drive(&mut command, &shard, &mut console)
+    replay::pipeline::drive(&mut command, &shard, &mut console)
 }
 
 #[cfg(test)]

@@ -8,12 +8,12 @@ use std::path::Path;
 use replay_cli::merge::{core_mergers, run_with, CommandMerger, MergeArgs};
 use replay_core::shard::MergePlan;
 
-use crate::suites::{mhc, quant, scan};
+use replay::suites::{mhc, quant, scan};
 
 /// A suite's merge (its typed function) as the command line's merger.
 struct SuiteMerger {
     command: &'static str,
-    merge: fn(&MergePlan, &Path) -> crate::Result<Vec<String>>,
+    merge: fn(&MergePlan, &Path) -> replay::Result<Vec<String>>,
 }
 
 impl CommandMerger for SuiteMerger {
@@ -49,8 +49,8 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     if run_with(&args, &mergers)? {
         return Ok(());
     }
-    let plan = MergePlan::from_dirs(&args.parts).map_err(crate::Error::from)?;
-    Err(crate::Error::Core(replay_core::Error::BadInput {
+    let plan = MergePlan::from_dirs(&args.parts).map_err(replay::Error::from)?;
+    Err(replay::Error::Core(replay_core::Error::BadInput {
         path: plan.parts[0].dir.join(replay_core::shard::MANIFEST_FILE),
         message: format!(
             "replay cannot merge shards of `{}` (it merges: {})",

@@ -1,7 +1,8 @@
 //! The libtorch commands (`replay-torch`, which users reach through `replay`): clap
 //! definitions and dispatch to one module per subcommand, each of which turns its arguments
-//! into the pipeline's options (`crate::pipeline`) and runs it with a console observer.
-//! `classify` and `predict` are the torch-free core's (`replay_cli`).
+//! into the pipeline's options (`replay::pipeline`) and runs it with a console observer.
+//! `classify` and `predict` are the torch-free command line's (`replay_cli`). This is the
+//! binary's own module, not the library's: clap and anyhow stay out of `replay`.
 
 pub mod args;
 pub mod bench;
@@ -9,6 +10,8 @@ mod calibrate;
 mod compare;
 pub mod console;
 mod devices;
+#[cfg(test)]
+mod docs_book;
 pub mod energy_args;
 pub mod full;
 pub mod isolated;
@@ -22,7 +25,7 @@ pub mod value_parsers;
 
 use clap::{Parser, Subcommand};
 
-use crate::device::DeviceSpec;
+use replay::device::DeviceSpec;
 
 #[derive(Debug, Parser)]
 #[command(

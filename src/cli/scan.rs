@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::device::Device;
-use crate::suites::scan::tool::{self, ToolRequest};
-use crate::suites::scan::{backends, Phase, Semiring};
+use replay::device::Device;
+use replay::suites::scan::tool::{self, ToolRequest};
+use replay::suites::scan::{backends, Phase, Semiring};
 
 use super::args::DeviceArgs;
 
@@ -63,18 +63,18 @@ pub struct ScanArgs {
 
 fn parse_semiring(text: &str) -> Result<Semiring, String> {
     text.parse()
-        .map_err(|e: crate::suites::scan::ScanError| e.to_string())
+        .map_err(|e: replay::suites::scan::ScanError| e.to_string())
 }
 
 fn parse_phase(text: &str) -> Result<Phase, String> {
     text.parse()
-        .map_err(|e: crate::suites::scan::ScanError| e.to_string())
+        .map_err(|e: replay::suites::scan::ScanError| e.to_string())
 }
 
 /// Runs the scan and prints the report as JSON on stdout.
-pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
+pub fn run(args: ScanArgs) -> Result<(), replay::Error> {
     if !(args.time_budget.is_finite() && args.time_budget > 0.0) {
-        return Err(crate::suites::scan::ScanError::InvalidInput(format!(
+        return Err(replay::suites::scan::ScanError::InvalidInput(format!(
             "--max-time must be a positive number of seconds, not {}",
             args.time_budget
         ))
@@ -104,7 +104,7 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
     };
     let report = tool::run(&request, backend.as_ref(), device.describe())?;
     let text =
-        serde_json::to_string_pretty(&report).map_err(|e| crate::Error::Failed(e.to_string()))?;
+        serde_json::to_string_pretty(&report).map_err(|e| replay::Error::Failed(e.to_string()))?;
     println!("{text}");
     Ok(())
 }

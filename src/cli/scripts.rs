@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::model::input_spec::InputSpec;
-use crate::model::python::run_script;
-use crate::pipeline::options::{
+use replay::model::input_spec::InputSpec;
+use replay::model::python::run_script;
+use replay::pipeline::options::{
     DEFAULT_BATCH, DEFAULT_CAPTURE_CANDIDATES, DEFAULT_CAPTURE_WARMUP, DEFAULT_SEQ_LEN,
 };
-use crate::pipeline::{CaptureOptions, CompileMode};
+use replay::pipeline::{CaptureOptions, CompileMode};
 
 use super::args::{DeviceArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
@@ -121,7 +121,7 @@ pub struct CaptureArgs {
     pub batch: i64,
 
     /// One input tensor of the model instead of token ids (repeatable; as `replay full --input`)
-    #[arg(long = "input", value_name = "SPEC", value_parser = crate::model::input_spec::parse_input_spec)]
+    #[arg(long = "input", value_name = "SPEC", value_parser = replay::model::input_spec::parse_input_spec)]
     pub inputs: Vec<InputSpec>,
 
     #[command(flatten)]
@@ -180,7 +180,7 @@ impl From<CaptureArgs> for CaptureOptions {
 }
 
 pub fn capture(args: CaptureArgs) -> anyhow::Result<()> {
-    Ok(crate::pipeline::capture::run(
+    Ok(replay::pipeline::capture::run(
         &args.into(),
         &mut ConsoleObserver::new(false),
     )?)

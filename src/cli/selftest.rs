@@ -1,13 +1,13 @@
-//! `replay selftest` (see [`crate::pipeline::selftest`]); this module only reads its command
+//! `replay selftest` (see [`replay::pipeline::selftest`]); this module only reads its command
 //! line.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::device::DeviceSpec;
-use crate::pipeline::options::{DEFAULT_DEVICE, DEFAULT_SEQ_LEN};
-use crate::pipeline::SelftestOptions;
+use replay::device::DeviceSpec;
+use replay::pipeline::options::{DEFAULT_DEVICE, DEFAULT_SEQ_LEN};
+use replay::pipeline::SelftestOptions;
 
 use super::console::ConsoleObserver;
 
@@ -47,6 +47,6 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<()> {
     // Stages and compare's own table on standard error, the selftest's report on standard
     // output.
     let mut console = ConsoleObserver::new(false);
-    crate::pipeline::selftest::run(&args.into(), &mut console)?;
+    replay::pipeline::selftest::run(&args.into(), &mut console)?;
     Ok(())
 }

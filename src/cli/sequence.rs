@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::pipeline::options::{DEFAULT_MIN_SAMPLES, DEFAULT_NOISE, DEFAULT_SEQUENCE_MAX_TIME_S};
-use crate::pipeline::SequenceOptions;
+use replay::pipeline::options::{DEFAULT_MIN_SAMPLES, DEFAULT_NOISE, DEFAULT_SEQUENCE_MAX_TIME_S};
+use replay::pipeline::SequenceOptions;
 
 use super::args::{DeviceArgs, OutputArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
@@ -95,7 +95,7 @@ pub fn run(args: SequenceArgs) -> anyhow::Result<()> {
     args.timing
         .refuse("sequence", &["warmup", "rounds", "cold"])?;
     let mut console = ConsoleObserver::new(args.output.quiet);
-    crate::pipeline::sequence::run(&args.into(), &mut console)?;
+    replay::pipeline::sequence::run(&args.into(), &mut console)?;
     Ok(())
 }
 

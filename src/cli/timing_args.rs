@@ -54,7 +54,7 @@ fn noise_fraction(text: &str) -> Result<f64, String> {
 impl TimingArgs {
     /// Refuses the flags of this group that `command` does not use (`names`: the flags' long
     /// names without dashes, as the group spells them), naming each.
-    pub fn refuse(&self, command: &str, names: &[&str]) -> Result<(), crate::Error> {
+    pub fn refuse(&self, command: &str, names: &[&str]) -> Result<(), replay::Error> {
         let given = |name: &str| match name {
             "warmup" => self.warmup.is_some(),
             "min-samples" => self.min_samples.is_some(),
@@ -72,7 +72,7 @@ impl TimingArgs {
         if refused.is_empty() {
             return Ok(());
         }
-        Err(crate::Error::Core(replay_core::Error::BadInput {
+        Err(replay::Error::Core(replay_core::Error::BadInput {
             path: refused.join(", ").into(),
             message: format!("`{command}` does not take this timing flag (see `{command} --help`)"),
         }))

@@ -1,7 +1,7 @@
 //! Value parsers the commands share for their flags, so that a count or a time is accepted
 //! and refused alike everywhere (and says why in the same words).
 
-use crate::pipeline::CompileMode;
+use replay::pipeline::CompileMode;
 
 /// A whole number of at least 1 (`--iters`, `--repeats`, `--bs`).
 pub fn positive_count(text: &str) -> Result<usize, String> {

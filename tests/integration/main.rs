@@ -21,7 +21,6 @@ mod cluster_templates;
 mod compare_pipeline;
 mod compiled_capture;
 mod compiled_compare;
-mod docs_book;
 mod energy_isolated;
 mod execution_trace_capture;
 mod fusion_groups;

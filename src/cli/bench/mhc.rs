@@ -1,5 +1,5 @@
 //! `replay bench mhc`: maps the seed's flags (`mHC_benchmark.py`) to the suite's command
-//! (`crate::suites::mhc::command`), which the suite driver runs.
+//! (`replay::suites::mhc::command`), which the suite driver runs.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,18 +9,18 @@ use crate::cli::value_parsers::positive_count;
 use clap::Args;
 
 use crate::cli::console::ConsoleObserver;
-use crate::device::DeviceSpec;
-use crate::pipeline::drive;
-use crate::pipeline::options::DEFAULT_DEVICE;
-use crate::shipped::{shipped_file, DEFAULT_GPU_PROFILE};
-use crate::suites::mhc::command::{placement, MhcCommand};
-use crate::suites::mhc::parallel::thread_count;
-use crate::suites::mhc::run::{RunOptions, Timing};
-use crate::suites::mhc::shape::{
+use replay::device::DeviceSpec;
+use replay::pipeline::drive;
+use replay::pipeline::options::DEFAULT_DEVICE;
+use replay::shipped::{shipped_file, DEFAULT_GPU_PROFILE};
+use replay::suites::mhc::command::{placement, MhcCommand};
+use replay::suites::mhc::parallel::thread_count;
+use replay::suites::mhc::run::{RunOptions, Timing};
+use replay::suites::mhc::shape::{
     DEFAULT_BS, DEFAULT_DIM, DEFAULT_SEQ, DEFAULT_STREAMS, QUICK, SWEEP_BS,
 };
-use crate::suites::mhc::stages::Impl;
-use crate::suites::mhc::{MhcDtype, MhcError, MhcShape};
+use replay::suites::mhc::stages::Impl;
+use replay::suites::mhc::{MhcDtype, MhcError, MhcShape};
 use replay_core::shard::Shard;
 
 /// The seed's flags, with its defaults; the timing flags are the shared group's, under the
@@ -123,7 +123,7 @@ fn parse_impl(text: &str) -> Result<Impl, String> {
     text.parse()
 }
 
-pub fn run(a: MhcArgs) -> Result<(), crate::Error> {
+pub fn run(a: MhcArgs) -> Result<(), replay::Error> {
     let (bs, seq, dim) = if a.quick {
         (QUICK.0, QUICK.1, QUICK.2)
     } else {
@@ -142,7 +142,7 @@ pub fn run(a: MhcArgs) -> Result<(), crate::Error> {
     }
     let gpu_profile = match a.gpu_profile {
         Some(path) if !path.exists() => {
-            return Err(crate::Error::Core(replay_core::Error::BadInput {
+            return Err(replay::Error::Core(replay_core::Error::BadInput {
                 path,
                 message: "--gpu-profile: no such file (`replay calibrate` writes one on the GPU it stands for)".into(),
             }))

@@ -1,5 +1,5 @@
 //! `replay bench quant`: maps the seed's YAML config and the flags to the suite's command
-//! (`crate::suites::quant::QuantCommand`), which the suite driver runs.
+//! (`replay::suites::quant::QuantCommand`), which the suite driver runs.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,10 +8,10 @@ use clap::{Args, ValueEnum};
 
 use crate::cli::console::ConsoleObserver;
 use crate::cli::timing_args::TimingArgs;
-use crate::pipeline::drive;
-use crate::suites::quant::config;
-use crate::suites::quant::timing::{TimingMode, DEFAULT_CASE_BUDGET_S, SEED_CALLS};
-use crate::suites::quant::{QuantCommand, QuantError, QuantSettings, QuantSuite};
+use replay::pipeline::drive;
+use replay::suites::quant::config;
+use replay::suites::quant::timing::{TimingMode, DEFAULT_CASE_BUDGET_S, SEED_CALLS};
+use replay::suites::quant::{QuantCommand, QuantError, QuantSettings, QuantSuite};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TimingChoice {
@@ -77,7 +77,7 @@ pub struct QuantArgs {
 /// replay timing's budget per model by default (`--max-time`'s default above).
 pub const DEFAULT_MAX_TIME_PER_MODEL_S: f64 = 0.5;
 
-pub fn run(args: QuantArgs) -> Result<(), crate::Error> {
+pub fn run(args: QuantArgs) -> Result<(), replay::Error> {
     let (config, warnings) = config::load(&args.config)?;
     for key in &warnings.unknown_keys {
         eprintln!(

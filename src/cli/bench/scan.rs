@@ -1,5 +1,5 @@
 //! `replay bench scan`: parses the seed's flags and opens the backends; the grid, the checks,
-//! the timing and the files are `crate::suites::scan::bench`'s, run by the suite driver.
+//! the timing and the files are `replay::suites::scan::bench`'s, run by the suite driver.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,17 +9,17 @@ use crate::cli::value_parsers::positive_count;
 use clap::Args;
 
 use crate::cli::console::ConsoleObserver;
-use crate::device::{Device, DeviceSpec};
-use crate::pipeline::drive;
-use crate::pipeline::options::DEFAULT_DEVICE;
-use crate::suites::scan::backends::{accepted_names, canonical_backend, open_backend_with_threads};
-use crate::suites::scan::bench::check::DEFAULT_CHECK_LIMIT;
-use crate::suites::scan::bench::compile_friendly::{self, Sampling};
-use crate::suites::scan::bench::inputs::{SeededInputs, SEED};
-use crate::suites::scan::bench::{
+use replay::device::{Device, DeviceSpec};
+use replay::pipeline::drive;
+use replay::pipeline::options::DEFAULT_DEVICE;
+use replay::suites::scan::backends::{accepted_names, canonical_backend, open_backend_with_threads};
+use replay::suites::scan::bench::check::DEFAULT_CHECK_LIMIT;
+use replay::suites::scan::bench::compile_friendly::{self, Sampling};
+use replay::suites::scan::bench::inputs::{SeededInputs, SEED};
+use replay::suites::scan::bench::{
     measure_config, BenchSettings, ScanBenchSuite, ScanCommand, ScanGrid,
 };
-use crate::suites::scan::{Phase, ScanError, Semiring};
+use replay::suites::scan::{Phase, ScanError, Semiring};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -230,7 +230,7 @@ fn parse_backend(text: &str) -> Result<String, String> {
     }
 }
 
-pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
+pub fn run(args: ScanArgs) -> Result<(), replay::Error> {
     if let Some(ScanAction::Analyze(analyze)) = args.action {
         return super::scan_analyze::run(analyze);
     }

@@ -1,12 +1,12 @@
 //! `replay bench scan analyze`: parses the seed's analysis flags and prints its summary; the
-//! work is `crate::suites::scan::analyze`'s.
+//! work is `replay::suites::scan::analyze`'s.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::suites::scan::analyze;
-use crate::suites::scan::analyze::formats::PlotFormat;
+use replay::suites::scan::analyze;
+use replay::suites::scan::analyze::formats::PlotFormat;
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
@@ -34,7 +34,7 @@ pub struct AnalyzeArgs {
     pub format: PlotFormat,
 }
 
-pub fn run(args: AnalyzeArgs) -> Result<(), crate::Error> {
+pub fn run(args: AnalyzeArgs) -> Result<(), replay::Error> {
     let summary = analyze::run(
         &args.input,
         &args.output_dir,

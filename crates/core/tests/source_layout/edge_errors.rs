@@ -1,5 +1,5 @@
 //! Where `anyhow` and `clap` may be named (issue 52): only at the edge, in the command-line code
-//! of the executables (the `replay-cli` crate, a `cli/` folder, a `main.rs`). The libraries'
+//! of the executables (a binary's own modules, and the `replay-cli` crate that they share). The libraries'
 //! modules return their own typed errors (`thiserror`), so a caller can match on them and a
 //! message is one type's to word, and take options, not flags.
 
@@ -8,13 +8,11 @@ use std::collections::BTreeMap;
 use crate::modules::Tree;
 use crate::tokens::{strip_test_items, tokenize, Tok};
 
-/// Whether `file` is command-line code: in the `replay-cli` crate, a `cli/` folder or a
-/// `main.rs`.
+/// Whether `file` is command-line code of a library: the `replay-cli` crate's (whose library
+/// is the executables' shared command line). A binary's own modules (under a `main.rs`) are
+/// command-line code by where they are; a `cli/` folder inside any other library is not.
 pub fn is_edge(file: &str) -> bool {
     file.starts_with("crates/cli/")
-        || file.split('/').any(|part| part == "cli")
-        || file.ends_with("/main.rs")
-        || file == "main.rs"
 }
 
 /// The crates only command-line code may name.

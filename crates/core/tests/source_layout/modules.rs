@@ -146,6 +146,15 @@ impl Tree {
                     self.test_files.insert(candidate);
                 }
             }
+            // A test module's own submodules (`#[cfg(test)] mod book;` holding `book/x.rs`)
+            // are test code too.
+            let below = format!("{dir}/{name}/");
+            self.test_files.extend(
+                sources
+                    .keys()
+                    .filter(|f| f.starts_with(&below))
+                    .cloned(),
+            );
         }
         let mut idents = BTreeSet::new();
         let tokens = stripped.tokens;

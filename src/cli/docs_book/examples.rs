@@ -73,7 +73,7 @@ fn parse(words: &[String]) -> Result<(), clap::Error> {
                 return Ok(());
             }
             done(
-                replay_cli::parse::try_parse_from::<replay::cli::Cli, _, _>(words)
+                replay_cli::parse::try_parse_from::<crate::cli::Cli, _, _>(words)
                     .map(|_| ()),
             )
         }
