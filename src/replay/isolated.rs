@@ -4,7 +4,6 @@
 
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::time::Duration;
 
 use crate::device::Device;
 use crate::energy::{measure_energy, EnergyConfig, EnergyProbe, EnergySummary};
@@ -373,9 +372,4 @@ impl Target for ColdTarget<'_> {
         self.inner.prepare_sample()?;
         (self.flush)().map_err(MeasureError::target)
     }
-}
-
-/// Budget per signature from `--max-time-per-kernel`.
-pub fn budget(seconds: f64) -> Duration {
-    Duration::from_secs_f64(seconds.max(0.0))
 }

@@ -2,8 +2,9 @@
 //! (`mm`, `addmm`, `bmm`, `baddbmm`) with the recorded layouts, the weight-like operand
 //! rotated through copies so that it comes from memory as in a forward pass.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
+use crate::device::Device;
 use crate::measure::{MeasureError, Placement, Target};
 use crate::signature::schema::GemmParams;
 use crate::torch::dtype::kind_from_name;
@@ -78,7 +79,7 @@ fn operand(
     kind: Kind,
     p: &GemmParams,
     side: Side,
-    device: Device,
+    device: &Device,
 ) -> Result<Tensor, tch::TchError> {
     let batch = p.batch;
     let (rows, cols, transposed, ld, batch_stride) = match side {
@@ -97,7 +98,7 @@ fn operand(
     };
     let base = match crate::replay::sequence_buffers::planned(kind, total.max(0), role) {
         Some(planned) => planned?,
-        None => Tensor::f_randn([total.max(0)], (Kind::Float, device))?.f_to_kind(kind)?,
+        None => Tensor::f_randn([total.max(0)], (Kind::Float, device.torch()))?.f_to_kind(kind)?,
     };
     if batch > 1 {
         base.f_as_strided(
@@ -141,7 +142,7 @@ pub struct TorchGemmTarget {
 }
 
 impl TorchGemmTarget {
-    pub fn new(p: &GemmParams, device: Device) -> Result<TorchGemmTarget, TorchGemmError> {
+    pub fn new(p: &GemmParams, device: &Device) -> Result<TorchGemmTarget, TorchGemmError> {
         Self::with_copies(p, device, true)
     }
 
@@ -149,7 +150,7 @@ impl TorchGemmTarget {
     /// re-run model (`replay sequence`), where every op instance has its own weights already.
     pub fn with_copies(
         p: &GemmParams,
-        device: Device,
+        device: &Device,
         rotate: bool,
     ) -> Result<TorchGemmTarget, TorchGemmError> {
         let unsupported = |dtype: &str| {
@@ -165,7 +166,10 @@ impl TorchGemmTarget {
         let b = operand(kind_b, p, Side::B, device)?;
         let bias = if p.bias {
             let kind_out = kind_from_name(&p.dtype_out).unwrap_or(kind_a);
-            Some(Tensor::f_randn([p.n as i64], (Kind::Float, device))?.f_to_kind(kind_out)?)
+            Some(
+                Tensor::f_randn([p.n as i64], (Kind::Float, device.torch()))?
+                    .f_to_kind(kind_out)?,
+            )
         } else {
             None
         };
@@ -189,7 +193,7 @@ impl TorchGemmTarget {
             beta: p.beta,
             batched,
             activation: p.activation.clone(),
-            device,
+            device: device.clone(),
         };
         let _ = target.call().map_err(TorchGemmError::Rejected)?;
         Ok(target)
@@ -247,10 +251,7 @@ impl Target for TorchGemmTarget {
                 .map_err(|e| MeasureError::target(e.to_string()))?;
             let _ = std::hint::black_box(out);
         }
-        if let Device::Cuda(i) = self.device {
-            tch::Cuda::synchronize(i as i64);
-        }
-        Ok(())
+        crate::torch::work_target::synchronize(&self.device)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use replay_core::measure::{MeasureConfig, Summary};
+use replay_core::measure::{MeasureConfig, Summary, Timing};
 
 /// The seed's warm-up calls and timed calls.
 pub const SEED_CALLS: u64 = 100;
@@ -28,9 +28,10 @@ impl TimingMode {
 
     pub fn measure_config(self) -> MeasureConfig {
         match self {
-            TimingMode::Seed { warmup, runs } => MeasureConfig::fixed_runs(warmup, runs),
-            TimingMode::Replay { budget } => MeasureConfig::with_time_budget(budget),
+            TimingMode::Seed { warmup, runs } => Timing::fixed(warmup, runs),
+            TimingMode::Replay { budget } => Timing::alone(budget),
         }
+        .config()
     }
 
     /// The row's time in milliseconds: the mean for the seed's mode, the median for replay's.
