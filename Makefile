@@ -53,6 +53,13 @@ test: setup
 	scripts/gpu_bundle.sh target/gpu-bundle
 	.venv/bin/python scripts/test_gpu_check.py
 
+# The inner loop: the torch-free packages' unit and integration tests and the layout checks
+# (replay-core, replay-cli and its `replay` executable, replay-tracegen), nothing that links
+# libtorch: about two minutes after a one-line change in crates/core.
+.PHONY: test-fast
+test-fast:
+	$(CARGO) test --release --locked -p replay-core -p replay-cli -p replay-tracegen
+
 clean-results:
 	rm -rf results/*
 
@@ -88,7 +95,7 @@ bench-classify-vs-hta: bench-classify
 # piped or written under target/bench/huge/ and deleted. ARGS="--sizes 1G,2G" or ARGS=--quick.
 .PHONY: bench-huge
 bench-huge: setup
-	$(CARGO) build --release --locked -p replay-core -p replay-tracegen
+	$(CARGO) build --release --locked -p replay-cli -p replay-tracegen
 	.venv/bin/python scripts/bench_huge.py $(ARGS)
 
 # Issue 34's signature files of very many signatures: `replay isolated --device cpu` on generated
@@ -127,7 +134,7 @@ bench-resume: build
 # scripts/fit_host_profile.py): results/bench_gpu_truth.json and docs/benchmarks/gpu-truth.md.
 .PHONY: bench-gpu-truth
 bench-gpu-truth: setup
-	$(CARGO) build --release --locked -p replay-core
+	$(CARGO) build --release --locked -p replay-cli
 	.venv/bin/python scripts/bench_gpu_truth.py $(ARGS)
 
 # `replay sequence`'s memory plan on the shared traces: sum of op inputs, planned and measured peak,

@@ -572,7 +572,7 @@ def main(argv=None):
     args.rss_cap = args.rss_cap or int(0.6 * mem["MemAvailable"])
     for binary in (args.replay, args.tracegen):
         if not os.access(binary, os.X_OK):
-            print(f"bench_huge: {binary} is not built (cargo build --release -p replay-core -p replay-tracegen)",
+            print(f"bench_huge: {binary} is not built (cargo build --release -p replay-cli -p replay-tracegen)",
                   file=sys.stderr)
             return 2
     work = pathlib.Path(args.work_dir).resolve()

@@ -7,10 +7,10 @@ fn main() -> ExitCode {
     restore_default_sigpipe();
     // Before libtorch allocates anything: one malloc policy for replays and model alike.
     replay::measure::host_allocator::fix_thresholds();
-    let cli: replay::cli::Cli = replay_core::cli::parse::parse();
+    let cli: replay::cli::Cli = replay_cli::parse::parse();
     match replay::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => replay_core::cli::exit::report_with(&err, |e| {
+        Err(err) => replay_cli::exit::report_with(&err, |e| {
             e.downcast_ref::<replay::Error>()
                 .is_some_and(|e| e.is_usage_error())
                 || e.downcast_ref::<replay_core::Error>()

@@ -79,7 +79,7 @@ pub struct CalibrateArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub shard: replay_core::shard::ShardArgs,
+    pub shard: replay_cli::ShardFlags,
 }
 
 fn parse_operation(text: &str) -> Result<Operation, String> {
@@ -170,7 +170,7 @@ pub fn run(args: CalibrateArgs) -> Result<(), crate::Error> {
     };
     drive(
         &mut command,
-        &args.shard,
+        &args.shard.args(),
         &mut ConsoleObserver::new(args.quiet),
     )
 }

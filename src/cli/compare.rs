@@ -66,7 +66,7 @@ pub struct CompareArgs {
 
     /// Capture the model compiled with torch.compile in this mode (as `replay capture
     /// --compile`); Inductor's cache and kernels.json go to `inductor/` in --output-dir
-    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "default", conflicts_with_all = ["trace", "kernels"])]
+    #[arg(long, value_name = "MODE", value_parser = crate::cli::value_parsers::compile_mode(), num_args = 0..=1, default_missing_value = "default", conflicts_with_all = ["trace", "kernels"])]
     pub compile: Option<CompileMode>,
 
     /// Time the isolated replay on a GPU without the blocking kernel (as `replay isolated

@@ -66,7 +66,7 @@ pub struct IsolatedArgs {
     pub energy: super::energy_args::EnergyArgs,
 
     #[command(flatten)]
-    pub shard: replay_core::shard::ShardArgs,
+    pub shard: replay_cli::ShardFlags,
 
     /// A calibration profile of this device (`replay calibrate`): every signature also gets a
     /// roofline estimate, max(FLOPs / GFLOPS, bytes / bandwidth), and the ones that cannot be
@@ -140,7 +140,7 @@ pub fn run(args: IsolatedArgs) -> Result<(), crate::Error> {
         crate::replay::memory_limit::set(bytes);
     }
     let mut console = ConsoleObserver::new(args.output.quiet);
-    let shard = args.shard.clone();
+    let shard = args.shard.args();
     let op_timeout = args.op_timeout.map(std::time::Duration::from_secs_f64);
     let mut command = IsolatedCommand::new(args.into());
     command.op_timeout = op_timeout;

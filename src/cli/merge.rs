@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use replay_core::cli::merge::{core_mergers, run_with, CommandMerger, MergeArgs};
+use replay_cli::merge::{core_mergers, run_with, CommandMerger, MergeArgs};
 use replay_core::shard::MergePlan;
 
 use crate::suites::{mhc, quant, scan};

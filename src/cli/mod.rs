@@ -1,7 +1,7 @@
 //! The libtorch commands (`replay-torch`, which users reach through `replay`): clap
 //! definitions and dispatch to one module per subcommand, each of which turns its arguments
 //! into the pipeline's options (`crate::pipeline`) and runs it with a console observer.
-//! `classify` and `predict` are the torch-free core's (`replay_core::cli`).
+//! `classify` and `predict` are the torch-free core's (`replay_cli`).
 
 pub mod args;
 pub mod bench;
@@ -29,8 +29,8 @@ use crate::device::DeviceSpec;
     name = "replay",
     bin_name = "replay",
     version,
-    about = replay_core::cli::ABOUT,
-    long_about = replay_core::cli::LONG_ABOUT
+    about = replay_cli::ABOUT,
+    long_about = replay_cli::LONG_ABOUT
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -71,7 +71,7 @@ pub enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Merge the shards of one run (`--shard I/N`) into the files a single run writes,
     /// refusing parts of other runs and naming missing shards; re-runs nothing
-    Merge(replay_core::cli::merge::MergeArgs),
+    Merge(replay_cli::merge::MergeArgs),
 }
 
 /// Parses a `--device` value for clap, with the library's own message on error.
@@ -105,7 +105,7 @@ mod tests {
     /// describe every libtorch command in the same words.
     #[test]
     fn the_core_lists_each_libtorch_command_as_it_describes_itself() {
-        let core = replay_core::cli::Cli::command();
+        let core = replay_cli::Cli::command();
         let torch = super::Cli::command();
         let mut compared = 0;
         for sub in torch.get_subcommands() {

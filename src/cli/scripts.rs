@@ -110,7 +110,7 @@ pub struct CaptureArgs {
     /// max-autotune; `default` when given alone), Inductor's kernel profiling on, and keep
     /// Inductor's cache and the recording of its generated kernels (kernels.json) in
     /// `inductor/` beside the trace
-    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "default")]
+    #[arg(long, value_name = "MODE", value_parser = crate::cli::value_parsers::compile_mode(), num_args = 0..=1, default_missing_value = "default")]
     pub compile: Option<CompileMode>,
 
     /// Tokens in the input sequence

@@ -1,6 +1,8 @@
 //! Value parsers the commands share for their flags, so that a count or a time is accepted
 //! and refused alike everywhere (and says why in the same words).
 
+use crate::pipeline::CompileMode;
+
 /// A whole number of at least 1 (`--iters`, `--repeats`, `--bs`).
 pub fn positive_count(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
@@ -31,6 +33,16 @@ pub fn positive_seconds(text: &str) -> Result<f64, String> {
         Ok(x) if x.is_finite() && x > 0.0 && x < 1e6 => Ok(x),
         _ => Err(format!("'{text}' is not a positive number of seconds")),
     }
+}
+
+/// `--compile [MODE]`: one of torch.compile's modes, refused with the list of them.
+pub fn compile_mode() -> impl clap::builder::TypedValueParser<Value = CompileMode> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(CompileMode::ALL.map(CompileMode::as_str)).try_map(
+        |name: String| {
+            CompileMode::from_name(&name).ok_or_else(|| format!("'{name}' is not a compile mode"))
+        },
+    )
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ impl EnergyOptions {
 }
 
 /// `--compile [MODE]`: the mode of `torch.compile` a capture compiles the model with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompileMode {
     Default,
     ReduceOverhead,
@@ -85,6 +85,18 @@ pub enum CompileMode {
 }
 
 impl CompileMode {
+    /// Every mode, in the order `--help` lists them.
+    pub const ALL: [CompileMode; 3] = [
+        CompileMode::Default,
+        CompileMode::ReduceOverhead,
+        CompileMode::MaxAutotune,
+    ];
+
+    /// The mode spelled `name` (as [`CompileMode::as_str`] spells it).
+    pub fn from_name(name: &str) -> Option<CompileMode> {
+        CompileMode::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
     /// The mode as torch.compile (and `capture_trace.py --compile`) spells it.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -4,7 +4,6 @@
 //! program that only reads and predicts traces starts in milliseconds; the `replay` crate
 //! adds the replay engine and the model commands on top.
 
-pub mod cli;
 pub mod energy;
 pub mod error;
 pub mod execution_trace;

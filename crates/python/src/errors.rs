@@ -23,7 +23,7 @@ create_exception!(
 );
 
 /// The message `replay` prints for `err`: the error, then each cause that it does not
-/// already end with (`replay_core::cli::exit::report_with`'s rule).
+/// already end with (`replay_cli::exit::report_with`'s rule).
 pub fn message(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
     let mut shown = text.clone();

@@ -107,7 +107,7 @@ pub struct MhcArgs {
     pub timing: TimingArgs,
 
     #[command(flatten)]
-    pub shard: replay_core::shard::ShardArgs,
+    pub shard: replay_cli::ShardFlags,
 }
 
 /// The seed's warm-up calls and timed calls per stage (`--warmup`, `--iters` above).
@@ -196,7 +196,7 @@ pub fn run(a: MhcArgs) -> Result<(), crate::Error> {
         },
         profiler: a.profiler,
     };
-    drive(&mut command, &a.shard, &mut ConsoleObserver::new(a.quiet))
+    drive(&mut command, &a.shard.args(), &mut ConsoleObserver::new(a.quiet))
 }
 
 fn dedup(impls: Vec<Impl>) -> Vec<Impl> {

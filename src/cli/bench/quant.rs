@@ -65,7 +65,7 @@ pub struct QuantArgs {
     pub timing_flags: TimingArgs,
 
     #[command(flatten)]
-    pub shard: replay_core::shard::ShardArgs,
+    pub shard: replay_cli::ShardFlags,
 }
 
 /// replay timing's budget per model by default (`--max-time`'s default above).
@@ -117,7 +117,7 @@ pub fn run(args: QuantArgs) -> Result<(), crate::Error> {
     let mut command = QuantCommand::new(suite, args.config);
     drive(
         &mut command,
-        &args.shard,
+        &args.shard.args(),
         &mut ConsoleObserver::new(args.quiet),
     )
 }

@@ -140,7 +140,7 @@ pub struct ScanRunArgs {
     pub timing: TimingArgs,
 
     #[command(flatten)]
-    pub shard: replay_core::shard::ShardArgs,
+    pub shard: replay_cli::ShardFlags,
 }
 
 /// `--quick`'s grid: sequence lengths, maximum durations and label counts.
@@ -320,5 +320,5 @@ pub fn run(args: ScanArgs) -> Result<(), crate::Error> {
             })),
         }),
     };
-    drive(&mut command, &a.shard, &mut ConsoleObserver::new(a.quiet))
+    drive(&mut command, &a.shard.args(), &mut ConsoleObserver::new(a.quiet))
 }

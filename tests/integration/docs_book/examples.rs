@@ -62,10 +62,10 @@ fn parse(words: &[String]) -> Result<(), clap::Error> {
         }
         other => other,
     };
-    let core = replay_core::cli::parse::try_parse_from::<replay_core::cli::Cli, _, _>(words);
+    let core = replay_cli::parse::try_parse_from::<replay_cli::Cli, _, _>(words);
     match core {
         Ok(cli) => {
-            use replay_core::cli::Command;
+            use replay_cli::Command;
             if matches!(
                 cli.command,
                 Command::Classify(_) | Command::Predict(_) | Command::Merge(_)
@@ -73,7 +73,7 @@ fn parse(words: &[String]) -> Result<(), clap::Error> {
                 return Ok(());
             }
             done(
-                replay_core::cli::parse::try_parse_from::<replay::cli::Cli, _, _>(words)
+                replay_cli::parse::try_parse_from::<replay::cli::Cli, _, _>(words)
                     .map(|_| ()),
             )
         }

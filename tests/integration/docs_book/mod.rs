@@ -7,7 +7,7 @@
 //! - Every command line of an example that runs replay parses with replay's own command-line
 //!   definitions, in process (a `--help`-level check: nothing runs, no file is read). The
 //!   commands `replay` runs itself (`classify`, `predict`, `merge`) parse with
-//!   `replay_core::cli::Cli`; the ones it hands to `replay-torch` with `replay::cli::Cli`.
+//!   `replay_cli::Cli`; the ones it hands to `replay-torch` with `replay::cli::Cli`.
 //!   Checks made after parsing (a timing flag the command does not use, a file that is not
 //!   there) are not made here.
 //! - Every page of `docs/` is in `docs/SUMMARY.md` (mdBook renders nothing else), and the

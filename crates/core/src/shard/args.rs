@@ -1,34 +1,19 @@
-//! The one `--shard` flag every grid command flattens into its arguments, and what a
-//! sharded run does with it: clear a stale manifest before it starts, write its own last.
+//! What a grid command's `--shard` and `--resume` ask for, and what a sharded run does with
+//! them: clear a stale manifest before it starts, write its own last.
 
 use std::path::Path;
-
-use clap::Args;
 
 use super::manifest::{host_name, MANIFEST_FORMAT};
 use super::{Shard, ShardError, ShardManifest, ShardSpec, WorkList};
 
-#[derive(Debug, Clone, Default, Args)]
+/// What a grid command was asked about sharding: `--shard` and `--resume`, as the command
+/// line (`replay_cli::ShardFlags`) parsed them.
+#[derive(Debug, Clone, Default)]
 pub struct ShardArgs {
-    /// Run only shard I of N of the work list (1-based: 1/4 … 4/4; item k goes to shard
-    /// k mod N + 1) and write shard.json beside the outputs for `replay merge`. `auto`
-    /// reads a Slurm array (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN + 1 of
-    /// SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX + 1 of
-    /// REPLAY_SHARD_COUNT)
-    #[arg(long, value_name = "I/N|auto", value_parser = parse_spec)]
+    /// The shard to run (`--shard I/N|auto`); `None`: the whole work list.
     pub shard: Option<ShardSpec>,
-
-    /// Continue a run that was killed (SIGKILL, a lost node, a preemption) or stopped
-    /// (SIGINT/SIGTERM) from the rows it had written, in the same output folder: the rows
-    /// so far are kept byte for byte, a half-written last one is redone. Refused (exit 2)
-    /// when the folder's resume.json is another run's (another command, work list, shard or
-    /// settings)
-    #[arg(long)]
+    /// Continue a killed or stopped run from the rows it had written (`--resume`).
     pub resume: bool,
-}
-
-fn parse_spec(text: &str) -> Result<ShardSpec, String> {
-    text.parse::<ShardSpec>().map_err(|e| e.to_string())
 }
 
 impl ShardArgs {

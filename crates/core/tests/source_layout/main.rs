@@ -24,6 +24,7 @@ use modules::{CrateRoot, Tree};
 
 const CORE_LIB: &str = "crates/core/src/lib.rs";
 const ROOT_LIB: &str = "src/lib.rs";
+const CLI_LIB: &str = "crates/cli/src/lib.rs";
 
 /// Every crate whose sources are under `src/` and `crates/*/src`.
 const CRATES: &[CrateRoot] = &[
@@ -31,17 +32,26 @@ const CRATES: &[CrateRoot] = &[
         root: CORE_LIB,
         externs: &[],
     },
+    // replay-cli: the command line (clap, anyhow) and the user's `replay` executable.
     CrateRoot {
-        root: "crates/core/src/main.rs",
+        root: CLI_LIB,
         externs: &[("replay_core", CORE_LIB)],
+    },
+    CrateRoot {
+        root: "crates/cli/src/main.rs",
+        externs: &[("replay_core", CORE_LIB), ("replay_cli", CLI_LIB)],
     },
     CrateRoot {
         root: ROOT_LIB,
-        externs: &[("replay_core", CORE_LIB)],
+        externs: &[("replay_core", CORE_LIB), ("replay_cli", CLI_LIB)],
     },
     CrateRoot {
         root: "src/main.rs",
-        externs: &[("replay_core", CORE_LIB), ("replay", ROOT_LIB)],
+        externs: &[
+            ("replay_core", CORE_LIB),
+            ("replay_cli", CLI_LIB),
+            ("replay", ROOT_LIB),
+        ],
     },
     // replay-tracegen: the synthetic trace generator (a tool of its own, linking no core).
     CrateRoot {
@@ -192,20 +202,21 @@ fn no_two_folders_import_each_other() {
 }
 
 #[test]
-fn anyhow_only_in_command_line_code() {
+fn anyhow_and_clap_only_in_command_line_code() {
     let sources = sources();
     let tree = read_tree(&sources);
-    let found = edge_errors::anyhow_in_libraries(&tree, &sources);
+    let found = edge_errors::edge_crates_in_libraries(&tree, &sources, edge_errors::EDGE_CRATES);
     assert!(
         found.is_empty(),
-        "library modules that name anyhow (return the layer's typed error, `Error` in its \
-         error.rs; anyhow belongs to cli/ and main.rs):\n{}",
+        "library modules that name anyhow or clap (return the layer's typed error, `Error` in \
+         its error.rs, and take options, not flags; anyhow and clap belong to the command \
+         line: crates/cli, cli/ and main.rs):\n{}",
         found.join("\n")
     );
 }
 
 #[test]
-fn the_checker_finds_anyhow_outside_command_line_code() {
+fn the_checker_finds_anyhow_and_clap_outside_command_line_code() {
     let files: BTreeMap<String, String> = [
         ("src/lib.rs", "pub mod cli;\npub mod pipeline;\n"),
         (
@@ -216,7 +227,8 @@ fn the_checker_finds_anyhow_outside_command_line_code() {
             "src/pipeline/mod.rs",
             "// anyhow in a comment is none\npub fn f() -> crate::Result<()> { Ok(()) }\n\
              pub fn g() -> anyhow::Result<()> { Ok(()) }\n#[cfg(test)]\nmod tests {\n    \
-             fn t() -> anyhow::Result<()> { Ok(()) }\n}\n",
+             fn t() -> anyhow::Result<()> { Ok(()) }\n}\n\
+             #[derive(clap::ValueEnum)]\npub enum Mode { A }\n",
         ),
         (
             "src/main.rs",
@@ -239,8 +251,8 @@ fn the_checker_finds_anyhow_outside_command_line_code() {
     let tree = Tree::read(&files, &crates);
     assert!(tree.problems.is_empty(), "{:?}", tree.problems);
     assert_eq!(
-        edge_errors::anyhow_in_libraries(&tree, &files),
-        ["src/pipeline/mod.rs:3"]
+        edge_errors::edge_crates_in_libraries(&tree, &files, edge_errors::EDGE_CRATES),
+        ["src/pipeline/mod.rs:3", "src/pipeline/mod.rs:8"]
     );
 }
 

@@ -8,7 +8,7 @@ use replay_core::signature::classify;
 use replay_core::signature::fold::{classify_streamed, FoldError, FoldOptions};
 use replay_core::trace::{self, Platform};
 
-use crate::trace_stream::every_kineto_trace;
+use crate::common::every_kineto_trace;
 
 #[test]
 fn the_streamed_classify_writes_the_in_memory_file_on_every_trace() {

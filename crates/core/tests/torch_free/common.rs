@@ -1,20 +1,11 @@
-//! Helpers shared by the torch-free tests.
+//! Helpers shared by the torch-free tests (the core's, and `crates/cli`'s through `#[path]`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-/// The repository root (this package is `crates/core`).
+/// The repository root (the package compiling this is `crates/core` or `crates/cli`).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The built `replay` binary, with a clean environment for the things that change its output.
-pub fn replay() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_replay"));
-    cmd.env_remove("NVCC");
-    cmd
 }
 
 /// `../shared/traces/kineto`: real traces captured by others, beside the project root.
@@ -78,4 +69,26 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
+}
+
+/// Every Kineto trace the tests have: the shared ones and the fixtures.
+pub fn every_kineto_trace() -> Vec<PathBuf> {
+    let mut traces = all_shared_traces();
+    let root = repo_root();
+    for fixture in [
+        "../shared/traces/et/linear_kineto.json.gz",
+        "../shared/traces/et/resnet_kineto.json.gz",
+        "tests/data/gpt2_1layer_cpu_seq16.json.gz",
+        "crates/core/tests/data/et/bloom_tiny_cpu.json.gz",
+        "crates/core/tests/data/compiled/mlp_kernel_profile.json.gz",
+        "crates/core/tests/data/compiled/mlp_plain.json.gz",
+        "crates/core/tests/data/compiled/cpu_bloom_tiny_compiled.json.gz",
+        "crates/core/tests/data/compiled/h200_gpt2_small/trace.json.gz",
+        "crates/core/tests/data/compiled/h200_bloom_tiny/trace.json",
+    ] {
+        let path = root.join(fixture);
+        assert!(path.is_file(), "fixture {} is missing", path.display());
+        traces.push(path);
+    }
+    traces
 }

@@ -9,10 +9,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
-    let cli: replay_core::cli::Cli = replay_core::cli::parse::parse();
-    match replay_core::cli::run(cli) {
+    let cli: replay_cli::Cli = replay_cli::parse::parse();
+    match replay_cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => replay_core::cli::exit::report(&err),
+        Err(err) => replay_cli::exit::report(&err),
     }
 }
 

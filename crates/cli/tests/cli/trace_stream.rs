@@ -8,36 +8,14 @@
 //! input.
 
 use std::io::{Cursor, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use replay_core::trace::{self, Trace, BLOCK_BYTES_VARIABLE};
 
-use crate::common::{all_shared_traces, replay, repo_root};
-
-/// Every Kineto trace the tests have: the shared ones and the fixtures.
-pub fn every_kineto_trace() -> Vec<PathBuf> {
-    let mut traces = all_shared_traces();
-    let root = repo_root();
-    for fixture in [
-        "../shared/traces/et/linear_kineto.json.gz",
-        "../shared/traces/et/resnet_kineto.json.gz",
-        "tests/data/gpt2_1layer_cpu_seq16.json.gz",
-        "crates/core/tests/data/et/bloom_tiny_cpu.json.gz",
-        "crates/core/tests/data/compiled/mlp_kernel_profile.json.gz",
-        "crates/core/tests/data/compiled/mlp_plain.json.gz",
-        "crates/core/tests/data/compiled/cpu_bloom_tiny_compiled.json.gz",
-        "crates/core/tests/data/compiled/h200_gpt2_small/trace.json.gz",
-        "crates/core/tests/data/compiled/h200_bloom_tiny/trace.json",
-    ] {
-        let path = root.join(fixture);
-        assert!(path.is_file(), "fixture {} is missing", path.display());
-        traces.push(path);
-    }
-    traces
-}
+use crate::common::{every_kineto_trace, replay};
 
 fn inflate(bytes: &[u8]) -> Vec<u8> {
     if !bytes.starts_with(&[0x1f, 0x8b]) {

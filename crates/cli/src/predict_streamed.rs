@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use crate::predict::stream::{self, StreamError, StreamOptions};
-use crate::predict::Prediction;
-use crate::signature::fold::budget::{in_memory_estimate, MemoryBudget};
-use crate::trace;
+use replay_core::predict::stream::{self, StreamError, StreamOptions};
+use replay_core::predict::Prediction;
+use replay_core::signature::fold::budget::{in_memory_estimate, MemoryBudget};
+use replay_core::trace;
 
 /// The streamed prediction of `trace_path` when the budget's rule streams it
 /// ([`MemoryBudget::streams`]: its in-memory predict would take more than the budget, or,
@@ -20,7 +20,7 @@ pub fn predict_streamed(
     memory_budget: Option<u64>,
     in_memory_only: &[(&str, bool)],
     trace_path: &Path,
-) -> Result<Option<Prediction>, crate::Error> {
+) -> Result<Option<Prediction>, replay_core::Error> {
     let budget = MemoryBudget::from_option(memory_budget);
     if !budget.streams(trace_path) {
         return Ok(None);
@@ -44,7 +44,7 @@ pub fn predict_streamed(
             );
             Ok(None)
         }
-        Err(StreamError::NotStreamable { path, reason }) => Err(crate::Error::BadInput {
+        Err(StreamError::NotStreamable { path, reason }) => Err(replay_core::Error::BadInput {
             path,
             message: format!(
                 "{reason}: such a trace is predicted in memory, which standard input is not \
@@ -52,7 +52,7 @@ pub fn predict_streamed(
                  (give the file)"
             ),
         }),
-        Err(StreamError::Spill(e)) => Err(crate::Error::Io {
+        Err(StreamError::Spill(e)) => Err(replay_core::Error::Io {
             context: "the streamed predict".into(),
             source: std::io::Error::other(e.to_string()),
         }),
@@ -64,7 +64,7 @@ fn refuse_in_memory_options(
     in_memory_only: &[(&str, bool)],
     trace_path: &Path,
     budget: &MemoryBudget,
-) -> Result<(), crate::Error> {
+) -> Result<(), replay_core::Error> {
     let Some((flag, _)) = in_memory_only.iter().find(|(_, given)| *given) else {
         return Ok(());
     };
@@ -76,7 +76,7 @@ fn refuse_in_memory_options(
         ),
         None => "standard input with --memory-budget is streamed".to_owned(),
     };
-    Err(crate::Error::BadInput {
+    Err(replay_core::Error::BadInput {
         path: trace_path.to_path_buf(),
         message: format!(
             "{flag} needs the whole trace in memory, and this trace would be predicted streamed \

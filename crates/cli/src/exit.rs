@@ -25,7 +25,7 @@ pub fn report_with(
     let signal = err
         .chain()
         .find_map(stopped_by)
-        .or_else(crate::shard::stop::requested);
+        .or_else(replay_core::shard::stop::requested);
     if let Some(signal) = signal {
         // As a shell reports a process a signal ended: 128 + the signal (130, 143).
         return ExitCode::from(u8::try_from(128 + signal).unwrap_or(1));
@@ -36,9 +36,9 @@ pub fn report_with(
 
 /// The signal that stopped a grid run at a row boundary, if `e` says one did.
 fn stopped_by(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
-    use crate::shard::ShardError;
-    let shard = match e.downcast_ref::<crate::Error>() {
-        Some(crate::Error::Shard(s)) => Some(s),
+    use replay_core::shard::ShardError;
+    let shard = match e.downcast_ref::<replay_core::Error>() {
+        Some(replay_core::Error::Shard(s)) => Some(s),
         _ => e.downcast_ref::<ShardError>(),
     };
     match shard {
@@ -50,7 +50,7 @@ fn stopped_by(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
 /// [`report_with`] for the core's own errors.
 pub fn report(err: &anyhow::Error) -> ExitCode {
     report_with(err, |e| {
-        e.downcast_ref::<crate::Error>()
+        e.downcast_ref::<replay_core::Error>()
             .is_some_and(|e| e.is_usage_error())
     })
 }

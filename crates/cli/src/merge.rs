@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::shard::{self, MergePlan};
+use replay_core::shard::{self, MergePlan};
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -60,12 +60,12 @@ impl CommandMerger for IsolatedMerger {
     }
 
     fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
-        let results = shard::isolated::merge(plan).map_err(crate::Error::from)?;
+        let results = shard::isolated::merge(plan).map_err(replay_core::Error::from)?;
         let files = shard::isolated::write(&results, out)?;
         let ok = results
             .results
             .iter()
-            .filter(|r| r.status == crate::results::isolated::Status::Ok)
+            .filter(|r| r.status == replay_core::results::isolated::Status::Ok)
             .count();
         let mut lines = vec![format!(
             "{} signatures, {ok} ok, of {}",
@@ -86,8 +86,8 @@ impl CommandMerger for CalibrationMerger {
     }
 
     fn merge(&self, plan: &MergePlan, out: &Path) -> anyhow::Result<Vec<String>> {
-        let profile = shard::calibration::merge(plan).map_err(crate::Error::from)?;
-        let name = shard::calibration::file_name(plan).map_err(crate::Error::from)?;
+        let profile = shard::calibration::merge(plan).map_err(replay_core::Error::from)?;
+        let name = shard::calibration::file_name(plan).map_err(replay_core::Error::from)?;
         let path = shard::calibration::write(&profile, out, &name)?;
         Ok(vec![
             format!(
@@ -120,13 +120,13 @@ pub fn run_with(args: &MergeArgs, mergers: &[&dyn CommandMerger]) -> anyhow::Res
         super::merge_signatures::run(&args.parts, &args.out)?;
         return Ok(true);
     }
-    let plan = MergePlan::from_dirs(&args.parts).map_err(crate::Error::from)?;
+    let plan = MergePlan::from_dirs(&args.parts).map_err(replay_core::Error::from)?;
     let first = plan.first();
     let Some(merger) = mergers.iter().find(|m| m.command() == first.command) else {
         return Ok(false);
     };
     refuse_out_among_parts(&args.out, &plan)?;
-    crate::export::ensure_output_dir(&args.out)?;
+    replay_core::export::ensure_output_dir(&args.out)?;
     let lines = merger
         .merge(&plan, &args.out)
         .with_context(|| format!("merging the shards of `replay {}`", first.command))?;
@@ -146,9 +146,9 @@ pub fn run_with(args: &MergeArgs, mergers: &[&dyn CommandMerger]) -> anyhow::Res
             "items": p.manifest.covered.len(),
         })).collect::<Vec<_>>(),
     });
-    crate::export::write_atomic(
+    replay_core::export::write_atomic(
         &args.out.join("merge.json"),
-        &crate::export::json::to_bytes(&record),
+        &replay_core::export::json::to_bytes(&record),
     )?;
     let mut hosts: Vec<&str> = plan
         .parts
@@ -181,7 +181,7 @@ fn refuse_out_among_parts(out: &Path, plan: &MergePlan) -> anyhow::Result<()> {
     };
     for part in &plan.parts {
         if part.dir.canonicalize().ok().as_deref() == Some(out_real.as_path()) {
-            return Err(crate::Error::BadInput {
+            return Err(replay_core::Error::BadInput {
                 path: out.to_path_buf(),
                 message: "is one of the parts; give --out a folder of its own".into(),
             }

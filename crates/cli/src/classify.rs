@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::execution_trace;
-use crate::export;
-use crate::inductor;
-use crate::ranks;
-use crate::signature::fold::{self, budget::MemoryBudget};
-use crate::trace;
+use replay_core::execution_trace;
+use replay_core::export;
+use replay_core::inductor;
+use replay_core::ranks;
+use replay_core::signature::fold::{self, budget::MemoryBudget};
+use replay_core::trace;
 
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
@@ -52,7 +52,7 @@ pub struct ClassifyArgs {
     /// 64 MiB are read ahead to see). Streamed, a large trace takes 60-180 MB by the budget
     /// (its blocks of JSON are sized to it): a budget under about 96 MB may not be met
     /// [default: half the memory available]
-    #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = replay_core::memory_size::parse_size)]
     pub memory_budget: Option<u64>,
 }
 
@@ -74,12 +74,12 @@ pub fn default_output(trace: &Path) -> PathBuf {
 }
 
 pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
-    let paths = ranks::expand(&args.trace).map_err(crate::Error::from)?;
+    let paths = ranks::expand(&args.trace).map_err(replay_core::Error::from)?;
     if let [trace] = paths.as_slice() {
         return run_one(&args, trace);
     }
     if args.execution_trace.is_some() {
-        return Err(crate::Error::BadInput {
+        return Err(replay_core::Error::BadInput {
             path: paths[0].clone(),
             message: format!(
                 "--execution-trace links one trace; {} traces were given (classify each rank \
@@ -100,7 +100,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<()> {
     let files = ranks::parallel::map_bounded(&paths, workers, |path| {
         trace::with_cores_shared_by(workers, || classify_rank(path, &budget, &args))
     })?;
-    let file = ranks::job_file::merge_files(&paths, files).map_err(crate::Error::from)?;
+    let file = ranks::job_file::merge_files(&paths, files).map_err(replay_core::Error::from)?;
     let out = args.out.clone().unwrap_or_else(|| job_output(&paths));
     let bytes = export::json::to_bytes(&file);
     export::write_atomic(&out, &bytes)?;
@@ -119,17 +119,17 @@ fn classify_rank(
     path: &Path,
     budget: &MemoryBudget,
     args: &ClassifyArgs,
-) -> Result<crate::signature::schema::SignatureFile, crate::Error> {
+) -> Result<replay_core::signature::schema::SignatureFile, replay_core::Error> {
     if budget.streams(path) {
         if let Some(mut file) = classify_streamed(path, budget)? {
             inductor::attach::attach_cache(&mut file, path, args.inductor_cache.as_deref())
-                .map_err(crate::Error::from)?;
+                .map_err(replay_core::Error::from)?;
             return Ok(file);
         }
     }
-    let loaded = trace::load(path).map_err(crate::Error::from)?;
+    let loaded = trace::load(path).map_err(replay_core::Error::from)?;
     inductor::classify_with_cache(&loaded, path, args.inductor_cache.as_deref())
-        .map_err(crate::Error::from)
+        .map_err(replay_core::Error::from)
 }
 
 /// `signatures/<common beginning of the names>.json` for a job's rank traces.
@@ -173,18 +173,18 @@ fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
     let (file, et_summary) = match streamed {
         Some(mut file) => {
             inductor::attach::attach_cache(&mut file, trace_path, args.inductor_cache.as_deref())
-                .map_err(crate::Error::from)?;
+                .map_err(replay_core::Error::from)?;
             (file, None)
         }
         None => {
-            let loaded = trace::load(trace_path).map_err(crate::Error::from)?;
+            let loaded = trace::load(trace_path).map_err(replay_core::Error::from)?;
             let mut file =
                 inductor::classify_with_cache(&loaded, trace_path, args.inductor_cache.as_deref())
-                    .map_err(crate::Error::from)?;
+                    .map_err(replay_core::Error::from)?;
             let et_summary = match &args.execution_trace {
                 Some(path) => Some(
                     execution_trace::attach::attach_file(&mut file, &loaded, trace_path, path)
-                        .map_err(crate::Error::from)?
+                        .map_err(replay_core::Error::from)?
                         .summary(),
                 ),
                 None => None,
@@ -215,7 +215,7 @@ fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
 fn classify_streamed(
     trace_path: &Path,
     budget: &MemoryBudget,
-) -> Result<Option<crate::signature::schema::SignatureFile>, crate::Error> {
+) -> Result<Option<replay_core::signature::schema::SignatureFile>, replay_core::Error> {
     match fold::classify_streamed(trace_path, &fold::FoldOptions::for_budget(budget)) {
         Ok(file) => Ok(Some(file)),
         Err(fold::FoldError::Trace(e)) => Err(e.into()),
@@ -226,14 +226,14 @@ fn classify_streamed(
             );
             Ok(None)
         }
-        Err(fold::FoldError::NoGpuActivity { path }) => Err(crate::Error::BadInput {
+        Err(fold::FoldError::NoGpuActivity { path }) => Err(replay_core::Error::BadInput {
             path,
             message: "no GPU activity: a trace of host ops alone is classified in memory, \
                       which standard input is not with --memory-budget, beyond 64 MiB, or a \
                       gzip of 256 MiB of JSON or more (give the file)"
                 .into(),
         }),
-        Err(fold::FoldError::Spill(e)) => Err(crate::Error::Io {
+        Err(fold::FoldError::Spill(e)) => Err(replay_core::Error::Io {
             context: "the streamed classify".into(),
             source: std::io::Error::other(e.to_string()),
         }),

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::export;
-use crate::ranks;
-use crate::signature;
+use replay_core::export;
+use replay_core::ranks;
+use replay_core::signature;
 
 /// Whether `parts` name signature files (files, or globs) rather than shard folders.
 pub fn names_signature_files(parts: &[PathBuf]) -> bool {
@@ -19,9 +19,9 @@ pub fn names_signature_files(parts: &[PathBuf]) -> bool {
 
 /// Merges the signature files `parts` name into `out`.
 pub fn run(parts: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    let paths = ranks::expand(parts).map_err(crate::Error::from)?;
+    let paths = ranks::expand(parts).map_err(replay_core::Error::from)?;
     if let Some(folder) = paths.iter().find(|p| !p.is_file()) {
-        return Err(crate::Error::BadInput {
+        return Err(replay_core::Error::BadInput {
             path: folder.clone(),
             message: "not a signature file: give the signature files of one job's ranks, or \
                       the output folders of one sharded run, not both"
@@ -32,9 +32,9 @@ pub fn run(parts: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     refuse_out(out, &paths)?;
     let workers = ranks::parallel::workers_for(paths.len());
     let files = ranks::parallel::map_bounded(&paths, workers, |path| {
-        signature::read_file(path).map_err(crate::Error::from)
+        signature::read_file(path).map_err(replay_core::Error::from)
     })?;
-    let merged = ranks::job_file::merge_files(&paths, files).map_err(crate::Error::from)?;
+    let merged = ranks::job_file::merge_files(&paths, files).map_err(replay_core::Error::from)?;
     export::write_atomic(out, &export::json::to_bytes(&merged))?;
     println!(
         "merged {} signature files ({} ranks) into {}",
@@ -51,9 +51,9 @@ pub fn run(parts: &[PathBuf], out: &Path) -> anyhow::Result<()> {
 }
 
 /// The merged file is a new file: not a folder, not one of the parts.
-fn refuse_out(out: &Path, parts: &[PathBuf]) -> Result<(), crate::Error> {
+fn refuse_out(out: &Path, parts: &[PathBuf]) -> Result<(), replay_core::Error> {
     if out.is_dir() {
-        return Err(crate::Error::BadInput {
+        return Err(replay_core::Error::BadInput {
             path: out.to_path_buf(),
             message: "is a folder; give --out the merged signature file's name".into(),
         });
@@ -65,7 +65,7 @@ fn refuse_out(out: &Path, parts: &[PathBuf]) -> Result<(), crate::Error> {
         .iter()
         .any(|p| p.canonicalize().ok().as_deref() == Some(out_real.as_path()))
     {
-        return Err(crate::Error::BadInput {
+        return Err(replay_core::Error::BadInput {
             path: out.to_path_buf(),
             message: "is one of the parts; give --out a file of its own".into(),
         });

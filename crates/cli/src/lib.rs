@@ -12,10 +12,12 @@ pub mod parse;
 mod predict;
 mod predict_ranks;
 mod predict_streamed;
+pub mod shard_flags;
 
 use clap::{Args, Parser, Subcommand};
 
 pub use classify::default_output as default_signature_path;
+pub use shard_flags::ShardFlags;
 
 /// What `replay --help` says about replay.
 pub const ABOUT: &str =

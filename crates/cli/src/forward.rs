@@ -51,7 +51,7 @@ pub fn exec(command: &str, args: &[OsString]) -> anyhow::Error {
     cmd.arg(command).args(args);
     // What the user typed, for messages that repeat the command line (`--resume` hints).
     if let Some(argv0) = std::env::args_os().next() {
-        cmd.env(crate::shard::resume::ARGV0_VAR, argv0);
+        cmd.env(replay_core::shard::resume::ARGV0_VAR, argv0);
     }
     #[cfg(unix)]
     {

@@ -16,7 +16,7 @@ use replay_core::trace::{self, Platform};
 use replay_tracegen::{generate, Length, Options};
 
 use crate::common;
-use crate::trace_stream::every_kineto_trace;
+use crate::common::every_kineto_trace;
 
 /// The in-memory prediction as `replay predict --json` prints its fields.
 fn in_memory(path: &Path) -> String {

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::export;
-use crate::predict::request::{PredictRequest, ReplayedNumbers};
-use crate::predict::step_stats::StepStatistics;
-use crate::predict::what_if::{WhatIfOutcome, ACCEPTED};
-use crate::predict::{self, Prediction, Timeline, WhatIf};
-use crate::ranks;
-use crate::trace;
+use replay_core::export;
+use replay_core::predict::request::{PredictRequest, ReplayedNumbers};
+use replay_core::predict::step_stats::StepStatistics;
+use replay_core::predict::what_if::{WhatIfOutcome, ACCEPTED};
+use replay_core::predict::{self, Prediction, Timeline, WhatIf};
+use replay_core::ranks;
+use replay_core::trace;
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -98,7 +98,7 @@ pub struct PredictArgs {
     /// is made (no --what-if, --profile, --isolated, --perfetto); a large trace takes 60-180 MB
     /// by the budget: one under about 96 MB may not be met [default: half the memory
     /// available]
-    #[arg(long, value_name = "SIZE", value_parser = crate::memory_size::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = replay_core::memory_size::parse_size)]
     pub memory_budget: Option<u64>,
 }
 
@@ -152,7 +152,7 @@ struct PredictionWithWhatIfs<'a> {
 }
 
 pub fn run(args: PredictArgs) -> anyhow::Result<()> {
-    let paths = ranks::expand(&args.trace).map_err(crate::Error::from)?;
+    let paths = ranks::expand(&args.trace).map_err(replay_core::Error::from)?;
     match paths.as_slice() {
         [trace] => run_one(&args, trace),
         _ => {
@@ -172,7 +172,7 @@ fn refuse_single_trace_flags(args: &PredictArgs, paths: &[PathBuf]) -> anyhow::R
         ("--memory-budget", args.memory_budget.is_some()),
     ];
     match single_trace_only.iter().find(|(_, given)| *given) {
-        Some((flag, _)) => Err(crate::Error::BadInput {
+        Some((flag, _)) => Err(replay_core::Error::BadInput {
             path: paths[0].clone(),
             message: format!(
                 "{flag} works on one trace; {} rank traces were given (run it on one rank)",
@@ -197,7 +197,7 @@ fn run_one(args: &PredictArgs, trace_path: &std::path::Path) -> anyhow::Result<(
         print_prediction(args, &prediction, &[], "");
         return Ok(());
     }
-    let loaded = trace::load(trace_path).map_err(crate::Error::from)?;
+    let loaded = trace::load(trace_path).map_err(replay_core::Error::from)?;
     let request = PredictRequest {
         what_ifs: args.what_if.clone(),
         profile: args.profile.clone(),

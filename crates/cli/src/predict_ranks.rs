@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use crate::export;
-use crate::predict::{self, step_stats::StepStatistics};
-use crate::ranks::{self, straggler::JobPrediction, straggler::RankPrediction};
-use crate::trace;
+use replay_core::export;
+use replay_core::predict::{self, step_stats::StepStatistics};
+use replay_core::ranks::{self, straggler::JobPrediction, straggler::RankPrediction};
+use replay_core::trace;
 
 /// What one worker keeps of a rank's trace.
 struct RankRead {
@@ -22,14 +22,14 @@ pub fn run(paths: &[PathBuf], steps_all: bool, json: bool) -> anyhow::Result<()>
     let workers = ranks::parallel::workers_for(paths.len());
     let read = ranks::parallel::map_bounded(paths, workers, |path| {
         let loaded = trace::with_cores_shared_by(workers, || trace::load(path))
-            .map_err(crate::Error::from)?;
-        let prediction = predict::self_check(&loaded).map_err(crate::Error::from)?;
+            .map_err(replay_core::Error::from)?;
+        let prediction = predict::self_check(&loaded).map_err(replay_core::Error::from)?;
         let distributed_info = loaded.metadata.distributed_info.clone();
         let sha256 = loaded.source.sha256.clone();
         // The trace goes before the file is read again for its collectives.
         drop(loaded);
-        let collectives = ranks::collectives::read(path).map_err(crate::Error::from)?;
-        Ok::<_, crate::Error>(RankRead {
+        let collectives = ranks::collectives::read(path).map_err(replay_core::Error::from)?;
+        Ok::<_, replay_core::Error>(RankRead {
             prediction,
             collectives,
             distributed_info,
@@ -46,7 +46,7 @@ pub fn run(paths: &[PathBuf], steps_all: bool, json: bool) -> anyhow::Result<()>
             sha256: &r.sha256,
         })
         .collect();
-    let numbers = ranks::assign_ranks(&claims).map_err(crate::Error::from)?;
+    let numbers = ranks::assign_ranks(&claims).map_err(replay_core::Error::from)?;
     let rank_predictions: Vec<RankPrediction> = paths
         .iter()
         .zip(read)
