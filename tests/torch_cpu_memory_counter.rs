@@ -104,7 +104,7 @@ fn the_counting_allocator_measures_cpu_tensors() {
     // which the memory plan would not count.
     counter::reset_peak();
     let live = counter::live_bytes();
-    let buffer = data_base(Kind::BFloat16, FLOATS, Device::Cpu).unwrap();
+    let buffer = data_base(Kind::BFloat16, FLOATS, replay::device::Device::host()).unwrap();
     assert_eq!(buffer.kind(), Kind::BFloat16);
     assert_eq!(counter::live_bytes() - live, 2 * FLOATS as u64);
     assert_eq!(counter::peak_bytes() - live, 2 * FLOATS as u64);

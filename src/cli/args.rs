@@ -5,15 +5,34 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use replay::device::DeviceSpec;
+use replay::device::{Device, DeviceSpec};
 use replay::pipeline::options::{DEFAULT_DEVICE, DEFAULT_OUTPUT_DIR};
 
-/// `--device`.
+/// `--device`, the one declaration of it for every command that runs on a device (a command
+/// words its help with `mut_arg("device", ...)`); [`OptionalDeviceArgs`] is the same flag
+/// for the two commands where it may be left out.
 #[derive(Debug, Args, Clone)]
 pub struct DeviceArgs {
     /// Device to run on: cpu, cuda (device 0) or cuda:N
     #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = super::parse_device)]
     pub device: DeviceSpec,
+}
+
+impl DeviceArgs {
+    /// Opens the device, once per command: what runs on it is handed this [`Device`].
+    pub fn open(&self) -> Result<Device, replay::Error> {
+        Device::open(self.device)
+    }
+}
+
+/// `--device` where it may be left out (`replay devices`: every device is listed; `replay
+/// export`: the script's own default), parsed as [`DeviceArgs`]' is; each command words its
+/// help with `mut_arg("device", ...)`.
+#[derive(Debug, Args, Clone)]
+pub struct OptionalDeviceArgs {
+    /// Device: cpu, cuda (device 0) or cuda:N
+    #[arg(long, value_parser = super::parse_device)]
+    pub device: Option<DeviceSpec>,
 }
 
 /// `--threads`.

@@ -22,6 +22,18 @@ use super::full::FullArgs;
 #[command(mut_arg("output_dir", |a| a.help("Where every file of the run goes: trace.json, \
     signatures.json, host.json, isolated.json, sequence.json, full_model_timing.json, \
     comparison_report.json and report.html (with --compile also inductor/)")))]
+#[command(mut_arg("max_time", |a| a
+    .hide(false)
+    .visible_alias("max-time-per-kernel")
+    .default_value("0.5")
+    .help("Time budget per signature, warm-up included, in seconds")))]
+#[command(mut_arg("rounds", |a| a
+    .hide(false)
+    .default_value("5")
+    .help("Interleaved rounds per signature in the isolated replay (see `replay isolated --help`)")))]
+#[command(mut_arg("cold", |a| a
+    .hide(false)
+    .help("Flush caches before every isolated sample")))]
 pub struct CompareArgs {
     /// The model, its input, the device and the full-model timing (as `replay full`); every
     /// file of the run goes to --output-dir
@@ -35,18 +47,6 @@ pub struct CompareArgs {
     /// Use this signature file instead of capturing and classifying (the original tool's mode)
     #[arg(long, value_name = "FILE")]
     pub kernels: Option<PathBuf>,
-
-    /// Time budget per signature, warm-up included, in seconds
-    #[arg(long = "max-time", visible_alias = "max-time-per-kernel", default_value_t = DEFAULT_MAX_TIME_PER_KERNEL_S, value_name = "S")]
-    pub max_time_per_kernel: f64,
-
-    /// Interleaved rounds per signature in the isolated replay (see `replay isolated --help`)
-    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_name = "N", value_parser = crate::cli::value_parsers::positive::<u32>)]
-    pub rounds: u32,
-
-    /// Flush caches before every isolated sample
-    #[arg(long)]
-    pub cold: bool,
 
     /// Also write the trace's own timeline and the one with the replayed durations as a Chrome
     /// trace that ui.perfetto.dev and chrome://tracing open (as `replay predict --perfetto`)
@@ -118,13 +118,14 @@ fn parse_host_times(value: &str) -> Result<replay::predict::HostTimes, String> {
 
 impl From<CompareArgs> for CompareOptions {
     fn from(args: CompareArgs) -> Self {
+        let timing = args.run.timing.clone();
         CompareOptions {
             run: args.run.into(),
             trace: args.trace,
             kernels: args.kernels,
-            max_time_per_kernel_s: args.max_time_per_kernel,
-            rounds: args.rounds,
-            cold: args.cold,
+            max_time_per_kernel_s: timing.max_time.unwrap_or(DEFAULT_MAX_TIME_PER_KERNEL_S),
+            rounds: timing.rounds.unwrap_or(DEFAULT_ROUNDS),
+            cold: timing.cold,
             perfetto: args.perfetto,
             profile: args.profile,
             inductor_cache: args.inductor_cache,
@@ -144,6 +145,7 @@ impl From<CompareArgs> for CompareOptions {
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
+    args.run.timing.refuse("compare", &["noise"])?;
     let mut console = ConsoleObserver::new(args.run.output.quiet);
     replay::pipeline::compare::run(&args.into(), &mut console)?;
     Ok(())

@@ -6,14 +6,17 @@ use clap::Args;
 use serde::Serialize;
 
 use replay::device::cuda::{self, format_cuda_version, CudaInventory};
-use replay::device::{CpuInfo, Device, DeviceSpec};
+use replay::device::{CpuInfo, Device};
 use replay::kernels;
 
+use super::args::OptionalDeviceArgs;
+
 #[derive(Debug, Args)]
+#[command(mut_arg("device", |a| a
+    .help("Only this device, and fail (exit 2) if it cannot be opened: cpu, cuda or cuda:N")))]
 pub struct DevicesArgs {
-    /// Only this device, and fail (exit 2) if it cannot be opened: cpu, cuda or cuda:N
-    #[arg(long, value_parser = super::parse_device)]
-    pub device: Option<DeviceSpec>,
+    #[command(flatten)]
+    pub device: OptionalDeviceArgs,
 
     /// Print JSON instead of text
     #[arg(long)]
@@ -44,7 +47,7 @@ struct EmbeddedKernels {
 }
 
 pub fn run(args: DevicesArgs) -> anyhow::Result<()> {
-    if let Some(spec) = args.device {
+    if let Some(spec) = args.device.device {
         // Opening is the check: it fails with the reason when the device is not there.
         let device = Device::open(spec)?;
         if args.json {

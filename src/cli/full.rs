@@ -12,9 +12,25 @@ use replay::pipeline::FullOptions;
 
 use super::args::{DeviceArgs, OutputArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
+use super::timing_args::TimingArgs;
 
+/// The timing flags are the shared group's: `--warmup` and, as `--runs`, `--min-samples` (a
+/// fixed-runs measurement); `replay compare` shows `--max-time`, `--rounds` and `--cold` too.
 #[derive(Debug, Args, Clone)]
 #[command(mut_arg("output_dir", |a| a.help("Where full_model_timing.json goes")))]
+#[command(mut_arg("warmup", |a| a
+    .value_name("WARMUP")
+    .default_value("10")
+    .help("Untimed forward passes first (TorchScript optimises itself during the first few)")))]
+#[command(mut_arg("min_samples", |a| a
+    .long("runs")
+    .value_name("RUNS")
+    .default_value("100")
+    .help("Timed forward passes")))]
+#[command(mut_arg("noise", |a| a.hide(true)))]
+#[command(mut_arg("max_time", |a| a.hide(true)))]
+#[command(mut_arg("rounds", |a| a.hide(true)))]
+#[command(mut_arg("cold", |a| a.hide(true)))]
 pub struct FullArgs {
     /// TorchScript model (write one with `replay export`), or an AOTInductor package (.pt2,
     /// `replay export --format pt2 --aoti`), which runs on the input it was compiled for
@@ -35,13 +51,8 @@ pub struct FullArgs {
     #[arg(long = "input", value_name = "SPEC", value_parser = replay::model::input_spec::parse_input_spec)]
     pub inputs: Vec<InputSpec>,
 
-    /// Untimed forward passes first (TorchScript optimises itself during the first few)
-    #[arg(long, default_value_t = DEFAULT_FULL_WARMUP, value_parser = crate::cli::value_parsers::whole::<u32>)]
-    pub warmup: u32,
-
-    /// Timed forward passes
-    #[arg(long, default_value_t = DEFAULT_FULL_RUNS, value_parser = crate::cli::value_parsers::positive::<u32>)]
-    pub runs: u32,
+    #[command(flatten)]
+    pub timing: TimingArgs,
 
     #[command(flatten)]
     pub device: DeviceArgs,
@@ -70,8 +81,14 @@ impl From<FullArgs> for FullOptions {
             seq_len: args.seq_len,
             batch: args.batch,
             inputs: args.inputs,
-            warmup: args.warmup,
-            runs: args.runs,
+            // A pass count past u32 (4·10⁹ forward passes) is none a run finishes.
+            warmup: args.timing.warmup.map_or(DEFAULT_FULL_WARMUP, |w| {
+                u32::try_from(w).unwrap_or(u32::MAX)
+            }),
+            runs: args
+                .timing
+                .min_samples
+                .map_or(DEFAULT_FULL_RUNS, |r| u32::try_from(r).unwrap_or(u32::MAX)),
             device: args.device.device,
             output_dir: args.output.output_dir,
             threads: args.threads.threads,
@@ -82,6 +99,8 @@ impl From<FullArgs> for FullOptions {
 }
 
 pub fn run(args: FullArgs) -> anyhow::Result<()> {
+    args.timing
+        .refuse("full", &["noise", "max-time", "rounds", "cold"])?;
     let mut console = ConsoleObserver::new(args.output.quiet);
     replay::pipeline::full::run(&args.into(), &mut console)?;
     Ok(())

@@ -6,12 +6,29 @@ use std::time::Duration;
 use clap::Args;
 
 use replay::device::Device;
+use replay::measure::Timing;
 use replay::suites::scan::tool::{self, ToolRequest};
 use replay::suites::scan::{backends, Phase, Semiring};
 
 use super::args::DeviceArgs;
+use super::timing_args::TimingArgs;
 
+/// `--time`'s budget by default, in seconds (`--max-time`'s default below).
+pub const DEFAULT_TIME_BUDGET_S: f64 = 1.0;
+
+/// The timing flag is the shared group's `--max-time` (also under its former name
+/// `--time-budget`); the others are the measurement core's defaults, refused when given.
 #[derive(Debug, Args, Clone)]
+#[command(mut_arg("max_time", |a| a
+    .visible_alias("time-budget")
+    .default_value("1")
+    .value_name("SECONDS")
+    .help("Time budget of --time, in seconds")))]
+#[command(mut_arg("warmup", |a| a.hide(true)))]
+#[command(mut_arg("min_samples", |a| a.hide(true)))]
+#[command(mut_arg("noise", |a| a.hide(true)))]
+#[command(mut_arg("rounds", |a| a.hide(true)))]
+#[command(mut_arg("cold", |a| a.hide(true)))]
 pub struct ScanArgs {
     /// Edge log-potentials, .npy float32 [B, T-1, K, C, C]: edge[b, n, k, c, c'] scores a
     /// segment of duration k starting at position n, from label c' to label c (duration
@@ -48,14 +65,8 @@ pub struct ScanArgs {
     #[arg(long)]
     pub time: bool,
 
-    /// Time budget of --time, in seconds
-    #[arg(
-        long = "max-time",
-        visible_alias = "time-budget",
-        default_value_t = 1.0,
-        value_name = "SECONDS"
-    )]
-    pub time_budget: f64,
+    #[command(flatten)]
+    pub timing: TimingArgs,
 
     #[command(flatten)]
     pub device: DeviceArgs,
@@ -73,14 +84,11 @@ fn parse_phase(text: &str) -> Result<Phase, String> {
 
 /// Runs the scan and prints the report as JSON on stdout.
 pub fn run(args: ScanArgs) -> Result<(), replay::Error> {
-    if !(args.time_budget.is_finite() && args.time_budget > 0.0) {
-        return Err(replay::suites::scan::ScanError::InvalidInput(format!(
-            "--max-time must be a positive number of seconds, not {}",
-            args.time_budget
-        ))
-        .into());
-    }
-    let device = Device::open(args.device.device)?;
+    args.timing.refuse(
+        "scan",
+        &["warmup", "min-samples", "noise", "rounds", "cold"],
+    )?;
+    let device = args.device.open()?;
     let backend_name = args.backend.clone().unwrap_or_else(|| {
         match device {
             Device::Cpu(_) => "cpu",
@@ -100,7 +108,11 @@ pub fn run(args: ScanArgs) -> Result<(), replay::Error> {
         semiring: args.semiring,
         phase,
         grad_out: args.grad,
-        time_budget: args.time.then(|| Duration::from_secs_f64(args.time_budget)),
+        timing: args.time.then(|| {
+            args.timing.to_config(Timing::alone(Duration::from_secs_f64(
+                DEFAULT_TIME_BUDGET_S,
+            )))
+        }),
     };
     let report = tool::run(&request, backend.as_ref(), device.describe())?;
     let text =

@@ -12,10 +12,13 @@ use replay::pipeline::options::{
 };
 use replay::pipeline::{CaptureOptions, CompileMode};
 
-use super::args::{DeviceArgs, ThreadsArgs};
+use super::args::{DeviceArgs, OptionalDeviceArgs, ThreadsArgs};
 use super::console::ConsoleObserver;
 
 #[derive(Debug, Args, Clone)]
+#[command(mut_arg("device", |a| a
+    .value_name("DEVICE")
+    .help("With --format pt2: the device to export (and compile) for: cpu (default), cuda or cuda:N; compile a package where it will run")))]
 pub struct ExportArgs {
     /// A model of the zoo, random weights: bloom-560m, gpt2-small, bert-base, t5-small,
     /// resnet50, or their small test sizes bloom-tiny, gpt2-tiny, bert-tiny, t5-tiny, resnet-tiny
@@ -48,10 +51,8 @@ pub struct ExportArgs {
     #[arg(long)]
     pub aoti: bool,
 
-    /// With --format pt2: the device to export (and compile) for: cpu (default), cuda or
-    /// cuda:N; compile a package where it will run
-    #[arg(long, value_name = "DEVICE")]
-    pub device: Option<String>,
+    #[command(flatten)]
+    pub device: OptionalDeviceArgs,
 
     /// Tokens in the example input (the traced model generalises to other lengths; a pt2
     /// archive has this length built in)
@@ -79,8 +80,8 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     if args.aoti {
         argv.push("--aoti".into());
     }
-    if let Some(device) = &args.device {
-        argv.extend(["--device".into(), device.clone()]);
+    if let Some(device) = args.device.device {
+        argv.extend(["--device".into(), device.short_name()]);
     }
     if let Some(seq_len) = args.seq_len {
         argv.extend(["--seq-len".into(), seq_len.to_string()]);

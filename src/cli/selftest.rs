@@ -5,18 +5,18 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use replay::device::DeviceSpec;
-use replay::pipeline::options::{DEFAULT_DEVICE, DEFAULT_SEQ_LEN};
+use replay::pipeline::options::DEFAULT_SEQ_LEN;
 use replay::pipeline::SelftestOptions;
 
+use super::args::DeviceArgs;
 use super::console::ConsoleObserver;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("device", |a| a
+    .help("Device to test: cpu (the host paths; the default, as for every command) or cuda[:N] (the GPU paths)")))]
 pub struct SelftestArgs {
-    /// Device to test: cpu (the host paths; the default, as for every command) or cuda[:N]
-    /// (the GPU paths)
-    #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = super::parse_device)]
-    pub device: DeviceSpec,
+    #[command(flatten)]
+    pub device: DeviceArgs,
 
     /// Also check this TorchScript model (from `replay export`) on the device: its output
     /// against the CPU, its timing, and a small `replay compare` run in a temporary folder
@@ -35,7 +35,7 @@ pub struct SelftestArgs {
 impl From<SelftestArgs> for SelftestOptions {
     fn from(args: SelftestArgs) -> Self {
         SelftestOptions {
-            device: args.device,
+            device: args.device.device,
             model: args.model,
             seq_len: args.seq_len,
             json: args.json,

@@ -3,11 +3,16 @@
 //! gives them its seed's defaults and spellings with `mut_arg` (`bench scan --repeats` is
 //! `--min-samples`, `bench mhc --until-stable` is `--max-time`), hides the ones it does not
 //! use, and refuses them when given ([`TimingArgs::refuse`]), so a flag never silently does
-//! nothing.
+//! nothing. [`TimingArgs::resolve`] fills in the command's [`Timing`] from the flags given,
+//! and [`TimingArgs::to_config`] is the one way from them to a [`MeasureConfig`]; the values
+//! were checked when clap parsed them, so nothing checks them again.
+
+use std::time::Duration;
 
 use clap::Args;
 
 use super::value_parsers::{positive_count, positive_seconds, whole};
+use replay::measure::{MeasureConfig, Timing};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct TimingArgs {
@@ -52,6 +57,29 @@ fn noise_fraction(text: &str) -> Result<f64, String> {
 }
 
 impl TimingArgs {
+    /// `defaults` (the command's seed's timing) with every flag given in its place:
+    /// `--max-time` makes a fixed-runs measurement a budgeted one.
+    pub fn resolve(&self, defaults: Timing) -> Timing {
+        Timing {
+            warmup: self.warmup.unwrap_or(defaults.warmup),
+            min_samples: self.min_samples.unwrap_or(defaults.min_samples),
+            noise: self.noise.unwrap_or(defaults.noise),
+            // Checked by `positive_seconds`: finite, positive and below a million.
+            max_time: self
+                .max_time
+                .map(Duration::from_secs_f64)
+                .or(defaults.max_time),
+            rounds: self.rounds.or(defaults.rounds),
+            cold: self.cold || defaults.cold,
+            ..defaults
+        }
+    }
+
+    /// The measurement core's configuration of one item: [`TimingArgs::resolve`]'s.
+    pub fn to_config(&self, defaults: Timing) -> MeasureConfig {
+        self.resolve(defaults).config()
+    }
+
     /// Refuses the flags of this group that `command` does not use (`names`: the flags' long
     /// names without dashes, as the group spells them), naming each.
     pub fn refuse(&self, command: &str, names: &[&str]) -> Result<(), replay::Error> {
@@ -111,5 +139,29 @@ mod tests {
         let never = Scanlike::try_parse_from(["x", "--noise", "0"]).unwrap();
         assert_eq!(never.timing.noise, Some(0.0));
         assert!(Scanlike::try_parse_from(["x", "--min-samples", "0"]).is_err());
+    }
+
+    #[test]
+    fn the_flags_given_replace_the_commands_defaults() {
+        let fixed = Timing::fixed(3, 10);
+        let none = TimingArgs::default();
+        assert_eq!(none.resolve(fixed), fixed);
+        let given = TimingArgs {
+            warmup: Some(1),
+            min_samples: Some(4),
+            max_time: Some(2.0),
+            rounds: Some(3),
+            cold: true,
+            ..TimingArgs::default()
+        };
+        let resolved = given.resolve(fixed);
+        assert_eq!((resolved.warmup, resolved.min_samples), (1, 4));
+        assert_eq!(resolved.max_time, Some(Duration::from_secs(2)));
+        assert_eq!((resolved.rounds, resolved.cold), (Some(3), true));
+        assert_eq!(resolved.noise, fixed.noise);
+        // The budget given makes the measurement a budgeted one: a cap, not exactly 4 samples.
+        let config = given.to_config(fixed);
+        assert_eq!(config.max_calls_per_sample, 1);
+        assert!(format!("{:?}", config.stopping).contains("TimeBudget"));
     }
 }

@@ -162,7 +162,8 @@ pub fn missing_device_reason(index: usize, count: usize) -> String {
     }
 }
 
-/// An opened GPU: its context and the stream every replay runs on.
+/// An opened GPU: its context and the stream every replay runs on (a clone shares them).
+#[derive(Clone)]
 pub struct CudaDevice {
     pub info: CudaDeviceInfo,
     pub context: Arc<CudaContext>,
@@ -181,6 +182,11 @@ impl std::fmt::Debug for CudaDevice {
 }
 
 impl CudaDevice {
+    /// The matching libtorch device.
+    pub fn torch(&self) -> tch::Device {
+        tch::Device::Cuda(self.info.index)
+    }
+
     /// The device's free memory now, in bytes (`cuMemGetInfo` in its context).
     pub fn free_memory(&self) -> Result<u64> {
         guarded("cuMemGetInfo", || {

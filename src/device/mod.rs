@@ -1,8 +1,12 @@
 //! One device interface for the CPU and CUDA GPUs.
 //!
-//! Commands take a [`DeviceSpec`] from `--device` and [`Device::open`] it. Opening CUDA on
-//! a machine without one is an error that says why; replay never falls back to the CPU
-//! silently, because a number measured on the wrong device is worse than no number.
+//! Commands take a [`DeviceSpec`] from `--device` and [`Device::open`] it, once; what runs on
+//! the device is handed the opened [`Device`], and libtorch's device is [`Device::torch`] of
+//! it (libtorch's stream and memory counters are `crate::torch`'s accessors of it): no code
+//! outside this module and `crate::torch` names `tch::Device` (a layout test checks). Work on
+//! the host whatever the command's device (references, host copies) goes on [`Device::host`].
+//! Opening CUDA on a machine without one is an error that says why; replay never falls back to
+//! the CPU silently, because a number measured on the wrong device is worse than no number.
 
 pub mod cache_flush;
 pub mod cpu;
@@ -13,10 +17,12 @@ pub use cpu::CpuInfo;
 pub use cuda::{CudaDevice, CudaDeviceInfo, CudaInventory};
 pub use spec::DeviceSpec;
 
+use std::sync::OnceLock;
+
 use crate::error::Result;
 
 /// An opened device that work can be replayed and timed on.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Device {
     Cpu(CpuInfo),
     Cuda(CudaDevice),
@@ -63,11 +69,24 @@ impl Device {
         }
     }
 
+    /// The host, opened once per process: where work goes that runs on the CPU whatever the
+    /// command's device (the references a GPU's results are checked against, host copies,
+    /// inputs made on the CPU first).
+    pub fn host() -> &'static Device {
+        static HOST: OnceLock<Device> = OnceLock::new();
+        HOST.get_or_init(|| Device::Cpu(CpuInfo::detect()))
+    }
+
     /// The matching libtorch device, for work replayed through tch.
-    pub fn torch_device(&self) -> tch::Device {
+    pub fn torch(&self) -> tch::Device {
         match self {
             Device::Cpu(_) => tch::Device::Cpu,
-            Device::Cuda(dev) => tch::Device::Cuda(dev.info.index),
+            Device::Cuda(dev) => dev.torch(),
         }
+    }
+
+    /// Whether this is a GPU.
+    pub fn is_cuda(&self) -> bool {
+        matches!(self, Device::Cuda(_))
     }
 }

@@ -10,11 +10,12 @@ use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
 
-use tch::{Device, Tensor};
+use tch::Tensor;
 
 use super::input_spec::InputSpec;
 use super::pt2_archive::{self, ArchiveKind};
 use super::whole_model::WholeModel;
+use crate::device::{Device, DeviceSpec};
 use crate::error::{Error, Result};
 use crate::torch::sys::{self, RawAotiPackage};
 use crate::torch::{c_string, take_error, take_whole_string};
@@ -156,49 +157,45 @@ fn compiled_device(metadata: &BTreeMap<String, String>) -> Option<&str> {
     metadata.get(DEVICE_KEY).map(String::as_str)
 }
 
+/// Checks that the file at `path` is an AOTInductor package compiled for `device`'s kind (its
+/// metadata says; no device is opened), and returns the model it holds and its metadata.
+pub fn check_compiled_for(
+    path: &Path,
+    device: DeviceSpec,
+) -> Result<(String, BTreeMap<String, String>)> {
+    let model = model_in(path)?;
+    let metadata = read_metadata(path, &model)?;
+    let wanted = match device {
+        DeviceSpec::Cpu => "cpu",
+        DeviceSpec::Cuda(_) => "cuda",
+    };
+    match compiled_device(&metadata) {
+        Some(compiled) if compiled == wanted => Ok((model, metadata)),
+        Some(compiled) => Err(bad(
+            path,
+            format!(
+                "is an AOTInductor package compiled for {compiled}, not for {wanted}: run \
+                 it with --device {compiled}, or compile one for {wanted} where it will \
+                 run (`replay export --format pt2 --aoti --device {wanted}`)"
+            ),
+        )),
+        None => Err(bad(
+            path,
+            format!("its metadata does not say which device it was compiled for ({DEVICE_KEY})"),
+        )),
+    }
+}
+
 impl AotiPackage {
-    /// Loads the package at `path` onto `device`, after checking that it is an AOTInductor
-    /// package compiled for that kind of device.
-    pub fn load(path: &Path, device: Device) -> Result<AotiPackage> {
-        let model = model_in(path)?;
-        let metadata = read_metadata(path, &model)?;
-        let wanted = match device {
-            Device::Cpu => "cpu",
-            Device::Cuda(_) => "cuda",
-            other => {
-                return Err(bad(
-                    path,
-                    format!("cannot run an AOTInductor package on {other:?}"),
-                ))
-            }
-        };
-        match compiled_device(&metadata) {
-            Some(compiled) if compiled == wanted => {}
-            Some(compiled) => {
-                return Err(bad(
-                    path,
-                    format!(
-                        "is an AOTInductor package compiled for {compiled}, not for {wanted}: run \
-                         it with --device {compiled}, or compile one for {wanted} where it will \
-                         run (`replay export --format pt2 --aoti --device {wanted}`)"
-                    ),
-                ))
-            }
-            None => {
-                return Err(bad(
-                    path,
-                    format!(
-                        "its metadata does not say which device it was compiled for ({DEVICE_KEY})"
-                    ),
-                ))
-            }
-        }
+    /// Loads the package at `path` onto the opened `device`, after checking that it is an
+    /// AOTInductor package compiled for that kind of device ([`check_compiled_for`]).
+    pub fn load(path: &Path, device: &Device) -> Result<AotiPackage> {
+        let (model, metadata) = check_compiled_for(path, device.spec())?;
         let compiled_for = compiled_for(path, &metadata)?;
         let index = match device {
-            Device::Cuda(i) => {
-                i32::try_from(i).map_err(|_| bad(path, "CUDA device index out of range"))?
-            }
-            _ => -1,
+            Device::Cuda(dev) => i32::try_from(dev.info.index)
+                .map_err(|_| bad(path, "CUDA device index out of range"))?,
+            Device::Cpu(_) => -1,
         };
         let c_path = c_string(&path.display().to_string()).map_err(|e| bad(path, e.0))?;
         let c_model = c_string(&model).map_err(|e| bad(path, e.0))?;
@@ -216,7 +213,7 @@ impl AotiPackage {
         Ok(AotiPackage {
             path: path.to_path_buf(),
             raw,
-            device,
+            device: device.clone(),
             metadata,
             compiled_for,
         })
@@ -318,8 +315,8 @@ impl WholeModel for AotiPackage {
         &self.path
     }
 
-    fn device(&self) -> Device {
-        self.device
+    fn device(&self) -> &Device {
+        &self.device
     }
 
     fn format(&self) -> Option<&'static str> {

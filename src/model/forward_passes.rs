@@ -27,11 +27,12 @@ impl<'m> ForwardPasses<'m> {
     /// this thread, which the events need).
     pub fn new(model: &'m dyn WholeModel, input: Vec<tch::Tensor>) -> Result<Self> {
         let cuda = match model.device() {
-            tch::Device::Cuda(i) => {
+            crate::device::Device::Cuda(dev) => {
+                let i = dev.info.index;
                 let stream = libtorch_stream(i).map_err(|e| Error::Model(e.to_string()))?;
                 Some((i as i64, stream.with_blocking_kernel(false)))
             }
-            _ => None,
+            crate::device::Device::Cpu(_) => None,
         };
         Ok(ForwardPasses { model, input, cuda })
     }

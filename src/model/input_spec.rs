@@ -11,8 +11,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use replay_core::signature::dtype::Dtype;
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
+use crate::device::Device;
 use crate::torch::dtype::kind_of;
 
 /// Tokens in the input sequence (the default of `--seq-len`).
@@ -93,19 +94,20 @@ impl InputSpec {
     }
 
     /// A tensor of this spec on `device`, drawn from libtorch's global generator.
-    pub fn make(&self, device: Device) -> Result<Tensor, tch::TchError> {
+    pub fn make(&self, device: &Device) -> Result<Tensor, tch::TchError> {
         let kind = self.kind();
         let sizes = self.sizes.as_slice();
-        let cpu = (Kind::Float, Device::Cpu);
+        let cpu = (Kind::Float, Device::host().torch());
         let tensor = if kind == Kind::Bool {
             Tensor::f_rand(sizes, cpu)?.f_lt(0.5)?
         } else if self.is_integer() {
             let (low, high) = self.range.unwrap_or((0, 2));
-            Tensor::f_randint_low(low, high, sizes, (Kind::Int64, Device::Cpu))?.f_to_kind(kind)?
+            Tensor::f_randint_low(low, high, sizes, (Kind::Int64, Device::host().torch()))?
+                .f_to_kind(kind)?
         } else {
             Tensor::f_randn(sizes, cpu)?.f_to_kind(kind)?
         };
-        tensor.f_to_device(device)
+        tensor.f_to_device(device.torch())
     }
 }
 
@@ -221,14 +223,14 @@ mod tests {
     #[test]
     fn tensors_have_the_spec() {
         let ids = InputSpec::token_ids(2, 9, 50);
-        let t = ids.make(Device::Cpu).unwrap();
+        let t = ids.make(Device::host()).unwrap();
         assert_eq!((t.size(), t.kind()), (vec![2, 9], Kind::Int64));
         assert!(t.min().int64_value(&[]) >= 0 && t.max().int64_value(&[]) < 50);
         let image: InputSpec = "float16[1,3,4,4]".parse().unwrap();
-        let t = image.make(Device::Cpu).unwrap();
+        let t = image.make(Device::host()).unwrap();
         assert_eq!((t.size(), t.kind()), (vec![1, 3, 4, 4], Kind::Half));
         let mask: InputSpec = "bool[64]".parse().unwrap();
-        assert_eq!(mask.make(Device::Cpu).unwrap().kind(), Kind::Bool);
+        assert_eq!(mask.make(Device::host()).unwrap().kind(), Kind::Bool);
     }
 
     #[test]

@@ -32,7 +32,7 @@ fn check_pt2_file(path: &Path) -> Result<()> {
 }
 
 /// Loads the model at `path` onto `device`: an AOTInductor package or a TorchScript model.
-pub fn load(path: &Path, device: tch::Device) -> Result<Box<dyn WholeModel>> {
+pub fn load(path: &Path, device: &crate::device::Device) -> Result<Box<dyn WholeModel>> {
     if is_pt2(path) {
         check_pt2_file(path)?;
         return Ok(Box::new(AotiPackage::load(path, device)?));

@@ -2,10 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use tch::{CModule, Device, Kind, Tensor};
+use tch::{CModule, Kind, Tensor};
 
 use super::input_spec::InputSpec;
 use super::whole_model::WholeModel;
+use crate::device::Device;
 use crate::error::{Error, Result};
 
 /// A loaded TorchScript model and what its input looks like.
@@ -15,6 +16,7 @@ pub struct TorchScriptModel {
     pub module: CModule,
     /// Rows of the token embedding: input ids are drawn from `[0, vocab)`.
     pub vocab: i64,
+    /// The opened device it was loaded onto.
     pub device: Device,
 }
 
@@ -71,7 +73,7 @@ pub fn check_archive(path: &Path) -> Result<()> {
 }
 
 impl TorchScriptModel {
-    pub fn load(path: &Path, device: Device) -> Result<TorchScriptModel> {
+    pub fn load(path: &Path, device: &Device) -> Result<TorchScriptModel> {
         let bad = |message: String| {
             Error::from(replay_core::Error::BadInput {
                 path: path.to_path_buf(),
@@ -79,7 +81,7 @@ impl TorchScriptModel {
             })
         };
         check_model_file(path)?;
-        let mut module = CModule::load_on_device(path, device).map_err(|e| {
+        let mut module = CModule::load_on_device(path, device.torch()).map_err(|e| {
             bad(format!(
                 "not a TorchScript model libtorch can load: {}",
                 first_line(&e.to_string())
@@ -102,7 +104,7 @@ impl TorchScriptModel {
             path: path.to_path_buf(),
             module,
             vocab,
-            device,
+            device: device.clone(),
         })
     }
 
@@ -110,8 +112,12 @@ impl TorchScriptModel {
     /// `scripts/capture_trace.py` so the timed and the profiled runs see the same input.
     pub fn input_ids(&self, batch: i64, seq_len: i64, seed: i64) -> Tensor {
         tch::manual_seed(seed);
-        Tensor::randint(self.vocab, [batch, seq_len], (Kind::Int64, Device::Cpu))
-            .to_device(self.device)
+        Tensor::randint(
+            self.vocab,
+            [batch, seq_len],
+            (Kind::Int64, Device::host().torch()),
+        )
+        .to_device(self.device.torch())
     }
 
     /// The usage error for a model whose first forward pass on token ids `[batch, seq_len]`
@@ -149,8 +155,8 @@ impl WholeModel for TorchScriptModel {
         &self.path
     }
 
-    fn device(&self) -> Device {
-        self.device
+    fn device(&self) -> &Device {
+        &self.device
     }
 
     fn format(&self) -> Option<&'static str> {

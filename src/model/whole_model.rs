@@ -15,8 +15,8 @@ pub trait WholeModel {
     /// The file it was loaded from, for messages.
     fn path(&self) -> &Path;
 
-    /// Where its passes run (the device its inputs are made on).
-    fn device(&self) -> tch::Device;
+    /// Where its passes run (the opened device its inputs are made on).
+    fn device(&self) -> &crate::device::Device;
 
     /// What kind of model file it is, for the timing file: `None` for TorchScript (the
     /// default, written as before), a name for anything else.

@@ -388,7 +388,7 @@ fn replay_and_time_the_model(
     isolated_options: &super::options::IsolatedOptions,
 ) -> crate::Result<(IsolatedResults, FullModelTiming)> {
     let run = &options.run;
-    let model = TorchScriptModel::load(&run.model, device.torch_device())?;
+    let model = TorchScriptModel::load(&run.model, device)?;
     let mut timer = ModelTimer::new(&model, run.batch, run.seq_len, &run.inputs)?;
     timer.warm_up(run.warmup)?;
     let chunks = runs_per_round(run.runs, options.rounds);

@@ -55,7 +55,7 @@ pub fn time(
 ) -> crate::Result<FullModelTiming> {
     super::threads::apply(options.threads)?;
     super::cpu_fuser::apply(options.fuse_on_cpu, options.device)?;
-    let model = crate::model::model_file::load(&options.model, device.torch_device())?;
+    let model = crate::model::model_file::load(&options.model, device)?;
     let name = options.model.display().to_string();
     let timing = time_model(
         model.as_ref(),

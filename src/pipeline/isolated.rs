@@ -10,7 +10,7 @@ use crate::device::cache_flush::{CpuCacheFlusher, CudaL2Flusher};
 use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
 use crate::kernels::KernelCache;
-use crate::measure::{interleave, MeasureConfig, MonotonicClock};
+use crate::measure::MonotonicClock;
 use crate::replay::isolated::{self, ColdFlush, IsolatedResults, RunConfig};
 use crate::signature;
 
@@ -310,12 +310,13 @@ pub fn replay(
     mut after_round: impl FnMut(u32, &mut dyn Observer) -> ControlFlow<()>,
     journal: Option<&mut IsolatedJournal>,
 ) -> crate::Result<IsolatedResults> {
-    if options.max_time_per_kernel_s.is_nan() || options.max_time_per_kernel_s <= 0.0 {
-        return Err(crate::Error::from(replay_core::Error::BadInput {
-            path: "--max-time-per-kernel".into(),
-            message: "must be a positive number of seconds".into(),
-        }));
-    }
+    let budget =
+        crate::measure::Timing::budget(options.max_time_per_kernel_s).map_err(|message| {
+            crate::Error::from(replay_core::Error::BadInput {
+                path: "--max-time".into(),
+                message,
+            })
+        })?;
     // A bad profile is refused before anything is replayed.
     let profile = match &options.profile {
         Some(path) => Some(
@@ -325,22 +326,14 @@ pub fn replay(
     };
     super::threads::apply(options.threads)?;
     // Each round gets its share of the budget and of the minimum sample count.
-    let budget = isolated::budget(options.max_time_per_kernel_s);
-    let round_budget = interleave::round_budget(budget, options.rounds);
-    let mut config = MeasureConfig::with_time_budget(round_budget);
-    config.stopping = std::sync::Arc::new(crate::measure::StopCriteria {
-        noise: crate::measure::RelativeNoise {
-            max_rse_of_median: options.noise,
-        },
-        min_samples: crate::measure::MinSamples(interleave::round_min_samples(
-            options.min_samples,
-            options.rounds,
-        )),
-        ..crate::measure::StopCriteria::with_budget(round_budget)
-    });
-    if options.cold {
-        config = config.cold();
+    let config = crate::measure::Timing {
+        min_samples: options.min_samples,
+        noise: options.noise,
+        rounds: Some(options.rounds),
+        cold: options.cold,
+        ..crate::measure::Timing::alone(budget)
     }
+    .config();
     let run_config = run_config(options);
     let cold_flush: Option<ColdFlush> = match (options.cold, device) {
         (false, _) => None,

@@ -3,13 +3,12 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::Duration;
 
 use crate::error::Context as _;
 
 use crate::device::Device;
 use crate::export::{self, OutputDir, OutputFile};
-use crate::measure::{measure_detailed, MeasureConfig, MonotonicClock};
+use crate::measure::{measure_detailed, MonotonicClock, Timing};
 use crate::replay::flow_wiring::Wiring;
 use crate::replay::registry::{replay_units, SetupError};
 use crate::replay::sequence::{program, ProgramEntry, SequenceTarget, Step};
@@ -250,16 +249,19 @@ pub fn rerun(
                 options.max_time_s
             ),
         );
-        let mut config =
-            MeasureConfig::with_time_budget(Duration::from_secs_f64(options.max_time_s));
-        config.max_calls_per_sample = 1;
-        config.stopping = std::sync::Arc::new(crate::measure::StopCriteria {
-            noise: crate::measure::RelativeNoise {
-                max_rse_of_median: options.noise,
-            },
-            min_samples: crate::measure::MinSamples(options.min_samples),
-            ..crate::measure::StopCriteria::with_budget(Duration::from_secs_f64(options.max_time_s))
-        });
+        let budget = Timing::budget(options.max_time_s).map_err(|message| {
+            crate::Error::from(replay_core::Error::BadInput {
+                path: "--max-time".into(),
+                message,
+            })
+        })?;
+        let config = Timing {
+            min_samples: options.min_samples,
+            noise: options.noise,
+            one_call_per_sample: true,
+            ..Timing::alone(budget)
+        }
+        .config();
         let mut sequence = sequence;
         let measured = measure_detailed(&mut sequence, &config, &MonotonicClock::new())
             .context("running the sequence")?;

@@ -174,7 +174,7 @@ pub fn plan_step(
             gib(budget)
         ));
     }
-    let buffers = SequenceBuffers::new(&plan, device.torch_device());
+    let buffers = SequenceBuffers::new(&plan, device);
     let record = SequenceMemory {
         planned_peak_bytes: plan.peak_bytes,
         budget_bytes: budget,

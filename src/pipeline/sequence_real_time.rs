@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::error::Context as _;
 
-use crate::device::{Device, DeviceSpec};
+use crate::device::Device;
 use crate::measure::{measure_detailed, MeasureConfig, MonotonicClock, Target};
 use crate::replay::real_time::{empty_calls, NoOp, RealTimeStep, EMPTY_OP};
 use replay_core::results::sequence::{RealTime, Spread};
@@ -102,13 +102,9 @@ fn overhead(count: usize, device: &Device) -> crate::Result<(f64, f64)> {
             .map(|_| Box::new(NoOp) as Box<dyn Target>)
             .collect(),
     )?;
-    let opened;
     let cpu = match device {
         Device::Cpu(_) => device,
-        Device::Cuda(_) => {
-            opened = Device::open(DeviceSpec::Cpu)?;
-            &opened
-        }
+        Device::Cuda(_) => Device::host(),
     };
     let calls = empty_calls(count, device, cpu).map_err(|e| {
         crate::Error::Failed(format!("preparing {count} empty {EMPTY_OP} calls: {e:?}"))

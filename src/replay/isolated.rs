@@ -89,7 +89,7 @@ pub fn run(
     let rounds = run_config.rounds.max(1);
     // A unit's parameter copies: never more than one round's measurement can read.
     let copies = CopyBudget::for_round(round_budget(
-        budget(run_config.max_time_per_kernel_s),
+        Duration::from_secs_f64(run_config.max_time_per_kernel_s.max(0.0)),
         rounds,
     ));
     let mut results = IsolatedResults {
@@ -381,9 +381,4 @@ impl Target for ColdTarget<'_> {
         self.inner.prepare_sample()?;
         (self.flush)().map_err(MeasureError::target)
     }
-}
-
-/// Budget per signature from `--max-time-per-kernel`.
-pub fn budget(seconds: f64) -> Duration {
-    Duration::from_secs_f64(seconds.max(0.0))
 }

@@ -7,11 +7,12 @@
 //! copy went (pinned or pageable host memory as recorded); a memset is `fill_` of a byte
 //! tensor, which libtorch issues as a fill kernel, not `cudaMemsetAsync`: the method says so.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::registry::{Method, SetupError};
 use super::rotating_op::RotatingOp;
 use super::tier1_memory::{host_memory, HostMemory, MemoryWork};
+use crate::device::{CudaDevice, Device};
 use crate::signature::schema::MemcpyKind;
 use crate::torch::{OpArg, PreparedOp};
 
@@ -19,27 +20,27 @@ fn failed(e: impl std::fmt::Display) -> SetupError {
     SetupError::Failed(e.to_string())
 }
 
-/// A byte tensor of `bytes` on the host (pinned for CUDA device `index` when asked).
-fn host_bytes(bytes: i64, memory: HostMemory, index: usize) -> Result<Tensor, SetupError> {
-    let t = Tensor::f_zeros([bytes], (Kind::Uint8, Device::Cpu)).map_err(failed)?;
+/// A byte tensor of `bytes` on the host (pinned for `gpu` when asked).
+fn host_bytes(bytes: i64, memory: HostMemory, gpu: &CudaDevice) -> Result<Tensor, SetupError> {
+    let t = Tensor::f_zeros([bytes], (Kind::Uint8, Device::host().torch())).map_err(failed)?;
     match memory {
         HostMemory::Pageable => Ok(t),
-        HostMemory::Pinned => t.f_pin_memory(Device::Cuda(index)).map_err(failed),
+        HostMemory::Pinned => t.f_pin_memory(gpu.torch()).map_err(failed),
     }
 }
 
-/// `work` as a libtorch call on CUDA device `index`, prepared (not yet run).
-pub fn prepare(work: MemoryWork, index: usize) -> Result<(RotatingOp, Method), SetupError> {
-    let cuda = Device::Cuda(index);
-    let device_bytes = |bytes: i64| Tensor::f_zeros([bytes], (Kind::Uint8, cuda)).map_err(failed);
+/// `work` as a libtorch call on `gpu`, prepared (not yet run).
+pub fn prepare(work: MemoryWork, gpu: &CudaDevice) -> Result<(RotatingOp, Method), SetupError> {
+    let device_bytes =
+        |bytes: i64| Tensor::f_zeros([bytes], (Kind::Uint8, gpu.torch())).map_err(failed);
     let (call, method) = match work {
         MemoryWork::Copy(p) => {
             let bytes = i64::try_from(p.bytes)
                 .map_err(|_| SetupError::Unsupported(format!("a copy of {} bytes", p.bytes)))?;
             let host = host_memory(&p).unwrap_or(HostMemory::Pageable);
             let (dst, src) = match p.kind {
-                MemcpyKind::HtoD => (device_bytes(bytes)?, host_bytes(bytes, host, index)?),
-                MemcpyKind::DtoH => (host_bytes(bytes, host, index)?, device_bytes(bytes)?),
+                MemcpyKind::HtoD => (device_bytes(bytes)?, host_bytes(bytes, host, gpu)?),
+                MemcpyKind::DtoH => (host_bytes(bytes, host, gpu)?, device_bytes(bytes)?),
                 MemcpyKind::DtoD => (device_bytes(bytes)?, device_bytes(bytes)?),
                 MemcpyKind::HtoH | MemcpyKind::PtoP => {
                     return Err(SetupError::Unsupported(format!(

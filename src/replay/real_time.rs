@@ -101,7 +101,7 @@ pub fn empty_calls(
     device: &Device,
     cpu: &Device,
 ) -> Result<Vec<Box<dyn Target>>, SetupError> {
-    let tensor = Tensor::f_zeros([1], (Kind::Float, device.torch_device()))
+    let tensor = Tensor::f_zeros([1], (Kind::Float, device.torch()))
         .map_err(|e| SetupError::Failed(format!("a tensor for {EMPTY_OP}: {e}")))?;
     (0..count)
         .map(|_| {

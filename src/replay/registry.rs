@@ -311,13 +311,14 @@ pub fn target_with(
             };
             match device {
                 Device::Cpu(_) => {
-                    let target = TorchGemmTarget::with_copies(gemm, tch::Device::Cpu, copies)
-                        .map_err(|e| match e {
+                    let target = TorchGemmTarget::with_copies(gemm, device, copies).map_err(
+                        |e| match e {
                             super::tier2_gemm::TorchGemmError::Unsupported(why) => {
                                 SetupError::Unsupported(why)
                             }
                             other => SetupError::failed(other.to_string()),
-                        })?;
+                        },
+                    )?;
                     let op = match (gemm.batch > 1, gemm.bias) {
                         (false, false) => "torch mm",
                         (false, true) => "torch addmm",
@@ -391,12 +392,10 @@ fn fusion_group_target(sig: &Signature, device: &Device) -> Result<Option<Replay
         SetupError::Unsupported(format!("{name}: the capture recorded no input types"))
     })?;
     let (target, method) =
-        super::tier3_fusion_group::target(params, &recorded, device.torch_device()).map_err(
-            |e| match e {
-                FusionGroupError::Unsupported(m) => SetupError::Unsupported(m),
-                FusionGroupError::Failed(m) => SetupError::failed(m),
-            },
-        )?;
+        super::tier3_fusion_group::target(params, &recorded, device).map_err(|e| match e {
+            FusionGroupError::Unsupported(m) => SetupError::Unsupported(m),
+            FusionGroupError::Failed(m) => SetupError::failed(m),
+        })?;
     Ok(Some((target, Method(method))))
 }
 
@@ -482,12 +481,12 @@ fn prepare_exact(
     ),
     SetupError,
 > {
-    let torch_device = device.torch_device();
-    tier3_libtorch::prepare_ranged(op_name, exact, ranges, inputs, torch_device, site, copies)
-        .map_err(|e| match e {
+    tier3_libtorch::prepare_ranged(op_name, exact, ranges, inputs, device, site, copies).map_err(
+        |e| match e {
             Tier3Error::Unsupported(m) => SetupError::Unsupported(m),
             Tier3Error::Failed(m) => SetupError::failed(m),
-        })
+        },
+    )
 }
 
 /// When the launching op cannot run here (a CUDA-only kernel op replayed on the CPU, say),

@@ -11,8 +11,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
+use crate::device::Device;
 use replay_core::sequence_plan::{MemoryPlan, Role};
 
 /// The key a request and a buffer share: its role, bytes and dtype.
@@ -29,16 +30,16 @@ pub fn dtype_name(kind: Kind) -> String {
 /// floating types, zeros for integers, a random mask for booleans. Drawn in `kind` itself
 /// where libtorch can, so that no wider temporary (a float32 draw of a bfloat16 buffer, twice
 /// its bytes) is live beside the buffer: the plan counts the buffer only.
-pub fn data_base(kind: Kind, len: i64, device: Device) -> Result<Tensor, tch::TchError> {
+pub fn data_base(kind: Kind, len: i64, device: &Device) -> Result<Tensor, tch::TchError> {
     match kind {
         Kind::Float | Kind::Double | Kind::Half | Kind::BFloat16 => {
-            Tensor::f_randn([len], (kind, device))
+            Tensor::f_randn([len], (kind, device.torch()))
         }
         Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8 => {
-            Tensor::f_zeros([len], (kind, device))
+            Tensor::f_zeros([len], (kind, device.torch()))
         }
-        Kind::Bool => Tensor::f_rand([len], (Kind::Float, device))?.f_lt(0.5),
-        _ => Tensor::f_randn([len], (Kind::Float, device))?.f_to_kind(kind),
+        Kind::Bool => Tensor::f_rand([len], (Kind::Float, device.torch()))?.f_lt(0.5),
+        _ => Tensor::f_randn([len], (Kind::Float, device.torch()))?.f_to_kind(kind),
     }
 }
 
@@ -73,7 +74,7 @@ pub struct SequenceBuffers {
 
 impl SequenceBuffers {
     /// No buffer is allocated yet: each is on the first op that takes it.
-    pub fn new(plan: &MemoryPlan, device: Device) -> SequenceBuffers {
+    pub fn new(plan: &MemoryPlan, device: &Device) -> SequenceBuffers {
         let keys = plan
             .buffers
             .iter()
@@ -87,7 +88,7 @@ impl SequenceBuffers {
                 outside_allowance: plan.budget.saturating_sub(plan.peak_bytes),
                 ..Store::default()
             })),
-            device,
+            device: device.clone(),
         }
     }
 
@@ -98,7 +99,7 @@ impl SequenceBuffers {
             *s.borrow_mut() = Some(Serving {
                 store: self.store.clone(),
                 assigned: assigned.iter().map(|&b| (b, false)).collect(),
-                device: self.device,
+                device: self.device.clone(),
             })
         });
         let built = build();
@@ -152,7 +153,7 @@ pub fn planned(kind: Kind, len: i64, role: Role) -> Option<Result<Tensor, tch::T
         slot.1 = true;
         let buffer = slot.0;
         if store.tensors[buffer].is_none() {
-            match data_base(kind, len, serving.device) {
+            match data_base(kind, len, &serving.device) {
                 Ok(t) => {
                     store.tensors[buffer] = Some(t);
                     store.allocated += bytes;
@@ -186,7 +187,7 @@ mod tests {
             },
         ];
         let plan = plan_with(&ops, Sharing::Activations, u64::MAX).unwrap();
-        let buffers = SequenceBuffers::new(&plan, Device::Cpu);
+        let buffers = SequenceBuffers::new(&plan, Device::host());
         assert!(
             planned(Kind::Float, 16, Role::Activation).is_none(),
             "not serving"
@@ -216,7 +217,7 @@ mod tests {
         }];
         // The plan's 64 bytes and 100 more: one 64-byte tensor outside fits, a second not.
         let plan = plan_with(&ops, Sharing::Activations, 164).unwrap();
-        let buffers = SequenceBuffers::new(&plan, Device::Cpu);
+        let buffers = SequenceBuffers::new(&plan, Device::host());
         let (first, second) = buffers.serve(&plan.assignment[0], || {
             let _ = planned(Kind::Float, 16, Role::Activation).unwrap().unwrap();
             (

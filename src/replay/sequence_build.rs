@@ -95,7 +95,7 @@ impl<'a> SequenceBuilder<'a> {
                     ));
                 };
                 let work = super::registry::memory_work(sig)?;
-                let (op, method) = super::libtorch_memory::prepare(work, dev.info.index)?;
+                let (op, method) = super::libtorch_memory::prepare(work, dev)?;
                 let target = LibtorchOpTarget::new(op, self.device)?;
                 Ok((Box::new(target), method))
             }

@@ -79,7 +79,7 @@ impl CpuMemoryTarget {
             MemoryWork::Copy(p) => p.bytes,
             MemoryWork::Set(p) => p.bytes,
         } as i64;
-        let options = (Kind::Uint8, tch::Device::Cpu);
+        let options = (Kind::Uint8, crate::device::Device::host().torch());
         // Filled now, so every page is touched and page faults are not timed.
         let src = if matches!(work, MemoryWork::Copy(_)) {
             Tensor::f_full([bytes], 0x5A, options)?

@@ -11,6 +11,7 @@ use tch::{Kind, Tensor};
 
 use super::recorded::RecordedInput;
 use super::tier3_tensors::data_tensor;
+use crate::device::Device;
 use crate::measure::Target;
 use crate::signature::schema::FusionGroupParams;
 use crate::torch::dtype::kind_of;
@@ -55,10 +56,7 @@ pub fn aten_ops(graph_ir: &str) -> usize {
 }
 
 /// The group's inputs: a tensor of each recorded type.
-fn inputs(
-    recorded: &[RecordedInput],
-    device: tch::Device,
-) -> Result<Vec<Tensor>, FusionGroupError> {
+fn inputs(recorded: &[RecordedInput], device: &Device) -> Result<Vec<Tensor>, FusionGroupError> {
     recorded
         .iter()
         .enumerate()
@@ -165,7 +163,7 @@ pub fn check_against_unfused(
 pub fn target(
     params: &FusionGroupParams,
     recorded: &[RecordedInput],
-    device: tch::Device,
+    device: &Device,
 ) -> Result<(Box<dyn Target>, String), FusionGroupError> {
     let _no_grad = tch::no_grad_guard();
     let mut kernel = FusionKernel::new(&params.graph, params.te_must_use_llvm_cpu)

@@ -10,7 +10,7 @@
 
 use replay_core::sequence_plan::Role;
 use replay_core::signature::InputRange;
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::index_bounds::{index_arguments, wrap_dim, Bound};
 use super::overload::{
@@ -23,6 +23,7 @@ use super::tier3_tensors::{
     is_integral, list_kind, make_tensor, make_tensor_as, storage_len, Fill,
 };
 use super::value_rules::value_rule;
+use crate::device::Device;
 use crate::measure::cuda_timing::CudaStreamHandle;
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::dtype::kind_of;
@@ -165,7 +166,7 @@ fn recorded_fill(
 pub fn prepare(
     op_name: &str,
     inputs: &[RecordedInput],
-    device: Device,
+    device: &Device,
 ) -> Result<RotatingOp, Tier3Error> {
     prepare_at(op_name, inputs, device, CallSite::Eager)
 }
@@ -175,7 +176,7 @@ pub fn prepare(
 pub fn prepare_at(
     op_name: &str,
     inputs: &[RecordedInput],
-    device: Device,
+    device: &Device,
     site: CallSite,
 ) -> Result<RotatingOp, Tier3Error> {
     prepare_with(op_name, inputs, device, site, Some(CopyBudget::UNTIMED))
@@ -186,7 +187,7 @@ pub fn prepare_at(
 pub fn prepare_with(
     op_name: &str,
     inputs: &[RecordedInput],
-    device: Device,
+    device: &Device,
     site: CallSite,
     copies: Option<CopyBudget>,
 ) -> Result<RotatingOp, Tier3Error> {
@@ -200,7 +201,7 @@ pub fn prepare_exact(
     op_name: &str,
     exact: Option<&str>,
     inputs: &[RecordedInput],
-    device: Device,
+    device: &Device,
     site: CallSite,
     copies: Option<CopyBudget>,
 ) -> Result<(RotatingOp, OverloadSource), Tier3Error> {
@@ -208,7 +209,7 @@ pub fn prepare_exact(
 }
 
 /// Why `op_name`.`overload` is not called on `device`: libtorch has no kernel for it there.
-pub fn no_kernel(op_name: &str, overload: &str, device: Device) -> String {
+pub fn no_kernel(op_name: &str, overload: &str, device: &Device) -> String {
     let name = match overload {
         "" => op_name.to_owned(),
         o => format!("{op_name}.{o}"),
@@ -225,7 +226,7 @@ pub fn prepare_ranged(
     exact: Option<&str>,
     ranges: &[InputRange],
     inputs: &[RecordedInput],
-    device: Device,
+    device: &Device,
     site: CallSite,
     copies: Option<CopyBudget>,
 ) -> Result<(RotatingOp, OverloadSource, usize), Tier3Error> {
@@ -359,7 +360,7 @@ pub fn prepare_ranged(
         .map_err(|e| Tier3Error::Failed(e.0))?;
     let ((), one_call) = first_call(|| first.run(1)).map_err(|e| Tier3Error::Failed(e.0))?;
     let copies = match (device, copies) {
-        (Device::Cpu, Some(budget)) if !parameters.is_empty() => {
+        (Device::Cpu(_), Some(budget)) if !parameters.is_empty() => {
             let bytes: u64 = parameters
                 .iter()
                 .map(|&i| match &args[i] {
@@ -502,7 +503,7 @@ mod tests {
         )
         .unwrap();
         no_grad(|| {
-            let mut op = prepare("aten::embedding", &inputs, Device::Cpu).unwrap();
+            let mut op = prepare("aten::embedding", &inputs, Device::host()).unwrap();
             op.run(5).unwrap();
             assert_eq!(op.last_output().unwrap().size(), [1, 141, 512]);
         });
@@ -511,7 +512,7 @@ mod tests {
             Kind::Int64,
             &[1, 4096],
             None,
-            Device::Cpu,
+            Device::host(),
             Fill::Indices(30522),
         )
         .unwrap();
@@ -562,7 +563,7 @@ mod tests {
                 op.schema.as_deref(),
                 &op.input_ranges,
                 &inputs,
-                Device::Cpu,
+                Device::host(),
                 CallSite::Eager,
                 Some(CopyBudget::UNTIMED),
             )
@@ -579,7 +580,7 @@ mod tests {
             Kind::Int64,
             &[65536],
             None,
-            Device::Cpu,
+            Device::host(),
             Fill::Range(range.min, range.max),
         )
         .unwrap();
@@ -594,7 +595,7 @@ mod tests {
                 None,
                 &[],
                 &inputs,
-                Device::Cpu,
+                Device::host(),
                 CallSite::Eager,
                 Some(CopyBudget::UNTIMED),
             )
@@ -609,7 +610,7 @@ mod tests {
                 None,
                 &beyond,
                 &inputs,
-                Device::Cpu,
+                Device::host(),
                 CallSite::Eager,
                 Some(CopyBudget::UNTIMED),
             )
@@ -634,7 +635,7 @@ mod tests {
             &json!(["", "0", ""]),
         )
         .unwrap();
-        let op = no_grad(|| prepare("aten::index_select", &inputs, Device::Cpu)).unwrap();
+        let op = no_grad(|| prepare("aten::index_select", &inputs, Device::host())).unwrap();
         assert_eq!(op.last_output().unwrap().size(), [141, 16]);
     }
 
@@ -654,7 +655,7 @@ mod tests {
             &json!(["", "[512]", "", "", "9.9999999999999998e-13", "True"]),
         )
         .unwrap();
-        let op = no_grad(|| prepare("aten::layer_norm", &inputs, Device::Cpu)).unwrap();
+        let op = no_grad(|| prepare("aten::layer_norm", &inputs, Device::host())).unwrap();
         assert_eq!(op.last_output().unwrap().size(), [1, 141, 512]);
 
         let sdpa = from_profiler_args(
@@ -691,8 +692,8 @@ mod tests {
             &json!(["", "", "", "", "0.", "False", "", "False"]),
         )
         .unwrap();
-        let op =
-            no_grad(|| prepare("aten::scaled_dot_product_attention", &sdpa, Device::Cpu)).unwrap();
+        let op = no_grad(|| prepare("aten::scaled_dot_product_attention", &sdpa, Device::host()))
+            .unwrap();
         assert_eq!(op.last_output().unwrap().size(), [1, 8, 141, 64]);
     }
 
@@ -707,7 +708,7 @@ mod tests {
             &json!(["", "1", "16", "12", "", ""]),
         )
         .unwrap();
-        let op = no_grad(|| prepare("aten::floor_divide", &inputs, Device::Cpu)).unwrap();
+        let op = no_grad(|| prepare("aten::floor_divide", &inputs, Device::host())).unwrap();
         assert_eq!(op.name(), "aten::floor_divide");
         assert_eq!(op.last_output().unwrap().size(), Vec::<i64>::new());
         // The same for the other integer divisions, elementwise.
@@ -719,11 +720,11 @@ mod tests {
                 &json!(["", ""]),
             )
             .unwrap();
-            let op = no_grad(|| prepare(name, &inputs, Device::Cpu));
+            let op = no_grad(|| prepare(name, &inputs, Device::host()));
             assert!(op.is_ok(), "{name}: {:?}", op.err());
         }
         // The divisor generator itself: integers, never zero, not all one value.
-        let d = make_tensor(Kind::Int64, &[4096], None, Device::Cpu, Fill::Positive).unwrap();
+        let d = make_tensor(Kind::Int64, &[4096], None, Device::host(), Fill::Positive).unwrap();
         assert!(d.min().int64_value(&[]) >= 1);
         assert!(d.max().int64_value(&[]) > 1);
     }
@@ -784,7 +785,7 @@ mod tests {
             ]),
         )
         .unwrap();
-        let mut op = no_grad(|| prepare("aten::_convolution", &conv, Device::Cpu)).unwrap();
+        let mut op = no_grad(|| prepare("aten::_convolution", &conv, Device::host())).unwrap();
         let weight_bytes = 512 * 512 * 9 * 4;
         assert_eq!(
             op.copies(),
@@ -803,7 +804,7 @@ mod tests {
             prepare_with(
                 "aten::_convolution",
                 &conv,
-                Device::Cpu,
+                Device::host(),
                 CallSite::Eager,
                 Some(tiny),
             )
@@ -821,7 +822,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            no_grad(|| prepare("aten::add", &add, Device::Cpu))
+            no_grad(|| prepare("aten::add", &add, Device::host()))
                 .unwrap()
                 .copies(),
             1
@@ -837,7 +838,7 @@ mod tests {
             &json!(["", "1"]),
         )
         .unwrap();
-        let op = no_grad(|| prepare("aten::cat", &inputs, Device::Cpu)).unwrap();
+        let op = no_grad(|| prepare("aten::cat", &inputs, Device::host())).unwrap();
         assert_eq!(op.last_output().unwrap().size(), [4, 197, 768]);
     }
 
@@ -850,7 +851,7 @@ mod tests {
             &json!([""]),
         )
         .unwrap();
-        let err = prepare("aten::definitely_not_an_op", &inputs, Device::Cpu).unwrap_err();
+        let err = prepare("aten::definitely_not_an_op", &inputs, Device::host()).unwrap_err();
         assert!(matches!(err, Tier3Error::Unsupported(_)), "{err:?}");
         // Recorded shapes that libtorch rejects: failed, with libtorch's message.
         let mm = from_profiler_args(
@@ -860,7 +861,7 @@ mod tests {
             &json!(["", ""]),
         )
         .unwrap();
-        let err = prepare("aten::mm", &mm, Device::Cpu).unwrap_err();
+        let err = prepare("aten::mm", &mm, Device::host()).unwrap_err();
         assert!(
             matches!(&err, Tier3Error::Failed(m) if m.contains("cannot be multiplied")),
             "{err:?}"
@@ -884,7 +885,7 @@ mod tests {
                 "aten::mm",
                 Some(mm_out),
                 &three,
-                Device::Cpu,
+                Device::host(),
                 CallSite::Eager,
                 Some(CopyBudget::UNTIMED),
             )
@@ -912,7 +913,7 @@ mod tests {
                 "aten::mm",
                 Some(bogus),
                 &two,
-                Device::Cpu,
+                Device::host(),
                 CallSite::Eager,
                 Some(CopyBudget::UNTIMED),
             )

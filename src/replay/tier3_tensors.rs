@@ -6,9 +6,10 @@
 
 use replay_core::sequence_plan::Role;
 use replay_core::signature::dtype::Dtype;
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::recorded::RecordedInput;
+use crate::device::Device;
 use crate::torch::dtype::kind_of;
 
 /// Whether `kind` holds integers (not booleans).
@@ -78,7 +79,7 @@ pub fn make_tensor(
     kind: Kind,
     sizes: &[i64],
     strides: Option<&[i64]>,
-    device: Device,
+    device: &Device,
     fill: Fill,
 ) -> Result<Tensor, String> {
     make_tensor_as(kind, sizes, strides, device, fill, None)
@@ -90,7 +91,7 @@ pub fn data_tensor(
     kind: Kind,
     sizes: &[i64],
     strides: Option<&[i64]>,
-    device: Device,
+    device: &Device,
 ) -> Result<Tensor, String> {
     make_tensor(kind, sizes, strides, device, Fill::Data)
 }
@@ -101,7 +102,7 @@ pub fn make_tensor_as(
     kind: Kind,
     sizes: &[i64],
     strides: Option<&[i64]>,
-    device: Device,
+    device: &Device,
     fill: Fill,
     role: Option<Role>,
 ) -> Result<Tensor, String> {
@@ -133,7 +134,7 @@ pub fn make_tensor_as(
         ));
     }
     let len = storage_len(sizes, &strides);
-    if device == Device::Cpu {
+    if !device.is_cuda() {
         // Checked before allocating: the storage and the buffer it is filled from.
         let per_element = (kind.elt_size_in_bytes() + 8) as u64;
         let bytes = u64::try_from(len)
@@ -152,33 +153,37 @@ pub fn make_tensor_as(
     }
     let base = match fill {
         Fill::Indices(high) => {
-            Tensor::f_randint_low(0, high.max(1), [len], (Kind::Int64, device)).map_err(err)?
+            Tensor::f_randint_low(0, high.max(1), [len], (Kind::Int64, device.torch()))
+                .map_err(err)?
         }
         Fill::Offsets(high) => {
             let step = if len > 0 { (high / len).max(0) } else { 0 };
-            Tensor::f_arange(len, (Kind::Int64, device))
+            Tensor::f_arange(len, (Kind::Int64, device.torch()))
                 .map_err(err)?
                 .f_mul_scalar(step)
                 .map_err(err)?
         }
-        Fill::Range(min, max) => {
-            Tensor::f_randint_low(min, max.saturating_add(1), [len], (Kind::Int64, device))
-                .map_err(err)?
-        }
+        Fill::Range(min, max) => Tensor::f_randint_low(
+            min,
+            max.saturating_add(1),
+            [len],
+            (Kind::Int64, device.torch()),
+        )
+        .map_err(err)?,
         Fill::Positive if is_integral(kind) => {
-            Tensor::f_randint_low(1, 9, [len], (Kind::Int64, device)).map_err(err)?
+            Tensor::f_randint_low(1, 9, [len], (Kind::Int64, device.torch())).map_err(err)?
         }
         Fill::Data | Fill::Positive if kind == Kind::Bool => {
-            Tensor::f_rand([len], (Kind::Float, device))
+            Tensor::f_rand([len], (Kind::Float, device.torch()))
                 .map_err(err)?
                 .f_lt(0.5)
                 .map_err(err)?
         }
         Fill::Data if is_integral(kind) => {
-            Tensor::f_zeros([len], (Kind::Int64, device)).map_err(err)?
+            Tensor::f_zeros([len], (Kind::Int64, device.torch())).map_err(err)?
         }
         Fill::Data | Fill::Positive => {
-            Tensor::f_randn([len], (Kind::Float, device)).map_err(err)?
+            Tensor::f_randn([len], (Kind::Float, device.torch())).map_err(err)?
         }
     };
     base.f_to_kind(kind)
@@ -205,14 +210,14 @@ mod tests {
             Kind::BFloat16,
             &[141, 512],
             Some(&[1, 141]),
-            Device::Cpu,
+            Device::host(),
             Fill::Data,
         )
         .unwrap();
         assert_eq!(t.size(), [141, 512]);
         assert_eq!(t.stride(), [1, 141]);
         assert_eq!(t.kind(), Kind::BFloat16);
-        let mask = make_tensor(Kind::Bool, &[1000], None, Device::Cpu, Fill::Data).unwrap();
+        let mask = make_tensor(Kind::Bool, &[1000], None, Device::host(), Fill::Data).unwrap();
         let ones = mask.sum(Kind::Int64).int64_value(&[]);
         assert!(
             ones > 300 && ones < 700,

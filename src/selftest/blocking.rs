@@ -7,9 +7,10 @@
 
 use std::time::Duration;
 
-use tch::{Device as TorchDevice, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use crate::device::cuda::CudaDevice;
+use crate::device::Device;
 use crate::measure::{measure, MeasureConfig, MonotonicClock, Summary};
 use crate::torch::work_target::TorchWork;
 
@@ -17,19 +18,18 @@ use crate::torch::work_target::TorchWork;
 const BUDGET: Duration = Duration::from_millis(400);
 
 pub fn short_kernel_with_and_without(dev: &CudaDevice) -> Result<String, String> {
-    let index = dev.info.index;
+    let device = Device::Cuda(dev.clone());
     dev.context
         .bind_to_thread()
         .map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
     let _guard = tch::no_grad_guard();
-    let device = TorchDevice::Cuda(index);
-    let a = Tensor::ones([4], (Kind::Float, device));
-    let mut out = Tensor::zeros([4], (Kind::Float, device));
+    let a = Tensor::ones([4], (Kind::Float, device.torch()));
+    let mut out = Tensor::zeros([4], (Kind::Float, device.torch()));
     // libtorch's context, its kernel and the caching allocator, before anything is timed.
     out.f_add_(&a).map(drop).map_err(|e| e.to_string())?;
-    tch::Cuda::synchronize(index as i64);
+    crate::torch::work_target::synchronize(&device).map_err(|e| e.to_string())?;
     let mut time = |blocking: bool| -> Result<Summary, String> {
-        let mut target = TorchWork::new(device, || out.f_add_(&a).map(drop))
+        let mut target = TorchWork::new(&device, || out.f_add_(&a).map(drop))
             .map_err(|e| e.to_string())?
             .with_blocking_kernel(blocking);
         measure(
@@ -41,7 +41,7 @@ pub fn short_kernel_with_and_without(dev: &CudaDevice) -> Result<String, String>
     };
     let unblocked = time(false)?;
     let blocked = time(true)?;
-    let sum = out.to_device(TorchDevice::Cpu).double_value(&[0]);
+    let sum = out.to_device(Device::host().torch()).double_value(&[0]);
     if sum.is_nan() || sum < 2.0 {
         return Err(format!("the add did not run: out[0] = {sum}"));
     }

@@ -11,11 +11,10 @@ use crate::suites::calibrate::peaks::Peak;
 use crate::suites::calibrate::timing::Trials;
 
 pub fn calibrate_checks(device: &Device) -> Vec<Check> {
-    let torch = device.torch_device();
     let matmul_check = (|| {
         let n = 256;
         let p = matmul::measure(
-            torch,
+            device,
             n,
             MatmulDtype::Float32,
             Trials {
@@ -40,7 +39,7 @@ pub fn calibrate_checks(device: &Device) -> Vec<Check> {
         ))
     })();
     let fusion_check = (|| {
-        let results = measure_fusion(torch, &[FusionFamily::Attention], true);
+        let results = measure_fusion(device, &[FusionFamily::Attention], true);
         let mut patterns = 0;
         for (key, result) in results {
             let f = result.map_err(|e| format!("{key}: {e}"))?;

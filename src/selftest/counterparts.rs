@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use tch::{Device as TorchDevice, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use crate::device::cuda::{CudaDevice, CudaInventory};
 use crate::device::{Device, DeviceSpec};
@@ -168,9 +168,12 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
         .map_err(|e| e.to_string())?;
     let _guard = tch::no_grad_guard();
     tch::manual_seed(11);
-    let a = Tensor::randn([WORK_SIDE, WORK_SIDE], (Kind::Float, TorchDevice::Cpu));
+    let a = Tensor::randn(
+        [WORK_SIDE, WORK_SIDE],
+        (Kind::Float, Device::host().torch()),
+    );
     let want = a.to_kind(Kind::Double).mm(&a.to_kind(Kind::Double));
-    let on_gpu = a.to_device(TorchDevice::Cuda(index));
+    let on_gpu = a.to_device(dev.torch());
     let _ = on_gpu.mm(&on_gpu); // cuBLAS handle and workspace, outside the timed bracket
     tch::Cuda::synchronize(index as i64);
 
@@ -192,7 +195,7 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     })?;
     let got = out
         .ok_or("the matrix product returned nothing")?
-        .to_device(TorchDevice::Cpu);
+        .to_device(Device::host().torch());
     let error = super::tensor_error::max_relative_error(&got, &want)?;
     judge_stream_timing(device, empty, host, error)
 }
@@ -255,10 +258,7 @@ fn nvml_energy(dev: &CudaDevice) -> Result<String, String> {
     };
     let busy = NVML_MIN_BUSY.max(Duration::from_secs_f64(periods));
     let _guard = tch::no_grad_guard();
-    let x = Tensor::randn(
-        [WORK_SIDE, WORK_SIDE],
-        (Kind::Float, TorchDevice::Cuda(index)),
-    );
+    let x = Tensor::randn([WORK_SIDE, WORK_SIDE], (Kind::Float, dev.torch()));
     let window = Window::open(probe.as_mut()).map_err(|e| e.to_string())?;
     let start = Instant::now();
     while start.elapsed() < busy {

@@ -3,9 +3,10 @@
 //! on a GPU the whole offload simulation (inputs on the GPU, pinned copies timed by CUDA
 //! events, stages 1–3 on the host) with every stage measured.
 
-use tch::{Device as TorchDevice, Kind};
+use tch::Kind;
 
 use super::outcome::{check, Check};
+use crate::device::{CudaDevice, Device};
 use crate::suites::mhc::bench::{MhcSettings, MhcSuite};
 use crate::suites::mhc::cuda_sinkhorn::CudaSinkhorn;
 use crate::suites::mhc::fused_sinkhorn::{marginal_error, sinkhorn_reference};
@@ -28,8 +29,8 @@ fn text(e: MhcError) -> String {
 fn cpu_fused(dtype: MhcDtype) -> Result<String, String> {
     let s = shape(dtype).map_err(text)?;
     let run = || -> Result<[f64; 3], MhcError> {
-        let w = MhcWeights::new(&s, TorchDevice::Cpu)?;
-        let x = make_x_streams(&s, TorchDevice::Cpu)?;
+        let w = MhcWeights::new(&s, Device::host())?;
+        let x = make_x_streams(&s, Device::host())?;
         let fused = FusedStages::new(s, &w, 2)?;
         let (b, t, n, d) = (3, 37, 4, 160);
         let h = torch::linear(&w, &x, &s)?;
@@ -60,22 +61,22 @@ fn cpu_fused(dtype: MhcDtype) -> Result<String, String> {
 }
 
 /// The CUDA Sinkhorn against torch's on the GPU and against the float64 reference.
-fn cuda_sinkhorn(gpu: usize, dtype: MhcDtype) -> Result<String, String> {
+fn cuda_sinkhorn(gpu: &CudaDevice, dtype: MhcDtype) -> Result<String, String> {
     let s = shape(dtype).map_err(text)?;
     let run = || -> Result<(f64, f64, f64), MhcError> {
-        let dev = TorchDevice::Cuda(gpu);
-        let w = MhcWeights::new(&s, dev)?;
-        let x = make_x_streams(&s, dev)?;
+        let dev = Device::Cuda(gpu.clone());
+        let w = MhcWeights::new(&s, &dev)?;
+        let x = make_x_streams(&s, &dev)?;
         let h = torch::linear(&w, &x, &s)?;
         let m = torch::sinkhorn(&h, &s)?;
         let kernel = CudaSinkhorn::new(gpu, dtype)?;
         let mut out = tch::Tensor::f_empty_like(&m)?;
         kernel.run(&h, &mut out, &s)?;
-        tch::Cuda::synchronize(gpu as i64);
+        crate::torch::work_target::synchronize(&dev).map_err(|e| MhcError::Cuda(e.to_string()))?;
         let vs_torch = relative_difference(&out, &m)?;
         let flat = |t: &tch::Tensor| -> Result<Vec<f64>, MhcError> {
             Ok(Vec::<f64>::try_from(&t.f_reshape([-1])?.f_to_device_(
-                TorchDevice::Cpu,
+                Device::host().torch(),
                 Kind::Double,
                 false,
                 false,
@@ -104,15 +105,18 @@ fn cuda_sinkhorn(gpu: usize, dtype: MhcDtype) -> Result<String, String> {
 }
 
 /// The offload simulation end to end: every stage of both implementations measured.
-fn offload_simulation(gpu: usize) -> Result<String, String> {
+fn offload_simulation(gpu: &CudaDevice) -> Result<String, String> {
     use replay_core::export::rows::Row;
     use replay_core::measure::MonotonicClock;
     let s = shape(MhcDtype::Bfloat16).map_err(text)?;
     let suite = MhcSuite::new(MhcSettings {
         shape: s,
-        placement: Placement::Offload { gpu },
+        placement: Placement::Offload {
+            gpu: gpu.info.index,
+        },
         impls: vec![Impl::Torch, Impl::Fused],
         threads: 2,
+        gpu: Some(gpu.clone()),
     });
     let mut rows: Vec<Row> = Vec::new();
     let config = Timing::Fixed {
@@ -158,8 +162,8 @@ fn offload_simulation(gpu: usize) -> Result<String, String> {
     ))
 }
 
-/// The mHC checks for the CPU (`gpu` None) or CUDA device `gpu`.
-pub fn mhc_checks(gpu: Option<usize>) -> Vec<Check> {
+/// The mHC checks for the CPU (`gpu` None) or the opened GPU `gpu`.
+pub fn mhc_checks(gpu: Option<&CudaDevice>) -> Vec<Check> {
     let mut checks = Vec::new();
     match gpu {
         None => {

@@ -45,7 +45,7 @@ pub fn run(device: &Device) -> Vec<Check> {
                 Err(e) => checks.push(check(0, "cuda scan kernel", Err(e.to_string()))),
             }
             checks.extend(calibrate::calibrate_checks(device));
-            checks.extend(mhc::mhc_checks(Some(dev.info.index)));
+            checks.extend(mhc::mhc_checks(Some(dev)));
             checks
         }
     }
@@ -55,7 +55,7 @@ pub fn run(device: &Device) -> Vec<Check> {
 mod tests {
     use std::path::Path;
 
-    use tch::{Device as TorchDevice, Kind, Tensor};
+    use tch::{Kind, Tensor};
 
     use super::model::compare_outputs;
     use super::tiers::cpu_checks;
@@ -90,7 +90,7 @@ mod tests {
     fn the_model_bound_accepts_another_summation_order_and_rejects_a_wrong_kernel() {
         let _guard = tch::no_grad_guard();
         tch::manual_seed(5);
-        let cpu = (Kind::Float, TorchDevice::Cpu);
+        let cpu = (Kind::Float, Device::host().torch());
         let x = Tensor::randn([5, 64], cpu);
         let w1 = Tensor::randn([64, 64], cpu) / 8.0;
         let w2 = Tensor::randn([64, 1000], cpu) / 8.0;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tch::{Device as TorchDevice, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use crate::device::Device;
 use crate::model::full::{time_model, FullModelTiming};
@@ -38,7 +38,7 @@ impl ModelReference {
                 message: "must be at least 1".into(),
             }));
         }
-        let model = TorchScriptModel::load(path, TorchDevice::Cpu)?;
+        let model = TorchScriptModel::load(path, Device::host())?;
         let _guard = tch::no_grad_guard();
         let output = model
             .forward(&model.input_ids(1, seq_len, 0))
@@ -131,7 +131,7 @@ fn describe_timing(t: &FullModelTiming) -> Result<String, String> {
 pub fn model_checks(device: &Device, reference: &ModelReference) -> Vec<Check> {
     let name = reference.path.display().to_string();
     let ran = (|| -> crate::Result<(FullModelTiming, Tensor)> {
-        let model = TorchScriptModel::load(&reference.path, device.torch_device())?;
+        let model = TorchScriptModel::load(&reference.path, device)?;
         let timing = time_model(
             &model,
             &name,
@@ -145,7 +145,7 @@ pub fn model_checks(device: &Device, reference: &ModelReference) -> Vec<Check> {
         let _guard = tch::no_grad_guard();
         let output = model
             .forward(&model.input_ids(1, reference.seq_len, 0))?
-            .to_device(TorchDevice::Cpu);
+            .to_device(Device::host().torch());
         Ok((timing, output))
     })();
     match ran {

@@ -1,7 +1,7 @@
 //! The replay stage: one replay of each tier on the device, checked against the same work
 //! done by libtorch on the CPU.
 
-use tch::{Device as TorchDevice, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use crate::signature::gemm::gemm_from_op;
 use crate::signature::op_inputs::OpInputs;
@@ -9,6 +9,7 @@ use crate::signature::schema::{
     GemmKernelRole, GemmOperand, GemmParams, MemcpyKind, MemcpyParams, MemoryKind, MemsetParams,
 };
 
+use crate::device::Device;
 use crate::replay::tier1_memory::{CpuMemoryTarget, MemoryWork};
 use crate::replay::tier2_gemm::TorchGemmTarget;
 use crate::torch::{OpArg, PreparedOp};
@@ -41,12 +42,13 @@ fn f32_bytes(t: &Tensor) -> Result<Vec<u8>, String> {
     Ok(values.iter().flat_map(|v| v.to_le_bytes()).collect())
 }
 
-fn tier3_layer_norm(device: TorchDevice) -> Result<String, String> {
+fn tier3_layer_norm(device: &Device) -> Result<String, String> {
+    let device = device.torch();
     let _guard = tch::no_grad_guard();
     tch::manual_seed(7);
-    let x = Tensor::randn([4, 128], (Kind::Float, TorchDevice::Cpu));
-    let w = Tensor::randn([128], (Kind::Float, TorchDevice::Cpu));
-    let b = Tensor::randn([128], (Kind::Float, TorchDevice::Cpu));
+    let x = Tensor::randn([4, 128], (Kind::Float, Device::host().torch()));
+    let w = Tensor::randn([128], (Kind::Float, Device::host().torch()));
+    let b = Tensor::randn([128], (Kind::Float, Device::host().torch()));
     let want = x.layer_norm([128], Some(&w), Some(&b), 1e-5, false);
     let args = vec![
         OpArg::Tensor(x.to_device(device)),
@@ -61,7 +63,7 @@ fn tier3_layer_norm(device: TorchDevice) -> Result<String, String> {
     let got = op
         .last_output()
         .ok_or("aten::layer_norm returned no tensor")?
-        .to_device(TorchDevice::Cpu);
+        .to_device(Device::host().torch());
     let err = max_relative_error(&got, &want)?;
     if err < 1e-4 {
         Ok(format!(
@@ -118,7 +120,7 @@ pub(super) fn cpu_checks() -> Vec<Check> {
         (|| {
             let params = test_gemm_params()?;
             let mut target =
-                TorchGemmTarget::new(&params, TorchDevice::Cpu).map_err(|e| e.to_string())?;
+                TorchGemmTarget::new(&params, Device::host()).map_err(|e| e.to_string())?;
             let (a, b, out) = target.operands_and_result().map_err(|e| e.to_string())?;
             if a.stride() != [K, 1] || b.stride() != [1, K] {
                 return Err(format!(
@@ -137,7 +139,7 @@ pub(super) fn cpu_checks() -> Vec<Check> {
     checks.push(check(
         3,
         "libtorch dispatcher",
-        tier3_layer_norm(TorchDevice::Cpu),
+        tier3_layer_norm(Device::host()),
     ));
     checks
 }
@@ -199,8 +201,8 @@ pub(super) fn cuda_checks(dev: &crate::device::CudaDevice) -> Vec<Check> {
         let params = test_gemm_params()?;
         let _guard = tch::no_grad_guard();
         tch::manual_seed(3);
-        let a = Tensor::randn([M, K], (Kind::Float, TorchDevice::Cpu));
-        let w = Tensor::randn([N, K], (Kind::Float, TorchDevice::Cpu));
+        let a = Tensor::randn([M, K], (Kind::Float, Device::host().torch()));
+        let w = Tensor::randn([N, K], (Kind::Float, Device::host().torch()));
         let want = a.mm(&w.tr());
         // cuBLAS's operands are PyTorch's swapped: each is uploaded in its storage order.
         let bytes_of = |op: GemmOperand| match op {
@@ -217,7 +219,7 @@ pub(super) fn cuda_checks(dev: &crate::device::CudaDevice) -> Vec<Check> {
     checks.push(check(
         3,
         "libtorch dispatcher on the GPU",
-        tier3_layer_norm(TorchDevice::Cuda(dev.info.index)),
+        tier3_layer_norm(&Device::Cuda(dev.clone())),
     ));
     checks.push(check(
         0,

@@ -4,6 +4,7 @@
 //! The suites that time libtorch compositions (`calibrate`'s matmul, copies and fusion
 //! patterns) use this instead of a timing loop of their own.
 
+use crate::device::Device;
 use crate::measure::cuda_timing::{CudaStreamHandle, LIBTORCH_STREAM};
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::torch_current_cuda_stream;
@@ -18,6 +19,33 @@ pub fn libtorch_stream(index: usize) -> Result<CudaStreamHandle, MeasureError> {
     Ok(unsafe { CudaStreamHandle::foreign(raw.cast(), LIBTORCH_STREAM) })
 }
 
+/// libtorch's current stream on `device`, where libtorch's work on it runs, as the place the
+/// core times that work (`None` on the CPU: the host's clock). Binds the GPU's context
+/// (libtorch's primary one) to this thread first; libtorch must already have used the device.
+pub fn libtorch_stream_on(device: &Device) -> Result<Option<CudaStreamHandle>, MeasureError> {
+    match device {
+        Device::Cpu(_) => Ok(None),
+        Device::Cuda(dev) => {
+            dev.context
+                .bind_to_thread()
+                .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
+            libtorch_stream(dev.info.index).map(Some)
+        }
+    }
+}
+
+/// Waits for libtorch's work queued on `device` (nothing to wait for on the CPU), in the
+/// GPU's context.
+pub fn synchronize(device: &Device) -> Result<(), MeasureError> {
+    if let Device::Cuda(dev) = device {
+        dev.context
+            .bind_to_thread()
+            .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
+        tch::Cuda::synchronize(dev.info.index as i64);
+    }
+    Ok(())
+}
+
 /// `work` run `calls` times per batch on `device`, under `no_grad`.
 pub struct TorchWork<F> {
     work: F,
@@ -30,10 +58,10 @@ where
 {
     /// On a GPU libtorch must already have used `device` on this thread (run `work` once
     /// first, or any op), so that its context is current for the events.
-    pub fn new(device: tch::Device, work: F) -> Result<Self, MeasureError> {
+    pub fn new(device: &Device, work: F) -> Result<Self, MeasureError> {
         let cuda = match device {
-            tch::Device::Cuda(index) => Some((index as i64, libtorch_stream(index)?)),
-            _ => None,
+            Device::Cuda(dev) => Some((dev.info.index as i64, libtorch_stream(dev.info.index)?)),
+            Device::Cpu(_) => None,
         };
         Ok(TorchWork { work, cuda })
     }
@@ -105,7 +133,7 @@ mod tests {
         let a = Tensor::ones([64, 64], (Kind::Float, tch::Device::Cpu));
         let mut out = Tensor::zeros([64, 64], (Kind::Float, tch::Device::Cpu));
         let mut calls = 0u64;
-        let mut target = TorchWork::new(tch::Device::Cpu, || {
+        let mut target = TorchWork::new(Device::host(), || {
             calls += 1;
             out.f_copy_(&a.f_mm(&a)?)?;
             Ok(())
@@ -128,7 +156,7 @@ mod tests {
     #[test]
     fn a_libtorch_error_ends_the_measurement_with_its_message() {
         let a = Tensor::ones([4, 3], (Kind::Float, tch::Device::Cpu));
-        let mut target = TorchWork::new(tch::Device::Cpu, || a.f_mm(&a).map(drop)).unwrap();
+        let mut target = TorchWork::new(Device::host(), || a.f_mm(&a).map(drop)).unwrap();
         let err = measure_detailed(
             &mut target,
             &MeasureConfig::fixed_runs(0, 1),

@@ -124,7 +124,7 @@ fn the_packages_outputs_agree_with_eager_pytorch() {
     let (input, output) = eager_reference(&dir);
     let ids = tch::Tensor::read_npy(&input).unwrap();
     let want = tch::Tensor::read_npy(&output).unwrap();
-    let package = AotiPackage::load(package(), tch::Device::Cpu).unwrap();
+    let package = AotiPackage::load(package(), replay::device::Device::host()).unwrap();
     assert_eq!(
         package.metadata().get("replay_input").map(String::as_str),
         Some("int64[1,5]:0..1000")
@@ -142,7 +142,11 @@ fn the_packages_outputs_agree_with_eager_pytorch() {
 #[test]
 fn a_package_for_another_device_is_refused_before_it_loads() {
     // No GPU is needed: the device a package was compiled for is read from its metadata.
-    let err = AotiPackage::load(package(), tch::Device::Cuda(0)).unwrap_err();
+    let err = replay::model::aoti_package::check_compiled_for(
+        package(),
+        replay::device::DeviceSpec::Cuda(0),
+    )
+    .unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("compiled for cpu, not for cuda") && text.contains("bloom-tiny.pt2"),

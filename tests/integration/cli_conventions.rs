@@ -133,6 +133,69 @@ fn a_timing_flag_a_command_does_not_use_is_refused() {
     );
     let stderr = refused(&["bench", "mhc", "--quick", "--cold"]);
     assert!(stderr.contains("--cold"), "{stderr}");
+    // full, scan and compare take the shared flags too: what they do not use is named.
+    let stderr = refused(&["full", "--model", "m.pt", "--max-time", "1"]);
+    assert!(
+        stderr.contains("--max-time") && stderr.contains("`full` does not take"),
+        "{stderr}"
+    );
+    let stderr = refused(&["scan", "--edge", "e.npy", "--rounds", "2"]);
+    assert!(
+        stderr.contains("--rounds") && stderr.contains("`scan` does not take"),
+        "{stderr}"
+    );
+    let stderr = refused(&["compare", "--model", "m.pt", "--noise", "0.1"]);
+    assert!(
+        stderr.contains("--noise") && stderr.contains("`compare` does not take"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_time_budget_is_checked_when_parsed_under_every_name() {
+    for args in [
+        vec!["scan", "--edge", "e.npy", "--time", "--max-time", "0"],
+        vec!["scan", "--edge", "e.npy", "--time", "--time-budget", "-1"],
+        vec!["compare", "--model", "m.pt", "--max-time", "0"],
+        vec!["compare", "--model", "m.pt", "--max-time-per-kernel", "nan"],
+        vec!["isolated", "--kernels", "k.json", "--max-time", "0"],
+    ] {
+        let stderr = refused(&args);
+        assert!(
+            stderr.contains("is not a positive number of seconds"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn every_device_flag_is_parsed_alike() {
+    for args in [
+        vec![
+            "export",
+            "--model",
+            "bloom-tiny",
+            "--out",
+            "m.pt2",
+            "--format",
+            "pt2",
+        ],
+        vec!["devices"],
+        vec!["selftest"],
+        vec!["bench", "mhc", "--quick"],
+        vec!["bench", "scan", "--quick"],
+        vec!["full", "--model", "m.pt"],
+    ] {
+        let mut args = args;
+        args.extend(["--device", "tpu"]);
+        let stderr = refused(&args);
+        assert!(
+            stderr.contains(
+                "invalid device 'tpu': unknown device kind (expected cpu, cuda or cuda:N)"
+            ),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 #[test]

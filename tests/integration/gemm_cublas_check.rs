@@ -363,7 +363,7 @@ pub(crate) fn check_replay_layout(case: &str, p: &GemmParams) {
     // The target draws its operands from libtorch's generator.
     let mut target = {
         let _turn = common::torch_generator_turn();
-        TorchGemmTarget::new(p, Device::Cpu)
+        TorchGemmTarget::new(p, replay::device::Device::host())
     }
     .unwrap_or_else(|e| panic!("{case}: replay's CPU GEMM: {e}"));
     let (replay_a, replay_b, _) = target

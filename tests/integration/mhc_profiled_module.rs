@@ -7,7 +7,7 @@ use crate::common;
 
 use replay::suites::mhc::torch_stages::{self as torch, make_x_streams, MhcWeights};
 use replay::suites::mhc::{MhcDtype, MhcShape};
-use tch::{Device, Kind};
+use tch::Kind;
 
 #[test]
 fn the_profiled_module_computes_what_the_torch_stages_compute() {
@@ -38,7 +38,7 @@ fn the_profiled_module_computes_what_the_torch_stages_compute() {
     let shape = MhcShape::new(2, 7, 48, 4, MhcDtype::Float32).unwrap();
     let x = {
         let _turn = common::torch_generator_turn();
-        make_x_streams(&shape, Device::Cpu).unwrap()
+        make_x_streams(&shape, replay::device::Device::host()).unwrap()
     };
     let logits = torch::linear(&weights, &x, &shape).unwrap();
     let mix = torch::sinkhorn(&logits, &shape).unwrap();

@@ -128,8 +128,22 @@ fn every_model_type_runs_under_every_recipe_with_its_output_shape() {
     ] {
         let _turn = common::torch_generator_turn();
         tch::manual_seed(1);
-        let weights = ModelWeights::random(model_type, 128, 64, Kind::Float, Device::Cpu).unwrap();
-        let x = ModelWeights::random_input(model_type, 8, 128, Kind::Float, Device::Cpu).unwrap();
+        let weights = ModelWeights::random(
+            model_type,
+            128,
+            64,
+            Kind::Float,
+            replay::device::Device::host(),
+        )
+        .unwrap();
+        let x = ModelWeights::random_input(
+            model_type,
+            8,
+            128,
+            Kind::Float,
+            replay::device::Device::host(),
+        )
+        .unwrap();
         let base = Model::new(&weights, Recipe::Baseline)
             .unwrap()
             .forward(&x)

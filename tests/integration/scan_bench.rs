@@ -10,7 +10,7 @@ use crate::float_tolerance::draws_agree;
 use replay::measure::{segment, Placement, Timer};
 
 use replay::suites::scan::bench::inputs::{SeededInputs, SEED};
-use replay::suites::scan::bench::{self, measure_config, BenchSettings, ScanBenchSuite, ScanGrid};
+use replay::suites::scan::bench::{self, case_timing, BenchSettings, ScanBenchSuite, ScanGrid};
 use replay::suites::scan::{
     reference, MemoryPeak, Phase, PreparedScan, ScanBackend, ScanDims, ScanError, ScanOutput,
     ScanProblem, Semiring,
@@ -151,7 +151,7 @@ fn run_grid(
     };
     let suite = ScanBenchSuite::new(grid, opened, settings, SeededInputs::new(SEED)).unwrap();
     let mut outputs = bench::ScanOutputs::create(dir.path()).unwrap();
-    let config = measure_config(3, Duration::from_millis(5));
+    let config = case_timing(3, Duration::from_millis(5)).config();
     bench::run(&suite, &config, &mut outputs, |_| {}).unwrap();
     csv::Reader::from_path(dir.path().join("benchmark_full.csv"))
         .unwrap()

@@ -2,16 +2,15 @@
 //! (`replay::suites::mhc::command`), which the suite driver runs.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::cli::timing_args::TimingArgs;
 use crate::cli::value_parsers::positive_count;
 use clap::Args;
 
+use crate::cli::args::DeviceArgs;
 use crate::cli::console::ConsoleObserver;
-use replay::device::DeviceSpec;
+use replay::measure;
 use replay::pipeline::drive;
-use replay::pipeline::options::DEFAULT_DEVICE;
 use replay::shipped::{shipped_file, DEFAULT_GPU_PROFILE};
 use replay::suites::mhc::command::{placement, MhcCommand};
 use replay::suites::mhc::parallel::thread_count;
@@ -19,7 +18,7 @@ use replay::suites::mhc::run::{RunOptions, Timing};
 use replay::suites::mhc::shape::{
     DEFAULT_BS, DEFAULT_DIM, DEFAULT_SEQ, DEFAULT_STREAMS, QUICK, SWEEP_BS,
 };
-use replay::suites::mhc::stages::Impl;
+use replay::suites::mhc::stages::{Impl, Placement};
 use replay::suites::mhc::{MhcDtype, MhcError, MhcShape};
 use replay_core::shard::Shard;
 
@@ -39,6 +38,8 @@ use replay_core::shard::Shard;
 #[command(mut_arg("noise", |a| a.hide(true)))]
 #[command(mut_arg("rounds", |a| a.hide(true)))]
 #[command(mut_arg("cold", |a| a.hide(true)))]
+#[command(mut_arg("device", |a| a
+    .help("cpu (stages 1–3 on the host; the offload simulation when a CUDA GPU is present) or cuda[:N] (everything on the GPU)")))]
 pub struct MhcArgs {
     /// Batch size B [default: 16]
     #[arg(long, value_parser = positive_count)]
@@ -65,10 +66,8 @@ pub struct MhcArgs {
     #[arg(long, default_value = "bfloat16", value_parser = parse_dtype)]
     pub dtype: MhcDtype,
 
-    /// cpu (stages 1–3 on the host; the offload simulation when a CUDA GPU is present) or
-    /// cuda[:N] (everything on the GPU)
-    #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = crate::cli::parse_device)]
-    pub device: DeviceSpec,
+    #[command(flatten)]
+    pub device: DeviceArgs,
 
     /// Implementations, comma-separated: torch (the seed's libtorch ops), fused (replay's
     /// kernels: Rust on the CPU, the CUDA Sinkhorn on a GPU)
@@ -159,20 +158,22 @@ pub fn run(a: MhcArgs) -> Result<(), replay::Error> {
         .iter()
         .map(|&b| MhcShape::new(b, seq, dim, a.n_streams, a.dtype))
         .collect::<Result<Vec<_>, MhcError>>()?;
-    let (placement, gpu) = placement(a.device)?;
+    let (placement, gpu) = placement(&a.device.open()?);
     if let Some(threads) = a.threads {
         tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
     }
     a.timing.refuse("bench mhc", &["noise", "rounds", "cold"])?;
-    let iters = a.timing.min_samples.unwrap_or(DEFAULT_ITERS);
-    let timing = match a.timing.max_time {
-        Some(s) => Timing::UntilStable {
-            iters,
-            budget: Duration::from_secs_f64(s),
+    let given = a
+        .timing
+        .resolve(measure::Timing::fixed(DEFAULT_WARMUP, DEFAULT_ITERS));
+    let timing = match given.max_time {
+        Some(budget) => Timing::UntilStable {
+            iters: given.min_samples,
+            budget,
         },
         None => Timing::Fixed {
-            warmup: a.timing.warmup.unwrap_or(DEFAULT_WARMUP),
-            iters,
+            warmup: given.warmup,
+            iters: given.min_samples,
         },
     };
     let mut command = MhcCommand {
@@ -181,7 +182,11 @@ pub fn run(a: MhcArgs) -> Result<(), replay::Error> {
             sweep: a.sweep_bs,
             placement,
             // A sweep on a machine with both devices measures the GPU side of the answer too.
-            also_gpu: gpu.filter(|_| a.sweep_bs),
+            also_gpu: match placement {
+                Placement::Offload { gpu } if a.sweep_bs => Some(gpu),
+                _ => None,
+            },
+            gpu,
             impls: dedup(a.impls),
             threads: thread_count(a.threads),
             timing,

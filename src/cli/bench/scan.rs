@@ -8,16 +8,15 @@ use crate::cli::timing_args::TimingArgs;
 use crate::cli::value_parsers::positive_count;
 use clap::Args;
 
+use crate::cli::args::DeviceArgs;
 use crate::cli::console::ConsoleObserver;
-use replay::device::{Device, DeviceSpec};
 use replay::pipeline::drive;
-use replay::pipeline::options::DEFAULT_DEVICE;
 use replay::suites::scan::backends::{accepted_names, canonical_backend, open_backend_with_threads};
 use replay::suites::scan::bench::check::DEFAULT_CHECK_LIMIT;
 use replay::suites::scan::bench::compile_friendly::{self, Sampling};
 use replay::suites::scan::bench::inputs::{SeededInputs, SEED};
 use replay::suites::scan::bench::{
-    measure_config, BenchSettings, ScanBenchSuite, ScanCommand, ScanGrid,
+    case_timing, BenchSettings, ScanBenchSuite, ScanCommand, ScanGrid,
 };
 use replay::suites::scan::{Phase, ScanError, Semiring};
 
@@ -53,11 +52,11 @@ pub enum ScanAction {
 #[command(mut_arg("noise", |a| a.hide(true)))]
 #[command(mut_arg("rounds", |a| a.hide(true)))]
 #[command(mut_arg("cold", |a| a.hide(true)))]
+#[command(mut_arg("device", |a| a
+    .help("Device: cpu, cuda or cuda:N; the cpu backend always runs on the host, torch and cuda on this device")))]
 pub struct ScanRunArgs {
-    /// Device: cpu, cuda or cuda:N; the cpu backend always runs on the host, torch and
-    /// cuda on this device
-    #[arg(long, default_value_t = DEFAULT_DEVICE, value_parser = crate::cli::parse_device)]
-    pub device: DeviceSpec,
+    #[command(flatten)]
+    pub device: DeviceArgs,
 
     /// Sequence lengths T, comma-separated
     #[arg(long = "T", value_name = "LIST", value_delimiter = ',', default_value = "128,256,512,1024", value_parser = positive_count)]
@@ -237,9 +236,13 @@ pub fn run(args: ScanArgs) -> Result<(), replay::Error> {
     let a = args.run;
     a.timing
         .refuse("bench scan", &["warmup", "noise", "rounds", "cold"])?;
-    let repeats = a.timing.min_samples.unwrap_or(DEFAULT_REPEATS);
+    let timing = a.timing.resolve(case_timing(
+        DEFAULT_REPEATS,
+        Duration::from_secs_f64(DEFAULT_MAX_TIME_PER_CASE_S),
+    ));
+    let repeats = timing.min_samples;
     let max_time_per_case = a.timing.max_time.unwrap_or(DEFAULT_MAX_TIME_PER_CASE_S);
-    let device = Device::open(a.device)?;
+    let device = a.device.open()?;
     if let Some(threads) = a.threads {
         tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
     }
@@ -302,7 +305,7 @@ pub fn run(args: ScanArgs) -> Result<(), replay::Error> {
     };
     let mut command = ScanCommand {
         suite: ScanBenchSuite::new(grid, backends, bench_settings, SeededInputs::new(SEED))?,
-        config: measure_config(repeats, Duration::from_secs_f64(max_time_per_case)),
+        config: timing.config(),
         device: device.describe(),
         output_dir: a.output_dir,
         settings: serde_json::json!({

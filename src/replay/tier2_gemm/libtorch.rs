@@ -2,8 +2,9 @@
 //! (`mm`, `addmm`, `bmm`, `baddbmm`) with the recorded layouts, the weight-like operand
 //! rotated through copies so that it comes from memory as in a forward pass.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
+use crate::device::Device;
 use crate::measure::{MeasureError, Placement, Target};
 use crate::replay::parameter_copies::{first_call, CopyBudget};
 use crate::signature::schema::GemmParams;
@@ -79,7 +80,7 @@ fn operand(
     kind: Kind,
     p: &GemmParams,
     side: Side,
-    device: Device,
+    device: &Device,
 ) -> Result<Tensor, tch::TchError> {
     let batch = p.batch;
     let (rows, cols, transposed, ld, batch_stride) = match side {
@@ -98,7 +99,7 @@ fn operand(
     };
     let base = match crate::replay::sequence_buffers::planned(kind, total.max(0), role) {
         Some(planned) => planned?,
-        None => Tensor::f_randn([total.max(0)], (Kind::Float, device))?.f_to_kind(kind)?,
+        None => Tensor::f_randn([total.max(0)], (Kind::Float, device.torch()))?.f_to_kind(kind)?,
     };
     if batch > 1 {
         base.f_as_strided(
@@ -128,7 +129,7 @@ pub struct TorchGemmTarget {
 }
 
 impl TorchGemmTarget {
-    pub fn new(p: &GemmParams, device: Device) -> Result<TorchGemmTarget, TorchGemmError> {
+    pub fn new(p: &GemmParams, device: &Device) -> Result<TorchGemmTarget, TorchGemmError> {
         Self::with_copies(p, device, Some(CopyBudget::UNTIMED))
     }
 
@@ -138,7 +139,7 @@ impl TorchGemmTarget {
     /// weights already.
     pub fn with_copies(
         p: &GemmParams,
-        device: Device,
+        device: &Device,
         copies: Option<CopyBudget>,
     ) -> Result<TorchGemmTarget, TorchGemmError> {
         let unsupported = |dtype: &str| {
@@ -154,7 +155,10 @@ impl TorchGemmTarget {
         let b = operand(kind_b, p, Side::B, device)?;
         let bias = if p.bias {
             let kind_out = kind_from_name(&p.dtype_out).unwrap_or(kind_a);
-            Some(Tensor::f_randn([p.n as i64], (Kind::Float, device))?.f_to_kind(kind_out)?)
+            Some(
+                Tensor::f_randn([p.n as i64], (Kind::Float, device.torch()))?
+                    .f_to_kind(kind_out)?,
+            )
         } else {
             None
         };
@@ -168,7 +172,7 @@ impl TorchGemmTarget {
             beta: p.beta,
             batched,
             activation: p.activation.clone(),
-            device,
+            device: device.clone(),
         };
         // One call up front: a layout libtorch rejects is `failed`, with its message. Its time
         // bounds the weight's copies to the calls the measurement can make.
@@ -249,10 +253,7 @@ impl Target for TorchGemmTarget {
                 .map_err(|e| MeasureError::target(e.to_string()))?;
             let _ = std::hint::black_box(out);
         }
-        if let Device::Cuda(i) = self.device {
-            tch::Cuda::synchronize(i as i64);
-        }
-        Ok(())
+        crate::torch::work_target::synchronize(&self.device)
     }
 }
 
@@ -282,7 +283,7 @@ mod tests {
             measurement: std::time::Duration::from_nanos(1),
             max_bytes: crate::replay::parameter_copies::MAX_COPY_BYTES,
         };
-        let mut bounded = TorchGemmTarget::with_copies(&gemm, Device::Cpu, Some(tiny)).unwrap();
+        let mut bounded = TorchGemmTarget::with_copies(&gemm, Device::host(), Some(tiny)).unwrap();
         assert_eq!(bounded.copies(), wanted.min(2));
         // It goes round them from the second (the call up front used the first).
         assert_eq!(bounded.next_b, 1 % bounded.copies());
@@ -292,10 +293,10 @@ mod tests {
             max_bytes: 3 * weight_bytes,
             ..CopyBudget::UNTIMED
         };
-        let capped = TorchGemmTarget::with_copies(&gemm, Device::Cpu, Some(three)).unwrap();
+        let capped = TorchGemmTarget::with_copies(&gemm, Device::host(), Some(three)).unwrap();
         assert_eq!(capped.copies(), wanted.min(3));
         // In a re-run step: one.
-        let one = TorchGemmTarget::with_copies(&gemm, Device::Cpu, None).unwrap();
+        let one = TorchGemmTarget::with_copies(&gemm, Device::host(), None).unwrap();
         assert_eq!(one.copies(), 1);
     }
 

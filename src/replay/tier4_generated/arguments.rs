@@ -12,9 +12,10 @@ use std::path::Path;
 
 use replay_core::inductor::{KernelArg, TensorArg};
 use replay_core::signature::dtype::Dtype;
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::error::Tier4Error;
+use crate::device::Device;
 use crate::replay::tier3_tensors::storage_len;
 use crate::torch::dtype::kind_of;
 
@@ -73,7 +74,7 @@ impl KernelArguments {
     pub fn build(
         args: &[KernelArg],
         arg_types: &[String],
-        device: Device,
+        device: &Device,
         folder: &Path,
     ) -> Result<Self, Tier4Error> {
         if args.len() != arg_types.len() {
@@ -199,7 +200,7 @@ fn is_floating(kind: Kind) -> bool {
 }
 
 /// A tensor of the recorded layout, its values as the record says.
-fn tensor(arg: &TensorArg, device: Device, folder: &Path) -> Result<Tensor, String> {
+fn tensor(arg: &TensorArg, device: &Device, folder: &Path) -> Result<Tensor, String> {
     let (sizes, strides, offset) = (&arg.sizes, &arg.strides, arg.storage_offset);
     let dtype =
         Dtype::from_name(&arg.dtype).ok_or_else(|| format!("unknown dtype {:?}", arg.dtype))?;
@@ -219,18 +220,18 @@ fn tensor(arg: &TensorArg, device: Device, folder: &Path) -> Result<Tensor, Stri
     let len = offset + storage_len(sizes, strides).max(0);
     let err = |e: tch::TchError| e.to_string();
     let storage = if is_floating(kind) {
-        Tensor::f_randn([len.max(1)], (Kind::Float, device))
+        Tensor::f_randn([len.max(1)], (Kind::Float, device.torch()))
             .and_then(|t| t.f_to_kind(kind))
             .map_err(err)?
     } else {
-        Tensor::f_zeros([len.max(1)], (kind, device)).map_err(err)?
+        Tensor::f_zeros([len.max(1)], (kind, device.torch())).map_err(err)?
     };
     let view = storage
         .f_as_strided(sizes.as_slice(), strides.as_slice(), Some(offset))
         .map_err(err)?;
     if let Some(values) = &arg.values {
         let saved = read_values(&folder.join(values), kind, sizes)?;
-        let saved = saved.f_to_device(device).map_err(err)?;
+        let saved = saved.f_to_device(device.torch()).map_err(err)?;
         let mut target = view.shallow_clone();
         target.f_copy_(&saved).map_err(err)?;
     }
@@ -320,7 +321,8 @@ mod tests {
             KernelArg::Int(-3),
         ];
         let c_types = types(&["const float*", "const int64_t", "float", "int32_t"]);
-        let built = KernelArguments::build(&args, &c_types, Device::Cpu, Path::new(".")).unwrap();
+        let built =
+            KernelArguments::build(&args, &c_types, Device::host(), Path::new(".")).unwrap();
         assert_eq!(built.len(), 4);
         let t = built.tensor(0).unwrap();
         assert_eq!(t.size(), [4, 3]);
@@ -368,16 +370,21 @@ mod tests {
         let built = KernelArguments::build(
             &[ids(vec![2, 3], vec![3, 1])],
             &c_types,
-            Device::Cpu,
+            Device::host(),
             dir.path(),
         )
         .unwrap();
         let got: Vec<i64> = Vec::<i64>::try_from(built.tensor(0).unwrap().flatten(0, -1)).unwrap();
         assert_eq!(got, [5, 7, 9, 11, 13, 15]);
         // A file whose count does not match the argument is refused, naming it.
-        let e = KernelArguments::build(&[ids(vec![4], vec![1])], &c_types, Device::Cpu, dir.path())
-            .err()
-            .unwrap();
+        let e = KernelArguments::build(
+            &[ids(vec![4], vec![1])],
+            &c_types,
+            Device::host(),
+            dir.path(),
+        )
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("ids.npy"), "{e}");
     }
 
@@ -387,13 +394,13 @@ mod tests {
         let e = KernelArguments::build(
             &[tensor_arg("float32", &[4, 3], &[1], 0)],
             &one,
-            Device::Cpu,
+            Device::host(),
             Path::new("."),
         )
         .err()
         .unwrap();
         assert!(e.to_string().contains("argument 0"), "{e}");
-        let e = KernelArguments::build(&[], &one, Device::Cpu, Path::new("."))
+        let e = KernelArguments::build(&[], &one, Device::host(), Path::new("."))
             .err()
             .unwrap();
         assert!(
@@ -404,7 +411,7 @@ mod tests {
         let e = KernelArguments::build(
             &[KernelArg::Other("Generator".into())],
             &one,
-            Device::Cpu,
+            Device::host(),
             Path::new("."),
         )
         .err()
@@ -413,7 +420,7 @@ mod tests {
         let e = KernelArguments::build(
             &[KernelArg::Int(1 << 40)],
             &types(&["int32_t"]),
-            Device::Cpu,
+            Device::host(),
             Path::new("."),
         )
         .err()

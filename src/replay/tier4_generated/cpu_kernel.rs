@@ -102,8 +102,9 @@ impl Target for CpuKernelTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::Device;
     use replay_core::inductor::{KernelArg, TensorArg};
-    use tch::{Device, Kind, Tensor};
+    use tch::{Kind, Tensor};
 
     /// A kernel in the shape Inductor writes them, with the entry the capture adds, built with
     /// the system's C compiler.
@@ -158,7 +159,7 @@ void replay_entry(void** args) {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let built = KernelArguments::build(&args, &c_types, Device::Cpu, dir.path()).unwrap();
+        let built = KernelArguments::build(&args, &c_types, Device::host(), dir.path()).unwrap();
         let mut target = CpuKernelTarget::new(kernel, built);
         target.run(3).unwrap();
         let (input, output) = (

@@ -83,7 +83,7 @@ pub fn target(
             let args = arguments::KernelArguments::build(
                 &call.args,
                 &kernel.arg_types,
-                tch::Device::Cpu,
+                device,
                 &kernels.dir,
             )?;
             let cpu = cpu_kernel::CpuKernel::open(&kernels.resolve(library), symbol)?;

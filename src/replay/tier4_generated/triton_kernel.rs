@@ -19,10 +19,11 @@
 use std::path::Path;
 
 use replay_core::inductor::{cubin, KernelCall, TritonLaunch};
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::arguments::KernelArguments;
 use super::error::Tier4Error;
+use crate::device::Device;
 
 /// The C type a Triton signature entry is passed as (`*fp32` a pointer, `i32` an `int32_t`).
 pub fn c_type_of(entry: &str) -> Option<&'static str> {
@@ -56,7 +57,7 @@ impl TritonArguments {
         signature: &[String],
         call: &KernelCall,
         launch: &TritonLaunch,
-        device: Device,
+        device: &Device,
         folder: &Path,
     ) -> Result<TritonArguments, Tier4Error> {
         let grid = call.grid.ok_or_else(|| {
@@ -94,7 +95,7 @@ impl TritonArguments {
                         "{per_block} scratch bytes per block times {blocks} blocks overflows"
                     ))
                 })?;
-            let buffer = Tensor::f_zeros([bytes], (Kind::Uint8, device))
+            let buffer = Tensor::f_zeros([bytes], (Kind::Uint8, device.torch()))
                 .map_err(|e| Tier4Error::Failed(format!("scratch of {bytes} bytes: {e}")))?;
             args.push_pointer(buffer.data_ptr());
             scratch.push(buffer);
@@ -185,8 +186,8 @@ pub mod cuda {
             }
             let bytes = std::fs::read(&launch.cubin)
                 .map_err(|e| Tier4Error::Unsupported(format!("{}: {e}", launch.cubin.display())))?;
-            let device = Device::Cuda(dev.info.index);
-            let args = TritonArguments::build(signature, call, launch, device, folder)?;
+            let device = Device::Cuda(dev.clone());
+            let args = TritonArguments::build(signature, call, launch, &device, folder)?;
             args.check_against(&bytes, &name)?;
             let failed = |call: &'static str| {
                 let name = name.clone();
@@ -302,9 +303,14 @@ mod tests {
         for kernel in &kernels.file.kernels {
             let launch = kernels.triton_launch(&kernel.trace_name).unwrap();
             let call = super::super::target::timed_call(&kernel.calls).unwrap();
-            let built =
-                TritonArguments::build(&kernel.signature, call, launch, Device::Cpu, &kernels.dir)
-                    .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
+            let built = TritonArguments::build(
+                &kernel.signature,
+                call,
+                launch,
+                Device::host(),
+                &kernels.dir,
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
             let bytes = std::fs::read(&launch.cubin).unwrap();
             built
                 .check_against(&bytes, &launch.function)
@@ -347,9 +353,14 @@ mod tests {
         let call = &kernel.calls[0];
         let mut launch = kernels.triton_launch(&kernel.trace_name).unwrap().clone();
         launch.global_scratch_size = 24;
-        let built =
-            TritonArguments::build(&kernel.signature, call, &launch, Device::Cpu, &kernels.dir)
-                .unwrap();
+        let built = TritonArguments::build(
+            &kernel.signature,
+            call,
+            &launch,
+            Device::host(),
+            &kernels.dir,
+        )
+        .unwrap();
         let n = kernel.signature.len();
         assert!(!built.arguments().pointer(n).unwrap().is_null());
         assert!(built.arguments().pointer(n + 1).unwrap().is_null());
@@ -361,7 +372,7 @@ mod tests {
         *signature.last_mut().unwrap() = "i64".into();
         let launch = kernels.triton_launch(&kernel.trace_name).unwrap();
         let built =
-            TritonArguments::build(&signature, call, launch, Device::Cpu, &kernels.dir).unwrap();
+            TritonArguments::build(&signature, call, launch, Device::host(), &kernels.dir).unwrap();
         let bytes = std::fs::read(&launch.cubin).unwrap();
         let e = built.check_against(&bytes, &launch.function).unwrap_err();
         assert!(
@@ -373,7 +384,7 @@ mod tests {
             &["*fp32".into(), "*fp32".into(), "nvTmaDesc".into()],
             call,
             launch,
-            Device::Cpu,
+            Device::host(),
             &kernels.dir,
         )
         .err()

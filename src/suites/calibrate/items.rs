@@ -97,7 +97,7 @@ impl WorkItem {
                     .get(dtype.name())
                     .cloned()
                     .unwrap_or_else(|| peaks.fp32());
-                let result = matmul::measure(device.torch_device(), n, dtype, trials, &peak);
+                let result = matmul::measure(device, n, dtype, trials, &peak);
                 vec![(matmul::key(n, dtype), result.map(Measured::Operation))]
             }
             WorkItem::Memory { size_mb } => {
@@ -117,7 +117,7 @@ impl WorkItem {
                 .collect()
             }
             WorkItem::Fusion(family) => {
-                super::fusion::measure_fusion(device.torch_device(), &[family], options.quick)
+                super::fusion::measure_fusion(device, &[family], options.quick)
                     .into_iter()
                     .map(|(key, r)| (key, r.map(Measured::Fusion)))
                     .collect()

@@ -10,6 +10,7 @@ use super::peaks::Peak;
 use super::profile::OperationProfile;
 use super::timing::{time_trials, Trials};
 use super::CalibrateError;
+use crate::device::Device;
 use crate::torch::work_target::TorchWork;
 
 /// The seed's sizes: quick [1024, 2048], full [512, 1024, 2048, 4096].
@@ -100,13 +101,13 @@ pub fn key(n: i64, dtype: MatmulDtype) -> String {
 
 /// Measures one size in one dtype.
 pub fn measure(
-    device: tch::Device,
+    device: &Device,
     n: i64,
     dtype: MatmulDtype,
     trials: Trials,
     peak: &Peak,
 ) -> Result<OperationProfile, CalibrateError> {
-    let options = (dtype.kind(), device);
+    let options = (dtype.kind(), device.torch());
     let a = tch::Tensor::f_randn([n, n], options)?;
     let b = tch::Tensor::f_randn([n, n], options)?;
     let out = tch::Tensor::f_empty([n, n], options)?;
@@ -178,7 +179,7 @@ mod tests {
     fn a_small_product_is_measured_with_sane_numbers() {
         let peak = Peak::computed(1e6, "test".into());
         let p = measure(
-            tch::Device::Cpu,
+            Device::host(),
             128,
             MatmulDtype::Float32,
             Trials {
@@ -194,7 +195,7 @@ mod tests {
         assert!((eff - p.measured_gflops / 1e6).abs() < 1e-12);
         assert_eq!(p.input_shape, [128, 128]);
         let unknown = measure(
-            tch::Device::Cpu,
+            Device::host(),
             64,
             MatmulDtype::Float32,
             Trials {

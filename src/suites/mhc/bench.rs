@@ -61,8 +61,8 @@ impl MhcSuite {
                 time_copy(case.stage, s, p, time, &mut note)?
             }
             (Impl::Torch, stage, _) => time_torch(stage, s, p, time, &mut note)?,
-            (Impl::Fused, stage, Placement::Gpu { gpu }) => {
-                time_fused_cuda(gpu, stage, s, p, time, &mut note)?
+            (Impl::Fused, stage, Placement::Gpu { .. }) => {
+                time_fused_cuda(stage, s, p, time, &mut note)?
             }
             (Impl::Fused, stage, _) => time_fused_cpu(stage, s, p, time, &mut note)?,
         };

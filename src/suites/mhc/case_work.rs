@@ -8,7 +8,6 @@
 
 use replay_core::measure::{MeasureError, Measurement, Target};
 use replay_core::suite::{CaseError, CaseStatus};
-use tch::Device;
 
 use super::checks;
 use super::prepare::{FusedBuffers, Prepared};
@@ -16,6 +15,7 @@ use super::settings::MhcSettings;
 use super::stages::{Placement, Stage};
 use super::torch_stages as torch;
 use super::MhcError;
+use crate::device::Device;
 use crate::torch::work_target::TorchWork;
 
 /// How a suite times one target: the core runner's closure.
@@ -64,24 +64,26 @@ pub(super) fn time_copy(
     } = p;
     match stage {
         Stage::D2hCopy => {
-            let (Some(src), Placement::Offload { gpu }) = (x_gpu.as_ref(), placement) else {
+            let (Some(src), Placement::Offload { .. }) = (x_gpu.as_ref(), placement) else {
                 return Err(not_applicable(placement, stage));
             };
+            let gpu = settings.gpu().map_err(case_error)?;
             // libtorch's blocking copy_ waits for the stream, so it cannot be queued behind
             // the blocking kernel (it would wait for its timeout).
-            let mut work = TorchWork::new(Device::Cuda(gpu), || x.f_copy_(src))
+            let mut work = TorchWork::new(&gpu, || x.f_copy_(src))
                 .map_err(measure_error)?
                 .with_blocking_kernel(false);
             *note = format!("into pinned host memory; {}", work.timer());
             Ok(time(&mut work))
         }
         Stage::H2dCopy => {
-            let (Some(src), Some(dst), Placement::Offload { gpu }) =
+            let (Some(src), Some(dst), Placement::Offload { .. }) =
                 (result_host.as_ref(), result_gpu.as_mut(), placement)
             else {
                 return Err(not_applicable(placement, stage));
             };
-            let mut work = TorchWork::new(Device::Cuda(gpu), || dst.f_copy_(src))
+            let gpu = settings.gpu().map_err(case_error)?;
+            let mut work = TorchWork::new(&gpu, || dst.f_copy_(src))
                 .map_err(measure_error)?
                 .with_blocking_kernel(false);
             *note = format!("from pinned host memory; {}", work.timer());
@@ -101,7 +103,8 @@ pub(super) fn time_torch(
 ) -> Result<Timed, CaseError> {
     let shape = settings.shape;
     let placement = settings.placement;
-    let device = settings.compute_device();
+    let device = settings.compute_device().map_err(case_error)?;
+    let device = &device;
     let Prepared {
         weights,
         x,
@@ -139,7 +142,7 @@ pub(super) fn time_torch(
             *note = placement.total_note().to_string();
             match (placement, x_gpu.as_ref(), result_gpu.as_mut()) {
                 (Placement::Offload { .. }, Some(src), Some(dst)) => {
-                    let mut work = TorchWork::new(Device::Cpu, || {
+                    let mut work = TorchWork::new(Device::host(), || {
                         x.f_copy_(src)?;
                         let l = torch::linear(weights, x, &shape).map_err(tch_error)?;
                         let m = torch::sinkhorn(&l, &shape).map_err(tch_error)?;
@@ -167,7 +170,6 @@ pub(super) fn time_torch(
 /// The fused implementation on the GPU: the CUDA Sinkhorn alone, and in the total between
 /// torch's stages 1 and 3.
 pub(super) fn time_fused_cuda(
-    gpu: usize,
     stage: Stage,
     settings: &MhcSettings,
     p: &mut Prepared,
@@ -175,6 +177,7 @@ pub(super) fn time_fused_cuda(
     note: &mut String,
 ) -> Result<Timed, CaseError> {
     let shape = settings.shape;
+    let gpu = settings.gpu().map_err(case_error)?;
     let Prepared {
         weights,
         x,
@@ -195,7 +198,7 @@ pub(super) fn time_fused_cuda(
             *note = checks::sinkhorn(&shape, logits, out).map_err(case_error)?;
             let vs = checks::against_torch(&shape, "Sinkhorn", out, mix).map_err(case_error)?;
             *note = format!("{note}; {vs}; cuda/mhc_sinkhorn.cu");
-            let mut work = TorchWork::new(Device::Cuda(gpu), || {
+            let mut work = TorchWork::new(&gpu, || {
                 kernel.run(logits, out, &shape).map_err(tch_error)
             })
             .map_err(measure_error)?;
@@ -203,7 +206,7 @@ pub(super) fn time_fused_cuda(
         }
         Stage::Total => {
             *note = "torch's stages 1 and 3 with the fused CUDA Sinkhorn, timed as one (CUDA events)".into();
-            let mut work = TorchWork::new(Device::Cuda(gpu), || {
+            let mut work = TorchWork::new(&gpu, || {
                 let l = torch::linear(weights, x, &shape).map_err(tch_error)?;
                 kernel.run(&l, out, &shape).map_err(tch_error)?;
                 torch::apply(out, x).map(drop).map_err(tch_error)
@@ -261,7 +264,7 @@ pub(super) fn time_fused_cpu(
         Stage::Linear => {
             stages.linear(x, f_logits).map_err(case_error)?;
             *note = checks::linear(&shape, weights, x, f_logits).map_err(case_error)?;
-            let mut work = TorchWork::new(Device::Cpu, || {
+            let mut work = TorchWork::new(Device::host(), || {
                 stages.linear(x, f_logits).map_err(tch_error)
             })
             .map_err(measure_error)?;
@@ -272,7 +275,7 @@ pub(super) fn time_fused_cpu(
             let reference = checks::sinkhorn(&shape, logits, f_mix).map_err(case_error)?;
             let vs = checks::against_torch(&shape, "Sinkhorn", f_mix, mix).map_err(case_error)?;
             *note = format!("{reference}; {vs}");
-            let mut work = TorchWork::new(Device::Cpu, || {
+            let mut work = TorchWork::new(Device::host(), || {
                 stages.sinkhorn(logits, f_mix).map_err(tch_error)
             })
             .map_err(measure_error)?;
@@ -281,7 +284,7 @@ pub(super) fn time_fused_cpu(
         Stage::Apply => {
             stages.apply(mix, x, f_out).map_err(case_error)?;
             *note = checks::apply(&shape, mix, x, f_out).map_err(case_error)?;
-            let mut work = TorchWork::new(Device::Cpu, || {
+            let mut work = TorchWork::new(Device::host(), || {
                 stages.apply(mix, x, f_out).map_err(tch_error)
             })
             .map_err(measure_error)?;
@@ -292,7 +295,7 @@ pub(super) fn time_fused_cpu(
             // In the offload simulation the result is written straight into the pinned
             // buffer stage 4 copies from.
             let out = result_host.as_mut().unwrap_or(f_out);
-            let mut work = TorchWork::new(Device::Cpu, || {
+            let mut work = TorchWork::new(Device::host(), || {
                 if let Some(src) = x_gpu.as_ref() {
                     x.f_copy_(src)?;
                 }

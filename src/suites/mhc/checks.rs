@@ -1,13 +1,14 @@
 //! The checks a case passes before it is timed: stage 2 against the float64 reference (and
 //! its rows and columns summing to 1), and each fused stage against torch's on the same input.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::fused_sinkhorn::{marginal_error, sinkhorn_reference};
 use super::fused_stages::relative_difference;
 use super::shape::{MhcDtype, MhcShape, SINKHORN_ITERS};
 use super::torch_stages::{self as torch, MhcWeights};
 use super::MhcError;
+use crate::device::Device;
 
 /// Matrices of stage 2 checked against the float64 reference (all of them at small sizes).
 const REFERENCE_MATRICES: i64 = 4096;
@@ -28,7 +29,7 @@ pub(super) fn sinkhorn(
         let t = t
             .f_reshape([-1])?
             .f_narrow(0, 0, count * nn)?
-            .f_to_device_(Device::Cpu, Kind::Double, false, false)?;
+            .f_to_device_(Device::host().torch(), Kind::Double, false, false)?;
         Ok(Vec::<f64>::try_from(&t)?)
     };
     let want = sinkhorn_reference(&flat(logits)?, n, SINKHORN_ITERS);

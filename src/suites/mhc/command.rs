@@ -9,7 +9,7 @@ use replay_core::shard::{RunStart, Shard, WorkList};
 use super::rows::RESULTS_CSV;
 use super::run::{configurations, run, shard_settings, work_list, RunOptions, COMMAND};
 use super::stages::Placement;
-use crate::device::DeviceSpec;
+use crate::device::{CudaDevice, Device};
 use crate::pipeline::{Observer, ShardRecord, SuiteCommand};
 
 /// The seed's profiler folder (`./log/mhc_benchmark`), under `--output-dir`.
@@ -21,25 +21,21 @@ pub struct MhcCommand {
     pub profiler: bool,
 }
 
-/// Where `--device` puts the stages, and the GPU a sweep also measures: `cpu` becomes the
-/// offload simulation when the driver reports a CUDA GPU (asked through `device::cuda`, which
-/// never touches cudarc without libcuda); `cuda:N` must open.
-pub fn placement(spec: DeviceSpec) -> Result<(Placement, Option<usize>), crate::Error> {
-    match spec {
-        DeviceSpec::Cpu => {
-            let gpu = crate::device::cuda::inventory()
-                .ok()
-                .filter(|inv| !inv.devices.is_empty())
-                .map(|_| 0);
-            Ok(match gpu {
-                Some(gpu) => (Placement::Offload { gpu }, Some(gpu)),
-                None => (Placement::CpuOnly, None),
-            })
-        }
-        DeviceSpec::Cuda(index) => {
-            crate::device::Device::open(spec)?;
-            Ok((Placement::Gpu { gpu: index }, None))
-        }
+/// Where `--device` (the opened `device`) puts the stages, and the GPU they use: `cpu`
+/// becomes the offload simulation when a CUDA GPU opens (`device::cuda` asks the driver
+/// first, and never touches cudarc without libcuda), its GPU cuda:0; `cuda:N` is `device`.
+pub fn placement(device: &Device) -> (Placement, Option<CudaDevice>) {
+    match device {
+        Device::Cpu(_) => match CudaDevice::open(0) {
+            Ok(gpu) => (Placement::Offload { gpu: 0 }, Some(gpu)),
+            Err(_) => (Placement::CpuOnly, None),
+        },
+        Device::Cuda(dev) => (
+            Placement::Gpu {
+                gpu: dev.info.index,
+            },
+            Some(dev.clone()),
+        ),
     }
 }
 

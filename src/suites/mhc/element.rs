@@ -54,7 +54,7 @@ impl Element for f16 {
 }
 
 fn check_host_tensor<T: Element>(t: &Tensor, what: &str) -> Result<(), MhcError> {
-    if t.device() != tch::Device::Cpu {
+    if t.device() != crate::device::Device::host().torch() {
         return Err(MhcError::InvalidInput(format!(
             "{what} is on {:?}; the fused CPU kernels read host memory",
             t.device()

@@ -2,7 +2,7 @@
 //! writing the same (B, T, …) tensors torch's stages do, dispatched on the dtype.
 
 use half::{bf16, f16};
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::element::{host_slice, host_slice_mut, Element};
 use super::fused_apply;
@@ -11,6 +11,7 @@ use super::fused_sinkhorn;
 use super::shape::{MhcDtype, MhcShape, ALPHA, RMS_EPS, SINKHORN_ITERS};
 use super::torch_stages::MhcWeights;
 use super::MhcError;
+use crate::device::Device;
 
 /// The fused stages of one shape, with the Linear's weight folded once.
 pub struct FusedStages {
@@ -21,7 +22,7 @@ pub struct FusedStages {
 
 fn to_f32_vec(t: &Tensor) -> Result<Vec<f32>, MhcError> {
     let t = t
-        .f_to_device_(Device::Cpu, Kind::Float, false, false)?
+        .f_to_device_(Device::host().torch(), Kind::Float, false, false)?
         .f_contiguous()?
         .f_view([-1])?;
     Ok(Vec::<f32>::try_from(&t)?)
@@ -47,7 +48,7 @@ impl FusedStages {
     pub fn empty(&self, dims: &[i64]) -> Result<Tensor, MhcError> {
         Ok(Tensor::f_empty(
             dims,
-            (self.shape.dtype.kind(), Device::Cpu),
+            (self.shape.dtype.kind(), Device::host().torch()),
         )?)
     }
 
@@ -124,8 +125,8 @@ mod tests {
     fn each_fused_stage_matches_torch_within_the_dtype_tolerance() {
         for dtype in MhcDtype::ALL {
             let shape = MhcShape::new(2, 33, 96, 4, dtype).unwrap();
-            let w = MhcWeights::new(&shape, Device::Cpu).unwrap();
-            let x = make_x_streams(&shape, Device::Cpu).unwrap();
+            let w = MhcWeights::new(&shape, Device::host()).unwrap();
+            let x = make_x_streams(&shape, Device::host()).unwrap();
             let fused = FusedStages::new(shape, &w, 2).unwrap();
 
             let h = torch_stages::linear(&w, &x, &shape).unwrap();

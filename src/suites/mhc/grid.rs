@@ -16,6 +16,7 @@ use super::bench::{case_order, MhcSettings, MhcSuite};
 use super::rows::{MhcCase, COLUMNS};
 use super::shape::MhcShape;
 use super::stages::{Impl, Placement};
+use crate::device::CudaDevice;
 
 /// One case of the grid: a stage of an implementation in one configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +30,8 @@ pub struct MhcGrid {
     configurations: Vec<(Placement, MhcShape)>,
     impls: Vec<Impl>,
     threads: usize,
+    /// The GPU the command opened for the placements that use one.
+    gpu: Option<CudaDevice>,
     /// The configuration under way and its suite (which holds its inputs).
     current: RefCell<Option<(usize, Rc<MhcSuite>)>>,
     /// The rows of the configuration under way, in case order.
@@ -37,16 +40,19 @@ pub struct MhcGrid {
 
 impl MhcGrid {
     /// The grid of `configurations` (in the order they run), each timing every stage of
-    /// `impls` with `threads` worker threads in the fused CPU kernels.
+    /// `impls` with `threads` worker threads in the fused CPU kernels, on `gpu` where a
+    /// placement uses one.
     pub fn new(
         configurations: Vec<(Placement, MhcShape)>,
         impls: Vec<Impl>,
         threads: usize,
+        gpu: Option<CudaDevice>,
     ) -> MhcGrid {
         MhcGrid {
             configurations,
             impls,
             threads,
+            gpu,
             current: RefCell::new(None),
             rows: RefCell::new(Vec::new()),
         }
@@ -90,6 +96,7 @@ impl MhcGrid {
             placement,
             impls: self.impls.clone(),
             threads: self.threads,
+            gpu: self.gpu.clone(),
         }));
         *slot = Some((configuration, suite.clone()));
         Ok(suite)
@@ -172,6 +179,7 @@ mod tests {
                 .collect(),
             vec![Impl::Torch, Impl::Fused],
             1,
+            None,
         )
     }
 

@@ -2,7 +2,7 @@
 //! parameters, and torch's outputs of stages 1 and 2, which are the inputs of stages 2 and 3
 //! for both implementations (so the two are timed on, and checked against, the same values).
 
-use tch::{Device, Tensor};
+use tch::Tensor;
 
 use super::cuda_sinkhorn::CudaSinkhorn;
 use super::fused_stages::FusedStages;
@@ -11,6 +11,7 @@ use super::shape::{check_fits, gib};
 use super::stages::{Impl, Placement};
 use super::torch_stages::{self as torch, make_x_streams, MhcWeights};
 use super::MhcError;
+use crate::device::Device;
 use replay_core::memory_size::available_bytes;
 
 /// Everything the cases share, made on first use.
@@ -69,21 +70,23 @@ pub(super) fn prepare(s: &MhcSettings) -> Result<Prepared, MhcError> {
         shape.dim as i64,
     ];
     let kind = shape.dtype.kind();
-    let device = s.compute_device();
+    let device = s.compute_device()?;
     let (x, x_gpu, result_host, result_gpu) = match s.placement {
-        Placement::Offload { gpu } => {
-            let on_gpu = make_x_streams(&shape, Device::Cuda(gpu))?;
+        Placement::Offload { .. } => {
+            let gpu = s.gpu()?;
+            let on_gpu = make_x_streams(&shape, &gpu)?;
             let pinned = |_: ()| -> Result<Tensor, MhcError> {
-                Ok(Tensor::f_empty(dims, (kind, Device::Cpu))?.f_pin_memory(Device::Cuda(gpu))?)
+                Ok(Tensor::f_empty(dims, (kind, Device::host().torch()))?
+                    .f_pin_memory(gpu.torch())?)
             };
             let mut x = pinned(())?;
             x.f_copy_(&on_gpu)?;
-            let result_gpu = Tensor::f_empty(dims, (kind, Device::Cuda(gpu)))?;
+            let result_gpu = Tensor::f_empty(dims, (kind, gpu.torch()))?;
             (x, Some(on_gpu), Some(pinned(())?), Some(result_gpu))
         }
-        _ => (make_x_streams(&shape, device)?, None, None, None),
+        _ => (make_x_streams(&shape, &device)?, None, None, None),
     };
-    let weights = MhcWeights::new(&shape, device)?;
+    let weights = MhcWeights::new(&shape, &device)?;
     let (b, t, n) = (dims[0], dims[1], dims[2]);
     // Stage 2's input is torch's stage-1 output; where torch's RMSNorm would not fit in
     // memory, the fused stage 1's (checked against torch on slices of the sequence).
@@ -110,8 +113,8 @@ pub(super) fn prepare(s: &MhcSettings) -> Result<Prepared, MhcError> {
         }),
         _ => None,
     };
-    let cuda_sinkhorn = match (s.impls.contains(&Impl::Fused), s.placement) {
-        (true, Placement::Gpu { gpu }) => Some((
+    let cuda_sinkhorn = match (s.impls.contains(&Impl::Fused), s.placement, &s.gpu) {
+        (true, Placement::Gpu { .. }, Some(gpu)) => Some((
             CudaSinkhorn::new(gpu, shape.dtype)?,
             Tensor::f_empty_like(&mix)?,
         )),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use replay_core::export::rows::{CsvRows, Row};
-use replay_core::measure::{MeasureConfig, MonotonicClock, Warmup};
+use replay_core::measure::{self, MeasureConfig, MonotonicClock};
 use replay_core::shard::{RunStart, Shard, WorkList};
 use replay_core::suite;
 
@@ -21,6 +21,7 @@ use super::rows::{COLUMNS, RESULTS_CSV};
 use super::shape::{check_fits, MhcDtype, MhcShape};
 use super::stages::{Impl, Placement, Stage};
 use super::MhcError;
+use crate::device::CudaDevice;
 use crate::pipeline::Observer;
 use replay_core::memory_size::available_bytes;
 
@@ -37,21 +38,15 @@ pub enum Timing {
 impl Timing {
     pub fn config(self) -> MeasureConfig {
         match self {
-            Timing::Fixed { warmup, iters } => MeasureConfig::fixed_runs(warmup, iters),
+            Timing::Fixed { warmup, iters } => measure::Timing::fixed(warmup, iters),
             // One call per sample (a stage takes milliseconds to seconds) and no minimum
             // warm-up time beyond the first call.
-            Timing::UntilStable { iters, budget } => {
-                let stable = MeasureConfig::until_stable(iters, budget);
-                MeasureConfig {
-                    warmup: Warmup {
-                        min_time: Duration::ZERO,
-                        ..stable.warmup
-                    },
-                    max_calls_per_sample: 1,
-                    ..stable
-                }
-            }
+            Timing::UntilStable { iters, budget } => measure::Timing {
+                one_call_per_sample: true,
+                ..measure::Timing::grid(iters, budget)
+            },
         }
+        .config()
     }
 }
 
@@ -65,6 +60,9 @@ pub struct RunOptions {
     pub placement: Placement,
     /// A GPU to measure too in a sweep (both devices present): the offload answer's GPU side.
     pub also_gpu: Option<usize>,
+    /// The GPU the command opened: the offload simulation's, `--device cuda`'s (`None` on
+    /// the CPU alone, and in a merge, which times nothing).
+    pub gpu: Option<CudaDevice>,
     pub impls: Vec<Impl>,
     pub threads: usize,
     pub timing: Timing,
@@ -177,6 +175,7 @@ pub fn options_from_settings(
         also_gpu: settings["also_gpu"]
             .as_u64()
             .and_then(|g| usize::try_from(g).ok()),
+        gpu: None,
         impls,
         threads: number("threads")?,
         // Not used by a merge: nothing is timed again.
@@ -234,6 +233,7 @@ pub fn run(
             .collect(),
         options.impls.clone(),
         options.threads,
+        options.gpu.clone(),
     );
     let per_configuration = grid.rows_per_configuration();
     let positions = options.shard.positions(configurations.len());

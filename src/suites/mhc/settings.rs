@@ -1,9 +1,10 @@
-//! What an mHC run is: sizes, placement, implementations, worker threads.
-
-use tch::Device;
+//! What an mHC run is: sizes, placement, implementations, worker threads, and the GPU the
+//! command opened.
 
 use super::shape::MhcShape;
 use super::stages::{Impl, Placement};
+use super::MhcError;
+use crate::device::{CudaDevice, Device};
 
 /// What a run is: sizes, placement, implementations, worker threads.
 #[derive(Debug, Clone)]
@@ -13,14 +14,27 @@ pub struct MhcSettings {
     pub impls: Vec<Impl>,
     /// Worker threads of the fused CPU kernels.
     pub threads: usize,
+    /// The GPU of the placement (the offload simulation's, or `--device cuda`'s), as the
+    /// command opened it; `None` on the CPU alone.
+    pub gpu: Option<CudaDevice>,
 }
 
 impl MhcSettings {
-    /// Where stages 1–3 run: the GPU with `--device cuda`, else the CPU.
-    pub(super) fn compute_device(&self) -> Device {
+    /// The opened GPU of the placement.
+    pub(super) fn gpu(&self) -> Result<Device, MhcError> {
+        self.gpu.clone().map(Device::Cuda).ok_or_else(|| {
+            MhcError::Unavailable(format!(
+                "{}: no GPU was opened for this placement",
+                self.placement.key()
+            ))
+        })
+    }
+
+    /// Where stages 1–3 run: the GPU with `--device cuda`, else the host.
+    pub(super) fn compute_device(&self) -> Result<Device, MhcError> {
         match self.placement {
-            Placement::Gpu { gpu } => Device::Cuda(gpu),
-            _ => Device::Cpu,
+            Placement::Gpu { .. } => self.gpu(),
+            _ => Ok(Device::host().clone()),
         }
     }
 }

@@ -1,10 +1,11 @@
 //! The seed's pipeline as a composition of libtorch ops (the `torch` implementation): its
 //! module's parameters and inputs, and stages 1–3 exactly as `mHC_benchmark.py` writes them.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::shape::{MhcShape, ALPHA, RMS_EPS, SINKHORN_EPS, SINKHORN_ITERS};
 use super::MhcError;
+use crate::device::Device;
 
 /// The module's parameters: `RMSNorm(n·D)` (weight ones, torch's init),
 /// `phi_res = Linear(n·D → n², bias=False)` (torch's default init, U(±1/√(n·D)), drawn from
@@ -19,12 +20,13 @@ pub struct MhcWeights {
 pub const SEED: i64 = 0;
 
 impl MhcWeights {
-    pub fn new(shape: &MhcShape, device: Device) -> Result<MhcWeights, MhcError> {
+    pub fn new(shape: &MhcShape, device: &Device) -> Result<MhcWeights, MhcError> {
+        let device = device.torch();
         let (width, mix) = (shape.width() as i64, shape.mix() as i64);
         let kind = shape.dtype.kind();
         tch::manual_seed(SEED);
         let bound = 1.0 / (width as f64).sqrt();
-        let phi_res = Tensor::f_rand([mix, width], (Kind::Float, Device::Cpu))?
+        let phi_res = Tensor::f_rand([mix, width], (Kind::Float, Device::host().torch()))?
             .f_mul_scalar(2.0 * bound)?
             .f_sub_scalar(bound)?
             .f_to_device_(device, kind, false, false)?;
@@ -36,8 +38,8 @@ impl MhcWeights {
     }
 
     /// The same parameters on another device (the fused kernels read host copies).
-    pub fn to_device(&self, device: Device) -> Result<MhcWeights, MhcError> {
-        let to = |t: &Tensor| t.f_to_device_(device, t.kind(), false, false);
+    pub fn to_device(&self, device: &Device) -> Result<MhcWeights, MhcError> {
+        let to = |t: &Tensor| t.f_to_device_(device.torch(), t.kind(), false, false);
         Ok(MhcWeights {
             norm_weight: to(&self.norm_weight)?,
             phi_res: to(&self.phi_res)?,
@@ -47,7 +49,7 @@ impl MhcWeights {
 }
 
 /// `x = randn(B, T, D)`; `x_streams = x.unsqueeze(-2).expand(B, T, n, D).contiguous()`.
-pub fn make_x_streams(shape: &MhcShape, device: Device) -> Result<Tensor, MhcError> {
+pub fn make_x_streams(shape: &MhcShape, device: &Device) -> Result<Tensor, MhcError> {
     let (b, t, d, n) = (
         shape.batch as i64,
         shape.seq as i64,
@@ -55,7 +57,7 @@ pub fn make_x_streams(shape: &MhcShape, device: Device) -> Result<Tensor, MhcErr
         shape.streams as i64,
     );
     tch::manual_seed(SEED + 1);
-    let x = Tensor::f_randn([b, t, d], (shape.dtype.kind(), device))?;
+    let x = Tensor::f_randn([b, t, d], (shape.dtype.kind(), device.torch()))?;
     Ok(x.f_unsqueeze(-2)?
         .f_expand([b, t, n, d], false)?
         .f_contiguous()?)
@@ -111,8 +113,8 @@ mod tests {
     #[test]
     fn the_pipeline_has_the_seed_shapes_and_a_doubly_stochastic_mix() {
         let shape = MhcShape::new(2, 3, 8, 4, MhcDtype::Float32).unwrap();
-        let w = MhcWeights::new(&shape, Device::Cpu).unwrap();
-        let x = make_x_streams(&shape, Device::Cpu).unwrap();
+        let w = MhcWeights::new(&shape, Device::host()).unwrap();
+        let x = make_x_streams(&shape, Device::host()).unwrap();
         assert_eq!(x.size(), [2, 3, 4, 8]);
         // Every stream starts as the same copy of x.
         let d = (x.select(2, 0) - x.select(2, 3))

@@ -5,11 +5,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::error::QuantError;
 use super::quantized_linear::QuantizedLinear;
 use super::recipe::Recipe;
+use crate::device::Device;
 
 /// The activation after `ln_linear_<act>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +122,7 @@ impl ModelWeights {
         k: i64,
         n: i64,
         dtype: Kind,
-        device: Device,
+        device: &Device,
     ) -> Result<ModelWeights, QuantError> {
         let shapes: Vec<(i64, i64)> = match model_type {
             ModelType::Linear | ModelType::LnLinear(_) => vec![(n, k)],
@@ -138,7 +139,7 @@ impl ModelWeights {
             .into_iter()
             .map(|(out, inp)| {
                 let bound = 1.0 / (inp as f64).sqrt();
-                Tensor::f_rand([out, inp], (Kind::Float, device))?
+                Tensor::f_rand([out, inp], (Kind::Float, device.torch()))?
                     .f_mul_scalar(2.0 * bound)?
                     .f_sub_scalar(bound)?
                     .f_to_kind(dtype)
@@ -156,13 +157,13 @@ impl ModelWeights {
         m: i64,
         k: i64,
         dtype: Kind,
-        device: Device,
+        device: &Device,
     ) -> Result<Tensor, QuantError> {
         let size = match model_type {
             ModelType::TransformerBlock => vec![m, BLOCK_SEQ_LEN, k],
             _ => vec![m, k],
         };
-        Ok(Tensor::f_randn(size, (dtype, device))?)
+        Ok(Tensor::f_randn(size, (dtype, device.torch()))?)
     }
 }
 

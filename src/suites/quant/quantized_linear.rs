@@ -4,7 +4,7 @@
 //! dequantize-then-matmul reference in float64, which the tests and the suite's check hold
 //! the kernels to.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::error::QuantError;
 use super::recipe::Recipe;
@@ -56,7 +56,8 @@ pub struct QuantizedLinear {
     weight: Weight,
     in_features: i64,
     dtype: Kind,
-    device: Device,
+    /// Whether the weight is on a GPU (the kernels differ).
+    cuda: bool,
 }
 
 fn unsupported(message: String) -> QuantError {
@@ -123,8 +124,7 @@ impl QuantizedLinear {
             }
         };
         let dtype = weight.kind();
-        let device = weight.device();
-        let cuda = device.is_cuda();
+        let cuda = weight.device().is_cuda();
         let weight = match recipe {
             Recipe::Baseline => Weight::Dense(weight.shallow_clone()),
             Recipe::Int8WeightOnly | Recipe::Int8Dynamic => {
@@ -192,7 +192,7 @@ impl QuantizedLinear {
             weight,
             in_features: k,
             dtype,
-            device,
+            cuda,
         })
     }
 
@@ -218,7 +218,7 @@ impl QuantizedLinear {
     }
 
     fn forward_2d(&self, x: &Tensor) -> Result<Tensor, tch::TchError> {
-        let cuda = self.device.is_cuda();
+        let cuda = self.cuda;
         match (&self.weight, self.recipe) {
             (Weight::Dense(w), _) => x.f_linear::<Tensor>(w, None),
             (Weight::Int8 { q, scale_hp, .. }, Recipe::Int8WeightOnly) => {
@@ -277,7 +277,7 @@ impl QuantizedLinear {
                 } else {
                     // The CPU _scaled_mm takes one scale per tensor only: the row and column
                     // scales multiply its float32 output instead (the same product).
-                    let one = Tensor::f_ones([], (Kind::Float, self.device))?;
+                    let one = Tensor::f_ones([], (Kind::Float, x.device()))?;
                     xq.f_internal_scaled_mm::<Tensor>(
                         &q.f_tr()?,
                         &one,

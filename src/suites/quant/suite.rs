@@ -12,7 +12,7 @@ use std::time::Duration;
 use replay_core::export::rows::Row;
 use replay_core::measure::{Clock as _, Measurement, MonotonicClock, Target};
 use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
-use tch::{Device, Tensor};
+use tch::Tensor;
 
 use super::case::{CaseNotes, QuantCase};
 use super::config::{ModelParams, QuantConfig};
@@ -23,7 +23,7 @@ use super::recipe::{recipe_pairs, Recipe};
 use super::rows::{self, COLUMNS};
 use super::sqnr::sqnr_db;
 use super::timing::TimingMode;
-use crate::device::DeviceSpec;
+use crate::device::{Device, DeviceSpec};
 use crate::torch::work_target::TorchWork;
 
 /// libtorch's generator is seeded with this before each case's weights and input, so every
@@ -60,10 +60,8 @@ pub struct QuantSuite {
 
 fn open_device(device: DeviceSpec) -> Result<Device, String> {
     match device {
-        DeviceSpec::Cpu => Ok(Device::Cpu),
-        DeviceSpec::Cuda(_) => crate::device::Device::open(device)
-            .map(|d| d.torch_device())
-            .map_err(|e| e.to_string()),
+        DeviceSpec::Cpu => Ok(Device::host().clone()),
+        DeviceSpec::Cuda(_) => Device::open(device).map_err(|e| e.to_string()),
     }
 }
 
@@ -180,13 +178,14 @@ impl QuantSuite {
     fn check_layers(
         &self,
         model: &Model,
-        device: Device,
+        device: &Device,
         dtype: tch::Kind,
     ) -> Result<String, CaseError> {
         let mut worst = f64::INFINITY;
         for layer in model.linears() {
             let k = layer.in_features();
-            let probe = Tensor::f_randn([CHECK_ROWS, k], (dtype, device)).map_err(torch_error)?;
+            let probe =
+                Tensor::f_randn([CHECK_ROWS, k], (dtype, device.torch())).map_err(torch_error)?;
             let out = layer.forward(&probe).map_err(torch_error)?;
             let reference = layer.reference(&probe).map_err(quant_error)?;
             let sqnr = sqnr_db(&reference, &out).map_err(torch_error)?;
@@ -216,7 +215,7 @@ impl QuantSuite {
         &self,
         model: &Model,
         input: &Tensor,
-        device: Device,
+        device: &Device,
         time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
     ) -> Result<f64, CaseError> {
         let mut work = TorchWork::new(device, || model.forward(input).map(drop))
@@ -245,7 +244,7 @@ impl QuantSuite {
         let recipe = Recipe::parse(&case.quantization)
             .map_err(|why| CaseError::new(CaseStatus::NotImplemented, why))?;
         let device = match self.devices.get(case.param) {
-            Some(Ok(d)) => *d,
+            Some(Ok(d)) => d,
             Some(Err(why)) => return Err(CaseError::new(CaseStatus::Skipped, why.clone())),
             None => {
                 return Err(CaseError::new(
@@ -271,9 +270,8 @@ impl QuantSuite {
         let one_call = |model: &Model| -> Result<(Tensor, Duration), CaseError> {
             let start = clock.now();
             let out = model.forward(&input).map_err(torch_error)?;
-            if let Device::Cuda(index) = device {
-                tch::Cuda::synchronize(index as i64);
-            }
+            crate::torch::work_target::synchronize(device)
+                .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
             Ok((out, clock.now().saturating_sub(start)))
         };
         let key = (case.param, case.shape.name.clone(), [m, k, n]);
@@ -398,11 +396,12 @@ impl QuantSuite {
         case: &QuantCase,
         model: &Model,
         input: &Tensor,
-        device: Device,
+        device: &Device,
     ) -> Result<(String, String), QuantError> {
         let _guard = tch::no_grad_guard();
         let stats = match device {
-            Device::Cuda(index) => {
+            Device::Cuda(dev) => {
+                let index = dev.info.index;
                 let shim = |e: crate::torch::ShimError| QuantError::Unsupported(e.to_string());
                 crate::torch::cuda_memory_stats::reset_peak(index).map_err(shim)?;
                 drop(model.forward(input)?);
@@ -416,7 +415,7 @@ impl QuantSuite {
                     "snapshot": "not recorded (the caching allocator's snapshot needs torch.cuda.memory._record_memory_history, which tch does not expose)",
                 })
             }
-            _ => {
+            Device::Cpu(_) => {
                 if !crate::torch::cpu_memory_counter::is_installed() {
                     return Err(QuantError::Unsupported(
                         "the CPU memory counter could not be installed".into(),

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use replay_core::measure::{MeasureConfig, Summary};
+use replay_core::measure::{MeasureConfig, Summary, Timing};
 
 /// The seed's warm-up calls and timed calls.
 pub const SEED_CALLS: u64 = 100;
@@ -48,9 +48,10 @@ impl TimingMode {
                 warmup,
                 runs,
                 budget,
-            } => MeasureConfig::fixed_runs_within(warmup, runs, budget),
-            TimingMode::Replay { budget } => MeasureConfig::with_time_budget(budget),
+            } => Timing::fixed_within(warmup, runs, budget),
+            TimingMode::Replay { budget } => Timing::alone(budget),
         }
+        .config()
     }
 
     /// The row's time in milliseconds: the mean for the seed's mode, the median for replay's.

@@ -3,7 +3,6 @@
 //! gradient, and returns a report that the command prints as JSON.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use replay_core::measure::{measure_detailed, MeasureConfig, MonotonicClock};
 use serde::Serialize;
@@ -21,8 +20,8 @@ pub struct ToolRequest {
     /// `forward` gives the values only; `backward`/`both` the gradient too.
     pub phase: Phase,
     pub grad_out: Option<PathBuf>,
-    /// Time `phase` with the measurement core within this budget.
-    pub time_budget: Option<Duration>,
+    /// Time `phase` with the measurement core, so configured (`--time`).
+    pub timing: Option<MeasureConfig>,
 }
 
 /// The problem's dimensions, in the seed's letters.
@@ -102,15 +101,11 @@ pub fn run(
         })?;
         npy_io::write_grad(path, dims, grad)?;
     }
-    let timing = match request.time_budget {
+    let timing = match &request.timing {
         None => None,
-        Some(budget) => {
+        Some(config) => {
             let mut target = ScanTarget::new(prepared.as_mut(), request.phase);
-            let measured = measure_detailed(
-                &mut target,
-                &MeasureConfig::with_time_budget(budget),
-                &MonotonicClock::new(),
-            );
+            let measured = measure_detailed(&mut target, config, &MonotonicClock::new());
             // The backend's own error keeps its kind (out of memory, not implemented).
             let measured = match (measured, target.failure.take()) {
                 (Ok(m), _) => m,

@@ -41,6 +41,7 @@ mod summarize;
 mod synthetic_stream;
 mod target;
 mod timer;
+pub mod timing;
 
 pub use batch::TimedTarget;
 pub use clock::{Clock, MonotonicClock, SyntheticClock};
@@ -56,3 +57,4 @@ pub use stopping::{
 pub use synthetic_stream::SyntheticStream;
 pub use target::Target;
 pub use timer::{segment, BatchTiming, ClockTimer, Timer, Untimed};
+pub use timing::{Sampling, Timing};

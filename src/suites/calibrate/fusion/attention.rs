@@ -10,12 +10,13 @@
 
 use std::collections::BTreeMap;
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::super::profile::FusionProfile;
 use super::super::timing::Trials;
 use super::super::CalibrateError;
 use super::pattern::{seed_sizes, seed_trials, time_both, Counts, Measured};
+use crate::device::Device;
 
 /// How much of the attention head is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,8 +98,8 @@ pub struct AttentionInputs {
 
 impl AttentionInputs {
     /// Standard normal Q, K and V, as the seed draws them.
-    pub fn random((b, s, d): AttentionSize, device: Device) -> Result<Self, CalibrateError> {
-        let options = (Kind::Float, device);
+    pub fn random((b, s, d): AttentionSize, device: &Device) -> Result<Self, CalibrateError> {
+        let options = (Kind::Float, device.torch());
         Ok(AttentionInputs {
             q: Tensor::f_randn([b, s, d], options)?,
             k: Tensor::f_randn([b, s, d], options)?,
@@ -154,7 +155,7 @@ impl AttentionInputs {
 
 /// One pattern at one size.
 pub fn measure(
-    device: Device,
+    device: &Device,
     pattern: AttentionPattern,
     size: AttentionSize,
     trials: Trials,
@@ -240,7 +241,7 @@ mod tests {
     #[test]
     fn fused_and_unfused_agree() {
         tch::manual_seed(4);
-        let inputs = AttentionInputs::random((2, 24, 8), Device::Cpu).unwrap();
+        let inputs = AttentionInputs::random((2, 24, 8), Device::host()).unwrap();
         for pattern in PATTERNS {
             let u = inputs.unfused(pattern).unwrap();
             let f = inputs.fused(pattern).unwrap();
@@ -264,7 +265,13 @@ mod tests {
             warmup: 1,
             trials: 4,
         };
-        let p = measure(Device::Cpu, AttentionPattern::FullSdpa, (1, 32, 16), trials).unwrap();
+        let p = measure(
+            Device::host(),
+            AttentionPattern::FullSdpa,
+            (1, 32, 16),
+            trials,
+        )
+        .unwrap();
         assert_eq!(p.fusion_pattern, "FullAttention_SDPA");
         assert_eq!(p.operators, ["FullAttention", "SDPA"]);
         assert!(p.unfused_latency_ms > 0.0 && p.fused_latency_ms > 0.0);

@@ -9,12 +9,13 @@
 
 use std::collections::BTreeMap;
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::super::profile::FusionProfile;
 use super::super::timing::Trials;
 use super::super::CalibrateError;
 use super::pattern::{product, seed_sizes, seed_trials, time_both, Counts, Measured};
+use crate::device::Device;
 
 /// What follows the convolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,8 +148,8 @@ impl BatchNorm {
     /// Statistics that make folding matter (the seed's fresh BatchNorm2d has γ = 1, β = 0,
     /// mean 0, var 1, which folding leaves almost unchanged): γ and var in [0.5, 1.5), β and
     /// the mean standard normal.
-    pub fn random(channels: i64, device: Device) -> Result<Self, CalibrateError> {
-        let options = (Kind::Float, device);
+    pub fn random(channels: i64, device: &Device) -> Result<Self, CalibrateError> {
+        let options = (Kind::Float, device.torch());
         let around_one = || Tensor::f_rand([channels], options)?.f_add_scalar(0.5);
         Ok(BatchNorm {
             gamma: around_one()?,
@@ -205,9 +206,9 @@ impl ConvInputs {
     pub fn random(
         pattern: ConvPattern,
         size: ConvSize,
-        device: Device,
+        device: &Device,
     ) -> Result<Self, CalibrateError> {
-        let options = (Kind::Float, device);
+        let options = (Kind::Float, device.torch());
         let fan_in = (size.c_in * size.kernel * size.kernel).max(1) as f64;
         let x = Tensor::f_randn(size.input_shape(), options)?;
         let weight =
@@ -262,7 +263,7 @@ impl ConvInputs {
 
 /// One pattern at one size.
 pub fn measure(
-    device: Device,
+    device: &Device,
     pattern: ConvPattern,
     size: ConvSize,
     trials: Trials,
@@ -359,7 +360,7 @@ mod tests {
     fn folded_conv_equals_conv_then_batchnorm() {
         tch::manual_seed(2);
         let size = ConvSize::new(2, 8, 16, 12, 3);
-        let inputs = ConvInputs::random(ConvPattern::Bn, size, Device::Cpu).unwrap();
+        let inputs = ConvInputs::random(ConvPattern::Bn, size, Device::host()).unwrap();
         let bn = inputs.bn.as_ref().unwrap();
         // Non-trivial statistics: BatchNorm moves the convolution's output a lot...
         let conv = inputs.conv(&inputs.weight, None).unwrap();
@@ -382,7 +383,7 @@ mod tests {
         tch::manual_seed(3);
         let size = ConvSize::new(1, 4, 8, 10, 3);
         for pattern in PATTERNS {
-            let inputs = ConvInputs::random(pattern, size, Device::Cpu).unwrap();
+            let inputs = ConvInputs::random(pattern, size, Device::host()).unwrap();
             let u = inputs.unfused().unwrap();
             let f = inputs.fused().unwrap();
             assert_eq!(f.size(), [1, 8, 10, 10], "{pattern:?}");

@@ -7,12 +7,13 @@
 
 use std::collections::BTreeMap;
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::super::profile::FusionProfile;
 use super::super::timing::Trials;
 use super::super::CalibrateError;
 use super::pattern::{seed_sizes, seed_trials, time_both, Counts, Measured};
+use crate::device::Device;
 
 /// The activation after the bias.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,8 +86,8 @@ pub struct LinearInputs {
 
 impl LinearInputs {
     /// Standard normal operands, as the seed draws them.
-    pub fn random((m, k, n): LinearSize, device: Device) -> Result<Self, CalibrateError> {
-        let options = (Kind::Float, device);
+    pub fn random((m, k, n): LinearSize, device: &Device) -> Result<Self, CalibrateError> {
+        let options = (Kind::Float, device.torch());
         Ok(LinearInputs {
             x: Tensor::f_randn([m, k], options)?,
             w: Tensor::f_randn([n, k], options)?,
@@ -123,7 +124,7 @@ pub fn fused(inputs: &LinearInputs, activation: Activation) -> Result<Tensor, tc
 
 /// One pattern at one size.
 pub fn measure(
-    device: Device,
+    device: &Device,
     activation: Activation,
     size: LinearSize,
     trials: Trials,
@@ -207,7 +208,7 @@ mod tests {
     #[test]
     fn fused_and_unfused_agree() {
         tch::manual_seed(1);
-        let inputs = LinearInputs::random((16, 64, 32), Device::Cpu).unwrap();
+        let inputs = LinearInputs::random((16, 64, 32), Device::host()).unwrap();
         for act in PATTERNS {
             let u = unfused(&inputs, act).unwrap();
             let f = fused(&inputs, act).unwrap();
@@ -226,7 +227,7 @@ mod tests {
             warmup: 2,
             trials: 5,
         };
-        let p = measure(Device::Cpu, Activation::Relu, (32, 64, 64), trials).unwrap();
+        let p = measure(Device::host(), Activation::Relu, (32, 64, 64), trials).unwrap();
         assert_eq!(p.fusion_pattern, "Linear_Bias_ReLU");
         assert_eq!(p.input_shape, [32, 64, 64]);
         assert_eq!(p.num_trials, 5);

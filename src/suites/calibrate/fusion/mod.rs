@@ -14,6 +14,7 @@ use std::fmt;
 
 use super::profile::FusionProfile;
 use super::CalibrateError;
+use crate::device::Device;
 
 /// A family of fusion patterns, as `--fusion-patterns` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -75,7 +76,7 @@ impl fmt::Display for FusionFamily {
 /// `Conv2d_BN 4x128x128x28 k3`, `QK_Softmax 4x256x64`), with its profile or why it failed.
 /// One failed pattern never ends the others.
 pub fn measure_fusion(
-    device: tch::Device,
+    device: &Device,
     families: &[FusionFamily],
     quick: bool,
 ) -> Vec<(String, Result<FusionProfile, CalibrateError>)> {
@@ -161,7 +162,7 @@ mod tests {
 
     #[test]
     fn no_family_measures_nothing() {
-        assert!(measure_fusion(tch::Device::Cpu, &[], true).is_empty());
+        assert!(measure_fusion(Device::host(), &[], true).is_empty());
     }
 
     /// Every pattern at every size has a name of its own, in the seed's order.

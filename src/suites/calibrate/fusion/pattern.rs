@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::super::profile::{verdict, FusionProfile};
 use super::super::timing::{time_trials, Latency, Trials};
 use super::super::CalibrateError;
+use crate::device::Device;
 use crate::torch::work_target::TorchWork;
 
 /// The seed's warm-up for every fusion pattern.
@@ -151,7 +152,7 @@ impl Measured {
 /// current for the events, and a side that fails (a shape libtorch refuses) fails here with
 /// libtorch's message rather than inside the timing.
 pub fn time_both<U, F>(
-    device: tch::Device,
+    device: &Device,
     trials: Trials,
     mut unfused: U,
     mut fused: F,

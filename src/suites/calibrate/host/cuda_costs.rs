@@ -17,11 +17,11 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::super::CalibrateError;
 use super::timing::{measure_rounds, Derived, Figure, HostCalls, Plan};
-use crate::device::CudaDevice;
+use crate::device::{CudaDevice, Device};
 use crate::kernels::KernelCache;
 use crate::measure::blocking_kernel::{BlockingKernel, BLOCKED_MAX_CALLS_PER_SAMPLE};
 use crate::measure::cuda_timing::CudaStreamHandle;
@@ -213,7 +213,7 @@ pub fn measure_launches(device: &CudaDevice, plan: &Plan) -> Result<LaunchCosts,
         kernel: stream,
         placement,
     };
-    let mut t = Tensor::f_zeros([1], (Kind::Float, Device::Cuda(device.info.index)))?;
+    let mut t = Tensor::f_zeros([1], (Kind::Float, device.torch()))?;
     let mut fills = HostCalls::synchronising(
         move || t.f_fill_(1.0).map(drop).map_err(CalibrateError::from),
         Some(index),
@@ -250,10 +250,11 @@ pub struct CopyCosts {
 /// Measures the two copies on `device`.
 pub fn measure_copies(device: &CudaDevice, plan: &Plan) -> Result<CopyCosts, CalibrateError> {
     let index = device.info.index;
-    let gpu = Device::Cuda(index);
+    let gpu = device.torch();
     let source = Tensor::f_ones([1], (Kind::Float, gpu))?;
-    let mut pinned = Tensor::f_zeros([1], (Kind::Float, Device::Cpu))?.f_pin_memory(gpu)?;
-    let mut pageable = Tensor::f_zeros([1], (Kind::Float, Device::Cpu))?;
+    let mut pinned =
+        Tensor::f_zeros([1], (Kind::Float, Device::host().torch()))?.f_pin_memory(gpu)?;
+    let mut pageable = Tensor::f_zeros([1], (Kind::Float, Device::host().torch()))?;
     let into_pinned = source.shallow_clone();
     let mut pinned_copies = HostCalls::synchronising(
         move || pinned.f_copy_(&into_pinned).map_err(CalibrateError::from),

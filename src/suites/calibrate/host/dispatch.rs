@@ -10,10 +10,11 @@
 //! boxed, by name ([`PreparedOp`]), as TorchScript's interpreter calls every op. An op's figure is
 //! its whole call, the ops nested inside it included (`aten::flatten` calls `aten::view`).
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::super::CalibrateError;
 use super::timing::{measure_rounds, Figure, HostCalls, Plan};
+use crate::device::Device;
 use crate::measure::Target;
 use crate::torch::{OpArg, PreparedOp};
 
@@ -45,8 +46,8 @@ fn shim(error: crate::torch::ShimError) -> CalibrateError {
 
 /// The ops, each on its own tiny tensors on `device` (float32 [2, 3, 4] unless it needs another
 /// shape).
-pub fn no_launch_ops(device: Device) -> Result<Vec<NoLaunchOp>, CalibrateError> {
-    let options = (Kind::Float, device);
+pub fn no_launch_ops(device: &Device) -> Result<Vec<NoLaunchOp>, CalibrateError> {
+    let options = (Kind::Float, device.torch());
     let x = || Tensor::f_zeros([2, 3, 4], options);
     let row = Tensor::f_zeros([1, 4], options)?;
     let matrix = Tensor::f_zeros([3, 4], options)?;
@@ -111,7 +112,7 @@ mod tests {
 
     #[test]
     fn every_op_runs_on_the_cpu_and_the_median_is_the_middle() {
-        let mut ops = no_launch_ops(Device::Cpu).unwrap();
+        let mut ops = no_launch_ops(Device::host()).unwrap();
         assert_eq!(ops.len(), 14);
         for op in &mut ops {
             (op.call)().unwrap_or_else(|e| panic!("{}: {e}", op.name));

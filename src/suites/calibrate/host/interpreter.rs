@@ -14,10 +14,11 @@
 //! The TensorExpr fuser is off while the module is optimised and timed (and put back as it was),
 //! so that the graph executor runs every op of the chain rather than a fused kernel.
 
-use tch::{CModule, Device, Kind, Tensor};
+use tch::{CModule, Kind, Tensor};
 
 use super::super::CalibrateError;
 use super::timing::{measure_rounds, Derived, Figure, HostCalls, Plan};
+use crate::device::Device;
 use crate::measure::Target;
 
 /// Ops in one link of the chain (view, view, add, mul).
@@ -92,13 +93,13 @@ impl Drop for FuserOff {
 /// Measures the interpreter's cost per op on `device` (`cuda`: its CUDA index, synchronised
 /// before each timed batch).
 pub fn measure_interpreter(
-    device: Device,
+    device: &Device,
     cuda: Option<i64>,
     plan: &Plan,
 ) -> Result<InterpreterCost, CalibrateError> {
     let _fuser = FuserOff::new()?;
-    let x = Tensor::f_zeros([1, 4], (Kind::Float, device))?;
-    let m = Tensor::f_ones([1, 4], (Kind::Float, device))?;
+    let x = Tensor::f_zeros([1, 4], (Kind::Float, device.torch()))?;
+    let m = Tensor::f_ones([1, 4], (Kind::Float, device.torch()))?;
     let short = traced(&x, &m, SHORT_LINKS)?;
     let long = traced(&x, &m, LONG_LINKS)?;
     // The traced module computes what the chain computes.

@@ -73,13 +73,15 @@ pub fn measure_host(
     progress: &mut dyn FnMut(&str),
 ) -> Result<HostMeasurement, CalibrateError> {
     let plan = Plan::SHORT_CALLS;
-    let torch_device = device.torch_device();
     let cuda = match device {
         Device::Cuda(dev) => Some(dev.info.index as i64),
         Device::Cpu(_) => None,
     };
     // libtorch's first op on a device initialises it (its context, its allocator): not timed.
-    drop(tch::Tensor::f_zeros([1], (tch::Kind::Float, torch_device))?);
+    drop(tch::Tensor::f_zeros(
+        [1],
+        (tch::Kind::Float, device.torch()),
+    )?);
     let mut notes = Notes::default();
     let mut host = HostProfile {
         machine: machine::machine_of(device),
@@ -87,13 +89,13 @@ pub fn measure_host(
     };
 
     progress("ops that launch nothing, one dispatcher call each");
-    let mut ops = dispatch::no_launch_ops(torch_device)?;
+    let mut ops = dispatch::no_launch_ops(device)?;
     let figures = notes.kept(
         &["dispatch_us_per_op"],
         dispatch::measure_ops(&mut ops, &plan),
     );
     progress("TorchScript's interpreter per op");
-    let interpreter = interpreter::measure_interpreter(torch_device, cuda, &plan);
+    let interpreter = interpreter::measure_interpreter(device, cuda, &plan);
     if let Some(cost) = notes.kept(&["interpreter_us_per_op"], interpreter) {
         host.interpreter_us_per_op = Some(cost.per_op.value);
         notes.note(
@@ -194,7 +196,7 @@ pub fn measure_host(
 
     progress("the profiler's cost per event, with capture's settings");
     let profiler =
-        profiler_cost::measure_profiler(&mut ops, torch_device, cuda, &profiler_cost::STREAM_PLAN);
+        profiler_cost::measure_profiler(&mut ops, device, cuda, &profiler_cost::STREAM_PLAN);
     let fields = ["profiler_us_per_cpu_event", "profiler_us_per_runtime_event"];
     if let Some(cost) = notes.kept(&fields[..1 + usize::from(cuda.is_some())], profiler) {
         host.profiler_us_per_cpu_event = Some(cost.per_cpu_event.value);

@@ -15,11 +15,12 @@
 //!   event and a `cudaLaunchKernel`): what its profiled slope adds beyond its CPU op events at
 //!   the first cost, per runtime event.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::super::CalibrateError;
 use super::dispatch::NoLaunchOp;
 use super::timing::{measure_rounds, Derived, Figure, Plan};
+use crate::device::Device;
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::profiler_session::{EventCounts, ProfilerSession};
 
@@ -181,10 +182,10 @@ pub fn events_per_call(
 /// `repetitions` × [`FILLS_PER_REPETITION`] `fill_`s of a one-element tensor on `device` per
 /// call: one launch each.
 fn fills(
-    device: Device,
+    device: &Device,
     repetitions: u64,
 ) -> Result<Box<dyn FnMut() -> Result<(), CalibrateError>>, CalibrateError> {
-    let mut t = Tensor::f_zeros([1], (Kind::Float, device))?;
+    let mut t = Tensor::f_zeros([1], (Kind::Float, device.torch()))?;
     Ok(Box::new(move || {
         for _ in 0..repetitions * FILLS_PER_REPETITION {
             drop(t.f_fill_(1.0)?);
@@ -201,7 +202,7 @@ fn shim(error: crate::torch::ShimError) -> CalibrateError {
 /// `ops` (and, on a GPU, one of launches).
 pub fn measure_profiler(
     ops: &mut [NoLaunchOp],
-    device: Device,
+    device: &Device,
     cuda: Option<i64>,
     plan: &Plan,
 ) -> Result<ProfilerCost, CalibrateError> {

@@ -187,7 +187,7 @@ pub fn measure_memory_with(
         });
         let copy_key = profile_key(StreamKernel::Copy, Method::Libtorch, size_mb);
         let libtorch = elements.as_ref().map_err(clone_error).and_then(|&n| {
-            let latency = torch_copy::time_torch_copy(device.torch_device(), n, trials)?;
+            let latency = torch_copy::time_torch_copy(device, n, trials)?;
             let mut extra = BTreeMap::new();
             extra.insert("timer".into(), json!(torch_timer(device)));
             let run = Run {

@@ -10,20 +10,21 @@
 use tch::{Kind, Tensor};
 
 use super::stream_kernel::StreamKernel;
+use crate::device::Device;
 use crate::suites::calibrate::timing::{time_trials, Latency, Trials};
 use crate::suites::calibrate::CalibrateError;
 use crate::torch::work_target::TorchWork;
 
 /// Times `trials` copies of `n` floats on `device`.
 pub fn time_torch_copy(
-    device: tch::Device,
+    device: &Device,
     n: usize,
     trials: Trials,
 ) -> Result<Latency, CalibrateError> {
     let len = i64::try_from(n)
         .map_err(|_| CalibrateError::Usage(format!("{n} elements are too many for libtorch")))?;
-    let src = Tensor::f_ones([len], (Kind::Float, device))?;
-    let mut dst = Tensor::f_zeros([len], (Kind::Float, device))?;
+    let src = Tensor::f_ones([len], (Kind::Float, device.torch()))?;
+    let mut dst = Tensor::f_zeros([len], (Kind::Float, device.torch()))?;
     // One copy before timing: pages faulted in, and on a GPU libtorch's context made current
     // for the events (TorchWork asks for it).
     dst.f_copy_(&src)?;
@@ -46,7 +47,7 @@ mod tests {
             warmup: 1,
             trials: 3,
         };
-        let latency = time_torch_copy(tch::Device::Cpu, 1 << 16, trials).unwrap();
+        let latency = time_torch_copy(Device::host(), 1 << 16, trials).unwrap();
         assert_eq!(latency.num_trials, 3);
         assert!(latency.min_latency_ms > 0.0);
         assert!(latency.min_latency_ms <= latency.median_latency_ms);

@@ -4,8 +4,9 @@
 //! per configuration, so a case's inputs depend on the cases run before it; skipped cases
 //! draw nothing, as in the seed, whose skip comes before `run_single_benchmark`.
 
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
+use crate::device::Device;
 use crate::suites::scan::{ScanDims, ScanError};
 
 /// The seed of the seed's benchmark.
@@ -31,7 +32,7 @@ impl SeededInputs {
             dims.labels as i64,
             dims.labels as i64,
         ];
-        let edge = Tensor::f_randn(shape, (Kind::Float, Device::Cpu))
+        let edge = Tensor::f_randn(shape, (Kind::Float, Device::host().torch()))
             .and_then(|t| t.f_view([-1]))
             .map_err(|e| ScanError::Backend(format!("drawing the inputs: {e}")))?;
         Vec::<f32>::try_from(&edge)

@@ -27,7 +27,7 @@ pub mod suite;
 pub use command::ScanCommand;
 pub use grid::{ScanCase, ScanGrid};
 pub use outputs::ScanOutputs;
-pub use suite::{measure_config, BenchSettings, ScanBenchSuite};
+pub use suite::{case_timing, BenchSettings, ScanBenchSuite};
 
 use replay_core::measure::{MeasureConfig, MonotonicClock};
 use replay_core::shard::Shard;

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use replay_core::export::rows::Row;
-use replay_core::measure::{MeasureConfig, Measurement, Target};
+use replay_core::measure::{Measurement, Target, Timing};
 use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 
 use super::check::{check_output, CheckOutcome};
@@ -209,10 +209,10 @@ pub fn case_error(e: ScanError) -> CaseError {
     CaseError::new(status, message)
 }
 
-/// The measurement of one case: at least one warm-up call, at least `repeats` samples, then
-/// the core's rule (relative error of the median ≤ 0.5 % or `budget` spent). There is no
-/// time cap below `repeats` samples: a slow case takes its `repeats` samples whatever they
-/// cost, as the seed's do.
-pub fn measure_config(repeats: usize, budget: Duration) -> MeasureConfig {
-    MeasureConfig::until_stable(repeats, budget)
+/// The timing of one case: at least one warm-up call, at least `repeats` samples, then the
+/// core's rule (relative error of the median ≤ 0.5 % or `budget` spent). There is no time cap
+/// below `repeats` samples: a slow case takes its `repeats` samples whatever they cost, as
+/// the seed's do.
+pub fn case_timing(repeats: usize, budget: Duration) -> Timing {
+    Timing::grid(repeats, budget)
 }

@@ -3,6 +3,7 @@
 //! allocator's peaks on a GPU (what the seed reads with `torch.cuda.max_memory_*`).
 
 use super::super::{MemoryPeak, ScanError};
+use crate::device::Device;
 use crate::torch::{cpu_memory_counter, cuda_memory_stats};
 
 #[derive(Debug, Clone, Copy)]
@@ -14,15 +15,16 @@ pub enum PeakSource {
 impl PeakSource {
     /// The source for `device`, ready to read: the CPU counter is installed on first use; the
     /// CUDA statistics are checked to exist in this build.
-    pub fn open(device: tch::Device) -> Result<PeakSource, ScanError> {
+    pub fn open(device: &Device) -> Result<PeakSource, ScanError> {
         match device {
-            tch::Device::Cuda(index) => {
+            Device::Cuda(dev) => {
+                let index = dev.info.index;
                 cuda_memory_stats::reset_peak(index).map_err(|e| {
                     ScanError::Backend(format!("peak GPU memory cannot be measured: {e}"))
                 })?;
                 Ok(PeakSource::CudaAllocator(index))
             }
-            _ => {
+            Device::Cpu(_) => {
                 cpu_memory_counter::install().map_err(|e| {
                     ScanError::Backend(format!("peak CPU memory cannot be measured: {e}"))
                 })?;

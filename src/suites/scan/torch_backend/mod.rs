@@ -5,9 +5,11 @@
 //! - [`streaming_scan`]: the recurrence, op for op as the seed writes it;
 //! - [`semiring_tensors`]: the seed's Log, Max and Entropy semirings on tensors;
 //! - [`prepared`]: what each phase runs and times;
-//! - [`call_device`], [`memory_peak`], [`torch_error`]: where the calls run (the CPU, or
-//!   libtorch's stream, which sets the measurement core's timer), the memory counters,
-//!   libtorch's errors as scan errors.
+//! - [`memory_peak`], [`torch_error`]: the memory counters, libtorch's errors as scan errors.
+//!
+//! The calls run on the opened device the backend is given: the CPU, or libtorch's stream on
+//! a GPU (`crate::torch::work_target::libtorch_stream_on`), which sets the measurement core's
+//! timer.
 //!
 //! Max's gradient on ties: the seed's ⊕ is `torch.max(xs, dim)[0]`, whose backward sends the
 //! whole gradient to the index `max` returns, the first maximum (on the CPU and on CUDA alike,
@@ -17,51 +19,37 @@
 //! the rule [`crate::suites::scan::reference::viterbi_indicator`] uses. It is never split
 //! between tied segmentations.
 
-mod call_device;
 mod memory_peak;
 mod prepared;
 mod semiring_tensors;
 mod streaming_scan;
 mod torch_error;
 
-use std::sync::Arc;
-
-use cudarc::driver::CudaContext;
 use tch::{Kind, Tensor};
 
 use super::{PreparedScan, ScanBackend, ScanError, ScanProblem, Semiring};
 use crate::device::Device;
-use call_device::CallDevice;
+use crate::torch::work_target::libtorch_stream_on;
 use memory_peak::PeakSource;
 use prepared::PreparedTorchScan;
 use semiring_tensors::SemiringTensors;
 use torch_error::scan_error;
 
-/// The `torch` backend on one device.
+/// The `torch` backend on one opened device.
 pub struct TorchBackend {
-    device: tch::Device,
-    /// The GPU's CUDA context (libtorch's primary one), bound before the device is used.
-    cuda_context: Option<Arc<CudaContext>>,
+    device: Device,
 }
 
 impl TorchBackend {
     pub fn new(device: &Device) -> TorchBackend {
-        let cuda_context = match device {
-            Device::Cuda(dev) => Some(dev.context.clone()),
-            Device::Cpu(_) => None,
-        };
         TorchBackend {
-            device: device.torch_device(),
-            cuda_context,
+            device: device.clone(),
         }
     }
 
-    /// The CPU backend, without opening a [`Device`] (tests, tools).
+    /// The CPU backend, on the host (tests, tools).
     pub fn cpu() -> TorchBackend {
-        TorchBackend {
-            device: tch::Device::Cpu,
-            cuda_context: None,
-        }
+        TorchBackend::new(Device::host())
     }
 }
 
@@ -94,29 +82,23 @@ impl ScanBackend for TorchBackend {
             .collect::<Result<Vec<i64>, _>>()?;
         let edge = Tensor::f_from_slice(problem.edge)
             .and_then(|t| t.f_view_(shape))
-            .and_then(|t| t.f_to(self.device))
+            .and_then(|t| t.f_to(self.device.torch()))
             .map_err(scan_error)?;
         let lengths = Tensor::f_from_slice(&lengths)
             .and_then(|t| t.f_to_kind(Kind::Int64))
-            .and_then(|t| t.f_to(self.device))
+            .and_then(|t| t.f_to(self.device.torch()))
             .map_err(scan_error)?;
 
-        let on = match (self.device, &self.cuda_context) {
-            (tch::Device::Cuda(index), Some(context)) => CallDevice::cuda(index, context.clone())?,
-            (tch::Device::Cuda(index), None) => {
-                return Err(ScanError::Backend(format!(
-                    "cuda:{index} was not opened through replay's device layer"
-                )))
-            }
-            _ => CallDevice::Cpu,
-        };
-        let memory = PeakSource::open(self.device)?;
+        let stream =
+            libtorch_stream_on(&self.device).map_err(|e| ScanError::Backend(e.to_string()))?;
+        let memory = PeakSource::open(&self.device)?;
         memory.reset();
         Ok(Box::new(PreparedTorchScan {
             semiring: SemiringTensors(semiring),
             edge,
             lengths,
-            on,
+            device: self.device.clone(),
+            stream,
             memory,
         }))
     }

@@ -19,7 +19,6 @@ use replay_core::measure::{segment, Placement, Timer, Untimed};
 use tch::{Kind, Tensor};
 
 use super::super::{MemoryPeak, Phase, PreparedScan, ScanError, ScanOutput};
-use super::call_device::CallDevice;
 use super::memory_peak::PeakSource;
 use super::semiring_tensors::SemiringTensors;
 use super::streaming_scan::streaming_scan;
@@ -31,8 +30,9 @@ pub struct PreparedTorchScan {
     pub(super) edge: Tensor,
     /// `[B]` int64 on the device.
     pub(super) lengths: Tensor,
-    /// Where the calls run.
-    pub(super) on: CallDevice,
+    /// Where the calls run, and on a GPU libtorch's stream there (what times them).
+    pub(super) device: crate::device::Device,
+    pub(super) stream: Option<crate::measure::cuda_timing::CudaStreamHandle>,
     pub(super) memory: PeakSource,
 }
 
@@ -43,6 +43,13 @@ struct CallState {
 }
 
 impl PreparedTorchScan {
+    /// Waits for the device's queued work (nothing on the CPU): the untimed part of a call
+    /// must be over before the timed part starts, as the seed's `cuda.synchronize` ensures.
+    fn settle(&self) -> Result<(), ScanError> {
+        crate::torch::work_target::synchronize(&self.device)
+            .map_err(|e| ScanError::Backend(e.to_string()))
+    }
+
     /// The seed's `edge.clone().detach().requires_grad_(needs_grad)`.
     fn fresh_edge(&self, needs_grad: bool) -> Result<Tensor, ScanError> {
         let mut edge = self.edge.f_detach_copy().map_err(scan_error)?;
@@ -73,17 +80,17 @@ impl PreparedTorchScan {
         let edge = self.fresh_edge(needs_grad)?;
         match phase {
             Phase::Forward => {
-                self.on.settle()?;
+                self.settle()?;
                 segment(timer, || self.forward(edge))
             }
             Phase::Backward => {
                 let state = self.forward(edge)?;
-                self.on.settle()?;
+                self.settle()?;
                 segment(timer, || Self::backward(&state))?;
                 Ok(state)
             }
             Phase::Both => {
-                self.on.settle()?;
+                self.settle()?;
                 segment(timer, || {
                     let state = self.forward(edge)?;
                     Self::backward(&state)?;
@@ -98,14 +105,17 @@ fn to_host(tensor: &Tensor) -> Result<Vec<f32>, ScanError> {
     let flat = tensor
         .f_detach()
         .and_then(|t| t.f_reshape([-1]))
-        .and_then(|t| t.f_to(tch::Device::Cpu))
+        .and_then(|t| t.f_to(crate::device::Device::host().torch()))
         .map_err(scan_error)?;
     Vec::<f32>::try_from(&flat).map_err(scan_error)
 }
 
 impl PreparedScan for PreparedTorchScan {
     fn placement(&self) -> Placement<'_> {
-        self.on.placement()
+        match &self.stream {
+            None => Placement::Host,
+            Some(stream) => Placement::Stream(stream),
+        }
     }
 
     fn run_calls(

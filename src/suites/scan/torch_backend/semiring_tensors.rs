@@ -4,7 +4,7 @@
 //! are the seed's, one libtorch op for one of its ops, so that the baseline launches the same
 //! kernels.
 
-use tch::{Device, Kind, TchError, Tensor};
+use tch::{Kind, TchError, Tensor};
 
 use super::super::Semiring;
 
@@ -51,9 +51,10 @@ impl SemiringTensors {
             Semiring::Entropy => {
                 let mut shape = vec![2];
                 shape.extend(potentials.size());
-                let values = Tensor::f_zeros(shape, (Kind::Float, Device::Cpu))?
-                    .f_to_kind(potentials.kind())?
-                    .f_to(potentials.device())?;
+                let values =
+                    Tensor::f_zeros(shape, (Kind::Float, crate::device::Device::host().torch()))?
+                        .f_to_kind(potentials.kind())?
+                        .f_to(potentials.device())?;
                 values.f_select(0, 0)?.f_copy_(potentials)?;
                 let _ = values.f_select(0, 1)?.f_fill_(0.0)?;
                 Ok(values)
@@ -62,9 +63,10 @@ impl SemiringTensors {
     }
 
     /// `c` with every entry set to `value` along the semiring axis, as the seed's
-    /// `Semiring.fill(c, True, value)` does it: the value is moved to the device and selected
-    /// with `torch.where`.
-    pub fn fill(self, c: &Tensor, value: &[f32], device: Device) -> Result<Tensor, TchError> {
+    /// `Semiring.fill(c, True, value)` does it: the value is moved to `c`'s device and
+    /// selected with `torch.where`.
+    pub fn fill(self, c: &Tensor, value: &[f32]) -> Result<Tensor, TchError> {
+        let device = c.device();
         let mut shape = vec![-1i64];
         shape.extend(std::iter::repeat_n(1, c.dim().saturating_sub(1)));
         let value = Tensor::f_from_slice(value)?

@@ -47,7 +47,6 @@ pub fn streaming_scan(
     let beta0 = semiring.fill(
         &Tensor::f_zeros([ssize, batch, labels], options)?,
         semiring.one(),
-        device,
     )?;
 
     // beta_hist[.., (head − (d − 1)) mod K, ..] holds beta[n − d]; beta[n − 1] sits at `head`.
@@ -55,12 +54,11 @@ pub fn streaming_scan(
     let beta_hist = semiring.fill(
         &Tensor::f_zeros([ssize, batch, ring_len, labels], options)?,
         semiring.zero(),
-        device,
     )?;
     beta_hist.f_select(2, 0)?.f_copy_(&beta0)?;
     let mut head: i64 = 0;
 
-    let mut final_beta = semiring.fill(&beta0.f_zeros_like()?, semiring.zero(), device)?;
+    let mut final_beta = semiring.fill(&beta0.f_zeros_like()?, semiring.zero())?;
     let ends_at_first = lengths.f_eq(1)?.f_view_([1, batch, 1])?;
     final_beta = beta0.f_where_self(&ends_at_first, &final_beta)?;
 

@@ -37,8 +37,14 @@ mod tests {
 
     #[test]
     fn a_real_libtorch_failure_is_a_backend_error() {
-        let a = tch::Tensor::zeros([2, 3], (tch::Kind::Float, tch::Device::Cpu));
-        let b = tch::Tensor::zeros([4], (tch::Kind::Float, tch::Device::Cpu));
+        let a = tch::Tensor::zeros(
+            [2, 3],
+            (tch::Kind::Float, crate::device::Device::host().torch()),
+        );
+        let b = tch::Tensor::zeros(
+            [4],
+            (tch::Kind::Float, crate::device::Device::host().torch()),
+        );
         let error = a
             .f_add(&b)
             .expect_err("shapes [2, 3] and [4] do not broadcast");
