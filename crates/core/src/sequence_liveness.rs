@@ -320,19 +320,9 @@ mod tests {
 
     fn node(id: i64, inputs: Vec<EtArg>, outputs: Vec<EtArg>) -> EtNode {
         EtNode {
-            id,
-            name: format!("op{id}"),
-            parent: None,
-            rf_id: None,
-            op_schema: None,
-            seq_id: None,
-            tid: None,
-            scope: None,
-            kernel_backend: None,
-            kernel_file: None,
-            input_ranges: Vec::new(),
             inputs,
             outputs,
+            ..EtNode::named(id, format!("op{id}"))
         }
     }
 

@@ -45,21 +45,7 @@ pub fn read_node(value: &Value, version: SchemaVersion) -> Result<EtNode, NodeEr
         return Err(fail(-1, name, "no integer `id`".into()));
     };
     let fail = |message: String| fail(id, name, message);
-    let mut node = EtNode {
-        id,
-        name: name.to_owned(),
-        parent: None,
-        rf_id: None,
-        op_schema: None,
-        seq_id: None,
-        tid: None,
-        scope: None,
-        kernel_backend: None,
-        kernel_file: None,
-        input_ranges: Vec::new(),
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-    };
+    let mut node = EtNode::named(id, name);
     let tensor_range = match version {
         SchemaVersion::V1_0 => {
             let tensor_range = read_fields(&mut node, object);

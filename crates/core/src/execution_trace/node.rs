@@ -81,6 +81,26 @@ pub struct EtNode {
 }
 
 impl EtNode {
+    /// A node `id` named `name` with nothing else recorded yet (no parent, schema, ranges,
+    /// inputs or outputs).
+    pub fn named(id: i64, name: impl Into<String>) -> EtNode {
+        EtNode {
+            id,
+            name: name.into(),
+            parent: None,
+            rf_id: None,
+            op_schema: None,
+            seq_id: None,
+            tid: None,
+            scope: None,
+            kernel_backend: None,
+            kernel_file: None,
+            input_ranges: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
     /// The overload named by the schema: `Tensor` for `aten::add.Tensor(...)`, the empty
     /// string for the default overload (`aten::t(...)`), `None` without a schema.
     pub fn overload(&self) -> Option<&str> {
