@@ -15,6 +15,7 @@ pub mod device;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod host;
 pub mod kernels;
 pub mod measure;
 pub mod model;

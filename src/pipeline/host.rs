@@ -1,7 +1,7 @@
 //! The host's costs on the machine that predicts, measured in replay's own process without the
 //! profiler (issue 50): for a command that needs them and has no calibration profile with a
 //! `host` section (`replay compare`). `replay calibrate` measures the same section into its
-//! profile (`crate::suites::calibrate::host`, where the measurements live).
+//! profile (`crate::host`, where the measurements live, below both).
 
 use super::observer::Observer;
 use crate::device::Device;
@@ -14,7 +14,7 @@ use replay_core::results::host_profile::HostProfile;
 pub fn measure_host(device: &Device, observer: &mut dyn Observer) -> crate::Result<HostProfile> {
     let measured = {
         let mut progress = |what: &str| observer.item(&format!("host: {what}"));
-        crate::suites::calibrate::host::measure_host(device, "replay", &mut progress)?
+        crate::host::measure_host(device, "replay", &mut progress)?
     };
     for (field, why) in &measured.failures {
         observer.warning(&format!("host: {field} not measured: {why}"));

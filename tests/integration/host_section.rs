@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::common::replay;
 use predicates::prelude::*;
 use replay::device::{CpuInfo, Device};
-use replay::suites::calibrate::host::{interpreter, timing::Plan};
+use replay::host::{interpreter, timing::Plan};
 use replay_core::results::calibration::Profile;
 
 fn plausible(what: &str, us: f64) {

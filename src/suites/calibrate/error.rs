@@ -54,3 +54,13 @@ impl From<CalibrateError> for crate::Error {
         crate::Error::suite(error, usage)
     }
 }
+
+impl From<crate::host::HostError> for CalibrateError {
+    fn from(e: crate::host::HostError) -> Self {
+        match e {
+            crate::host::HostError::Torch(m) => CalibrateError::Torch(m),
+            crate::host::HostError::Device(m) => CalibrateError::Device(m),
+            crate::host::HostError::Measure(m) => CalibrateError::Measure(m),
+        }
+    }
+}

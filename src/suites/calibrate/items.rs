@@ -2,7 +2,7 @@
 //! matmul (sizes × dtypes), memory (copy sizes), the fusion families, then the host's costs.
 //! Each item measures one or more things, each under its profile key with its result.
 
-use super::host::{self, HostProfile};
+use crate::host::{self, HostProfile};
 use super::matmul::{self, MatmulDtype};
 use super::peaks::Peaks;
 use super::profile::{FusionProfile, OperationProfile};
@@ -142,7 +142,7 @@ fn host_results(device: &Device) -> Vec<(String, Result<Measured, CalibrateError
             )
         }))
         .collect(),
-        Err(e) => vec![(host::LABEL.to_string(), Err(e))],
+        Err(e) => vec![(host::LABEL.to_string(), Err(e.into()))],
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use replay_core::export::rows::Row;
 
-use super::host::HostProfile;
+use crate::host::HostProfile;
 use super::items::{ItemResults, Measured};
 use super::profile::{FusionProfile, OperationProfile};
 

@@ -18,7 +18,6 @@ pub mod clock;
 pub mod command;
 pub mod error;
 pub mod fusion;
-pub mod host;
 pub mod items;
 pub mod journal;
 pub mod matmul;

@@ -152,7 +152,7 @@ pub fn render_summary(p: &Profile) -> String {
         }
     }
     if let Some(host) = &p.host {
-        s.push_str(&super::host::render::render_host(host));
+        s.push_str(&crate::host::render::render_host(host));
     }
     if !p.failures.is_empty() {
         let _ = writeln!(s, "\nfailed ({}):", p.failures.len());

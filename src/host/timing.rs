@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::super::CalibrateError;
+use super::error::HostError;
 use crate::measure::interleave::round_order;
 use crate::measure::{
     measure_detailed, segment, MeasureConfig, MeasureError, Measurement, MinSamples,
@@ -143,7 +143,7 @@ pub fn us(value: f64) -> String {
 pub fn measure_rounds(
     targets: &mut [&mut dyn Target],
     plan: &Plan,
-) -> Result<Vec<Figure>, CalibrateError> {
+) -> Result<Vec<Figure>, HostError> {
     let config = plan.config();
     let mut pooled: Vec<Option<Measurement>> = targets.iter().map(|_| None).collect();
     let mut round_medians: Vec<Vec<f64>> = targets.iter().map(|_| Vec::new()).collect();
@@ -161,7 +161,7 @@ pub fn measure_rounds(
         .into_iter()
         .zip(round_medians)
         .map(|(m, rounds)| {
-            let m = m.ok_or_else(|| CalibrateError::Measure("no round was measured".into()))?;
+            let m = m.ok_or_else(|| HostError::Measure("no round was measured".into()))?;
             let s = &m.summary;
             Ok(Figure {
                 median_us: s.median,
@@ -185,7 +185,7 @@ pub struct HostCalls<F> {
 
 impl<F> HostCalls<F>
 where
-    F: FnMut() -> Result<(), CalibrateError>,
+    F: FnMut() -> Result<(), HostError>,
 {
     pub fn new(work: F) -> Self {
         HostCalls { work, cuda: None }
@@ -199,7 +199,7 @@ where
 
 impl<F> Target for HostCalls<F>
 where
-    F: FnMut() -> Result<(), CalibrateError>,
+    F: FnMut() -> Result<(), HostError>,
 {
     fn placement(&self) -> Placement<'_> {
         Placement::Host

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use tch::{Kind, Tensor};
 
-use super::super::CalibrateError;
+use super::error::HostError;
 use super::timing::{measure_rounds, Derived, Figure, HostCalls, Plan};
 use crate::device::{CudaDevice, Device};
 use crate::kernels::KernelCache;
@@ -30,8 +30,8 @@ use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 /// The tiny kernel's name.
 const KERNEL: &str = "stream_copy";
 
-fn driver_error(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CalibrateError {
-    move |e| CalibrateError::Device(format!("{call}: {e}"))
+fn driver_error(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> HostError {
+    move |e| HostError::Device(format!("{call}: {e}"))
 }
 
 /// The plan of every GPU figure: short calls, at most as many per sample as the launch queue
@@ -52,10 +52,10 @@ struct TinyKernel {
 }
 
 impl TinyKernel {
-    fn new(device: &CudaDevice, kernels: &KernelCache) -> Result<TinyKernel, CalibrateError> {
+    fn new(device: &CudaDevice, kernels: &KernelCache) -> Result<TinyKernel, HostError> {
         let function = kernels
             .function(&device.context, KERNEL)
-            .map_err(|e| CalibrateError::Device(e.to_string()))?;
+            .map_err(|e| HostError::Device(e.to_string()))?;
         let stream = device.stream.clone();
         let a = stream
             .alloc_zeros::<f32>(4)
@@ -186,14 +186,14 @@ pub struct LaunchCosts {
 }
 
 /// Measures the launch, the launching op and the synchronisation on `device`.
-pub fn measure_launches(device: &CudaDevice, plan: &Plan) -> Result<LaunchCosts, CalibrateError> {
+pub fn measure_launches(device: &CudaDevice, plan: &Plan) -> Result<LaunchCosts, HostError> {
     device
         .context
         .bind_to_thread()
         .map_err(driver_error("cuCtxSetCurrent"))?;
     let index = device.info.index as i64;
     let kernels = KernelCache::default();
-    let host = |mode| -> Result<HostLaunches, CalibrateError> {
+    let host = |mode| -> Result<HostLaunches, HostError> {
         let blocker = match mode {
             Mode::BlockedLaunch => Some(BlockingKernel::new()?),
             Mode::RoundTrip => None,
@@ -215,7 +215,7 @@ pub fn measure_launches(device: &CudaDevice, plan: &Plan) -> Result<LaunchCosts,
     };
     let mut t = Tensor::f_zeros([1], (Kind::Float, device.torch()))?;
     let mut fills = HostCalls::synchronising(
-        move || t.f_fill_(1.0).map(drop).map_err(CalibrateError::from),
+        move || t.f_fill_(1.0).map(drop).map_err(HostError::from),
         Some(index),
     );
     let figures = measure_rounds(
@@ -229,7 +229,7 @@ pub fn measure_launches(device: &CudaDevice, plan: &Plan) -> Result<LaunchCosts,
     )?;
     let [launch, launch_op, round_trip, kernel]: [Figure; 4] = figures
         .try_into()
-        .map_err(|_| CalibrateError::Measure("a figure is missing".into()))?;
+        .map_err(|_| HostError::Measure("a figure is missing".into()))?;
     let sync = Derived::of(&[&round_trip, &launch, &kernel], |m| m[0] - m[1] - m[2]);
     Ok(LaunchCosts {
         launch,
@@ -248,7 +248,7 @@ pub struct CopyCosts {
 }
 
 /// Measures the two copies on `device`.
-pub fn measure_copies(device: &CudaDevice, plan: &Plan) -> Result<CopyCosts, CalibrateError> {
+pub fn measure_copies(device: &CudaDevice, plan: &Plan) -> Result<CopyCosts, HostError> {
     let index = device.info.index;
     let gpu = device.torch();
     let source = Tensor::f_ones([1], (Kind::Float, gpu))?;
@@ -257,11 +257,11 @@ pub fn measure_copies(device: &CudaDevice, plan: &Plan) -> Result<CopyCosts, Cal
     let mut pageable = Tensor::f_zeros([1], (Kind::Float, Device::host().torch()))?;
     let into_pinned = source.shallow_clone();
     let mut pinned_copies = HostCalls::synchronising(
-        move || pinned.f_copy_(&into_pinned).map_err(CalibrateError::from),
+        move || pinned.f_copy_(&into_pinned).map_err(HostError::from),
         Some(index as i64),
     );
     let mut pageable_copies = HostCalls::synchronising(
-        move || pageable.f_copy_(&source).map_err(CalibrateError::from),
+        move || pageable.f_copy_(&source).map_err(HostError::from),
         Some(index as i64),
     );
     let figures = measure_rounds(
@@ -273,6 +273,6 @@ pub fn measure_copies(device: &CudaDevice, plan: &Plan) -> Result<CopyCosts, Cal
     )?;
     let [pinned, pageable]: [Figure; 2] = figures
         .try_into()
-        .map_err(|_| CalibrateError::Measure("a figure is missing".into()))?;
+        .map_err(|_| HostError::Measure("a figure is missing".into()))?;
     Ok(CopyCosts { pinned, pageable })
 }

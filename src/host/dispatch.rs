@@ -12,7 +12,7 @@
 
 use tch::{Kind, Tensor};
 
-use super::super::CalibrateError;
+use super::error::HostError;
 use super::timing::{measure_rounds, Figure, HostCalls, Plan};
 use crate::device::Device;
 use crate::measure::Target;
@@ -22,12 +22,12 @@ use crate::torch::{OpArg, PreparedOp};
 pub struct NoLaunchOp {
     /// Its name as a trace records it (`aten::view`).
     pub name: &'static str,
-    pub call: Box<dyn FnMut() -> Result<(), CalibrateError>>,
+    pub call: Box<dyn FnMut() -> Result<(), HostError>>,
 }
 
 fn op(
     name: &'static str,
-    call: impl FnMut() -> Result<(), CalibrateError> + 'static,
+    call: impl FnMut() -> Result<(), HostError> + 'static,
 ) -> NoLaunchOp {
     NoLaunchOp {
         name,
@@ -36,17 +36,17 @@ fn op(
 }
 
 /// One call's tensor dropped: only the dispatcher's work is kept.
-fn done(result: Result<Tensor, tch::TchError>) -> Result<(), CalibrateError> {
-    result.map(drop).map_err(CalibrateError::from)
+fn done(result: Result<Tensor, tch::TchError>) -> Result<(), HostError> {
+    result.map(drop).map_err(HostError::from)
 }
 
-fn shim(error: crate::torch::ShimError) -> CalibrateError {
-    CalibrateError::Torch(error.to_string())
+fn shim(error: crate::torch::ShimError) -> HostError {
+    HostError::Torch(error.to_string())
 }
 
 /// The ops, each on its own tiny tensors on `device` (float32 [2, 3, 4] unless it needs another
 /// shape).
-pub fn no_launch_ops(device: &Device) -> Result<Vec<NoLaunchOp>, CalibrateError> {
+pub fn no_launch_ops(device: &Device) -> Result<Vec<NoLaunchOp>, HostError> {
     let options = (Kind::Float, device.torch());
     let x = || Tensor::f_zeros([2, 3, 4], options);
     let row = Tensor::f_zeros([1, 4], options)?;
@@ -84,7 +84,7 @@ pub fn no_launch_ops(device: &Device) -> Result<Vec<NoLaunchOp>, CalibrateError>
 }
 
 /// Each op's cost per call, in the order of `ops`.
-pub fn measure_ops(ops: &mut [NoLaunchOp], plan: &Plan) -> Result<Vec<Figure>, CalibrateError> {
+pub fn measure_ops(ops: &mut [NoLaunchOp], plan: &Plan) -> Result<Vec<Figure>, HostError> {
     let mut targets: Vec<HostCalls<_>> = ops
         .iter_mut()
         .map(|op| HostCalls::new(|| (op.call)()))

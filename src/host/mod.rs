@@ -14,6 +14,7 @@
 
 pub mod cuda_costs;
 pub mod dispatch;
+pub mod error;
 pub mod interpreter;
 pub mod machine;
 pub mod profiler_cost;
@@ -22,7 +23,7 @@ pub mod timing;
 
 use std::collections::BTreeMap;
 
-use super::CalibrateError;
+pub use error::HostError;
 use crate::device::Device;
 pub use replay_core::results::host_profile::{HostMachine, HostProfile};
 use timing::{Derived, Plan};
@@ -51,7 +52,7 @@ impl Notes {
     }
 
     /// `result`'s value, or `None` with the failure noted under each of `fields`.
-    fn kept<T>(&mut self, fields: &[&str], result: Result<T, CalibrateError>) -> Option<T> {
+    fn kept<T>(&mut self, fields: &[&str], result: Result<T, HostError>) -> Option<T> {
         match result {
             Ok(value) => Some(value),
             Err(e) => {
@@ -71,7 +72,7 @@ pub fn measure_host(
     device: &Device,
     by: &str,
     progress: &mut dyn FnMut(&str),
-) -> Result<HostMeasurement, CalibrateError> {
+) -> Result<HostMeasurement, HostError> {
     let plan = Plan::SHORT_CALLS;
     let cuda = match device {
         Device::Cuda(dev) => Some(dev.info.index as i64),

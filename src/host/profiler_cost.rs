@@ -17,7 +17,7 @@
 
 use tch::{Kind, Tensor};
 
-use super::super::CalibrateError;
+use super::error::HostError;
 use super::dispatch::NoLaunchOp;
 use super::timing::{measure_rounds, Derived, Figure, Plan};
 use crate::device::Device;
@@ -71,7 +71,7 @@ pub struct ProfilerCost {
 
 /// A stream of calls, profiled (one session per timed batch) or not.
 struct OpStream<'a> {
-    call: Box<dyn FnMut() -> Result<(), CalibrateError> + 'a>,
+    call: Box<dyn FnMut() -> Result<(), HostError> + 'a>,
     /// `Some(with_cuda)`: each batch runs inside a session.
     profiled: Option<bool>,
     cuda: Option<i64>,
@@ -81,7 +81,7 @@ struct OpStream<'a> {
 
 impl<'a> OpStream<'a> {
     fn new(
-        call: Box<dyn FnMut() -> Result<(), CalibrateError> + 'a>,
+        call: Box<dyn FnMut() -> Result<(), HostError> + 'a>,
         profiled: Option<bool>,
         cuda: Option<i64>,
     ) -> OpStream<'a> {
@@ -164,14 +164,14 @@ pub const STREAM_PLAN: Plan = Plan {
 pub fn events_per_call(
     ops: &mut [NoLaunchOp],
     with_cuda: bool,
-) -> Result<Vec<f64>, CalibrateError> {
+) -> Result<Vec<f64>, HostError> {
     const CALLS: u64 = 8;
     ProfilerSession::prime(with_cuda).map_err(shim)?;
     let _guard = tch::no_grad_guard();
     let mut out = Vec::with_capacity(ops.len());
     for op in ops.iter_mut() {
         let session = ProfilerSession::start(with_cuda).map_err(shim)?;
-        let ran: Result<(), CalibrateError> = (0..CALLS).try_for_each(|_| (op.call)());
+        let ran: Result<(), HostError> = (0..CALLS).try_for_each(|_| (op.call)());
         let counts = session.stop().map_err(shim)?;
         ran?;
         out.push(counts.cpu_ops as f64 / CALLS as f64);
@@ -184,7 +184,7 @@ pub fn events_per_call(
 fn fills(
     device: &Device,
     repetitions: u64,
-) -> Result<Box<dyn FnMut() -> Result<(), CalibrateError>>, CalibrateError> {
+) -> Result<Box<dyn FnMut() -> Result<(), HostError>>, HostError> {
     let mut t = Tensor::f_zeros([1], (Kind::Float, device.torch()))?;
     Ok(Box::new(move || {
         for _ in 0..repetitions * FILLS_PER_REPETITION {
@@ -194,8 +194,8 @@ fn fills(
     }))
 }
 
-fn shim(error: crate::torch::ShimError) -> CalibrateError {
-    CalibrateError::Torch(format!("the profiler: {error}"))
+fn shim(error: crate::torch::ShimError) -> HostError {
+    HostError::Torch(format!("the profiler: {error}"))
 }
 
 /// Measures the profiler's cost per event on `device` (`cuda`: its CUDA index), on the stream of
@@ -205,13 +205,13 @@ pub fn measure_profiler(
     device: &Device,
     cuda: Option<i64>,
     plan: &Plan,
-) -> Result<ProfilerCost, CalibrateError> {
+) -> Result<ProfilerCost, HostError> {
     let with_cuda = cuda.is_some();
     // The first session loads and initialises Kineto (and CUPTI on a GPU): outside any timing.
     ProfilerSession::prime(with_cuda).map_err(shim)?;
     let ops = std::cell::RefCell::new(ops);
     let ops = &ops;
-    let no_launch = |repetitions: u64| -> Box<dyn FnMut() -> Result<(), CalibrateError> + '_> {
+    let no_launch = |repetitions: u64| -> Box<dyn FnMut() -> Result<(), HostError> + '_> {
         Box::new(move || {
             let mut ops = ops.borrow_mut();
             for _ in 0..repetitions {
@@ -254,7 +254,7 @@ pub fn measure_profiler(
     let [short, long] = &no_launch;
     let events = long.cpu_ops_per_call - short.cpu_ops_per_call;
     if events <= 0.0 {
-        return Err(CalibrateError::Measure(
+        return Err(HostError::Measure(
             "the profiler recorded no more op events in the long stream than in the short one"
                 .into(),
         ));

@@ -16,7 +16,7 @@
 
 use tch::{CModule, Kind, Tensor};
 
-use super::super::CalibrateError;
+use super::error::HostError;
 use super::timing::{measure_rounds, Derived, Figure, HostCalls, Plan};
 use crate::device::Device;
 use crate::measure::Target;
@@ -51,7 +51,7 @@ fn chain(x: &Tensor, m: &Tensor, links: usize) -> Result<Tensor, tch::TchError> 
 }
 
 /// The chain traced into a module whose `forward(x, m)` runs it.
-fn traced(x: &Tensor, m: &Tensor, links: usize) -> Result<CModule, CalibrateError> {
+fn traced(x: &Tensor, m: &Tensor, links: usize) -> Result<CModule, HostError> {
     let mut failed = None;
     let module = CModule::create_by_tracing(
         "replay_host_interpreter",
@@ -77,7 +77,7 @@ struct FuserOff {
 }
 
 impl FuserOff {
-    fn new() -> Result<FuserOff, CalibrateError> {
+    fn new() -> Result<FuserOff, HostError> {
         let was = tch::jit::f_get_tensor_expr_fuser_enabled()?;
         tch::jit::f_set_tensor_expr_fuser_enabled(false)?;
         Ok(FuserOff { was })
@@ -96,7 +96,7 @@ pub fn measure_interpreter(
     device: &Device,
     cuda: Option<i64>,
     plan: &Plan,
-) -> Result<InterpreterCost, CalibrateError> {
+) -> Result<InterpreterCost, HostError> {
     let _fuser = FuserOff::new()?;
     let x = Tensor::f_zeros([1, 4], (Kind::Float, device.torch()))?;
     let m = Tensor::f_ones([1, 4], (Kind::Float, device.torch()))?;
@@ -106,7 +106,7 @@ pub fn measure_interpreter(
     let expected = chain(&x, &m, SHORT_LINKS)?;
     let got = short.forward_ts(&[&x, &m])?;
     if !got.f_allclose(&expected, 1e-6, 1e-6, false)? {
-        return Err(CalibrateError::Measure(
+        return Err(HostError::Measure(
             "the traced chain of ops computes something else than the ops called directly".into(),
         ));
     }
@@ -121,7 +121,7 @@ pub fn measure_interpreter(
     let mut next = || {
         figures
             .next()
-            .ok_or_else(|| CalibrateError::Measure("a figure is missing".into()))
+            .ok_or_else(|| HostError::Measure("a figure is missing".into()))
     };
     let (scripted_short, scripted_long) = (next()?, next()?);
     let (direct_short, direct_long) = (next()?, next()?);
@@ -139,7 +139,7 @@ pub fn measure_interpreter(
     })
 }
 
-type Work<'a> = Box<dyn FnMut() -> Result<(), CalibrateError> + 'a>;
+type Work<'a> = Box<dyn FnMut() -> Result<(), HostError> + 'a>;
 
 /// One forward call of `module` on `x`, `m`.
 fn forward<'a>(module: &'a CModule, x: &Tensor, m: &Tensor) -> Work<'a> {
@@ -148,12 +148,12 @@ fn forward<'a>(module: &'a CModule, x: &Tensor, m: &Tensor) -> Work<'a> {
         module
             .forward_ts(&[&x, &m])
             .map(drop)
-            .map_err(CalibrateError::from)
+            .map_err(HostError::from)
     })
 }
 
 /// The chain of `links` links called directly on `x`, `m`.
 fn direct(links: usize, x: &Tensor, m: &Tensor) -> Work<'static> {
     let (x, m) = (x.shallow_clone(), m.shallow_clone());
-    Box::new(move || chain(&x, &m, links).map(drop).map_err(CalibrateError::from))
+    Box::new(move || chain(&x, &m, links).map(drop).map_err(HostError::from))
 }
