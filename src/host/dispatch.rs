@@ -25,10 +25,7 @@ pub struct NoLaunchOp {
     pub call: Box<dyn FnMut() -> Result<(), HostError>>,
 }
 
-fn op(
-    name: &'static str,
-    call: impl FnMut() -> Result<(), HostError> + 'static,
-) -> NoLaunchOp {
+fn op(name: &'static str, call: impl FnMut() -> Result<(), HostError> + 'static) -> NoLaunchOp {
     NoLaunchOp {
         name,
         call: Box::new(call),

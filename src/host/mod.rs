@@ -23,8 +23,8 @@ pub mod timing;
 
 use std::collections::BTreeMap;
 
-pub use error::HostError;
 use crate::device::Device;
+pub use error::HostError;
 pub use replay_core::results::host_profile::{HostMachine, HostProfile};
 use timing::{Derived, Plan};
 

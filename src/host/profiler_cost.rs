@@ -17,8 +17,8 @@
 
 use tch::{Kind, Tensor};
 
-use super::error::HostError;
 use super::dispatch::NoLaunchOp;
+use super::error::HostError;
 use super::timing::{measure_rounds, Derived, Figure, Plan};
 use crate::device::Device;
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
@@ -161,10 +161,7 @@ pub const STREAM_PLAN: Plan = Plan {
 
 /// Events the profiler records per call of each op (an op that calls others records them too:
 /// `aten::flatten` → `aten::reshape` → `aten::view`), with capture's settings.
-pub fn events_per_call(
-    ops: &mut [NoLaunchOp],
-    with_cuda: bool,
-) -> Result<Vec<f64>, HostError> {
+pub fn events_per_call(ops: &mut [NoLaunchOp], with_cuda: bool) -> Result<Vec<f64>, HostError> {
     const CALLS: u64 = 8;
     ProfilerSession::prime(with_cuda).map_err(shim)?;
     let _guard = tch::no_grad_guard();

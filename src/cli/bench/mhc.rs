@@ -196,7 +196,11 @@ pub fn run(a: MhcArgs) -> Result<(), replay::Error> {
         },
         profiler: a.profiler,
     };
-    drive(&mut command, &a.shard.args(), &mut ConsoleObserver::new(a.quiet))
+    drive(
+        &mut command,
+        &a.shard.args(),
+        &mut ConsoleObserver::new(a.quiet),
+    )
 }
 
 fn dedup(impls: Vec<Impl>) -> Vec<Impl> {

@@ -11,7 +11,9 @@ use clap::Args;
 use crate::cli::args::DeviceArgs;
 use crate::cli::console::ConsoleObserver;
 use replay::pipeline::drive;
-use replay::suites::scan::backends::{accepted_names, canonical_backend, open_backend_with_threads};
+use replay::suites::scan::backends::{
+    accepted_names, canonical_backend, open_backend_with_threads,
+};
 use replay::suites::scan::bench::check::DEFAULT_CHECK_LIMIT;
 use replay::suites::scan::bench::compile_friendly::{self, Sampling};
 use replay::suites::scan::bench::inputs::{SeededInputs, SEED};
@@ -320,5 +322,9 @@ pub fn run(args: ScanArgs) -> Result<(), replay::Error> {
             })),
         }),
     };
-    drive(&mut command, &a.shard.args(), &mut ConsoleObserver::new(a.quiet))
+    drive(
+        &mut command,
+        &a.shard.args(),
+        &mut ConsoleObserver::new(a.quiet),
+    )
 }

@@ -72,10 +72,7 @@ fn parse(words: &[String]) -> Result<(), clap::Error> {
             ) {
                 return Ok(());
             }
-            done(
-                replay_cli::parse::try_parse_from::<crate::cli::Cli, _, _>(words)
-                    .map(|_| ()),
-            )
+            done(replay_cli::parse::try_parse_from::<crate::cli::Cli, _, _>(words).map(|_| ()))
         }
         Err(e) => done(Err(e)),
     }

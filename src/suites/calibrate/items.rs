@@ -2,13 +2,13 @@
 //! matmul (sizes × dtypes), memory (copy sizes), the fusion families, then the host's costs.
 //! Each item measures one or more things, each under its profile key with its result.
 
-use crate::host::{self, HostProfile};
 use super::matmul::{self, MatmulDtype};
 use super::peaks::Peaks;
 use super::profile::{FusionProfile, OperationProfile};
 use super::run::{CalibrateOptions, Operation};
 use super::CalibrateError;
 use crate::device::Device;
+use crate::host::{self, HostProfile};
 
 /// One item of the work list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use replay_core::export::rows::Row;
 
-use crate::host::HostProfile;
 use super::items::{ItemResults, Measured};
 use super::profile::{FusionProfile, OperationProfile};
+use crate::host::HostProfile;
 
 /// The row's columns, in the journal line's order.
 pub const COLUMNS: [&str; 2] = ["item", "results"];

@@ -249,7 +249,11 @@ fn the_checker_finds_anyhow_and_clap_outside_command_line_code() {
         edge_errors::edge_crates_in_libraries(&tree, &files, edge_errors::EDGE_CRATES),
         // A `cli/` folder inside a library is library code too (issue 52: clap and anyhow
         // only in the binaries' command line); `src/main.rs` is a binary's.
-        ["src/cli/mod.rs:1", "src/pipeline/mod.rs:3", "src/pipeline/mod.rs:8"]
+        [
+            "src/cli/mod.rs:1",
+            "src/pipeline/mod.rs:3",
+            "src/pipeline/mod.rs:8"
+        ]
     );
 }
 

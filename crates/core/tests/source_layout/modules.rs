@@ -149,12 +149,8 @@ impl Tree {
             // A test module's own submodules (`#[cfg(test)] mod book;` holding `book/x.rs`)
             // are test code too.
             let below = format!("{dir}/{name}/");
-            self.test_files.extend(
-                sources
-                    .keys()
-                    .filter(|f| f.starts_with(&below))
-                    .cloned(),
-            );
+            self.test_files
+                .extend(sources.keys().filter(|f| f.starts_with(&below)).cloned());
         }
         let mut idents = BTreeSet::new();
         let tokens = stripped.tokens;
