@@ -26,6 +26,10 @@ pub enum CalibrateError {
     /// The measurement core refused or failed.
     #[error("measurement: {0}")]
     Measure(String),
+
+    /// The host section's measurement failed (its own kinds, in the same words as above).
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
 }
 
 impl CalibrateError {
@@ -52,15 +56,5 @@ impl From<CalibrateError> for crate::Error {
     fn from(error: CalibrateError) -> Self {
         let usage = error.is_usage_error();
         crate::Error::suite(error, usage)
-    }
-}
-
-impl From<crate::host::HostError> for CalibrateError {
-    fn from(e: crate::host::HostError) -> Self {
-        match e {
-            crate::host::HostError::Torch(m) => CalibrateError::Torch(m),
-            crate::host::HostError::Device(m) => CalibrateError::Device(m),
-            crate::host::HostError::Measure(m) => CalibrateError::Measure(m),
-        }
     }
 }
