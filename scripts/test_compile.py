@@ -91,6 +91,9 @@ def check_compiled_capture(out, so):
     assert w["kernels_stubbed"] >= len(names) and w["externs_stubbed"] >= 1, (w, sorted(names))
     assert w["runs"] >= 20 and 0 < w["p10_us"] <= w["median_us"] <= w["p90_us"], w
     assert "its wrapper between kernels" in so and "every kernel a no-op" in so, so
+    # On the CPU the figure counted is the real passes' less their kernel calls.
+    assert w["method"] == inductor_wrapper.CLOCKED_METHOD and "real passes less their kernel calls" in so, so
+    assert w["kernel_calls_clocked"] >= len(names) and w["stubbed_median_us"] > 0, (w, sorted(names))
     assert names <= generated, ("recorded kernels the trace does not hold", sorted(names - generated))
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(folder, "cache")  # Inductor's own bindings
     from torch._inductor.codecache import CppPythonBindingsCodeCache
@@ -170,12 +173,21 @@ def tests(tmp, cli, run_script):
                 return sorted(samples)[7]
             before = real_median()
             w = inductor_wrapper.time_wrapper(cache, compiled, (x,), lambda: None)
+            real = inductor_wrapper.time_wrapper(cache, compiled, (x,), lambda: None,
+                                                 host_synchronous=True)
             after = real_median()
             got = compiled(x)
         assert w["usable"] and w["kernels_stubbed"] >= 2 and w["externs_stubbed"] >= 1, w
+        assert w["method"] == inductor_wrapper.METHOD and "kernel_calls_clocked" not in w, w
         # Two blocks of two 512x2048 GEMMs on 256 rows: milliseconds of kernels on any CPU,
         # against tens of microseconds of wrapper.
         assert w["median_us"] < 0.25 * min(before, after), (w, before, after)
+        # The real passes less their kernel calls (the CPU's figure): every kernel and extern
+        # call of a pass clocked (the four GEMMs at least), their milliseconds taken out.
+        assert real["method"] == inductor_wrapper.CLOCKED_METHOD and real["usable"], real
+        assert real["kernel_calls_clocked"] >= 4 and real["runs"] >= 20, real
+        assert 0 < real["stubbed_median_us"] < 0.25 * min(before, after), real
+        assert 0 < real["median_us"] < 0.25 * min(before, after), (real, before, after)
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
 
     def the_wrapper_stubs_fallback_kernels_called_through_torch_ops():
