@@ -172,6 +172,30 @@ fn a_group_s_kernel_computes_what_eager_pytorch_computes() {
     assert!(checked.largest <= checked.tolerance, "{checked:?}");
 }
 
+/// A group whose kernel does not compute its subgraph (here `relu(x + y) * 2` held to a
+/// subgraph that triples) is refused, after the float64 subgraph is asked too: the unfused
+/// float32 subgraph is within roundoff of it, the group is not.
+#[test]
+fn a_group_that_computes_another_subgraph_is_refused_against_float64() {
+    let _turn = common::torch_generator_turn();
+    tch::manual_seed(52);
+    let x = Tensor::randn([2, 8, 8, 8], (Kind::Float, Device::Cpu));
+    let y = Tensor::randn([2, 3, 10, 10], (Kind::Float, Device::Cpu))
+        .slice(1, 0, 1, 1)
+        .slice(2, 1, 9, 1)
+        .slice(3, 1, 9, 1);
+    let mut kernel = FusionKernel::new(ADD_RELU_MUL, Some(false)).unwrap();
+    let triples = ADD_RELU_MUL.replace("prim::Constant[value=2]", "prim::Constant[value=3]");
+    let err = check_against_unfused(&mut kernel, &triples, &[x, y])
+        .expect_err("a group that doubles is not a subgraph that triples")
+        .to_string();
+    assert!(
+        err.contains("differs from the unfused subgraph")
+            && err.contains("from the subgraph in float64, where the unfused one is"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_subgraph_that_is_not_ir_is_refused_with_libtorch_s_words() {
     let err = FusionKernel::new("graph(%x : Float(2)):\n  return (%y)\n", Some(false))

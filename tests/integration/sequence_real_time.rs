@@ -1,6 +1,6 @@
 //! `replay sequence`'s step in real time on the CPU: the rebuilt ops called back to back with
 //! one timing around the whole step, beside the per-op runs, and replay's own cost per op
-//! measured; on bloom-tiny's step (91 ops, none more than a tenth of it) with its own inputs
+//! measured; on bloom-tiny's step (91 ops, none a fifth of it) with its own inputs
 //! and with the model's data flow, and on the one-layer GPT-2 recorded on this CPU.
 
 use std::path::Path;
@@ -107,9 +107,13 @@ fn the_bloom_tiny_step_runs_in_real_time_with_and_without_its_data_flow() {
         let rerun = read_back(dir.path());
         assert_eq!(rerun.data_flow, flow);
         assert_eq!(rerun.entries.len(), 91);
-        // No op of the step is a tenth of it: timing only some of them would show.
+        // No op of the step is a fifth of it, so a loop that timed only some of them would
+        // show in the ratio `check_real_time` bounds. (The largest, the last `aten::linear`,
+        // is 7.6-11.4 % of the ops' sum on this 2-core machine, the more under load: a tenth
+        // failed when other builds ran beside the test.)
         let ops: f64 = rerun.entries.iter().map(|e| e.step_us()).sum();
-        assert!(rerun.entries.iter().all(|e| e.step_us() < 0.1 * ops));
+        let largest = rerun.entries.iter().map(|e| e.step_us()).fold(0.0, f64::max);
+        assert!(largest < 0.2 * ops, "largest op {largest} us of {ops} us");
         check_real_time(&rerun);
     }
 }
