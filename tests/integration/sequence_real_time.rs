@@ -112,7 +112,11 @@ fn the_bloom_tiny_step_runs_in_real_time_with_and_without_its_data_flow() {
         // is 7.6-11.4 % of the ops' sum on this 2-core machine, the more under load: a tenth
         // failed when other builds ran beside the test.)
         let ops: f64 = rerun.entries.iter().map(|e| e.step_us()).sum();
-        let largest = rerun.entries.iter().map(|e| e.step_us()).fold(0.0, f64::max);
+        let largest = rerun
+            .entries
+            .iter()
+            .map(|e| e.step_us())
+            .fold(0.0, f64::max);
         assert!(largest < 0.2 * ops, "largest op {largest} us of {ops} us");
         check_real_time(&rerun);
     }
