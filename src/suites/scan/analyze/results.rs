@@ -84,26 +84,20 @@ pub fn load(path: &Path) -> Result<Vec<Measured>, ScanError> {
         if !crate::suites::scan::status::is_success(field(10)) {
             continue;
         }
+        let not = |i: usize, what: &str| {
+            bad(format!(
+                "row {}: column {} is '{}', not {what}",
+                line + 2,
+                REQUIRED[i],
+                field(i)
+            ))
+        };
         let int = |i: usize| {
-            field(i).parse::<u64>().map_err(|_| {
-                bad(format!(
-                    "row {}: column {} is '{}', not a whole number",
-                    line + 2,
-                    REQUIRED[i],
-                    field(i)
-                ))
-            })
+            field(i)
+                .parse::<u64>()
+                .map_err(|_| not(i, "a whole number"))
         };
-        let float = |i: usize| {
-            field(i).parse::<f64>().map_err(|_| {
-                bad(format!(
-                    "row {}: column {} is '{}', not a number",
-                    line + 2,
-                    REQUIRED[i],
-                    field(i)
-                ))
-            })
-        };
+        let float = |i: usize| field(i).parse::<f64>().map_err(|_| not(i, "a number"));
         let time_ms = float(8)?;
         if time_ms.is_nan() || time_ms <= 0.0 {
             return Err(bad(format!(
