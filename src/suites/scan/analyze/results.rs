@@ -28,19 +28,9 @@ impl Measured {
         (self.b * self.t) as f64 / (self.time_ms / 1e3)
     }
 
-    /// State transitions per second: `B·T·KC / s`.
-    pub fn state_transitions_per_sec(&self) -> f64 {
-        (self.b * self.t * self.kc) as f64 / (self.time_ms / 1e3)
-    }
-
     /// Peak memory per state-position in kB: `peak_gb · 1e6 / (T·KC)`.
     pub fn memory_per_state_kb(&self) -> Option<f64> {
         self.peak_gb.map(|g| g * 1e6 / (self.t * self.kc) as f64)
-    }
-
-    /// Time per state-position in µs: `time_ms · 1e3 / (T·KC)`.
-    pub fn time_per_state_us(&self) -> f64 {
-        self.time_ms * 1e3 / (self.t * self.kc) as f64
     }
 }
 
