@@ -320,14 +320,13 @@ pub fn parse(text: &str, path: &Path) -> Result<(QuantConfig, ConfigWarnings), Q
             )));
         }
         let compile_mode = match (&p.compile, p.use_torch_compile) {
-            (Some(CompileSetting::Off), _) => None,
-            (Some(CompileSetting::On), _) => {
+            (Some(CompileSetting::Mode(mode)), _) => Some(mode.clone()),
+            // `compile: true`, or the seed's training-style keys: use_torch_compile +
+            // torch_compile_mode.
+            (Some(CompileSetting::On), _) | (None, Some(true)) => {
                 Some(p.torch_compile_mode.clone().unwrap_or("default".into()))
             }
-            (Some(CompileSetting::Mode(mode)), _) => Some(mode.clone()),
-            // The seed's training-style keys: use_torch_compile + torch_compile_mode.
-            (None, Some(true)) => Some(p.torch_compile_mode.clone().unwrap_or("default".into())),
-            (None, _) => None,
+            (Some(CompileSetting::Off), _) | (None, _) => None,
         };
         model_params.push(ModelParams {
             name: p.name,
