@@ -265,11 +265,7 @@ impl IsolatedCommand {
             self.op_timeout,
             run_config(options),
             observer,
-            |file: &signature::schema::SignatureFile,
-             device: &Device,
-             probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
-             observer: &mut dyn Observer,
-             journal: &mut IsolatedJournal| {
+            &mut |file, device, probe, observer, journal| {
                 replay(
                     options,
                     file,

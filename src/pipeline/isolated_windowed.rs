@@ -129,27 +129,14 @@ pub struct Outcome {
 
 /// What replays one window (`pipeline::isolated::replay` with the window's journal), with
 /// the results it measured.
-pub trait ReplayWindow:
-    FnMut(
-    &SignatureFile,
-    &Device,
-    Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
-    &mut dyn Observer,
-    &mut IsolatedJournal,
-) -> crate::Result<IsolatedResults>
-{
-}
-
-impl<F> ReplayWindow for F where
-    F: FnMut(
+pub type ReplayWindow<'r> = dyn FnMut(
         &SignatureFile,
         &Device,
         Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
         &mut dyn Observer,
         &mut IsolatedJournal,
     ) -> crate::Result<IsolatedResults>
-{
-}
+    + 'r;
 
 /// Replays `windowed` window by window with `replay` (from the first window not in the rows
 /// file when `resumed`); `config` is the run's settings as the results record them.
@@ -160,7 +147,7 @@ pub fn run(
     op_timeout: Option<std::time::Duration>,
     config: crate::replay::isolated::RunConfig,
     observer: &mut dyn Observer,
-    mut replay: impl ReplayWindow,
+    replay: &mut ReplayWindow<'_>,
 ) -> Result<Outcome, crate::Error> {
     let scan = &windowed.scan;
     let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
@@ -323,11 +310,7 @@ mod tests {
             None,
             crate::pipeline::isolated::run_config(&windowed_options),
             &mut observer,
-            |file: &SignatureFile,
-             device: &Device,
-             probe: Option<&mut (dyn crate::energy::EnergyProbe + 'static)>,
-             observer: &mut dyn Observer,
-             journal: &mut IsolatedJournal| {
+            &mut |file, device, probe, observer, journal| {
                 crate::pipeline::isolated::replay(
                     &windowed_options,
                     file,

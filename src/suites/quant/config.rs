@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::error::QuantError;
 use super::model::ModelType;
-use super::shapes::{default_powers, NamedShape, ShapeGenerator, GENERATOR_NAMES};
+use super::shapes::{NamedShape, PowerGrid, ShapeGenerator, GENERATOR_NAMES};
 use crate::device::DeviceSpec;
 
 /// The seed's default output folder.
@@ -320,14 +320,13 @@ pub fn parse(text: &str, path: &Path) -> Result<(QuantConfig, ConfigWarnings), Q
             )));
         }
         let compile_mode = match (&p.compile, p.use_torch_compile) {
-            (Some(CompileSetting::Off), _) => None,
-            (Some(CompileSetting::On), _) => {
+            (Some(CompileSetting::Mode(mode)), _) => Some(mode.clone()),
+            // `compile: true`, or the seed's training-style keys: use_torch_compile +
+            // torch_compile_mode.
+            (Some(CompileSetting::On), _) | (None, Some(true)) => {
                 Some(p.torch_compile_mode.clone().unwrap_or("default".into()))
             }
-            (Some(CompileSetting::Mode(mode)), _) => Some(mode.clone()),
-            // The seed's training-style keys: use_torch_compile + torch_compile_mode.
-            (None, Some(true)) => Some(p.torch_compile_mode.clone().unwrap_or("default".into())),
-            (None, _) => None,
+            (Some(CompileSetting::Off), _) | (None, _) => None,
         };
         model_params.push(ModelParams {
             name: p.name,
@@ -412,17 +411,6 @@ fn precise_location(text: &str, message: &str) -> String {
 }
 
 fn generator(s: &RawShapes, at: &str) -> Result<ShapeGenerator, String> {
-    let powers = || -> Result<(u32, u32), String> {
-        let (lo, hi) = default_powers(&s.name).unwrap_or((0, 0));
-        let (lo, hi) = (s.min_power.unwrap_or(lo), s.max_power.unwrap_or(hi));
-        if lo > hi || hi > 20 || lo < 1 {
-            return Err(format!(
-                "{at}: min_power {lo} and max_power {hi} must satisfy 1 <= min_power <= \
-                 max_power <= 20"
-            ));
-        }
-        Ok((lo, hi))
-    };
     Ok(match s.name.as_str() {
         "custom" => ShapeGenerator::Custom(
             s.shapes
@@ -430,35 +418,18 @@ fn generator(s: &RawShapes, at: &str) -> Result<ShapeGenerator, String> {
                 .ok_or_else(|| format!("{at}: name \"custom\" needs `shapes: [[m, k, n], ...]`"))?,
         ),
         "llama" => ShapeGenerator::Llama,
-        "pow2" => {
-            let (min_power, max_power) = powers()?;
-            ShapeGenerator::Pow2 {
-                min_power,
-                max_power,
+        name => {
+            let (grid, (lo, hi)) = PowerGrid::named(name)
+                .ok_or_else(|| format!("{at}: unknown matrix_shapes name \"{name}\""))?;
+            let (lo, hi) = (s.min_power.unwrap_or(lo), s.max_power.unwrap_or(hi));
+            if lo > hi || hi > 20 || lo < 1 {
+                return Err(format!(
+                    "{at}: min_power {lo} and max_power {hi} must satisfy 1 <= min_power <= \
+                     max_power <= 20"
+                ));
             }
+            ShapeGenerator::Powers(grid, lo..=hi)
         }
-        "pow2_extended" => {
-            let (min_power, max_power) = powers()?;
-            ShapeGenerator::Pow2Extended {
-                min_power,
-                max_power,
-            }
-        }
-        "small_sweep" => {
-            let (min_power, max_power) = powers()?;
-            ShapeGenerator::SmallSweep {
-                min_power,
-                max_power,
-            }
-        }
-        "sweep" => {
-            let (min_power, max_power) = powers()?;
-            ShapeGenerator::Sweep {
-                min_power,
-                max_power,
-            }
-        }
-        other => return Err(format!("{at}: unknown matrix_shapes name \"{other}\"")),
     })
 }
 

@@ -46,11 +46,11 @@ fn text(row: &Row, column: &str) -> String {
     }
 }
 
-fn ms(row: &Row, column: &str) -> String {
+/// The number in `column` with `decimals` places and `unit`, or `-`.
+fn fixed(row: &Row, column: &str, decimals: usize, unit: &str) -> String {
     row.get(column)
         .and_then(|v| v.as_f64())
-        .map(|v| format!("{v:.3}"))
-        .unwrap_or_else(|| "-".into())
+        .map_or_else(|| "-".into(), |v| format!("{v:.decimals$}{unit}"))
 }
 
 /// The seed's table (name, quantization, sparsity, shape, times, speedup), with SQNR, the
@@ -82,16 +82,10 @@ pub fn table(rows: &[Row]) -> String {
                     text(r, "n")
                 ),
                 text(r, "model_type"),
-                ms(r, "baseline_inference_time_in_ms"),
-                ms(r, "quantized_inference_time_in_ms"),
-                r.get("speedup")
-                    .and_then(|v| v.as_f64())
-                    .map(|v| format!("{v:.2}x"))
-                    .unwrap_or_else(|| "-".into()),
-                r.get("compiled_speedup")
-                    .and_then(|v| v.as_f64())
-                    .map(|v| format!("{v:.2}x"))
-                    .unwrap_or_else(|| "-".into()),
+                fixed(r, "baseline_inference_time_in_ms", 3, ""),
+                fixed(r, "quantized_inference_time_in_ms", 3, ""),
+                fixed(r, "speedup", 2, "x"),
+                fixed(r, "compiled_speedup", 2, "x"),
                 text(r, "sqnr_db"),
                 text(r, "status"),
             ]

@@ -58,8 +58,7 @@ impl Recipe {
             };
         }
         Err(format!(
-            "{name}: not one of the recipes replay implements (baseline, int8wo, int8dq, \
-             int4wo-<32|64|128|256>, float8wo, float8dq-tensor, float8dq-row)"
+            "{name}: not one of the recipes replay implements ({ACCEPTED})"
         ))
     }
 

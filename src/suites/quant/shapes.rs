@@ -1,6 +1,8 @@
 //! The seed's matrix shape generators (`get_shapes_for_config` of torchao's microbenchmark
 //! runner): each yields named `[m, k, n]` shapes in the seed's order and with its names.
 
+use std::ops::RangeInclusive;
+
 use serde::Serialize;
 
 /// One GEMM shape of the grid: the input is (m, k), the Linear maps k to n.
@@ -31,15 +33,35 @@ pub enum ShapeGenerator {
     /// `llama`: LLaMa-2 70B single-node weight shapes (fused attn.wqkv and ffn.w13) at a
     /// batch of 4 sequences of 4096 tokens.
     Llama,
+    /// A grid of powers of two, over `min_power..=max_power`.
+    Powers(PowerGrid, RangeInclusive<u32>),
+}
+
+/// The generators that take powers of two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowerGrid {
     /// `pow2`: [2^p]*3 for p in min..=max (default 10..=14).
-    Pow2 { min_power: u32, max_power: u32 },
+    Pow2,
     /// `pow2_extended`: 2^p and 2^p + 2^(p-1), each cubed, for p in min..=max (default 10..=14).
-    Pow2Extended { min_power: u32, max_power: u32 },
+    Pow2Extended,
     /// `small_sweep`: every (M, K, N) of powers of two in min..=max (default 10..=15) with
     /// M <= K <= N.
-    SmallSweep { min_power: u32, max_power: u32 },
+    SmallSweep,
     /// `sweep`: every (M, K, N) of powers of two in min..=max (default 8..=15).
-    Sweep { min_power: u32, max_power: u32 },
+    Sweep,
+}
+
+impl PowerGrid {
+    /// The grid the config calls `name`, with the seed's default (min_power, max_power).
+    pub fn named(name: &str) -> Option<(PowerGrid, (u32, u32))> {
+        match name {
+            "pow2" => Some((PowerGrid::Pow2, (10, 14))),
+            "pow2_extended" => Some((PowerGrid::Pow2Extended, (10, 14))),
+            "small_sweep" => Some((PowerGrid::SmallSweep, (10, 15))),
+            "sweep" => Some((PowerGrid::Sweep, (8, 15))),
+            _ => None,
+        }
+    }
 }
 
 /// The generator names the config accepts.
@@ -51,16 +73,6 @@ pub const GENERATOR_NAMES: [&str; 6] = [
     "small_sweep",
     "sweep",
 ];
-
-/// The seed's default (min_power, max_power) of a generator, for those that take powers.
-pub fn default_powers(name: &str) -> Option<(u32, u32)> {
-    match name {
-        "pow2" | "pow2_extended" => Some((10, 14)),
-        "small_sweep" => Some((10, 15)),
-        "sweep" => Some((8, 15)),
-        _ => None,
-    }
-}
 
 /// LLaMa-2 70B's fused weight shapes: M = batch 4 x 4096 tokens.
 pub const LLAMA_SHAPES: [(&str, [i64; 3]); 4] = [
@@ -82,20 +94,16 @@ impl ShapeGenerator {
                 .iter()
                 .map(|(name, s)| NamedShape::new(format!("llama_{name}"), *s))
                 .collect(),
-            ShapeGenerator::Pow2 {
-                min_power,
-                max_power,
-            } => (*min_power..=*max_power)
+            ShapeGenerator::Powers(PowerGrid::Pow2, powers) => powers
+                .clone()
                 .enumerate()
                 .map(|(i, p)| {
                     let v = 1i64 << p;
                     NamedShape::new(format!("pow2_{i}"), [v, v, v])
                 })
                 .collect(),
-            ShapeGenerator::Pow2Extended {
-                min_power,
-                max_power,
-            } => (*min_power..=*max_power)
+            ShapeGenerator::Powers(PowerGrid::Pow2Extended, powers) => powers
+                .clone()
                 .enumerate()
                 .flat_map(|(i, p)| {
                     let v1 = 1i64 << p;
@@ -107,18 +115,12 @@ impl ShapeGenerator {
                     ]
                 })
                 .collect(),
-            ShapeGenerator::SmallSweep {
-                min_power,
-                max_power,
-            } => cube(*min_power, *max_power)
+            ShapeGenerator::Powers(PowerGrid::SmallSweep, powers) => cube(powers)
                 .filter(|[m, k, n]| m <= k && k <= n)
                 .enumerate()
                 .map(|(i, s)| NamedShape::new(format!("small_sweep_{i}"), s))
                 .collect(),
-            ShapeGenerator::Sweep {
-                min_power,
-                max_power,
-            } => cube(*min_power, *max_power)
+            ShapeGenerator::Powers(PowerGrid::Sweep, powers) => cube(powers)
                 .enumerate()
                 .map(|(i, s)| NamedShape::new(format!("sweep_{i}"), s))
                 .collect(),
@@ -126,19 +128,25 @@ impl ShapeGenerator {
     }
 }
 
-/// Every (2^a, 2^b, 2^c) for a, b, c in min..=max, M slowest, N fastest (the seed's loops).
-fn cube(min: u32, max: u32) -> impl Iterator<Item = [i64; 3]> {
+/// Every (2^a, 2^b, 2^c) for a, b, c in `powers`, M slowest, N fastest (the seed's loops).
+fn cube(powers: &RangeInclusive<u32>) -> impl Iterator<Item = [i64; 3]> {
+    let (min, max) = (*powers.start(), *powers.end());
     (min..=max).flat_map(move |a| {
         (min..=max).flat_map(move |b| (min..=max).map(move |c| [1i64 << a, 1i64 << b, 1i64 << c]))
     })
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn dims(s: &NamedShape) -> (&str, [i64; 3]) {
         (s.name.as_str(), [s.m, s.k, s.n])
+    }
+
+    /// The shapes of the grid `name` over its default powers.
+    fn default_grid(name: &str) -> Vec<NamedShape> {
+        let (grid, (lo, hi)) = PowerGrid::named(name).unwrap();
+        ShapeGenerator::Powers(grid, lo..=hi).shapes()
     }
 
     #[test]
@@ -152,42 +160,23 @@ mod tests {
         assert_eq!(dims(&llama[0]), ("llama_attn.wqkv", [16384, 8192, 1280]));
         assert_eq!(dims(&llama[3]), ("llama_ffn.w2", [16384, 3584, 8192]));
 
-        let (lo, hi) = default_powers("pow2").unwrap();
-        let pow2 = ShapeGenerator::Pow2 {
-            min_power: lo,
-            max_power: hi,
-        }
-        .shapes();
+        let pow2 = default_grid("pow2");
         assert_eq!(pow2.len(), 5);
         assert_eq!(dims(&pow2[0]), ("pow2_0", [1024, 1024, 1024]));
         assert_eq!(dims(&pow2[4]), ("pow2_4", [16384, 16384, 16384]));
 
-        let ext = ShapeGenerator::Pow2Extended {
-            min_power: lo,
-            max_power: hi,
-        }
-        .shapes();
+        let ext = default_grid("pow2_extended");
         assert_eq!(ext.len(), 10);
         assert_eq!(dims(&ext[1]), ("pow2_extended_1", [1536, 1536, 1536]));
         assert_eq!(dims(&ext[9]), ("pow2_extended_9", [24576, 24576, 24576]));
 
-        let (lo, hi) = default_powers("sweep").unwrap();
-        let sweep = ShapeGenerator::Sweep {
-            min_power: lo,
-            max_power: hi,
-        }
-        .shapes();
+        let sweep = default_grid("sweep");
         assert_eq!(sweep.len(), 512);
         assert_eq!(dims(&sweep[0]), ("sweep_0", [256, 256, 256]));
         assert_eq!(dims(&sweep[1]), ("sweep_1", [256, 256, 512]));
         assert_eq!(dims(&sweep[511]), ("sweep_511", [32768, 32768, 32768]));
 
-        let (lo, hi) = default_powers("small_sweep").unwrap();
-        let small = ShapeGenerator::SmallSweep {
-            min_power: lo,
-            max_power: hi,
-        }
-        .shapes();
+        let small = default_grid("small_sweep");
         // Non-decreasing triples of 6 powers: C(6 + 2, 3) = 56.
         assert_eq!(small.len(), 56);
         assert_eq!(dims(&small[0]), ("small_sweep_0", [1024, 1024, 1024]));

@@ -211,17 +211,19 @@ impl QuantSuite {
         ))
     }
 
+    /// Times `model` on `input`: its time in ms as the timing mode reads it, and the
+    /// measurement.
     fn time_model(
         &self,
         model: &Model,
         input: &Tensor,
         device: &Device,
         time: &mut dyn FnMut(&mut dyn Target) -> Result<Measurement, CaseError>,
-    ) -> Result<f64, CaseError> {
+    ) -> Result<(f64, Measurement), CaseError> {
         let mut work = TorchWork::new(device, || model.forward(input).map(drop))
             .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
         let measured = time(&mut work)?;
-        Ok(self.settings.timing.time_ms(&measured.summary))
+        Ok((self.settings.timing.time_ms(&measured.summary), measured))
     }
 
     /// Builds, checks and times `case` (what [`Suite::measure_case`] does), first saying
@@ -299,16 +301,12 @@ impl QuantSuite {
             Some(ms) => Some(ms),
             None if recipe.is_baseline() => None,
             None => {
-                let ms = self.time_model(&baseline, &input, device, time)?;
+                let (ms, _) = self.time_model(&baseline, &input, device, time)?;
                 self.baselines.borrow_mut().insert(key.clone(), ms);
                 Some(ms)
             }
         };
-        let mut work = TorchWork::new(device, || quantized.forward(&input).map(drop))
-            .map_err(|e| CaseError::new(CaseStatus::Error, e.to_string()))?;
-        let measured = time(&mut work)?;
-        drop(work);
-        let quantized_ms = self.settings.timing.time_ms(&measured.summary);
+        let (quantized_ms, measured) = self.time_model(&quantized, &input, device, time)?;
         let baseline_ms = match baseline_ms {
             Some(ms) if !recipe.is_baseline() => ms,
             _ => {

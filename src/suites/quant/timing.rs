@@ -76,16 +76,6 @@ impl TimingMode {
         }
     }
 
-    /// Whether a measurement ran fewer calls than the seed's counts ask for: cut to the budget.
-    pub fn was_cut(self, summary: &Summary) -> bool {
-        match self {
-            TimingMode::Seed { warmup, runs, .. } => {
-                summary.warmup_calls < warmup || summary.samples < runs
-            }
-            TimingMode::Replay { .. } => false,
-        }
-    }
-
     /// What timing a model whose call takes `one_call` costs, when that is long
     /// ([`LONG_CASE`]) or cut to the budget: the line said before the case runs.
     pub fn estimate(self, one_call: Duration) -> Option<String> {

@@ -4,12 +4,16 @@
 use super::ScanError;
 
 /// `B` sequences of up to `T` positions, durations `0..K` (slice 0 unused unless `K == 1`)
-/// and `C` labels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// and `C` labels; serialized in the seed's letters, as `replay scan` reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ScanDims {
+    #[serde(rename = "B")]
     pub batch: usize,
+    #[serde(rename = "T")]
     pub positions: usize,
+    #[serde(rename = "K")]
     pub durations: usize,
+    #[serde(rename = "C")]
     pub labels: usize,
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::bench::rows::seed_quartiles;
 use super::target::ScanTarget;
-use super::{npy_io, Phase, ScanBackend, ScanError, ScanProblem, Semiring};
+use super::{npy_io, Phase, ScanBackend, ScanDims, ScanError, ScanProblem, Semiring};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -22,19 +22,6 @@ pub struct ToolRequest {
     pub grad_out: Option<PathBuf>,
     /// Time `phase` with the measurement core, so configured (`--time`).
     pub timing: Option<MeasureConfig>,
-}
-
-/// The problem's dimensions, in the seed's letters.
-#[derive(Debug, Clone, Serialize)]
-pub struct DimsReport {
-    #[serde(rename = "B")]
-    pub batch: usize,
-    #[serde(rename = "T")]
-    pub positions: usize,
-    #[serde(rename = "K")]
-    pub durations: usize,
-    #[serde(rename = "C")]
-    pub labels: usize,
 }
 
 /// The phase's time per call, in milliseconds.
@@ -59,7 +46,7 @@ pub struct ToolReport {
     pub semiring: &'static str,
     pub backend: &'static str,
     pub device: String,
-    pub dims: DimsReport,
+    pub dims: ScanDims,
     pub lengths: Vec<usize>,
     /// Per sequence: log Z (Log), the Viterbi score (Max) or the entropy H (Entropy).
     pub values: Vec<f32>,
@@ -132,12 +119,7 @@ pub fn run(
         semiring: request.semiring.name(),
         backend: backend.name(),
         device,
-        dims: DimsReport {
-            batch: dims.batch,
-            positions: dims.positions,
-            durations: dims.durations,
-            labels: dims.labels,
-        },
+        dims,
         lengths: problem.lengths.clone(),
         values: output.values,
         grad: request.grad_out.clone(),

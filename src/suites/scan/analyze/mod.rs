@@ -6,6 +6,7 @@ pub mod formats;
 mod page;
 pub mod plots;
 pub mod results;
+mod stats;
 mod summary;
 pub mod tables;
 
@@ -15,6 +16,7 @@ use replay_core::export::rows::to_csv_bytes;
 use replay_core::export::{ensure_output_dir, write_atomic};
 
 use super::ScanError;
+use stats::{distinct, group_by, mean, median};
 pub use summary::AnalyzeSummary;
 use tables::Table;
 
@@ -25,24 +27,17 @@ fn io_error(path: &Path, e: impl std::fmt::Display) -> ScanError {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn per_backend(items: impl Iterator<Item = (String, f64)>) -> Vec<(String, Vec<f64>)> {
-    let mut map: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
-    for (k, v) in items {
-        map.entry(k).or_default().push(v);
-    }
-    map.into_iter().collect()
+/// `f` of each backend's `values`, in backend order.
+fn per_backend<'a, T: 'a>(
+    items: impl IntoIterator<Item = &'a T>,
+    backend: impl Fn(&'a T) -> &'a str,
+    value: impl Fn(&T) -> f64,
+    f: impl Fn(Vec<f64>) -> f64,
+) -> Vec<(String, f64)> {
+    group_by(items, backend)
+        .into_iter()
+        .map(|(b, g)| (b.to_string(), f(g.into_iter().map(&value).collect())))
+        .collect()
 }
 
 /// The baseline when none is named: our `torch`, or the seed's name for it.
@@ -56,9 +51,7 @@ fn resolve_baseline(
     rows: &[results::Measured],
     named: Option<&str>,
 ) -> Result<String, ScanError> {
-    let mut backends: Vec<&str> = rows.iter().map(|r| r.backend.as_str()).collect();
-    backends.sort_unstable();
-    backends.dedup();
+    let backends = distinct(rows.iter().map(|r| r.backend.as_str()));
     match named {
         Some(name) if backends.contains(&name) => Ok(name.to_string()),
         Some(name) => Err(ScanError::File {
@@ -120,12 +113,8 @@ pub fn run(
         files.push(path);
     }
 
-    let mut semirings: Vec<&str> = rows.iter().map(|r| r.semiring.as_str()).collect();
-    semirings.sort_unstable();
-    semirings.dedup();
-    let mut phases: Vec<&str> = rows.iter().map(|r| r.phase.as_str()).collect();
-    phases.sort_unstable();
-    phases.dedup();
+    let semirings = distinct(rows.iter().map(|r| r.semiring.as_str()));
+    let phases = distinct(rows.iter().map(|r| r.phase.as_str()));
     let chart_error = |e: replay_core::plot::charts::ChartError| ScanError::Backend(e.to_string());
     let mut drawn = Vec::new();
     for semiring in &semirings {
@@ -157,30 +146,20 @@ pub fn run(
         }
     }
 
-    let throughput: Vec<(String, f64)> = {
-        let mut t: Vec<(String, f64)> = per_backend(
-            rows.iter()
-                .map(|r| (r.backend.clone(), r.positions_per_sec())),
-        )
-        .into_iter()
-        .map(|(b, v)| (b, median(v)))
-        .collect();
-        t.sort_by(|a, b| b.1.total_cmp(&a.1));
-        t
-    };
-    let backward_forward = per_backend(bf_pairs.iter().map(|p| (p.backend.clone(), p.ratio)))
-        .into_iter()
-        .map(|(b, v)| (b.clone(), v.iter().sum::<f64>() / v.len() as f64))
-        .collect();
+    let mut throughput = per_backend(&rows, |r| &r.backend, |r| r.positions_per_sec(), median);
+    throughput.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let backward_forward = per_backend(
+        &bf_pairs,
+        |p| &p.backend,
+        |p| p.ratio,
+        |v| mean(&v).unwrap_or(f64::NAN),
+    );
     let against_baseline = per_backend(
-        baseline_ratios
-            .iter()
-            .filter(|r| r.backend != baseline)
-            .map(|r| (r.backend.clone(), r.time_ratio)),
-    )
-    .into_iter()
-    .map(|(b, v)| (b, median(v)))
-    .collect();
+        baseline_ratios.iter().filter(|r| r.backend != baseline),
+        |r| &r.backend,
+        |r| r.time_ratio,
+        median,
+    );
     let summary = AnalyzeSummary {
         rows: rows.len(),
         files: files.clone(),

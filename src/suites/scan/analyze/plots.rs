@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use replay_core::plot::charts::{self, BarChart, ChartError, Heatmap, LineChart, Series};
 
 use super::results::Measured;
+use super::stats::{distinct, group_by, mean};
 use super::tables::{BackwardForward, BaselineRatio, Overhead};
 
 /// One drawn plot: its file name, a caption for the page, and the SVG.
@@ -33,42 +34,28 @@ fn closest_to_median(mut values: Vec<u64>) -> Option<u64> {
         .min_by(|a, b| ((*a as f64 - median).abs()).total_cmp(&(*b as f64 - median).abs()))
 }
 
-fn by_backend<'a, T>(
-    items: impl Iterator<Item = &'a T>,
-    backend: impl Fn(&T) -> &str,
-) -> BTreeMap<String, Vec<&'a T>>
-where
-    T: 'a,
-{
-    let mut map: BTreeMap<String, Vec<&T>> = BTreeMap::new();
-    for item in items {
-        map.entry(backend(item).to_string()).or_default().push(item);
-    }
-    map
-}
-
-/// A line per backend through the mean y of each x.
-fn series_per_backend<'a>(
-    rows: impl Iterator<Item = &'a Measured>,
-    x: impl Fn(&Measured) -> f64,
-    y: impl Fn(&Measured) -> Option<f64>,
+/// A line per backend through the mean y of each x, in x's order (items without a y are left
+/// out).
+fn series_per_backend<'a, T: 'a>(
+    items: impl IntoIterator<Item = &'a T>,
+    backend: impl Fn(&'a T) -> &'a str,
+    x: impl Fn(&T) -> u64,
+    y: impl Fn(&T) -> Option<f64>,
 ) -> Vec<Series> {
-    by_backend(rows, |r| r.backend.as_str())
+    group_by(items, backend)
         .into_iter()
-        .map(|(name, rows)| {
-            let mut at: BTreeMap<u64, (f64, usize)> = BTreeMap::new();
-            for r in rows {
-                if let Some(v) = y(r) {
-                    let e = at.entry(x(r).to_bits()).or_insert((0.0, 0));
-                    e.0 += v;
-                    e.1 += 1;
+        .map(|(name, items)| {
+            let mut at: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+            for item in items {
+                if let Some(v) = y(item) {
+                    at.entry(x(item)).or_default().push(v);
                 }
             }
             Series {
-                name,
+                name: name.to_string(),
                 points: at
                     .into_iter()
-                    .map(|(xb, (sum, n))| (f64::from_bits(xb), sum / n as f64))
+                    .filter_map(|(x, v)| Some((x as f64, mean(&v)?)))
                     .collect(),
             }
         })
@@ -121,7 +108,7 @@ pub fn per_semiring_phase(
             "sequence length T",
             "time (ms)",
             true,
-            series_per_backend(subset.iter().copied().filter(|r| r.kc == fixed_kc), |r| r.t as f64, |r| Some(r.time_ms)),
+            series_per_backend(subset.iter().copied().filter(|r| r.kc == fixed_kc), |r| &r.backend, |r| r.t, |r| Some(r.time_ms)),
             None,
         ),
     )?;
@@ -135,7 +122,8 @@ pub fn per_semiring_phase(
             true,
             series_per_backend(
                 subset.iter().copied().filter(|r| r.t == fixed_t),
-                |r| r.kc as f64,
+                |r| &r.backend,
+                |r| r.kc,
                 |r| Some(r.time_ms),
             ),
             None,
@@ -149,7 +137,7 @@ pub fn per_semiring_phase(
             "state-space size KC",
             "M positions / s",
             true,
-            series_per_backend(subset.iter().copied().filter(|r| r.t == largest_t), |r| r.kc as f64, |r| Some(r.positions_per_sec() / 1e6)),
+            series_per_backend(subset.iter().copied().filter(|r| r.t == largest_t), |r| &r.backend, |r| r.kc, |r| Some(r.positions_per_sec() / 1e6)),
             None,
         ),
     )?;
@@ -161,7 +149,7 @@ pub fn per_semiring_phase(
             "state-space size KC",
             "kB per state-position",
             true,
-            series_per_backend(subset.iter().copied().filter(|r| r.t == largest_t), |r| r.kc as f64, Measured::memory_per_state_kb),
+            series_per_backend(subset.iter().copied().filter(|r| r.t == largest_t), |r| &r.backend, |r| r.kc, Measured::memory_per_state_kb),
             None,
         ),
     )?;
@@ -179,24 +167,8 @@ pub fn per_semiring_phase(
             ("memory", |r: &BaselineRatio| r.memory_ratio),
         ] {
             // Several (K, C) share a KC: one point per KC, their mean.
-            let series = by_backend(against.iter().copied(), |r| r.backend.as_str())
-                .into_iter()
-                .map(|(name, rs)| {
-                    let mut at: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-                    for r in rs {
-                        if let Some(v) = value(r) {
-                            at.entry(r.kc).or_default().push(v);
-                        }
-                    }
-                    Series {
-                        name,
-                        points: at
-                            .into_iter()
-                            .map(|(kc, v)| (kc as f64, v.iter().sum::<f64>() / v.len() as f64))
-                            .collect(),
-                    }
-                })
-                .collect();
+            let series =
+                series_per_backend(against.iter().copied(), |r| &r.backend, |r| r.kc, value);
             push(
                 format!("{metric}_ratio_baseline_{tag}.svg"),
                 format!("{metric} over {baseline}'s at T = {largest_t} ({semiring}, {phase}); below 1 is better"),
@@ -217,10 +189,8 @@ pub fn per_semiring_phase(
         .filter(|r| r.semiring == semiring && r.phase == phase)
         .collect();
     if !all_t.is_empty() {
-        let mut kcs: Vec<u64> = all_t.iter().map(|r| r.kc).collect();
-        kcs.sort_unstable();
-        kcs.dedup();
-        let per_backend = by_backend(all_t.iter().copied(), |r| r.backend.as_str());
+        let kcs = distinct(all_t.iter().map(|r| r.kc));
+        let per_backend = group_by(all_t.iter().copied(), |r| r.backend.as_str());
         for (metric, value) in [
             (
                 "time",
@@ -238,7 +208,7 @@ pub fn per_semiring_phase(
                                 .filter(|r| r.kc == *kc)
                                 .filter_map(|r| value(r))
                                 .collect();
-                            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+                            mean(&v)
                         })
                         .collect()
                 })
@@ -251,7 +221,7 @@ pub fn per_semiring_phase(
                     x_label: "state-space size KC".into(),
                     y_label: "backend".into(),
                     columns: kcs.iter().map(u64::to_string).collect(),
-                    rows: per_backend.keys().cloned().collect(),
+                    rows: per_backend.keys().map(|b| b.to_string()).collect(),
                     values,
                     centre: 1.0,
                 })?,
@@ -270,24 +240,12 @@ pub fn backward_forward(
     let Some(largest_t) = subset.iter().map(|p| p.t).max() else {
         return Ok(None);
     };
-    let series = by_backend(subset.iter().copied().filter(|p| p.t == largest_t), |p| {
-        p.backend.as_str()
-    })
-    .into_iter()
-    .map(|(name, ps)| {
-        let mut at: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-        for p in ps {
-            at.entry(p.kc).or_default().push(p.ratio);
-        }
-        Series {
-            name,
-            points: at
-                .into_iter()
-                .map(|(kc, v)| (kc as f64, v.iter().sum::<f64>() / v.len() as f64))
-                .collect(),
-        }
-    })
-    .collect();
+    let series = series_per_backend(
+        subset.iter().copied().filter(|p| p.t == largest_t),
+        |p| &p.backend,
+        |p| p.kc,
+        |p| Some(p.ratio),
+    );
     Ok(Some(Plot {
         file: format!("backward_forward_ratio_{semiring}.svg"),
         caption: format!(
@@ -311,13 +269,11 @@ pub fn semiring_overhead(overheads: &[Overhead], phase: &str) -> Result<Option<P
         .iter()
         .filter(|o| o.phase == phase && o.semiring != "Log")
         .collect();
-    let mut semirings: Vec<String> = subset.iter().map(|o| o.semiring.clone()).collect();
-    semirings.sort();
-    semirings.dedup();
+    let semirings = distinct(subset.iter().map(|o| o.semiring.clone()));
     if semirings.is_empty() {
         return Ok(None);
     }
-    let series = by_backend(subset.iter().copied(), |o| o.backend.as_str())
+    let series = group_by(subset.iter().copied(), |o| o.backend.as_str())
         .into_iter()
         .map(|(name, os)| {
             let values = semirings
@@ -328,10 +284,10 @@ pub fn semiring_overhead(overheads: &[Overhead], phase: &str) -> Result<Option<P
                         .filter(|o| &o.semiring == s)
                         .map(|o| o.overhead)
                         .collect();
-                    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+                    mean(&v)
                 })
                 .collect();
-            (name, values)
+            (name.to_string(), values)
         })
         .collect();
     Ok(Some(Plot {

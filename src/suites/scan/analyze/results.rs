@@ -28,19 +28,9 @@ impl Measured {
         (self.b * self.t) as f64 / (self.time_ms / 1e3)
     }
 
-    /// State transitions per second: `B·T·KC / s`.
-    pub fn state_transitions_per_sec(&self) -> f64 {
-        (self.b * self.t * self.kc) as f64 / (self.time_ms / 1e3)
-    }
-
     /// Peak memory per state-position in kB: `peak_gb · 1e6 / (T·KC)`.
     pub fn memory_per_state_kb(&self) -> Option<f64> {
         self.peak_gb.map(|g| g * 1e6 / (self.t * self.kc) as f64)
-    }
-
-    /// Time per state-position in µs: `time_ms · 1e3 / (T·KC)`.
-    pub fn time_per_state_us(&self) -> f64 {
-        self.time_ms * 1e3 / (self.t * self.kc) as f64
     }
 }
 
@@ -84,26 +74,20 @@ pub fn load(path: &Path) -> Result<Vec<Measured>, ScanError> {
         if !crate::suites::scan::status::is_success(field(10)) {
             continue;
         }
+        let not = |i: usize, what: &str| {
+            bad(format!(
+                "row {}: column {} is '{}', not {what}",
+                line + 2,
+                REQUIRED[i],
+                field(i)
+            ))
+        };
         let int = |i: usize| {
-            field(i).parse::<u64>().map_err(|_| {
-                bad(format!(
-                    "row {}: column {} is '{}', not a whole number",
-                    line + 2,
-                    REQUIRED[i],
-                    field(i)
-                ))
-            })
+            field(i)
+                .parse::<u64>()
+                .map_err(|_| not(i, "a whole number"))
         };
-        let float = |i: usize| {
-            field(i).parse::<f64>().map_err(|_| {
-                bad(format!(
-                    "row {}: column {} is '{}', not a number",
-                    line + 2,
-                    REQUIRED[i],
-                    field(i)
-                ))
-            })
-        };
+        let float = |i: usize| field(i).parse::<f64>().map_err(|_| not(i, "a number"));
         let time_ms = float(8)?;
         if time_ms.is_nan() || time_ms <= 0.0 {
             return Err(bad(format!(

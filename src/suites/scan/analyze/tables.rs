@@ -1,18 +1,37 @@
 //! The seed's five tables (`benchmarks/analyze_benchmarks.py`), with its file names, columns
 //! and row order (pandas' `groupby` sorts its keys; rows inside a group keep file order).
 
-use std::collections::BTreeMap;
-
 use replay_core::export::rows::Row;
 use serde_json::Value;
 
 use super::results::Measured;
+use super::stats::{distinct, group_by, max, mean, min, std};
 
 /// One table: its file name, columns and rows.
 pub struct Table {
     pub file: &'static str,
     pub columns: Vec<&'static str>,
     pub rows: Vec<Row>,
+}
+
+impl Table {
+    /// The table of `columns` whose rows hold one value per column, in the columns' order.
+    fn new(file: &'static str, columns: &[&'static str], rows: Vec<Vec<Value>>) -> Table {
+        let rows = rows
+            .into_iter()
+            .map(|values| {
+                debug_assert_eq!(values.len(), columns.len(), "{file}");
+                Row {
+                    cells: columns.iter().copied().zip(values).collect(),
+                }
+            })
+            .collect();
+        Table {
+            file,
+            columns: columns.to_vec(),
+            rows,
+        }
+    }
 }
 
 fn number(v: f64) -> Value {
@@ -23,89 +42,76 @@ fn optional(v: Option<f64>) -> Value {
     v.map_or(Value::Null, number)
 }
 
+/// `a / b`, NaN where `b` is not positive.
+fn over(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
 /// pandas' `round(3)`, except that a nonzero value keeps 3 significant digits (as the bench
 /// rounds its rows): a kB-scale peak is not written as 0.0.
 fn round3(v: f64) -> f64 {
     crate::suites::scan::rounding::round_like_seed(v, 3)
 }
 
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
-/// Sample standard deviation (pandas' `std`, ddof = 1); none below two values.
-fn std(v: &[f64]) -> Option<f64> {
-    let m = mean(v)?;
-    (v.len() >= 2)
-        .then(|| (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
-}
-
-fn min(v: &[f64]) -> Option<f64> {
-    v.iter().copied().reduce(f64::min)
-}
-
-fn max(v: &[f64]) -> Option<f64> {
-    v.iter().copied().reduce(f64::max)
-}
-
 /// `summary_stats.csv`: per (backend, semiring, phase), the time's mean/std/min/max, the
 /// peak's mean/max, the throughput's mean/max and the KC and T ranges, rounded to 3 places.
 pub fn summary_stats(rows: &[Measured]) -> Table {
-    let mut groups: BTreeMap<(&str, &str, &str), Vec<&Measured>> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry((&r.backend, &r.semiring, &r.phase))
-            .or_default()
-            .push(r);
-    }
+    let groups = group_by(rows, |r| {
+        (r.backend.as_str(), r.semiring.as_str(), r.phase.as_str())
+    });
     let out = groups
         .into_iter()
         .map(|((backend, semiring, phase), g)| {
-            let times: Vec<f64> = g.iter().map(|r| r.time_ms).collect();
-            let peaks: Vec<f64> = g.iter().filter_map(|r| r.peak_gb).collect();
-            let tput: Vec<f64> = g.iter().map(|r| r.positions_per_sec()).collect();
-            let kc: Vec<f64> = g.iter().map(|r| r.kc as f64).collect();
-            let t: Vec<f64> = g.iter().map(|r| r.t as f64).collect();
+            let of = |f: &dyn Fn(&Measured) -> Option<f64>| -> Vec<f64> {
+                g.iter().filter_map(|r| f(r)).collect()
+            };
+            let times = of(&|r| Some(r.time_ms));
+            let peaks = of(&|r| r.peak_gb);
+            let tput = of(&|r| Some(r.positions_per_sec()));
+            let kc = of(&|r| Some(r.kc as f64));
+            let t = of(&|r| Some(r.t as f64));
             let r = |v: Option<f64>| optional(v.map(round3));
-            Row::new()
-                .with("backend", backend)
-                .with("semiring", semiring)
-                .with("phase", phase)
-                .with("time_ms_median_mean", r(mean(&times)))
-                .with("time_ms_median_std", r(std(&times)))
-                .with("time_ms_median_min", r(min(&times)))
-                .with("time_ms_median_max", r(max(&times)))
-                .with("peak_allocated_gb_mean", r(mean(&peaks)))
-                .with("peak_allocated_gb_max", r(max(&peaks)))
-                .with("positions_per_sec_mean", r(mean(&tput)))
-                .with("positions_per_sec_max", r(max(&tput)))
-                .with("KC_min", r(min(&kc)))
-                .with("KC_max", r(max(&kc)))
-                .with("T_min", r(min(&t)))
-                .with("T_max", r(max(&t)))
+            vec![
+                backend.into(),
+                semiring.into(),
+                phase.into(),
+                r(mean(&times)),
+                r(std(&times)),
+                r(min(&times)),
+                r(max(&times)),
+                r(mean(&peaks)),
+                r(max(&peaks)),
+                r(mean(&tput)),
+                r(max(&tput)),
+                r(min(&kc)),
+                r(max(&kc)),
+                r(min(&t)),
+                r(max(&t)),
+            ]
         })
         .collect();
-    Table {
-        file: "summary_stats.csv",
-        columns: vec![
-            "backend",
-            "semiring",
-            "phase",
-            "time_ms_median_mean",
-            "time_ms_median_std",
-            "time_ms_median_min",
-            "time_ms_median_max",
-            "peak_allocated_gb_mean",
-            "peak_allocated_gb_max",
-            "positions_per_sec_mean",
-            "positions_per_sec_max",
-            "KC_min",
-            "KC_max",
-            "T_min",
-            "T_max",
-        ],
-        rows: out,
-    }
+    let columns = [
+        "backend",
+        "semiring",
+        "phase",
+        "time_ms_median_mean",
+        "time_ms_median_std",
+        "time_ms_median_min",
+        "time_ms_median_max",
+        "peak_allocated_gb_mean",
+        "peak_allocated_gb_max",
+        "positions_per_sec_mean",
+        "positions_per_sec_max",
+        "KC_min",
+        "KC_max",
+        "T_min",
+        "T_max",
+    ];
+    Table::new("summary_stats.csv", &columns, out)
 }
 
 /// A backward/forward pair of one configuration.
@@ -118,36 +124,29 @@ pub struct BackwardForward {
     pub ratio: f64,
 }
 
-type ConfigKey<'a> = (&'a str, &'a str, u64, u64, u64);
-
 /// `backward_forward_ratios.csv`: per (backend, semiring, T, K, C) with both phases, the
 /// backward's time over the forward's.
 pub fn backward_forward_ratios(rows: &[Measured]) -> (Table, Vec<BackwardForward>) {
-    let mut groups: BTreeMap<ConfigKey, Vec<&Measured>> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry((&r.backend, &r.semiring, r.t, r.k, r.c))
-            .or_default()
-            .push(r);
-    }
+    let groups = group_by(rows, |r| {
+        (r.backend.as_str(), r.semiring.as_str(), r.t, r.k, r.c)
+    });
     let mut table = Vec::new();
     let mut pairs = Vec::new();
     for ((backend, semiring, t, k, c), g) in groups {
         let time = |phase: &str| g.iter().find(|r| r.phase == phase).map(|r| r.time_ms);
         if let (Some(fwd), Some(bwd)) = (time("forward"), time("backward")) {
-            let ratio = if fwd > 0.0 { bwd / fwd } else { f64::NAN };
-            table.push(
-                Row::new()
-                    .with("backend", backend)
-                    .with("semiring", semiring)
-                    .with("T", t)
-                    .with("K", k)
-                    .with("C", c)
-                    .with("KC", k * c)
-                    .with("forward_ms", number(fwd))
-                    .with("backward_ms", number(bwd))
-                    .with("ratio", number(ratio)),
-            );
+            let ratio = over(bwd, fwd);
+            table.push(vec![
+                backend.into(),
+                semiring.into(),
+                t.into(),
+                k.into(),
+                c.into(),
+                (k * c).into(),
+                number(fwd),
+                number(bwd),
+                number(ratio),
+            ]);
             pairs.push(BackwardForward {
                 backend: backend.to_string(),
                 semiring: semiring.to_string(),
@@ -157,22 +156,21 @@ pub fn backward_forward_ratios(rows: &[Measured]) -> (Table, Vec<BackwardForward
             });
         }
     }
-    let table = Table {
-        file: "backward_forward_ratios.csv",
-        columns: vec![
-            "backend",
-            "semiring",
-            "T",
-            "K",
-            "C",
-            "KC",
-            "forward_ms",
-            "backward_ms",
-            "ratio",
-        ],
-        rows: table,
-    };
-    (table, pairs)
+    let columns = [
+        "backend",
+        "semiring",
+        "T",
+        "K",
+        "C",
+        "KC",
+        "forward_ms",
+        "backward_ms",
+        "ratio",
+    ];
+    (
+        Table::new("backward_forward_ratios.csv", &columns, table),
+        pairs,
+    )
 }
 
 /// One semiring's time over Log's on the same configuration.
@@ -187,13 +185,9 @@ pub struct Overhead {
 /// `semiring_overhead.csv`: per (backend, phase, T, K, C) that has a Log row, every semiring's
 /// time over Log's (Log itself included, at 1).
 pub fn semiring_overhead(rows: &[Measured]) -> (Table, Vec<Overhead>) {
-    let mut groups: BTreeMap<ConfigKey, Vec<&Measured>> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry((&r.backend, &r.phase, r.t, r.k, r.c))
-            .or_default()
-            .push(r);
-    }
+    let groups = group_by(rows, |r| {
+        (r.backend.as_str(), r.phase.as_str(), r.t, r.k, r.c)
+    });
     let mut table = Vec::new();
     let mut overheads = Vec::new();
     for ((backend, phase, t, k, c), g) in groups {
@@ -201,20 +195,19 @@ pub fn semiring_overhead(rows: &[Measured]) -> (Table, Vec<Overhead>) {
             continue;
         };
         for r in g {
-            let overhead = if log > 0.0 { r.time_ms / log } else { f64::NAN };
-            table.push(
-                Row::new()
-                    .with("backend", backend)
-                    .with("semiring", r.semiring.as_str())
-                    .with("phase", phase)
-                    .with("T", t)
-                    .with("K", k)
-                    .with("C", c)
-                    .with("KC", k * c)
-                    .with("time_ms", number(r.time_ms))
-                    .with("log_time_ms", number(log))
-                    .with("overhead", number(overhead)),
-            );
+            let overhead = over(r.time_ms, log);
+            table.push(vec![
+                backend.into(),
+                r.semiring.as_str().into(),
+                phase.into(),
+                t.into(),
+                k.into(),
+                c.into(),
+                (k * c).into(),
+                number(r.time_ms),
+                number(log),
+                number(overhead),
+            ]);
             overheads.push(Overhead {
                 backend: backend.to_string(),
                 semiring: r.semiring.clone(),
@@ -223,23 +216,22 @@ pub fn semiring_overhead(rows: &[Measured]) -> (Table, Vec<Overhead>) {
             });
         }
     }
-    let table = Table {
-        file: "semiring_overhead.csv",
-        columns: vec![
-            "backend",
-            "semiring",
-            "phase",
-            "T",
-            "K",
-            "C",
-            "KC",
-            "time_ms",
-            "log_time_ms",
-            "overhead",
-        ],
-        rows: table,
-    };
-    (table, overheads)
+    let columns = [
+        "backend",
+        "semiring",
+        "phase",
+        "T",
+        "K",
+        "C",
+        "KC",
+        "time_ms",
+        "log_time_ms",
+        "overhead",
+    ];
+    (
+        Table::new("semiring_overhead.csv", &columns, table),
+        overheads,
+    )
 }
 
 /// `crossover_points.csv`: for each ordered pair of backends (a, b) and each (semiring, phase,
@@ -247,16 +239,8 @@ pub fn semiring_overhead(rows: &[Measured]) -> (Table, Vec<Overhead>) {
 /// against its Triton backends; here of every pair the file holds). Configurations are matched
 /// on KC as the seed merges them.
 pub fn crossover_points(rows: &[Measured]) -> Table {
-    let mut backends: Vec<&str> = rows.iter().map(|r| r.backend.as_str()).collect();
-    backends.sort_unstable();
-    backends.dedup();
-    let mut groups: BTreeMap<(&str, &str, u64), Vec<&Measured>> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry((&r.semiring, &r.phase, r.t))
-            .or_default()
-            .push(r);
-    }
+    let backends = distinct(rows.iter().map(|r| r.backend.as_str()));
+    let groups = group_by(rows, |r| (r.semiring.as_str(), r.phase.as_str(), r.t));
     let mut out = Vec::new();
     for &a in &backends {
         for &b in backends.iter().filter(|&&b| b != a) {
@@ -270,37 +254,33 @@ pub fn crossover_points(rows: &[Measured]) -> Table {
                         .map(|rb| (ra, rb))
                 });
                 if let Some((ra, rb)) = first {
-                    out.push(
-                        Row::new()
-                            .with("semiring", semiring)
-                            .with("phase", phase)
-                            .with("T", t)
-                            .with("crossover_KC", ra.kc)
-                            .with("backend_a", a)
-                            .with("backend_b", b)
-                            .with("time_a_ms", number(ra.time_ms))
-                            .with("time_b_ms", number(rb.time_ms))
-                            .with("speedup", number(rb.time_ms / ra.time_ms)),
-                    );
+                    out.push(vec![
+                        semiring.into(),
+                        phase.into(),
+                        t.into(),
+                        ra.kc.into(),
+                        a.into(),
+                        b.into(),
+                        number(ra.time_ms),
+                        number(rb.time_ms),
+                        number(rb.time_ms / ra.time_ms),
+                    ]);
                 }
             }
         }
     }
-    Table {
-        file: "crossover_points.csv",
-        columns: vec![
-            "semiring",
-            "phase",
-            "T",
-            "crossover_KC",
-            "backend_a",
-            "backend_b",
-            "time_a_ms",
-            "time_b_ms",
-            "speedup",
-        ],
-        rows: out,
-    }
+    let columns = [
+        "semiring",
+        "phase",
+        "T",
+        "crossover_KC",
+        "backend_a",
+        "backend_b",
+        "time_a_ms",
+        "time_b_ms",
+        "speedup",
+    ];
+    Table::new("crossover_points.csv", &columns, out)
 }
 
 /// One configuration against the baseline backend.
@@ -318,13 +298,9 @@ pub struct BaselineRatio {
 /// `baseline_ratios.csv`: every row's time and peak over the baseline backend's on the same
 /// (semiring, phase, T, K, C); empty when the baseline is not in the file.
 pub fn baseline_ratios(rows: &[Measured], baseline: &str) -> (Table, Vec<BaselineRatio>) {
-    let mut groups: BTreeMap<ConfigKey, Vec<&Measured>> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry((&r.semiring, &r.phase, r.t, r.k, r.c))
-            .or_default()
-            .push(r);
-    }
+    let groups = group_by(rows, |r| {
+        (r.semiring.as_str(), r.phase.as_str(), r.t, r.k, r.c)
+    });
     let mut table = Vec::new();
     let mut ratios = Vec::new();
     for ((semiring, phase, t, k, c), g) in groups {
@@ -332,31 +308,26 @@ pub fn baseline_ratios(rows: &[Measured], baseline: &str) -> (Table, Vec<Baselin
             continue;
         };
         for r in &g {
-            let time_ratio = if base.time_ms > 0.0 {
-                r.time_ms / base.time_ms
-            } else {
-                f64::NAN
-            };
+            let time_ratio = over(r.time_ms, base.time_ms);
             let memory_ratio = match (r.peak_gb, base.peak_gb) {
                 (Some(p), Some(b)) if b > 0.0 => Some(p / b),
                 _ => None,
             };
-            table.push(
-                Row::new()
-                    .with("backend", r.backend.as_str())
-                    .with("semiring", semiring)
-                    .with("phase", phase)
-                    .with("T", t)
-                    .with("K", k)
-                    .with("C", c)
-                    .with("KC", k * c)
-                    .with("time_ms", number(r.time_ms))
-                    .with("baseline_time_ms", number(base.time_ms))
-                    .with("time_ratio", number(time_ratio))
-                    .with("peak_gb", optional(r.peak_gb))
-                    .with("baseline_memory_gb", optional(base.peak_gb))
-                    .with("memory_ratio", optional(memory_ratio)),
-            );
+            table.push(vec![
+                r.backend.as_str().into(),
+                semiring.into(),
+                phase.into(),
+                t.into(),
+                k.into(),
+                c.into(),
+                (k * c).into(),
+                number(r.time_ms),
+                number(base.time_ms),
+                number(time_ratio),
+                optional(r.peak_gb),
+                optional(base.peak_gb),
+                optional(memory_ratio),
+            ]);
             ratios.push(BaselineRatio {
                 backend: r.backend.clone(),
                 semiring: semiring.to_string(),
@@ -368,26 +339,22 @@ pub fn baseline_ratios(rows: &[Measured], baseline: &str) -> (Table, Vec<Baselin
             });
         }
     }
-    let table = Table {
-        file: "baseline_ratios.csv",
-        columns: vec![
-            "backend",
-            "semiring",
-            "phase",
-            "T",
-            "K",
-            "C",
-            "KC",
-            "time_ms",
-            "baseline_time_ms",
-            "time_ratio",
-            "peak_gb",
-            "baseline_memory_gb",
-            "memory_ratio",
-        ],
-        rows: table,
-    };
-    (table, ratios)
+    let columns = [
+        "backend",
+        "semiring",
+        "phase",
+        "T",
+        "K",
+        "C",
+        "KC",
+        "time_ms",
+        "baseline_time_ms",
+        "time_ratio",
+        "peak_gb",
+        "baseline_memory_gb",
+        "memory_ratio",
+    ];
+    (Table::new("baseline_ratios.csv", &columns, table), ratios)
 }
 
 #[cfg(test)]

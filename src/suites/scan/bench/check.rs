@@ -73,16 +73,7 @@ pub fn check_output(
     }
     match semiring {
         Semiring::Log => {
-            let marginals = reference::log_marginals(problem);
-            let worst = grad
-                .iter()
-                .zip(&marginals)
-                .enumerate()
-                .map(|(i, (&g, &m))| (i, (g as f64 - m).abs()))
-                .fold(
-                    (0, 0.0),
-                    |a, b| if b.1 > a.1 || b.1.is_nan() { b } else { a },
-                );
+            let worst = worst_difference(grad, &reference::log_marginals(problem));
             let tolerance = log_gradient_tolerance(&expected);
             if !within(worst.1, tolerance) {
                 return Err(format!(
@@ -95,15 +86,7 @@ pub fn check_output(
         Semiring::Entropy => {
             let want = reference::entropy_gradient(problem);
             let scale = want.iter().fold(0.0f64, |m, w| m.max(w.abs()));
-            let worst = grad
-                .iter()
-                .zip(&want)
-                .enumerate()
-                .map(|(i, (&g, &w))| (i, (g as f64 - w).abs()))
-                .fold(
-                    (0, 0.0),
-                    |a, b| if b.1 > a.1 || b.1.is_nan() { b } else { a },
-                );
+            let worst = worst_difference(grad, &want);
             if !within(worst.1, GRAD_ATOL * scale) {
                 return Err(format!(
                     "Entropy gradient {} off by {} from the float64 reference (max |grad| {scale})",
@@ -120,6 +103,18 @@ pub fn check_output(
 pub fn log_gradient_tolerance(log_z: &[f64]) -> f64 {
     let largest = log_z.iter().fold(0.0f64, |m, z| m.max(z.abs()));
     GRAD_ATOL + 4.0 * f64::from(f32::EPSILON) * largest
+}
+
+/// The index and size of the largest difference of `got` from `want` (a NaN one first).
+fn worst_difference(got: &[f32], want: &[f64]) -> (usize, f64) {
+    got.iter()
+        .zip(want)
+        .enumerate()
+        .map(|(i, (&g, &w))| (i, (g as f64 - w).abs()))
+        .fold(
+            (0, 0.0),
+            |a, b| if b.1 > a.1 || b.1.is_nan() { b } else { a },
+        )
 }
 
 /// `difference <= tolerance`, false for a NaN difference (a NaN result is wrong).
