@@ -89,4 +89,12 @@ impl Device {
     pub fn is_cuda(&self) -> bool {
         matches!(self, Device::Cuda(_))
     }
+
+    /// The opened GPU, when this is one.
+    pub fn cuda(&self) -> Option<&CudaDevice> {
+        match self {
+            Device::Cuda(dev) => Some(dev),
+            Device::Cpu(_) => None,
+        }
+    }
 }

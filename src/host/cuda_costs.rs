@@ -191,7 +191,6 @@ pub fn measure_launches(device: &CudaDevice, plan: &Plan) -> Result<LaunchCosts,
         .context
         .bind_to_thread()
         .map_err(driver_error("cuCtxSetCurrent"))?;
-    let index = device.info.index as i64;
     let kernels = KernelCache::default();
     let host = |mode| -> Result<HostLaunches, HostError> {
         let blocker = match mode {
@@ -216,7 +215,7 @@ pub fn measure_launches(device: &CudaDevice, plan: &Plan) -> Result<LaunchCosts,
     let mut t = Tensor::f_zeros([1], (Kind::Float, device.torch()))?;
     let mut fills = HostCalls::synchronising(
         move || t.f_fill_(1.0).map(drop).map_err(HostError::from),
-        Some(index),
+        Some(device),
     );
     let figures = measure_rounds(
         &mut [
@@ -249,7 +248,6 @@ pub struct CopyCosts {
 
 /// Measures the two copies on `device`.
 pub fn measure_copies(device: &CudaDevice, plan: &Plan) -> Result<CopyCosts, HostError> {
-    let index = device.info.index;
     let gpu = device.torch();
     let source = Tensor::f_ones([1], (Kind::Float, gpu))?;
     let mut pinned =
@@ -258,11 +256,11 @@ pub fn measure_copies(device: &CudaDevice, plan: &Plan) -> Result<CopyCosts, Hos
     let into_pinned = source.shallow_clone();
     let mut pinned_copies = HostCalls::synchronising(
         move || pinned.f_copy_(&into_pinned).map_err(HostError::from),
-        Some(index as i64),
+        Some(device),
     );
     let mut pageable_copies = HostCalls::synchronising(
         move || pageable.f_copy_(&source).map_err(HostError::from),
-        Some(index as i64),
+        Some(device),
     );
     let figures = measure_rounds(
         &mut [

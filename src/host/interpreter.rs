@@ -90,13 +90,9 @@ impl Drop for FuserOff {
     }
 }
 
-/// Measures the interpreter's cost per op on `device` (`cuda`: its CUDA index, synchronised
-/// before each timed batch).
-pub fn measure_interpreter(
-    device: &Device,
-    cuda: Option<i64>,
-    plan: &Plan,
-) -> Result<InterpreterCost, HostError> {
+/// Measures the interpreter's cost per op on `device` (a GPU synchronised before each timed
+/// batch).
+pub fn measure_interpreter(device: &Device, plan: &Plan) -> Result<InterpreterCost, HostError> {
     let _fuser = FuserOff::new()?;
     let x = Tensor::f_zeros([1, 4], (Kind::Float, device.torch()))?;
     let m = Tensor::f_ones([1, 4], (Kind::Float, device.torch()))?;
@@ -111,10 +107,10 @@ pub fn measure_interpreter(
         ));
     }
     let mut targets = [
-        HostCalls::synchronising(forward(&short, &x, &m), cuda),
-        HostCalls::synchronising(forward(&long, &x, &m), cuda),
-        HostCalls::synchronising(direct(SHORT_LINKS, &x, &m), cuda),
-        HostCalls::synchronising(direct(LONG_LINKS, &x, &m), cuda),
+        HostCalls::synchronising(forward(&short, &x, &m), device.cuda()),
+        HostCalls::synchronising(forward(&long, &x, &m), device.cuda()),
+        HostCalls::synchronising(direct(SHORT_LINKS, &x, &m), device.cuda()),
+        HostCalls::synchronising(direct(LONG_LINKS, &x, &m), device.cuda()),
     ];
     let mut refs: Vec<&mut dyn Target> = targets.iter_mut().map(|t| t as &mut dyn Target).collect();
     let mut figures = measure_rounds(&mut refs, plan)?.into_iter();

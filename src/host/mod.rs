@@ -74,10 +74,6 @@ pub fn measure_host(
     progress: &mut dyn FnMut(&str),
 ) -> Result<HostMeasurement, HostError> {
     let plan = Plan::SHORT_CALLS;
-    let cuda = match device {
-        Device::Cuda(dev) => Some(dev.info.index as i64),
-        Device::Cpu(_) => None,
-    };
     // libtorch's first op on a device initialises it (its context, its allocator): not timed.
     drop(tch::Tensor::f_zeros(
         [1],
@@ -96,7 +92,7 @@ pub fn measure_host(
         dispatch::measure_ops(&mut ops, &plan),
     );
     progress("TorchScript's interpreter per op");
-    let interpreter = interpreter::measure_interpreter(device, cuda, &plan);
+    let interpreter = interpreter::measure_interpreter(device, &plan);
     if let Some(cost) = notes.kept(&["interpreter_us_per_op"], interpreter) {
         host.interpreter_us_per_op = Some(cost.per_op.value);
         notes.note(
@@ -156,7 +152,7 @@ pub fn measure_host(
     progress("the profiler's events per op, with capture's settings");
     let events = notes.kept(
         &["ops_events"],
-        profiler_cost::events_per_call(&mut ops, cuda.is_some()),
+        profiler_cost::events_per_call(&mut ops, device.is_cuda()),
     );
     if let Some(events) = &events {
         for (op, n) in ops.iter().zip(events) {
@@ -196,10 +192,9 @@ pub fn measure_host(
     }
 
     progress("the profiler's cost per event, with capture's settings");
-    let profiler =
-        profiler_cost::measure_profiler(&mut ops, device, cuda, &profiler_cost::STREAM_PLAN);
+    let profiler = profiler_cost::measure_profiler(&mut ops, device, &profiler_cost::STREAM_PLAN);
     let fields = ["profiler_us_per_cpu_event", "profiler_us_per_runtime_event"];
-    if let Some(cost) = notes.kept(&fields[..1 + usize::from(cuda.is_some())], profiler) {
+    if let Some(cost) = notes.kept(&fields[..1 + usize::from(device.is_cuda())], profiler) {
         host.profiler_us_per_cpu_event = Some(cost.per_cpu_event.value);
         host.profiler_us_per_runtime_event = cost.per_runtime_event.as_ref().map(|d| d.value);
         host.profiler_us_per_session = Some(cost.per_session.value);

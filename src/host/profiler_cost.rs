@@ -20,9 +20,10 @@ use tch::{Kind, Tensor};
 use super::dispatch::NoLaunchOp;
 use super::error::HostError;
 use super::timing::{measure_rounds, Derived, Figure, Plan};
-use crate::device::Device;
+use crate::device::{CudaDevice, Device};
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::profiler_session::{EventCounts, ProfilerSession};
+use crate::torch::work_target::synchronize_gpu;
 
 /// Launches per repetition of the launching stream.
 pub const FILLS_PER_REPETITION: u64 = 8;
@@ -74,7 +75,8 @@ struct OpStream<'a> {
     call: Box<dyn FnMut() -> Result<(), HostError> + 'a>,
     /// `Some(with_cuda)`: each batch runs inside a session.
     profiled: Option<bool>,
-    cuda: Option<i64>,
+    /// The opened GPU, synchronised before each batch and at the end of its session.
+    gpu: Option<&'a CudaDevice>,
     counts: EventCounts,
     profiled_calls: u64,
 }
@@ -83,12 +85,12 @@ impl<'a> OpStream<'a> {
     fn new(
         call: Box<dyn FnMut() -> Result<(), HostError> + 'a>,
         profiled: Option<bool>,
-        cuda: Option<i64>,
+        gpu: Option<&'a CudaDevice>,
     ) -> OpStream<'a> {
         OpStream {
             call,
             profiled,
-            cuda,
+            gpu,
             counts: EventCounts::default(),
             profiled_calls: 0,
         }
@@ -130,17 +132,17 @@ impl Target for OpStream<'_> {
 
     fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
         let _guard = tch::no_grad_guard();
-        if let Some(index) = self.cuda {
-            tch::Cuda::synchronize(index);
+        if let Some(gpu) = self.gpu {
+            synchronize_gpu(gpu)?;
         }
         let Some(with_cuda) = self.profiled else {
             return segment(timer, || self.issue(calls));
         };
         let session = ProfilerSession::start(with_cuda).map_err(MeasureError::target)?;
         let ran = segment(timer, || self.issue(calls));
-        if let Some(index) = self.cuda {
+        if let Some(gpu) = self.gpu {
             // The batch's device work ends inside its session, as capture's step does.
-            tch::Cuda::synchronize(index);
+            synchronize_gpu(gpu)?;
         }
         let counts = session.stop().map_err(MeasureError::target)?;
         ran?;
@@ -195,14 +197,14 @@ fn shim(error: crate::torch::ShimError) -> HostError {
     HostError::Torch(format!("the profiler: {error}"))
 }
 
-/// Measures the profiler's cost per event on `device` (`cuda`: its CUDA index), on the stream of
-/// `ops` (and, on a GPU, one of launches).
+/// Measures the profiler's cost per event on `device`, on the stream of `ops` (and, on a GPU,
+/// one of launches).
 pub fn measure_profiler(
     ops: &mut [NoLaunchOp],
     device: &Device,
-    cuda: Option<i64>,
     plan: &Plan,
 ) -> Result<ProfilerCost, HostError> {
+    let cuda = device.cuda();
     let with_cuda = cuda.is_some();
     // The first session loads and initialises Kineto (and CUPTI on a GPU): outside any timing.
     ProfilerSession::prime(with_cuda).map_err(shim)?;

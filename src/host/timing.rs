@@ -9,11 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::HostError;
-use crate::measure::interleave::round_order;
+use crate::device::CudaDevice;
+use crate::measure::interleave::measure_interleaved;
 use crate::measure::{
-    measure_detailed, segment, MeasureConfig, MeasureError, Measurement, MinSamples,
-    MonotonicClock, Placement, StopCriteria, Target, Timer, Warmup,
+    segment, MeasureConfig, MeasureError, MinSamples, MonotonicClock, Placement, StopCriteria,
+    Target, Timer, Warmup,
 };
+use crate::torch::work_target::synchronize_gpu;
 
 /// How long and how often a group of targets is measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,66 +140,54 @@ pub fn us(value: f64) -> String {
     format!("{value:.3}")
 }
 
-/// Measures `targets` in `plan.rounds` interleaved rounds on the measurement core and pools each
-/// target's rounds into one figure.
+/// Measures `targets` in `plan.rounds` interleaved rounds on the measurement core
+/// ([`measure_interleaved`]) and pools each target's rounds into one figure; the first
+/// target that failed ends it with its error.
 pub fn measure_rounds(
     targets: &mut [&mut dyn Target],
     plan: &Plan,
 ) -> Result<Vec<Figure>, HostError> {
-    let config = plan.config();
-    let mut pooled: Vec<Option<Measurement>> = targets.iter().map(|_| None).collect();
-    let mut round_medians: Vec<Vec<f64>> = targets.iter().map(|_| Vec::new()).collect();
-    for round in 0..plan.rounds.max(1) {
-        for i in round_order(targets.len(), round) {
-            let measured = measure_detailed(&mut *targets[i], &config, &MonotonicClock::new())?;
-            round_medians[i].push(measured.summary.median);
-            match &mut pooled[i] {
-                Some(pool) => pool.add_round(measured)?,
-                slot => *slot = Some(measured),
-            }
-        }
-    }
-    pooled
+    let rounds = vec![plan.config(); plan.rounds.max(1) as usize];
+    measure_interleaved(targets, &rounds, &MonotonicClock::new())
         .into_iter()
-        .zip(round_medians)
-        .map(|(m, rounds)| {
-            let m = m.ok_or_else(|| HostError::Measure("no round was measured".into()))?;
-            let s = &m.summary;
+        .map(|pooled| {
+            let pooled = pooled?;
+            let s = &pooled.measurement.summary;
             Ok(Figure {
                 median_us: s.median,
                 p10_us: s.p10,
                 p90_us: s.p90,
                 samples: s.samples,
                 calls_per_sample: s.calls_per_sample,
-                round_medians_us: rounds,
+                round_medians_us: pooled.round_medians,
             })
         })
         .collect()
 }
 
 /// Calls of a closure on the host, timed by the host's clock wherever the closure's work goes.
-/// With `cuda` set, the device is synchronised before each timed batch (outside it), so that
-/// no earlier work is still queued when the batch starts.
-pub struct HostCalls<F> {
+/// With a GPU, the GPU is synchronised before each timed batch (outside it), so that no
+/// earlier work is still queued when the batch starts.
+pub struct HostCalls<'d, F> {
     work: F,
-    cuda: Option<i64>,
+    gpu: Option<&'d CudaDevice>,
 }
 
-impl<F> HostCalls<F>
+impl<'d, F> HostCalls<'d, F>
 where
     F: FnMut() -> Result<(), HostError>,
 {
     pub fn new(work: F) -> Self {
-        HostCalls { work, cuda: None }
+        HostCalls { work, gpu: None }
     }
 
-    /// The same calls, with CUDA device `index` synchronised before each batch.
-    pub fn synchronising(work: F, cuda: Option<i64>) -> Self {
-        HostCalls { work, cuda }
+    /// The same calls, with the opened `gpu` (if any) synchronised before each batch.
+    pub fn synchronising(work: F, gpu: Option<&'d CudaDevice>) -> Self {
+        HostCalls { work, gpu }
     }
 }
 
-impl<F> Target for HostCalls<F>
+impl<F> Target for HostCalls<'_, F>
 where
     F: FnMut() -> Result<(), HostError>,
 {
@@ -214,8 +204,8 @@ where
     }
 
     fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
-        if let Some(index) = self.cuda {
-            tch::Cuda::synchronize(index);
+        if let Some(gpu) = self.gpu {
+            synchronize_gpu(gpu)?;
         }
         segment(timer, || self.run(calls))
     }

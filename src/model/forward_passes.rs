@@ -2,10 +2,11 @@
 //! the same core as every kernel (`replay full`, and `replay compare`'s model side).
 
 use super::whole_model::WholeModel;
+use crate::device::CudaDevice;
 use crate::error::{Error, Result};
 use crate::measure::cuda_timing::CudaStreamHandle;
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
-use crate::torch::work_target::libtorch_stream;
+use crate::torch::work_target::{libtorch_stream, synchronize_gpu};
 
 /// Forward passes of `model` (TorchScript or an AOTInductor package) on one fixed input,
 /// placed where libtorch runs them: on a GPU
@@ -19,7 +20,8 @@ use crate::torch::work_target::libtorch_stream;
 pub struct ForwardPasses<'m> {
     model: &'m dyn WholeModel,
     input: Vec<tch::Tensor>,
-    cuda: Option<(i64, CudaStreamHandle)>,
+    /// The model's opened GPU and libtorch's stream on it.
+    cuda: Option<(&'m CudaDevice, CudaStreamHandle)>,
 }
 
 impl<'m> ForwardPasses<'m> {
@@ -28,9 +30,9 @@ impl<'m> ForwardPasses<'m> {
     pub fn new(model: &'m dyn WholeModel, input: Vec<tch::Tensor>) -> Result<Self> {
         let cuda = match model.device() {
             crate::device::Device::Cuda(dev) => {
-                let i = dev.info.index;
-                let stream = libtorch_stream(i).map_err(|e| Error::Model(e.to_string()))?;
-                Some((i as i64, stream.with_blocking_kernel(false)))
+                let stream =
+                    libtorch_stream(dev.info.index).map_err(|e| Error::Model(e.to_string()))?;
+                Some((dev, stream.with_blocking_kernel(false)))
             }
             crate::device::Device::Cpu(_) => None,
         };
@@ -68,8 +70,8 @@ impl Target for ForwardPasses<'_> {
     /// (a warm-up) is waited for, before the timed part, so that neither is counted.
     fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
         let _guard = tch::no_grad_guard();
-        if let Some((index, _)) = &self.cuda {
-            tch::Cuda::synchronize(*index);
+        if let Some((gpu, _)) = &self.cuda {
+            synchronize_gpu(gpu)?;
         }
         segment(timer, || (0..calls).try_for_each(|_| self.forward()))
     }

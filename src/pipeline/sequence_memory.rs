@@ -218,7 +218,7 @@ pub fn start_measuring(device: &Device) -> String {
             }
             Err(e) => format!("not measured: {e}"),
         },
-        Device::Cuda(dev) => match crate::torch::cuda_memory_stats::reset_peak(dev.info.index) {
+        Device::Cuda(dev) => match crate::torch::cuda_memory_stats::reset_peak(dev) {
             Ok(()) => "the CUDA caching allocator's peak allocated bytes".into(),
             Err(e) => format!("not measured: {e}"),
         },
@@ -242,12 +242,10 @@ pub fn after_build(device: &Device) -> (Option<u64>, Option<u64>) {
         }
         Device::Cuda(dev) => {
             use crate::torch::cuda_memory_stats as stats;
-            let build_peak = stats::peak(dev.info.index)
-                .ok()
-                .map(|(allocated, _)| allocated);
+            let build_peak = stats::peak(dev).ok().map(|(allocated, _)| allocated);
             // Reset, the peak is what the caching allocator holds now.
-            let held = stats::reset_peak(dev.info.index)
-                .and_then(|()| stats::peak(dev.info.index))
+            let held = stats::reset_peak(dev)
+                .and_then(|()| stats::peak(dev))
                 .ok()
                 .map(|(allocated, _)| allocated);
             (build_peak, held)
@@ -260,7 +258,7 @@ pub fn measured_peak(device: &Device) -> Option<u64> {
     match device {
         Device::Cpu(_) => crate::torch::cpu_memory_counter::is_installed()
             .then(crate::torch::cpu_memory_counter::peak_bytes),
-        Device::Cuda(dev) => crate::torch::cuda_memory_stats::peak(dev.info.index)
+        Device::Cuda(dev) => crate::torch::cuda_memory_stats::peak(dev)
             .ok()
             .map(|(allocated, _)| allocated),
     }

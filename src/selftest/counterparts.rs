@@ -17,6 +17,7 @@ use tch::{Kind, Tensor};
 use crate::device::cuda::{CudaDevice, CudaInventory};
 use crate::device::{Device, DeviceSpec};
 use crate::energy::{EnergyReading, ProbeSpec, Window};
+use crate::torch::work_target::synchronize_gpu;
 
 /// `replay devices` on a GPU: the device is listed with attributes a real GPU has.
 pub const CUDA_DEVICE_ATTRIBUTES: &str = "CUDA device attributes";
@@ -175,7 +176,7 @@ fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     let want = a.to_kind(Kind::Double).mm(&a.to_kind(Kind::Double));
     let on_gpu = a.to_device(dev.torch());
     let _ = on_gpu.mm(&on_gpu); // cuBLAS handle and workspace, outside the timed bracket
-    tch::Cuda::synchronize(index as i64);
+    synchronize_gpu(dev).map_err(|e| e.to_string())?;
 
     let mut timed = |work: &dyn Fn() -> Option<Tensor>| -> Result<(Duration, Duration, Option<Tensor>), String> {
         let host = Instant::now();
@@ -263,7 +264,7 @@ fn nvml_energy(dev: &CudaDevice) -> Result<String, String> {
     let start = Instant::now();
     while start.elapsed() < busy {
         let _ = x.mm(&x);
-        tch::Cuda::synchronize(index as i64);
+        synchronize_gpu(dev).map_err(|e| e.to_string())?;
     }
     let reading = window.close().map_err(|e| e.to_string())?;
     judge_energy(&reading, busy)

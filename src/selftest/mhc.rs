@@ -109,6 +109,10 @@ fn offload_simulation(gpu: &CudaDevice) -> Result<String, String> {
     use replay_core::export::rows::Row;
     use replay_core::measure::MonotonicClock;
     let s = shape(MhcDtype::Bfloat16).map_err(text)?;
+    let timing = Timing::Fixed {
+        warmup: 1,
+        iters: 3,
+    };
     let suite = MhcSuite::new(MhcSettings {
         shape: s,
         placement: Placement::Offload {
@@ -117,13 +121,10 @@ fn offload_simulation(gpu: &CudaDevice) -> Result<String, String> {
         impls: vec![Impl::Torch, Impl::Fused],
         threads: 2,
         gpu: Some(gpu.clone()),
+        rounds: timing.round_configs(),
     });
     let mut rows: Vec<Row> = Vec::new();
-    let config = Timing::Fixed {
-        warmup: 1,
-        iters: 3,
-    }
-    .config();
+    let config = timing.config();
     replay_core::suite::run(
         &suite,
         &(),

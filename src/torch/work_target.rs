@@ -4,7 +4,7 @@
 //! The suites that time libtorch compositions (`calibrate`'s matmul, copies and fusion
 //! patterns) use this instead of a timing loop of their own.
 
-use crate::device::Device;
+use crate::device::{CudaDevice, Device};
 use crate::measure::cuda_timing::{CudaStreamHandle, LIBTORCH_STREAM};
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
 use crate::torch::torch_current_cuda_stream;
@@ -37,12 +37,18 @@ pub fn libtorch_stream_on(device: &Device) -> Result<Option<CudaStreamHandle>, M
 /// Waits for libtorch's work queued on `device` (nothing to wait for on the CPU), in the
 /// GPU's context.
 pub fn synchronize(device: &Device) -> Result<(), MeasureError> {
-    if let Device::Cuda(dev) = device {
-        dev.context
-            .bind_to_thread()
-            .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
-        tch::Cuda::synchronize(dev.info.index as i64);
+    match device.cuda() {
+        Some(gpu) => synchronize_gpu(gpu),
+        None => Ok(()),
     }
+}
+
+/// Waits for libtorch's work queued on the opened `gpu`, in its context.
+pub fn synchronize_gpu(gpu: &CudaDevice) -> Result<(), MeasureError> {
+    gpu.context
+        .bind_to_thread()
+        .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
+    tch::Cuda::synchronize(gpu.info.index as i64);
     Ok(())
 }
 

@@ -148,7 +148,7 @@ fn the_interpreter_figures_follow_the_work_they_time() {
         rounds: 2,
         ..Plan::SHORT_CALLS
     };
-    let cost = interpreter::measure_interpreter(Device::host(), None, &plan).unwrap();
+    let cost = interpreter::measure_interpreter(Device::host(), &plan).unwrap();
     // 200 ops against 40: about five times the work, timed as such (a figure that timed
     // nothing, or the wrong thing, fails here).
     for (what, short, long) in [

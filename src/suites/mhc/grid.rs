@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use replay_core::export::rows::Row;
-use replay_core::measure::{Measurement, Target};
+use replay_core::measure::{MeasureConfig, Measurement, Target};
 use replay_core::suite::{CaseError, CaseOutcome, CaseStatus, Suite};
 
 use super::bench::{case_order, MhcSettings, MhcSuite};
@@ -32,6 +32,8 @@ pub struct MhcGrid {
     threads: usize,
     /// The GPU the command opened for the placements that use one.
     gpu: Option<CudaDevice>,
+    /// Each round's timing of an implementation's interleaved stages.
+    rounds: Vec<MeasureConfig>,
     /// The configuration under way and its suite (which holds its inputs).
     current: RefCell<Option<(usize, Rc<MhcSuite>)>>,
     /// The rows of the configuration under way, in case order.
@@ -41,18 +43,20 @@ pub struct MhcGrid {
 impl MhcGrid {
     /// The grid of `configurations` (in the order they run), each timing every stage of
     /// `impls` with `threads` worker threads in the fused CPU kernels, on `gpu` where a
-    /// placement uses one.
+    /// placement uses one, an implementation's stages interleaved in `rounds`.
     pub fn new(
         configurations: Vec<(Placement, MhcShape)>,
         impls: Vec<Impl>,
         threads: usize,
         gpu: Option<CudaDevice>,
+        rounds: Vec<MeasureConfig>,
     ) -> MhcGrid {
         MhcGrid {
             configurations,
             impls,
             threads,
             gpu,
+            rounds,
             current: RefCell::new(None),
             rows: RefCell::new(Vec::new()),
         }
@@ -97,6 +101,7 @@ impl MhcGrid {
             impls: self.impls.clone(),
             threads: self.threads,
             gpu: self.gpu.clone(),
+            rounds: self.rounds.clone(),
         }));
         *slot = Some((configuration, suite.clone()));
         Ok(suite)
@@ -180,6 +185,7 @@ mod tests {
             vec![Impl::Torch, Impl::Fused],
             1,
             None,
+            vec![MeasureConfig::fixed_runs(0, 1)],
         )
     }
 

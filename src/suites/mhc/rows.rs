@@ -56,7 +56,7 @@ fn round(x: f64, digits: i32) -> f64 {
 }
 
 /// What one case of the suite is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MhcCase {
     pub imp: Impl,
     pub stage: Stage,

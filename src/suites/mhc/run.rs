@@ -35,8 +35,13 @@ pub enum Timing {
     UntilStable { iters: usize, budget: Duration },
 }
 
+/// Rounds a stage's `--max-time` budget and minimum samples are split into (each round at
+/// least 2 samples), its implementation's other stages timed between them.
+pub const UNTIL_STABLE_ROUNDS: u32 = 5;
+
 impl Timing {
-    pub fn config(self) -> MeasureConfig {
+    /// The core's timing of one stage in one window.
+    fn alone(self) -> measure::Timing {
         match self {
             Timing::Fixed { warmup, iters } => measure::Timing::fixed(warmup, iters),
             // One call per sample (a stage takes milliseconds to seconds) and no minimum
@@ -46,7 +51,28 @@ impl Timing {
                 ..measure::Timing::grid(iters, budget)
             },
         }
-        .config()
+    }
+
+    /// A stage timed in one window (what the suite runner is handed; the stages themselves
+    /// are timed in [`Timing::round_configs`]).
+    pub fn config(self) -> MeasureConfig {
+        self.alone().config()
+    }
+
+    /// Each round of an implementation's interleaved stages: with `--iters N`, N rounds of
+    /// one sample per stage (the warm-up calls before the first); with `--max-time`,
+    /// [`UNTIL_STABLE_ROUNDS`] rounds of a share of the budget and of the samples, each
+    /// stopping by the core's rule for that stage alone.
+    pub fn round_configs(self) -> Vec<MeasureConfig> {
+        let rounds = match self {
+            Timing::Fixed { iters, .. } => u32::try_from(iters).unwrap_or(u32::MAX),
+            Timing::UntilStable { .. } => UNTIL_STABLE_ROUNDS,
+        };
+        measure::Timing {
+            rounds: Some(rounds),
+            ..self.alone()
+        }
+        .round_configs()
     }
 }
 
@@ -234,6 +260,7 @@ pub fn run(
         options.impls.clone(),
         options.threads,
         options.gpu.clone(),
+        options.timing.round_configs(),
     );
     let per_configuration = grid.rows_per_configuration();
     let positions = options.shard.positions(configurations.len());
@@ -430,5 +457,32 @@ mod tests {
         .config();
         assert_eq!(c.warmup.min_calls, 3);
         assert_eq!(c.max_calls_per_sample, 1);
+    }
+
+    #[test]
+    fn the_seeds_loop_in_rounds_is_one_sample_a_round_after_the_warm_up() {
+        let rounds = Timing::Fixed {
+            warmup: 3,
+            iters: 10,
+        }
+        .round_configs();
+        assert_eq!(rounds.len(), 10);
+        let warmups: Vec<u64> = rounds.iter().map(|c| c.warmup.min_calls).collect();
+        assert_eq!(warmups, [3, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        for c in &rounds {
+            assert_eq!(format!("{:?}", c.stopping), "MinSamples(1)");
+            assert_eq!(c.max_calls_per_sample, 1);
+        }
+        let stable = Timing::UntilStable {
+            iters: 10,
+            budget: Duration::from_secs(1),
+        }
+        .round_configs();
+        assert_eq!(stable.len(), UNTIL_STABLE_ROUNDS as usize);
+        assert!(
+            format!("{:?}", stable[0].stopping).contains("200ms"),
+            "{:?}",
+            stable[0].stopping
+        );
     }
 }

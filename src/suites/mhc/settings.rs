@@ -1,5 +1,7 @@
 //! What an mHC run is: sizes, placement, implementations, worker threads, and the GPU the
-//! command opened.
+//! command opened, and the rounds its stages are timed in.
+
+use replay_core::measure::MeasureConfig;
 
 use super::shape::MhcShape;
 use super::stages::{Impl, Placement};
@@ -17,6 +19,9 @@ pub struct MhcSettings {
     /// The GPU of the placement (the offload simulation's, or `--device cuda`'s), as the
     /// command opened it; `None` on the CPU alone.
     pub gpu: Option<CudaDevice>,
+    /// How each round of an implementation's interleaved stages is timed, one configuration
+    /// per round (`run::Timing::round_configs`).
+    pub rounds: Vec<MeasureConfig>,
 }
 
 impl MhcSettings {

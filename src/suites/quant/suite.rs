@@ -399,13 +399,13 @@ impl QuantSuite {
         let _guard = tch::no_grad_guard();
         let stats = match device {
             Device::Cuda(dev) => {
-                let index = dev.info.index;
                 let shim = |e: crate::torch::ShimError| QuantError::Unsupported(e.to_string());
-                crate::torch::cuda_memory_stats::reset_peak(index).map_err(shim)?;
+                crate::torch::cuda_memory_stats::reset_peak(dev).map_err(shim)?;
                 drop(model.forward(input)?);
-                tch::Cuda::synchronize(index as i64);
+                crate::torch::work_target::synchronize_gpu(dev)
+                    .map_err(|e| QuantError::Unsupported(e.to_string()))?;
                 let (allocated, reserved) =
-                    crate::torch::cuda_memory_stats::peak(index).map_err(shim)?;
+                    crate::torch::cuda_memory_stats::peak(dev).map_err(shim)?;
                 serde_json::json!({
                     "device": "cuda",
                     "peak_allocated_bytes": allocated,

@@ -19,9 +19,11 @@
 //!   (`--warmup W --runs N`: the whole model is timed this way).
 //! - The result is a [`Summary`] (serde, microseconds) that printers render; which rule
 //!   stopped the run and whether the noise target was met are part of it.
-//! - Many targets can be measured in interleaved rounds ([`interleave`]) whose samples
-//!   [`Measurement::add_round`] pools, so that each median spans the whole run on a machine
-//!   whose speed drifts.
+//! - Many targets can be measured in interleaved rounds
+//!   ([`interleave::measure_interleaved`], each round's configuration from
+//!   [`Timing::round_configs`]) whose samples [`Measurement::add_round`] pools, so that each
+//!   median spans the whole run on a machine whose speed drifts, and the targets' medians
+//!   compare with each other.
 //! - The CUDA-event timer lives with the CUDA code (`replay::measure::cuda_timing` in the
 //!   libtorch layer, a [`DeviceStream`] that makes it): this core has no GPU dependency.
 //! - A [`Clock`] is read only for the time budget, so tests run the whole loop on a

@@ -166,6 +166,40 @@ impl Timing {
     }
 }
 
+impl Timing {
+    /// The configuration of each round of an item measured in interleaved rounds
+    /// ([`interleave::measure_interleaved`]). Budgeted: `rounds` rounds of [`Timing::config`]
+    /// (each a share of the budget and of the minimum samples). Fixed runs: the `min_samples`
+    /// samples dealt out over `rounds` rounds (no more rounds than samples; the first rounds
+    /// take one more where they do not divide), so that the rounds add up to exactly
+    /// `min_samples`, with the `warmup` calls before the first round only (an item's later
+    /// rounds follow the other items' work, as its samples do in the first). Without
+    /// `rounds`, one round: [`Timing::config`].
+    pub fn round_configs(&self) -> Vec<MeasureConfig> {
+        let Some(rounds) = self.rounds else {
+            return vec![self.config()];
+        };
+        let rounds = rounds.max(1) as usize;
+        if self.max_time.is_some() {
+            return vec![self.config(); rounds];
+        }
+        let rounds = rounds.min(self.min_samples).max(1);
+        (0..rounds)
+            .map(|r| {
+                let share = self.min_samples / rounds + usize::from(r < self.min_samples % rounds);
+                let warmup = if r == 0 { self.warmup } else { 0 };
+                Timing {
+                    warmup,
+                    min_samples: share,
+                    rounds: None,
+                    ..*self
+                }
+                .config()
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +283,53 @@ mod tests {
         assert_eq!(long.warmup.min_time, Duration::ZERO);
         assert_eq!(long.warmup.min_calls, want.warmup.min_calls);
         assert_eq!(long.max_calls_per_sample, 1);
+    }
+
+    #[test]
+    fn fixed_runs_in_rounds_add_up_to_the_runs_with_the_warm_up_first() {
+        let counts = |t: Timing| -> Vec<(u64, String)> {
+            t.round_configs()
+                .iter()
+                .map(|c| (c.warmup.min_calls, format!("{:?}", c.stopping)))
+                .collect()
+        };
+        let runs = |n: usize| format!("{:?}", MinSamples(n));
+        let ten = Timing {
+            rounds: Some(4),
+            ..Timing::fixed(3, 10)
+        };
+        assert_eq!(
+            counts(ten),
+            [(3, runs(3)), (0, runs(3)), (0, runs(2)), (0, runs(2))]
+        );
+        // No more rounds than samples, and one round without rounds.
+        let one = Timing {
+            rounds: Some(10),
+            ..Timing::fixed(0, 1)
+        };
+        assert_eq!(counts(one), [(0, runs(1))]);
+        assert_eq!(counts(Timing::fixed(3, 10)), [(3, runs(10))]);
+        for c in ten.round_configs() {
+            assert_eq!(c.max_calls_per_sample, 1);
+        }
+    }
+
+    #[test]
+    fn budgeted_rounds_are_the_split_config_repeated() {
+        let t = Timing {
+            rounds: Some(5),
+            one_call_per_sample: true,
+            ..Timing::grid(10, Duration::from_millis(500))
+        };
+        let configs = t.round_configs();
+        assert_eq!(configs.len(), 5);
+        for c in &configs {
+            assert_eq!(shape(c), shape(&t.config()));
+            assert_eq!(
+                format!("{:?}", c.stopping),
+                format!("{:?}", t.config().stopping)
+            );
+        }
     }
 
     #[test]

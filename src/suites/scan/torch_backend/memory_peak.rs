@@ -3,13 +3,14 @@
 //! allocator's peaks on a GPU (what the seed reads with `torch.cuda.max_memory_*`).
 
 use super::super::{MemoryPeak, ScanError};
-use crate::device::Device;
+use crate::device::{CudaDevice, Device};
 use crate::torch::{cpu_memory_counter, cuda_memory_stats};
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum PeakSource {
     CpuCounter,
-    CudaAllocator(usize),
+    /// The opened GPU whose caching allocator's peaks are read.
+    CudaAllocator(CudaDevice),
 }
 
 impl PeakSource {
@@ -18,11 +19,10 @@ impl PeakSource {
     pub fn open(device: &Device) -> Result<PeakSource, ScanError> {
         match device {
             Device::Cuda(dev) => {
-                let index = dev.info.index;
-                cuda_memory_stats::reset_peak(index).map_err(|e| {
+                cuda_memory_stats::reset_peak(dev).map_err(|e| {
                     ScanError::Backend(format!("peak GPU memory cannot be measured: {e}"))
                 })?;
-                Ok(PeakSource::CudaAllocator(index))
+                Ok(PeakSource::CudaAllocator(dev.clone()))
             }
             Device::Cpu(_) => {
                 cpu_memory_counter::install().map_err(|e| {
@@ -33,17 +33,17 @@ impl PeakSource {
         }
     }
 
-    pub fn reset(self) {
+    pub fn reset(&self) {
         match self {
             PeakSource::CpuCounter => cpu_memory_counter::reset_peak(),
             // `open` checked that the statistics exist; a failure now leaves the old peak.
-            PeakSource::CudaAllocator(index) => {
-                let _ = cuda_memory_stats::reset_peak(index);
+            PeakSource::CudaAllocator(gpu) => {
+                let _ = cuda_memory_stats::reset_peak(gpu);
             }
         }
     }
 
-    pub fn peak(self) -> MemoryPeak {
+    pub fn peak(&self) -> MemoryPeak {
         match self {
             // No caching on the CPU: what was reserved is what was allocated.
             PeakSource::CpuCounter => {
@@ -53,7 +53,7 @@ impl PeakSource {
                     reserved: bytes,
                 }
             }
-            PeakSource::CudaAllocator(index) => cuda_memory_stats::peak(index)
+            PeakSource::CudaAllocator(gpu) => cuda_memory_stats::peak(gpu)
                 .map(|(allocated, reserved)| MemoryPeak {
                     allocated,
                     reserved,
