@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use assert_cmd::Command;
 
@@ -61,15 +61,30 @@ pub fn has_nvidia_driver() -> bool {
     replay::device::cuda::driver_missing_reason().is_none()
 }
 
-/// A temporary folder holding `bloom-tiny.pt`, exported through `replay export`.
+/// A temporary folder of the caller's own holding `bloom-tiny.pt`, exported through `replay
+/// export`: once for this test process (ten tests take the model, and each export starts
+/// Python and torch), then copied, so that a test may write beside its model or change it
+/// without another test seeing it.
 pub fn exported_bloom_tiny() -> (tempfile::TempDir, PathBuf) {
+    static EXPORTED: OnceLock<PathBuf> = OnceLock::new();
+    let exported = EXPORTED.get_or_init(|| {
+        // Exported under a name of this process's own and renamed into place, so that two
+        // test processes at once never read a half-written file.
+        let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("common");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let partial = scratch.join(format!("bloom-tiny.{}.pt", std::process::id()));
+        replay()
+            .args(["export", "--model", "bloom-tiny", "--out"])
+            .arg(&partial)
+            .assert()
+            .success();
+        let model = scratch.join("bloom-tiny.pt");
+        std::fs::rename(&partial, &model).unwrap();
+        model
+    });
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("bloom-tiny.pt");
-    replay()
-        .args(["export", "--model", "bloom-tiny", "--out"])
-        .arg(&model)
-        .assert()
-        .success();
+    std::fs::copy(exported, &model).unwrap();
     (dir, model)
 }
 
