@@ -17,7 +17,8 @@
 //! tried: from it the two sequences are walked together, an op present in one side only is
 //! stepped over where the other side's op turns up within a few ops ([`LOOKAHEAD`]), and the
 //! place where the most ET operators match wins (the latest of equally good places: the step
-//! `replay sequence` re-runs is the trace's last).
+//! `replay sequence` re-runs is the trace's last). A place whose first [`SEED`] operators
+//! mostly fail is given up early.
 //!
 //! A pair recorded together matches all its operators but those at the edges of the
 //! recording window (PARAM's linear pair: 710 of 710); another model's trace with the same op
@@ -39,6 +40,11 @@ pub const MIN_MATCHED_SHARE: f64 = 0.8;
 /// How many ops ahead one side is searched for the other side's op before both are stepped
 /// over as unmatched.
 pub const LOOKAHEAD: usize = 32;
+
+/// A place whose first this many operators match fewer than half is given up there: the ET's
+/// own iteration matches nearly all of them (this keeps a long trace of a frequent first op,
+/// `aten::empty`, from being walked in full at every one).
+pub const SEED: usize = 64;
 
 /// How an Execution Trace linked by op order and shapes: where, and how well.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -137,21 +143,21 @@ pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, us
     };
     let mut best = Best::default();
     let mut pairs = Vec::new();
+    // Every CPU op by start time, a parent before its children; each step takes its span.
+    let mut events: Vec<usize> = (0..trace.events.len())
+        .filter(|&i| trace.events[i].category == Category::CpuOp)
+        .collect();
+    events.sort_by_key(|&i| {
+        let e = &trace.events[i];
+        (e.ts_ns, std::cmp::Reverse(e.dur_ns), i)
+    });
     let mut steps: Vec<Vec<Op<KinetoInputs>>> = Vec::with_capacity(windows.len());
     for (step, window) in windows.iter().enumerate() {
-        let mut events: Vec<usize> = (0..trace.events.len())
-            .filter(|&i| {
-                let e = &trace.events[i];
-                e.category == Category::CpuOp && window.holds(e.ts_ns)
-            })
-            .collect();
-        events.sort_by_key(|&i| {
-            let e = &trace.events[i];
-            (e.ts_ns, std::cmp::Reverse(e.dur_ns), i)
-        });
-        let kineto: Vec<Op<KinetoInputs>> = events
-            .into_iter()
-            .filter_map(|i| {
+        let from = events.partition_point(|&i| trace.events[i].ts_ns < window.start_ns);
+        let to = events.partition_point(|&i| trace.events[i].ts_ns < window.end_ns);
+        let kineto: Vec<Op<KinetoInputs>> = events[from..to.max(from)]
+            .iter()
+            .filter_map(|&i| {
                 let event = &trace.events[i];
                 Some(Op {
                     name: *names.get(trace.name(event))?,
@@ -217,7 +223,9 @@ fn walk(
 ) {
     let (mut e, mut k) = (first, start);
     while e < ops.len() && k < kineto.len() {
-        if pairs.len() + (ops.len() - e) < to_beat {
+        if pairs.len() + (ops.len() - e) < to_beat
+            || (e >= first + SEED && pairs.len() * 2 < SEED.min(ops.len() - first))
+        {
             return;
         }
         if same(&ops[e], &kineto[k]) {
