@@ -7,7 +7,7 @@ op's inputs, i.e. the footprint without a plan, and the planned peak) and the me
 the process's peak resident set (GNU time); where the trace recorded the model's allocator
 (`[memory]` events), its own peak (`Total Allocated`); for the Execution Trace pairs of our own
 (bloom-tiny's, recorded with `capture --execution-trace`: the shared pairs' Kineto traces carry no
-record-function ids and are refused up front), the zoo model run again for one step with its
+record-function ids and link by op order and shapes, linear's, or are refused, resnet's), the zoo model run again for one step with its
 allocator's statistics (`scripts/model_memory_peak.py`). With --before BIN (a `replay` built without
 the plan), the same command without --memory-budget gives the step time and resident peak before
 the plan, for the step-time comparison. A refused command (exit 2) keeps its reason (the planned
@@ -212,9 +212,15 @@ Trace pair of `crates/core/tests/data/et/` the same way; {before}.
   another error (its message).
 
 The Execution Trace pairs: the shared ones (`et/linear_*`, `et/resnet_*`, PARAM's test inputs)
-are refused up front, as every run of them is: their Kineto traces record no record-function
-ids, so no op links to its node; neither records allocator events either, so their model's own
-peak is not known. bloom-tiny's pair (`crates/core/tests/data/et/`, recorded on a CPU by
+record no record-function ids in their Kineto traces and are linked by op order and shapes
+(issue 51; [sequence](../commands/sequence.md#linking-by-op-order-and-shapes)). Linear's ET
+links all its 710 operators, to the last of the Kineto trace's 40 iterations, and runs; but on
+a GPU trace the re-run step's ops are not linked to their nodes yet, so its plan is by sizes as
+without the ET, and its Kineto trace recorded no input shapes, so only the memsets are rebuilt
+(the other ops: `the trace recorded no input shapes`). Resnet's is refused up front, rightly:
+its ET is a ResNet-50 under DDP over three steps, its Kineto trace a ResNet-18 of another run
+(at best about 3,100 of the ET's 10,818 operators match, under the 80 % a link needs).
+Neither records allocator events, so their model's own peak is not known. bloom-tiny's pair (`crates/core/tests/data/et/`, recorded on a CPU by
 `capture --execution-trace`) is the pair that runs: with `--execution-trace` its plan follows the
 Execution Trace's lifetimes (*planned from*), and the model's own peak is the zoo model run again
 for one step with its allocator's statistics. In bytes, with the Execution Trace:

@@ -58,6 +58,12 @@ pub fn run(
     let linked = match &options.execution_trace {
         Some(path) => {
             let (et, links) = load_linked(&trace, &options.trace, path)?;
+            // How it linked: by record-function id, or by op order and shapes.
+            observer.info(&format!(
+                "execution trace {}: {}\n",
+                path.display(),
+                links.describe()
+            ));
             replay_core::execution_trace::attach::attach(&mut file, &trace, &et, &links);
             Some((et, links))
         }

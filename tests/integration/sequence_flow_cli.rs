@@ -24,6 +24,9 @@ fn the_bloom_tiny_step_re_runs_with_the_models_data_flow() {
     let dir = tempfile::tempdir().unwrap();
     sequence(&bloom_tiny_et_pair().0, &bloom_tiny_et_pair().1, dir.path())
         .success()
+        .stderr(predicate::str::contains(
+            "bloom_tiny_cpu.et.json.gz: 357 of 357 ops linked by record-function id\n",
+        ))
         .stdout(predicate::str::contains("data flow: the model's"))
         .stdout(predicate::str::contains("and its data flow"));
     let path = dir.path().join("sequence.json");
@@ -70,4 +73,45 @@ fn an_execution_trace_that_is_not_the_traces_exits_2_naming_it() {
         .stderr(predicate::str::contains("bloom_tiny_cpu.et.json.gz"))
         .stderr(predicate::str::contains("does not belong to"));
     assert!(!out.join("sequence.json").exists());
+}
+
+/// PARAM's 2023 linear pair records no record-function id in its Kineto trace: the ET links by
+/// op order and shapes, the command says so, and the step re-runs within the budget (a GPU
+/// trace's ops are not wired to their nodes yet: the plan is by sizes, as without the ET).
+#[test]
+fn a_pair_without_record_function_ids_links_by_op_order_and_re_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/et");
+    sequence(
+        &shared.join("linear_kineto.json.gz"),
+        &shared.join("linear_et.json.gz"),
+        dir.path(),
+    )
+    .success()
+    .stderr(predicate::str::contains(
+        "linear_et.json.gz: 710 of 37078 ops linked by op order and shapes (the Kineto trace \
+         records no record-function id): in step window, 710 of the Execution Trace's 710 \
+         operators matched (0 not), 0 of the 710 Kineto ops between the first and the last \
+         match unmatched",
+    ));
+    let rerun: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("sequence.json")).unwrap()).unwrap();
+    let memory = &rerun["memory"];
+    let (planned, measured) = (
+        memory["planned_peak_bytes"].as_u64().unwrap(),
+        memory["measured_peak_bytes"].as_u64().unwrap(),
+    );
+    assert!(planned > 0 && measured <= planned + planned / 5, "{memory}");
+    // The Kineto trace's other pair member is another model: refused naming both files.
+    sequence(
+        &shared.join("resnet_kineto.json.gz"),
+        &shared.join("resnet_et.json.gz"),
+        dir.path(),
+    )
+    .code(2)
+    .stderr(predicate::str::contains(
+        "resnet_et.json.gz does not belong to",
+    ))
+    .stderr(predicate::str::contains("resnet_kineto.json.gz"))
+    .stderr(predicate::str::contains("at least 80 % of both must"));
 }

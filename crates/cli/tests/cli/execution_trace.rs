@@ -177,12 +177,14 @@ fn the_torch_compile_et_of_schema_1_1_1_keeps_strides_and_generated_kernels() {
 }
 
 /// The shared Kineto traces were recorded in 2023 by a profiler that wrote no record-function
-/// ids (every `args` lacks `Record function id`), so no ET can be linked to them; the resnet
-/// pair is not even one run (ET: pid 1734239, 2024-06-30; Kineto: pid 23442, 2023-07-12).
+/// ids (every `args` lacks `Record function id`): their ETs are linked by op order and shapes
+/// (`link_order`; the core's `execution_trace_order` tests check the links). The linear pair
+/// is one run and links; the resnet pair is not even one model (ET: a ResNet-50 under DDP,
+/// pid 1734239, 2024-06-30; Kineto: a ResNet-18, pid 23442, 2023-07-12) and is refused, as is
+/// the linear ET beside the resnet trace.
 #[test]
-fn the_shared_kineto_traces_carry_no_record_function_ids_and_their_ets_are_refused() {
+fn the_shared_kineto_traces_carry_no_record_function_ids_and_link_by_op_order_or_are_refused() {
     for (et_name, kineto_name, ops) in [
-        ("linear_et.json.gz", "linear_kineto.json.gz", 37078),
         ("resnet_et.json.gz", "resnet_kineto.json.gz", 39506),
         ("linear_et.json.gz", "resnet_kineto.json.gz", 39506),
     ] {
@@ -195,14 +197,27 @@ fn the_shared_kineto_traces_carry_no_record_function_ids_and_their_ets_are_refus
         assert!(
             message.starts_with(&format!(
                 "{} does not belong to {}: none of the Kineto trace's {ops} ops records a \
-                 record-function id",
+                 record-function id, and matched by op order and shapes",
                 shared_et(et_name).display(),
                 kineto_path.display()
             )),
             "{message}"
         );
     }
-    linear_et_refused_beside(&shared_et("linear_kineto.json.gz"), "linear_kineto.json.gz");
+    linear_et_refused_beside(&shared_et("resnet_kineto.json.gz"), "resnet_kineto.json.gz");
+    replay()
+        .args(["classify", "--trace"])
+        .arg(shared_et("linear_kineto.json.gz"))
+        .arg("--execution-trace")
+        .arg(shared_et("linear_et.json.gz"))
+        .arg("--out")
+        .arg(tempfile::tempdir().unwrap().path().join("s.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "710 of 37078 ops linked by op order and shapes (in step window, 710 of the \
+             Execution Trace's 710 operators matched (0 not)",
+        ));
 }
 
 #[test]

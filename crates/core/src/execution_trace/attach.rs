@@ -82,6 +82,7 @@ pub fn attach(
         invocations: 0,
         invocations_linked: 0,
         signatures_with_ranges: 0,
+        linked_by_order: links.by_order.as_ref().map(|order| order.describe()),
     };
     for signature in &mut file.signatures {
         let Some(op) = signature.op.as_mut() else {

@@ -6,12 +6,17 @@
 //! same id are the same call, and their names must agree; a link whose names differ is
 //! dropped and counted. An ET with no id in common with the Kineto trace, or whose common ids
 //! mostly name other ops, was recorded in another step or another run: it is refused.
+//!
+//! A Kineto trace with no record-function id at all (profiled without the observer) is linked
+//! by op order and shapes instead ([`super::link_order`]), and refused when that match is too
+//! poor to trust.
 
 use std::path::Path;
 
 use crate::trace::{Category, FxHashMap, Trace};
 
 use super::error::EtError;
+use super::link_order::{link_by_order, OrderMatch, MIN_MATCHED_SHARE};
 use super::node::{EtNode, ExecutionTrace};
 
 /// The Kineto ops of a trace tied to the nodes of its Execution Trace.
@@ -29,6 +34,9 @@ pub struct EtLinks {
     pub name_mismatches: u64,
     /// Ops whose id no node has (recorded outside the ET's window).
     pub unknown_ids: u64,
+    /// How the ops were linked by order and shapes, where the Kineto trace records no
+    /// record-function id (`None`: linked by record-function id).
+    pub by_order: Option<OrderMatch>,
 }
 
 impl EtLinks {
@@ -37,6 +45,24 @@ impl EtLinks {
         self.node_of_event
             .get(&event)
             .and_then(|&n| et.nodes.get(n))
+    }
+
+    /// How the ops were linked, in a line: by record-function id, or by op order and shapes
+    /// with where and how well.
+    pub fn describe(&self) -> String {
+        match &self.by_order {
+            None => format!(
+                "{} of {} ops linked by record-function id",
+                self.linked, self.kineto_ops
+            ),
+            Some(order) => format!(
+                "{} of {} ops linked by op order and shapes (the Kineto trace records no \
+                 record-function id): {}",
+                self.linked,
+                self.kineto_ops,
+                order.describe()
+            ),
+        }
     }
 }
 
@@ -76,12 +102,14 @@ pub fn link(et: &ExecutionTrace, trace: &Trace, trace_path: &Path) -> Result<EtL
         message,
     };
     if links.kineto_ops_with_id == 0 {
-        return Err(refuse(format!(
-            "none of the Kineto trace's {} ops records a record-function id (it was not \
-             profiled with an ExecutionTraceObserver running; `replay capture \
-             --execution-trace` records both)",
-            links.kineto_ops
-        )));
+        let (node_of_event, order) = link_by_order(et, trace);
+        if !order.trusted() {
+            return Err(refuse(poor_order_match(links.kineto_ops, &order)));
+        }
+        links.linked = order.matched;
+        links.node_of_event = node_of_event;
+        links.by_order = Some(order);
+        return Ok(links);
     }
     if links.linked == 0 || links.name_mismatches > links.linked {
         return Err(refuse(format!(
@@ -92,4 +120,45 @@ pub fn link(et: &ExecutionTrace, trace: &Trace, trace_path: &Path) -> Result<EtL
         )));
     }
     Ok(links)
+}
+
+/// Why a match by op order and shapes is refused.
+fn poor_order_match(kineto_ops: u64, order: &OrderMatch) -> String {
+    let percent = |part: u64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            100.0 * part as f64 / whole as f64
+        }
+    };
+    let threshold = MIN_MATCHED_SHARE * 100.0;
+    if order.matched == 0 {
+        return format!(
+            "none of the Kineto trace's {kineto_ops} ops records a record-function id, and \
+             matched by op order and shapes none of the Execution Trace's {} operators has an \
+             op of its name{}: they were recorded in different runs or models",
+            order.et_operators,
+            if order.et_operators == 0 {
+                " (it records no operator)"
+            } else {
+                ""
+            }
+        );
+    }
+    format!(
+        "none of the Kineto trace's {kineto_ops} ops records a record-function id, and matched \
+         by op order and shapes (best of {} places) {} of the Execution Trace's {} operators \
+         ({:.0} %) matched, and {} of the {} Kineto ops between the first and the last match \
+         ({:.0} %), in step {}: at least {threshold:.0} % of both must (a pair recorded \
+         together matches all but the ops at the edges of its recording window): they were \
+         recorded in different steps, runs or models",
+        order.places_tried,
+        order.matched,
+        order.et_operators,
+        percent(order.matched, order.et_operators),
+        order.matched,
+        order.kineto_span_ops,
+        percent(order.matched, order.kineto_span_ops),
+        order.step
+    )
 }

@@ -8,7 +8,8 @@
 //! - [`load`] reads a plain or gzipped ET of schema 1.0.x or 1.1.x ([`layout`]) into an
 //!   [`ExecutionTrace`] of [`EtNode`]s;
 //! - [`link::link`] ties the Kineto trace's ops to its nodes by record-function id, refusing
-//!   an ET recorded in another step or run;
+//!   an ET recorded in another step or run; a Kineto trace recorded without ids is linked by
+//!   op order and shapes ([`link_order`]);
 //! - [`attach::attach`] writes the linked nodes' schemas, values and recorded index ranges
 //!   ([`tensor_range`]) into a signature file; [`attach::attach_file`] loads, links and
 //!   attaches in one step (`classify`, `isolated` and `compare --execution-trace`).
@@ -17,6 +18,8 @@ pub mod attach;
 mod error;
 pub mod layout;
 pub mod link;
+pub mod link_order;
+mod link_shapes;
 mod node;
 mod read;
 pub mod tensor_range;

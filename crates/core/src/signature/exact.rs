@@ -86,16 +86,24 @@ pub struct ExecutionTraceSource {
     /// 0 in files written before ranges were read.
     #[serde(default)]
     pub signatures_with_ranges: u64,
+    /// Where the Kineto trace records no record-function id: how its ops were linked by op
+    /// order and shapes instead (the step, how many operators matched and did not). Absent
+    /// when linked by record-function id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked_by_order: Option<String>,
 }
 
 impl ExecutionTraceSource {
     /// One line on how the Execution Trace linked, as `classify`, `isolated` and `compare`
     /// print it.
     pub fn summary(&self) -> String {
+        let how = match &self.linked_by_order {
+            None => "by record-function id".to_owned(),
+            Some(order) => format!("by op order and shapes ({order})"),
+        };
         format!(
-            "execution trace {} (schema {}): {} of {} ops linked by record-function id; \
-             {} of {} signatures with an op carry its exact schema, {} recorded integer \
-             value ranges",
+            "execution trace {} (schema {}): {} of {} ops linked {how}; {} of {} signatures \
+             with an op carry its exact schema, {} recorded integer value ranges",
             self.path,
             self.schema,
             self.linked_ops,
