@@ -163,13 +163,15 @@ def et_lines(rows):
             continue
         m, mb = a.get("memory") or {}, b.get("memory") or {}
         live = m.get("liveness") or {}
+        def b(v):  # a figure the binary did not write (one built before the plan): a dash
+            return "-" if v is None else f"{v:,}"
         lines.append(
-            f"- {r['trace']}: planned peak {m.get('planned_peak_bytes'):,} B (outputs alive at once "
+            f"- {r['trace']}: planned peak {b(m.get('planned_peak_bytes'))} B (outputs alive at once "
             f"at most {live.get('live_peak_bytes', 0):,} B, against {live.get('outputs_bytes', 0):,} B "
             f"were every output kept; {live.get('external_tensors', 0)} external tensors once each), "
-            f"measured peak {m.get('measured_peak_bytes'):,} B, held once built "
-            f"{m.get('measured_held_bytes'):,} B; before: planned {mb.get('planned_peak_bytes'):,} B, "
-            f"measured {mb.get('measured_peak_bytes'):,} B, held once built {mb.get('measured_held_bytes'):,} B; "
+            f"measured peak {b(m.get('measured_peak_bytes'))} B, held once built "
+            f"{b(m.get('measured_held_bytes'))} B; before: planned {b(mb.get('planned_peak_bytes'))} B, "
+            f"measured {b(mb.get('measured_peak_bytes'))} B, held once built {b(mb.get('measured_held_bytes'))} B; "
             f"the model's own peak {r.get('model_peak_bytes') or 0:,} B.")
     return "\n".join(lines) if lines else "- (none ran)"
 
