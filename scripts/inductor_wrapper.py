@@ -287,8 +287,8 @@ def _clocked_samples(cache_root, model, inputs, min_runs, max_runs, budget_s):
     """The wrapper of passes on a host whose kernel calls return when done: each pass timed
     whole with every kernel call clocked, less the time inside the calls and the clock's own
     cost outside them (`ClockedKernels.outside_ns`), µs. One pass holds both, so a machine that
-    changes speed between passes moves both alike. Returns the samples, the patcher (for its
-    counts) and the kernel calls a pass."""
+    changes speed between passes moves both alike. Returns the samples, the kernel calls a pass
+    and the clock's cost outside a call (ns)."""
     clocked = ClockedKernels(cache_root)
     outside_ns = clocked.outside_ns()
     samples = []
@@ -307,7 +307,7 @@ def _clocked_samples(cache_root, model, inputs, min_runs, max_runs, budget_s):
             samples.append((pass_ns - clocked.inside_ns - calls * outside_ns) / 1000.0)
     finally:
         clocked.uninstall()
-    return samples, clocked, calls, outside_ns
+    return samples, calls, outside_ns
 
 
 def time_wrapper(cache_root, model, inputs, sync, min_runs=20, max_runs=2000, budget_s=0.5,
@@ -338,8 +338,8 @@ def time_wrapper(cache_root, model, inputs, sync, min_runs=20, max_runs=2000, bu
         "stubbed_median_us": median,
     }
     if host_synchronous and stubs.kernels:
-        real, clocked, calls, outside_ns = _clocked_samples(cache_root, model, inputs, min_runs,
-                                                            max_runs, budget_s)
+        real, calls, outside_ns = _clocked_samples(cache_root, model, inputs, min_runs, max_runs,
+                                                   budget_s)
         median, p10, p90 = _quantiles(real)
         section.update({"median_us": median, "p10_us": p10, "p90_us": p90, "runs": len(real),
                         "method": CLOCKED_METHOD, "kernel_calls_clocked": calls,

@@ -169,10 +169,10 @@ pub fn check_against_unfused(
         let tol = tolerance(want.kind(), rounded);
         let largest = excess(got, want)?;
         if largest > tol {
-            if exact.is_none() {
-                exact = Some(in_float64(graph_ir, inputs)?);
-            }
-            let exact = &exact.as_ref().expect("just set")[i];
+            let exact = match &mut exact {
+                Some(outputs) => &outputs[i],
+                slot @ None => &slot.insert(in_float64(graph_ir, inputs)?)[i],
+            };
             let (fused_off, unfused_off) = (excess(got, exact)?, excess(want, exact)?);
             if !as_near_as_unfused(fused_off, unfused_off, tol) {
                 return Err(FusionGroupError::Failed(format!(

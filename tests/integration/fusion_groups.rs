@@ -143,13 +143,22 @@ const ADD_RELU_MUL: &str = "graph(%x : Float(2, 8, 8, 8, strides=[512, 64, 8, 1]
   return (%out)
 ";
 
-#[test]
-fn a_group_s_kernel_computes_what_eager_pytorch_computes() {
+/// [`ADD_RELU_MUL`]'s inputs drawn from libtorch's generator seeded with `seed`: `x`, and
+/// `y` as a [2, 1, 8, 8] slice of a larger tensor (its strides).
+fn add_relu_mul_inputs(seed: i64) -> [Tensor; 2] {
     let _turn = common::torch_generator_turn();
-    tch::manual_seed(51);
+    tch::manual_seed(seed);
     let x = Tensor::randn([2, 8, 8, 8], (Kind::Float, Device::Cpu));
     let base = Tensor::randn([2, 3, 10, 10], (Kind::Float, Device::Cpu));
-    let y = base.slice(1, 0, 1, 1).slice(2, 1, 9, 1).slice(3, 1, 9, 1);
+    [
+        x,
+        base.slice(1, 0, 1, 1).slice(2, 1, 9, 1).slice(3, 1, 9, 1),
+    ]
+}
+
+#[test]
+fn a_group_s_kernel_computes_what_eager_pytorch_computes() {
+    let [x, y] = add_relu_mul_inputs(51);
     assert_eq!(y.stride(), [300, 100, 10, 1]);
     let mut kernel = FusionKernel::new(ADD_RELU_MUL, Some(false)).unwrap();
     assert_eq!(kernel.name(), "fused_add_relu_mul");
@@ -177,13 +186,7 @@ fn a_group_s_kernel_computes_what_eager_pytorch_computes() {
 /// float32 subgraph is within roundoff of it, the group is not.
 #[test]
 fn a_group_that_computes_another_subgraph_is_refused_against_float64() {
-    let _turn = common::torch_generator_turn();
-    tch::manual_seed(52);
-    let x = Tensor::randn([2, 8, 8, 8], (Kind::Float, Device::Cpu));
-    let y = Tensor::randn([2, 3, 10, 10], (Kind::Float, Device::Cpu))
-        .slice(1, 0, 1, 1)
-        .slice(2, 1, 9, 1)
-        .slice(3, 1, 9, 1);
+    let [x, y] = add_relu_mul_inputs(52);
     let mut kernel = FusionKernel::new(ADD_RELU_MUL, Some(false)).unwrap();
     let triples = ADD_RELU_MUL.replace("prim::Constant[value=2]", "prim::Constant[value=3]");
     let err = check_against_unfused(&mut kernel, &triples, &[x, y])
