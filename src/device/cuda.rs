@@ -12,6 +12,7 @@ use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaStream};
 use serde::Serialize;
 
+use super::spec::DeviceSpec;
 use crate::error::{Error, Result};
 
 /// A CUDA driver call that failed, with the driver's own error kept (its code says whether it
@@ -185,6 +186,17 @@ impl CudaDevice {
     /// The matching libtorch device.
     pub fn torch(&self) -> tch::Device {
         tch::Device::Cuda(self.info.index)
+    }
+
+    /// Which GPU this is, as `--device` names it (`cuda:N`): what labels print.
+    pub fn spec(&self) -> DeviceSpec {
+        DeviceSpec::Cuda(self.info.index)
+    }
+
+    /// NVML's number for this GPU (`--energy nvml:N`): CUDA's ordinal, which NVML's PCI
+    /// order matches unless `CUDA_VISIBLE_DEVICES` reorders the devices.
+    pub fn nvml_index(&self) -> u32 {
+        u32::try_from(self.info.index).unwrap_or(u32::MAX)
     }
 
     /// The device's free memory now, in bytes (`cuMemGetInfo` in its context).

@@ -51,7 +51,7 @@ impl Device {
     pub fn spec(&self) -> DeviceSpec {
         match self {
             Device::Cpu(_) => DeviceSpec::Cpu,
-            Device::Cuda(dev) => DeviceSpec::Cuda(dev.info.index),
+            Device::Cuda(dev) => dev.spec(),
         }
     }
 

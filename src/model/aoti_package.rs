@@ -18,7 +18,7 @@ use super::whole_model::WholeModel;
 use crate::device::{Device, DeviceSpec};
 use crate::error::{Error, Result};
 use crate::torch::sys::{self, RawAotiPackage};
-use crate::torch::{c_string, take_error, take_whole_string};
+use crate::torch::{c_string, shim_device_index, take_error, take_whole_string};
 
 /// The model a package holds when it was compiled by `aoti_compile_and_package` (one model).
 pub const DEFAULT_MODEL_NAME: &str = "model";
@@ -192,11 +192,8 @@ impl AotiPackage {
     pub fn load(path: &Path, device: &Device) -> Result<AotiPackage> {
         let (model, metadata) = check_compiled_for(path, device.spec())?;
         let compiled_for = compiled_for(path, &metadata)?;
-        let index = match device {
-            Device::Cuda(dev) => i32::try_from(dev.info.index)
-                .map_err(|_| bad(path, "CUDA device index out of range"))?,
-            Device::Cpu(_) => -1,
-        };
+        let index =
+            shim_device_index(device).map_err(|_| bad(path, "CUDA device index out of range"))?;
         let c_path = c_string(&path.display().to_string()).map_err(|e| bad(path, e.0))?;
         let c_model = c_string(&model).map_err(|e| bad(path, e.0))?;
         let mut error = ptr::null_mut();

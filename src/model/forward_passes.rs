@@ -30,8 +30,7 @@ impl<'m> ForwardPasses<'m> {
     pub fn new(model: &'m dyn WholeModel, input: Vec<tch::Tensor>) -> Result<Self> {
         let cuda = match model.device() {
             crate::device::Device::Cuda(dev) => {
-                let stream =
-                    libtorch_stream(dev.info.index).map_err(|e| Error::Model(e.to_string()))?;
+                let stream = libtorch_stream(dev).map_err(|e| Error::Model(e.to_string()))?;
                 Some((dev, stream.with_blocking_kernel(false)))
             }
             crate::device::Device::Cpu(_) => None,

@@ -442,7 +442,7 @@ impl LibtorchOpTarget {
                 dev.context
                     .bind_to_thread()
                     .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
-                Some(libtorch_stream(dev.info.index)?.with_blocking_kernel(dev.blocking_kernel))
+                Some(libtorch_stream(dev)?.with_blocking_kernel(dev.blocking_kernel))
             }
         };
         Ok(LibtorchOpTarget { op, cuda })

@@ -47,20 +47,24 @@ pub const CHECKS: [(u8, &str, CudaCheck); 5] = [
 
 fn device_attributes(dev: &CudaDevice) -> Result<String, String> {
     let inventory = crate::device::cuda::inventory().map_err(|e| e.to_string())?;
-    judge_device_attributes(&inventory, dev.info.index)
+    judge_device_attributes(&inventory, dev.spec())
 }
 
-/// What `replay devices` lists for `cuda:index`, held against what any CUDA GPU has: a name,
+/// What `replay devices` lists for the opened GPU `gpu` (`cuda:N`), held against what any
+/// CUDA GPU has: a name,
 /// a compute capability, SMs, memory, an L2 cache and clocks, and the driver and runtime
 /// versions. A wrong attribute enum or a unit slip (bytes as KiB) lands outside these.
-pub fn judge_device_attributes(inventory: &CudaInventory, index: usize) -> Result<String, String> {
+pub fn judge_device_attributes(
+    inventory: &CudaInventory,
+    gpu: DeviceSpec,
+) -> Result<String, String> {
     let d = inventory
         .devices
         .iter()
-        .find(|d| d.index == index)
+        .find(|d| DeviceSpec::Cuda(d.index) == gpu)
         .ok_or_else(|| {
             format!(
-                "cuda:{index} is open but not among the {} device(s) listed",
+                "{gpu} is open but not among the {} device(s) listed",
                 inventory.devices.len()
             )
         })?;
@@ -99,7 +103,7 @@ pub fn judge_device_attributes(inventory: &CudaInventory, index: usize) -> Resul
         ));
     }
     let what = format!(
-        "cuda:{index} {} sm_{major}{minor}, {} SMs, {} MiB, L2 {} KiB; driver {}, runtime {}",
+        "{gpu} {} sm_{major}{minor}, {} SMs, {} MiB, L2 {} KiB; driver {}, runtime {}",
         d.name,
         d.multiprocessors,
         d.total_memory_bytes >> 20,
@@ -158,13 +162,12 @@ const WORK_PRODUCTS: usize = 8;
 fn torch_stream_events(dev: &CudaDevice) -> Result<String, String> {
     use crate::measure::DeviceStream;
     use crate::torch::work_target::libtorch_stream;
-    let index = dev.info.index;
     // Events are made in the current context, which must be the device's (libtorch's too).
     dev.context
         .bind_to_thread()
         .map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
     // The timer the measurement core times libtorch's work with on this GPU.
-    let mut events = libtorch_stream(index)
+    let mut events = libtorch_stream(dev)
         .and_then(|stream| stream.timer())
         .map_err(|e| e.to_string())?;
     let _guard = tch::no_grad_guard();
@@ -243,11 +246,10 @@ const NVML_MIN_BUSY: Duration = Duration::from_millis(500);
 const NVML_MIN_PERIODS: f64 = 10.0;
 
 fn nvml_energy(dev: &CudaDevice) -> Result<String, String> {
-    // `--energy nvml:N` with the CUDA index: NVML numbers GPUs by PCI order, which is CUDA's
-    // unless CUDA_VISIBLE_DEVICES reorders them; the check is of NVML itself either way.
-    let index = dev.info.index;
+    // `--energy nvml:N` with the GPU's NVML number (`CudaDevice::nvml_index`); the check is
+    // of NVML itself either way.
     let mut probe = crate::energy::open(&ProbeSpec::Nvml {
-        device: index as u32,
+        device: dev.nvml_index(),
     })
     .map_err(|e| e.to_string())?;
     let periods = NVML_MIN_PERIODS * probe.resolution().update_period_s;
@@ -322,7 +324,7 @@ mod tests {
 
     #[test]
     fn a_real_gpus_attributes_pass_and_each_broken_one_is_named() {
-        let detail = judge_device_attributes(&h100(), 0).unwrap();
+        let detail = judge_device_attributes(&h100(), DeviceSpec::Cuda(0)).unwrap();
         assert!(
             detail.contains("sm_90, 132 SMs, 81559 MiB, L2 51200 KiB; driver 13.0"),
             "{detail}"
@@ -344,10 +346,10 @@ mod tests {
         for (expected, breaks) in cases {
             let mut inventory = h100();
             breaks(&mut inventory);
-            let err = judge_device_attributes(&inventory, 0).unwrap_err();
+            let err = judge_device_attributes(&inventory, DeviceSpec::Cuda(0)).unwrap_err();
             assert!(err.contains(expected), "{expected}: {err}");
         }
-        let err = judge_device_attributes(&h100(), 1).unwrap_err();
+        let err = judge_device_attributes(&h100(), DeviceSpec::Cuda(1)).unwrap_err();
         assert!(err.contains("cuda:1 is open but not among the 1"), "{err}");
     }
 

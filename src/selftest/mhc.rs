@@ -115,9 +115,7 @@ fn offload_simulation(gpu: &CudaDevice) -> Result<String, String> {
     };
     let suite = MhcSuite::new(MhcSettings {
         shape: s,
-        placement: Placement::Offload {
-            gpu: gpu.info.index,
-        },
+        placement: Placement::Offload,
         impls: vec![Impl::Torch, Impl::Fused],
         threads: 2,
         gpu: Some(gpu.clone()),

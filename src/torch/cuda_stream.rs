@@ -6,8 +6,15 @@ use std::ptr;
 use super::shim_error::{take_error, ShimError};
 use super::sys;
 
-/// libtorch's current CUDA stream for `device`, as a raw `cudaStream_t`.
-pub fn torch_current_cuda_stream(device: usize) -> Result<*mut c_void, ShimError> {
+use crate::device::CudaDevice;
+
+/// libtorch's current CUDA stream on the opened `gpu`, as a raw `cudaStream_t`.
+pub fn current_cuda_stream(gpu: &CudaDevice) -> Result<*mut c_void, ShimError> {
+    torch_current_cuda_stream(gpu.info.index)
+}
+
+/// libtorch's current CUDA stream for device ordinal `device`, as a raw `cudaStream_t`.
+fn torch_current_cuda_stream(device: usize) -> Result<*mut c_void, ShimError> {
     let index = i32::try_from(device)
         .map_err(|_| ShimError(format!("CUDA device index {device} is out of range")))?;
     let mut error = ptr::null_mut();

@@ -5,7 +5,8 @@
 //!   argument kinds as an enum mirroring the header's `REPLAY_ARG_*`;
 //! - the safe layer: [`PreparedOp`] (an aten operator called by name, arguments bound once,
 //!   inputs optionally linked to another call's [`OutputSource`]),
-//!   [`overloads`] (an operator's schemas), [`torch_current_cuda_stream`], and [`ShimError`],
+//!   [`overloads`] (an operator's schemas), [`current_cuda_stream`], [`shim_device_index`]
+//!   (an opened device as the shim's calls name it), and [`ShimError`],
 //!   which carries libtorch's C++ exceptions back as values;
 //! - [`dtype`]: the one table between the core's dtypes and libtorch's `Kind`;
 //! - [`work_target`]: libtorch work as a measurement-core target, and libtorch's current
@@ -21,6 +22,7 @@
 pub mod cpu_memory_counter;
 pub mod cuda_memory_stats;
 pub mod cuda_stream;
+pub mod device_index;
 pub mod dtype;
 pub mod fusion_kernel;
 pub mod op_arg;
@@ -32,7 +34,8 @@ mod shim_error;
 pub mod sys;
 pub mod work_target;
 
-pub use cuda_stream::torch_current_cuda_stream;
+pub use cuda_stream::current_cuda_stream;
+pub use device_index::shim_device_index;
 pub use op_arg::OpArg;
 pub use output_source::OutputSource;
 pub use overloads::{overloads, OpSchema, SchemaArg};

@@ -7,13 +7,13 @@
 use crate::device::{CudaDevice, Device};
 use crate::measure::cuda_timing::{CudaStreamHandle, LIBTORCH_STREAM};
 use crate::measure::{segment, MeasureError, Placement, Target, Timer};
-use crate::torch::torch_current_cuda_stream;
+use crate::torch::cuda_stream::current_cuda_stream;
 
-/// libtorch's current stream of CUDA device `index`, where every libtorch target's work runs,
+/// libtorch's current stream on the opened `gpu`, where every libtorch target's work runs,
 /// as the place the core times it. libtorch must already have used the device on this thread
 /// (its context is then current, which the events need).
-pub fn libtorch_stream(index: usize) -> Result<CudaStreamHandle, MeasureError> {
-    let raw = torch_current_cuda_stream(index).map_err(|e| MeasureError::target(e.0))?;
+pub fn libtorch_stream(gpu: &CudaDevice) -> Result<CudaStreamHandle, MeasureError> {
+    let raw = current_cuda_stream(gpu).map_err(|e| MeasureError::target(e.0))?;
     // SAFETY: libtorch's current stream of a device it has used, in its current context;
     // libtorch keeps its streams for the life of the process.
     Ok(unsafe { CudaStreamHandle::foreign(raw.cast(), LIBTORCH_STREAM) })
@@ -29,7 +29,7 @@ pub fn libtorch_stream_on(device: &Device) -> Result<Option<CudaStreamHandle>, M
             dev.context
                 .bind_to_thread()
                 .map_err(|e| MeasureError::target(format!("cuCtxSetCurrent: {e}")))?;
-            libtorch_stream(dev.info.index).map(Some)
+            libtorch_stream(dev).map(Some)
         }
     }
 }
@@ -66,7 +66,7 @@ where
     /// first, or any op), so that its context is current for the events.
     pub fn new(device: &Device, work: F) -> Result<Self, MeasureError> {
         let cuda = match device {
-            Device::Cuda(dev) => Some((dev.info.index as i64, libtorch_stream(dev.info.index)?)),
+            Device::Cuda(dev) => Some((dev.info.index as i64, libtorch_stream(dev)?)),
             Device::Cpu(_) => None,
         };
         Ok(TorchWork { work, cuda })

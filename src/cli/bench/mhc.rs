@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::cli::args::DeviceArgs;
 use crate::cli::console::ConsoleObserver;
+use replay::device::CudaDevice;
 use replay::measure;
 use replay::pipeline::drive;
 use replay::shipped::{shipped_file, DEFAULT_GPU_PROFILE};
@@ -182,10 +183,8 @@ pub fn run(a: MhcArgs) -> Result<(), replay::Error> {
             sweep: a.sweep_bs,
             placement,
             // A sweep on a machine with both devices measures the GPU side of the answer too.
-            also_gpu: match placement {
-                Placement::Offload { gpu } if a.sweep_bs => Some(gpu),
-                _ => None,
-            },
+            also_gpu: placement == Placement::Offload && a.sweep_bs,
+            gpu_spec: gpu.as_ref().map(CudaDevice::spec),
             gpu,
             impls: dedup(a.impls),
             threads: thread_count(a.threads),

@@ -77,7 +77,7 @@ impl MhcSuite {
         match (case.imp, case.stage, s.placement) {
             (_, Stage::D2hCopy | Stage::H2dCopy, _) => copy_work(case.stage, s, p, note),
             (Impl::Torch, stage, _) => torch_work(stage, s, p, note),
-            (Impl::Fused, stage, Placement::Gpu { .. }) => fused_cuda_work(stage, s, p, note),
+            (Impl::Fused, stage, Placement::Gpu) => fused_cuda_work(stage, s, p, note),
             (Impl::Fused, stage, _) => fused_cpu_work(stage, s, p, note),
         }
     }
@@ -188,9 +188,10 @@ impl Suite for MhcSuite {
     }
 
     fn row(&self, case: &MhcCase, outcome: &CaseOutcome) -> Row {
+        let s = &self.settings;
         rows::row(
-            &self.settings.shape,
-            self.settings.placement,
+            &s.shape,
+            &s.placement.device_name(s.gpu_spec()),
             case,
             outcome,
             &self.note.borrow(),

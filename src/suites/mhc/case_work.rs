@@ -76,11 +76,11 @@ pub(super) fn copy_work<'p>(
         Ok::<Work<'p>, CaseError>(Box::new(work))
     };
     match (stage, placement) {
-        (Stage::D2hCopy, Placement::Offload { .. }) => match p.x_gpu.as_ref() {
+        (Stage::D2hCopy, Placement::Offload) => match p.x_gpu.as_ref() {
             Some(src) => copy(src, &p.x, "into pinned host memory", note),
             None => Err(not_applicable(placement, stage)),
         },
-        (Stage::H2dCopy, Placement::Offload { .. }) => {
+        (Stage::H2dCopy, Placement::Offload) => {
             match (p.result_host.as_ref(), p.result_gpu.as_ref()) {
                 (Some(src), Some(dst)) => copy(src, dst, "from pinned host memory", note),
                 _ => Err(not_applicable(placement, stage)),
@@ -128,7 +128,7 @@ pub(super) fn torch_work<'p>(
         Stage::Total => {
             *note = placement.total_note().to_string();
             match (placement, x_gpu.as_ref(), result_gpu.as_ref()) {
-                (Placement::Offload { .. }, Some(src), Some(dst)) => {
+                (Placement::Offload, Some(src), Some(dst)) => {
                     let (mut x, mut dst) = (x.shallow_clone(), dst.shallow_clone());
                     work(Device::host(), move || {
                         x.f_copy_(src)?;

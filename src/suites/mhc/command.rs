@@ -27,15 +27,10 @@ pub struct MhcCommand {
 pub fn placement(device: &Device) -> (Placement, Option<CudaDevice>) {
     match device {
         Device::Cpu(_) => match CudaDevice::open(0) {
-            Ok(gpu) => (Placement::Offload { gpu: 0 }, Some(gpu)),
+            Ok(gpu) => (Placement::Offload, Some(gpu)),
             Err(_) => (Placement::CpuOnly, None),
         },
-        Device::Cuda(dev) => (
-            Placement::Gpu {
-                gpu: dev.info.index,
-            },
-            Some(dev.clone()),
-        ),
+        Device::Cuda(dev) => (Placement::Gpu, Some(dev.clone())),
     }
 }
 
@@ -106,7 +101,7 @@ impl SuiteCommand for MhcCommand {
 
     fn shard_record(&self) -> Result<Option<ShardRecord>, crate::Error> {
         Ok(Some(ShardRecord {
-            device: self.options.placement.key(),
+            device: self.options.placement.key(self.options.gpu_spec),
             work_list: work_list(&self.options),
             settings: shard_settings(&self.options),
             files: vec![RESULTS_CSV.to_string()],

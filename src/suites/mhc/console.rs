@@ -10,7 +10,8 @@ use super::grid::{GridCase, MhcGrid};
 use super::offload::BatchResult;
 use super::rows::console_block;
 use super::shape::MhcShape;
-use super::stages::{Impl, Placement, Stage};
+use super::stages::{gpu_name, Impl, Placement, Stage};
+use crate::device::DeviceSpec;
 use crate::pipeline::{Observer, Tick};
 
 /// What the person watching sees of the grid, and what the run keeps of each configuration:
@@ -20,6 +21,8 @@ pub struct Console<'a> {
     pub observer: &'a mut dyn Observer,
     /// Every configuration of the run: its placement and shape index.
     pub configurations: &'a [(Placement, usize)],
+    /// The GPU the placements use, as the console names it.
+    pub gpu: Option<DeviceSpec>,
     /// The run's shapes, by index.
     pub shapes: &'a [MhcShape],
     pub impls: &'a [Impl],
@@ -49,13 +52,14 @@ impl GridEvents<GridCase> for Console<'_> {
             self.observer,
             &format!(
                 "Benchmarking on {}... ({})",
-                placement.device_name(),
+                placement.device_name(self.gpu),
                 shape.describe()
             ),
         );
-        if let Placement::Offload { gpu } = placement {
+        if placement == Placement::Offload {
             say(self.observer, &format!(
-                "Offload simulation enabled: inputs on cuda:{gpu}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
+                "Offload simulation enabled: inputs on {}, D2H/H2D through pinned host memory.\n  D2H Copy Info: Shape=({}, {}, {}, {}), Size={:.2} MB",
+                gpu_name(self.gpu),
                 shape.batch, shape.seq, shape.streams, shape.dim,
                 shape.stream_bytes() as f64 / (1u64 << 20) as f64
             ));
@@ -149,11 +153,11 @@ pub fn record(result: &mut BatchResult, placement: Placement, rows: &[((Impl, St
         };
         match placement {
             Placement::CpuOnly => faster(&mut result.cpu_compute_ms, ms, *imp),
-            Placement::Offload { .. } => faster(&mut result.cpu_offloaded_ms, ms, *imp),
-            Placement::Gpu { .. } => faster(&mut result.gpu_total_ms, ms, *imp),
+            Placement::Offload => faster(&mut result.cpu_offloaded_ms, ms, *imp),
+            Placement::Gpu => faster(&mut result.gpu_total_ms, ms, *imp),
         }
     }
-    if let Placement::Offload { .. } = placement {
+    if placement == Placement::Offload {
         // Stages 1–3 of the offload run, for the table's compute column.
         for imp in [Impl::Torch, Impl::Fused] {
             let parts: Option<Vec<f64>> = [Stage::Linear, Stage::Sinkhorn, Stage::Apply]
@@ -207,11 +211,11 @@ mod tests {
             ((Impl::Fused, Stage::Total), row("ok", Some(6.0))),
         ];
         let mut r = empty(4);
-        record(&mut r, Placement::Offload { gpu: 0 }, &rows);
+        record(&mut r, Placement::Offload, &rows);
         assert_eq!(r.cpu_offloaded_ms, Some((6.0, Impl::Fused)));
         assert_eq!(r.cpu_compute_ms, Some((2.0, Impl::Fused)));
         let mut g = empty(4);
-        record(&mut g, Placement::Gpu { gpu: 0 }, &rows);
+        record(&mut g, Placement::Gpu, &rows);
         assert_eq!(g.gpu_total_ms, Some((6.0, Impl::Fused)));
         assert_eq!(g.cpu_compute_ms, None);
     }

@@ -76,14 +76,14 @@ impl CudaSinkhorn {
     /// Queues the kernel on libtorch's current stream: `logits` (…, n²) into `out`, both
     /// contiguous tensors of the dtype on this GPU.
     pub fn run(&self, logits: &Tensor, out: &mut Tensor, shape: &MhcShape) -> Result<(), MhcError> {
-        let gpu = self.device.info.index;
+        let gpu = self.device.spec();
         for (what, t) in [("logits", logits), ("output", &*out)] {
             if t.device() != self.device.torch()
                 || t.kind() != self.dtype.kind()
                 || !t.is_contiguous()
             {
                 return Err(MhcError::InvalidInput(format!(
-                    "CUDA Sinkhorn {what}: want a contiguous {} tensor on cuda:{gpu}, got {:?} on {:?}",
+                    "CUDA Sinkhorn {what}: want a contiguous {} tensor on {gpu}, got {:?} on {:?}",
                     self.dtype.name(),
                     t.kind(),
                     t.device()
@@ -100,7 +100,7 @@ impl CudaSinkhorn {
         }
         let mut count = logits.numel() as i64 / nn;
         let launch = launch_shape(count as u64, n)?;
-        let stream = crate::torch::cuda_stream::torch_current_cuda_stream(gpu)
+        let stream = crate::torch::cuda_stream::current_cuda_stream(&self.device)
             .map_err(|e| MhcError::Cuda(e.0))?;
         self.device
             .context

@@ -41,7 +41,7 @@ pub fn merge(plan: &MergePlan, out: &Path) -> Result<Vec<String>, MhcError> {
     for ((part, slot), (placement, shape)) in plan.order().into_iter().zip(&configurations) {
         let group = parts[part][slot * per..(slot + 1) * per].to_vec();
         let batch = options.shapes[*shape].batch as u64;
-        let device = placement.device_name();
+        let device = placement.device_name(options.gpu_spec);
         let theirs = |r: &Row| {
             r.get("BatchSize").and_then(|v| v.as_u64()) == Some(batch)
                 && r.get("Device").and_then(|v| v.as_str()) == Some(device.as_str())

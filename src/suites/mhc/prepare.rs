@@ -47,8 +47,8 @@ pub(super) struct FusedBuffers {
 /// outputs, and the fused kernels' buffers.
 pub(super) fn prepare(s: &MhcSettings) -> Result<Prepared, MhcError> {
     let shape = s.shape;
-    let offload = matches!(s.placement, Placement::Offload { .. });
-    let on_host = !matches!(s.placement, Placement::Gpu { .. });
+    let offload = matches!(s.placement, Placement::Offload);
+    let on_host = !matches!(s.placement, Placement::Gpu);
     let mut torch_linear_fits = true;
     let mut torch_linear_refusal = None;
     if on_host {
@@ -72,7 +72,7 @@ pub(super) fn prepare(s: &MhcSettings) -> Result<Prepared, MhcError> {
     let kind = shape.dtype.kind();
     let device = s.compute_device()?;
     let (x, x_gpu, result_host, result_gpu) = match s.placement {
-        Placement::Offload { .. } => {
+        Placement::Offload => {
             let gpu = s.gpu()?;
             let on_gpu = make_x_streams(&shape, &gpu)?;
             let pinned = |_: ()| -> Result<Tensor, MhcError> {
@@ -114,7 +114,7 @@ pub(super) fn prepare(s: &MhcSettings) -> Result<Prepared, MhcError> {
         _ => None,
     };
     let cuda_sinkhorn = match (s.impls.contains(&Impl::Fused), s.placement, &s.gpu) {
-        (true, Placement::Gpu { .. }, Some(gpu)) => Some((
+        (true, Placement::Gpu, Some(gpu)) => Some((
             CudaSinkhorn::new(gpu, shape.dtype)?,
             Tensor::f_empty_like(&mix)?,
         )),

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 
 use super::run::RunOptions;
-use super::stages::Placement;
 use super::MhcError;
 use crate::model::python::run_script;
 
@@ -38,10 +37,8 @@ pub fn write_trace(options: &RunOptions, dir: &Path) -> Result<PathBuf, MhcError
         ],
     )
     .map_err(script_error)?;
-    let device = match options.placement {
-        Placement::Gpu { gpu } => format!("cuda:{gpu}"),
-        _ => "cpu".into(),
-    };
+    // The host's, or everything on the GPU's: the seed's `Device` column.
+    let device = options.placement.device_name(options.gpu_spec);
     run_script(
         "capture_trace.py",
         &[

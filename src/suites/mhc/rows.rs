@@ -9,7 +9,7 @@ use replay_core::export::rows::Row;
 use replay_core::suite::CaseOutcome;
 
 use super::shape::MhcShape;
-use super::stages::{Impl, Placement, Stage};
+use super::stages::{Impl, Stage};
 
 pub const RESULTS_CSV: &str = "benchmark_results.csv";
 
@@ -62,15 +62,17 @@ pub struct MhcCase {
     pub stage: Stage,
 }
 
+/// The seed's CSV row of `case` on `device` (its `Device` column,
+/// `stages::Placement::device_name`).
 pub fn row(
     shape: &MhcShape,
-    placement: Placement,
+    device: &str,
     case: &MhcCase,
     outcome: &CaseOutcome,
     note: &str,
 ) -> Row {
     let mut row = Row::new()
-        .with("Device", placement.device_name())
+        .with("Device", device)
         .with("BatchSize", shape.batch)
         .with("SeqLen", shape.seq)
         .with("Dim", shape.dim)
@@ -158,6 +160,7 @@ pub fn console_block(imp: Impl, rows: &[(Stage, Row)]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stages::Placement;
     use super::*;
     use crate::suites::mhc::shape::MhcDtype;
     use replay_core::measure::{
@@ -200,13 +203,7 @@ mod tests {
             stage: Stage::D2hCopy,
         };
         // 3.5 GiB in 175 ms: 20 GiB/s.
-        let r = row(
-            &shape,
-            Placement::Offload { gpu: 0 },
-            &case,
-            &measured(175_000.0),
-            "",
-        );
+        let r = row(&shape, "cpu", &case, &measured(175_000.0), "");
         assert_eq!(r.get("Size(MB)").unwrap().as_f64(), Some(3584.0));
         assert_eq!(r.get("BW(GB/s)").unwrap().as_f64(), Some(20.0));
         assert_eq!(r.get("Time(ms)").unwrap().as_f64(), Some(175.0));
@@ -228,7 +225,8 @@ mod tests {
         };
         let why = Placement::CpuOnly.not_applicable(Stage::H2dCopy).unwrap();
         let outcome = CaseOutcome::Failed(CaseError::new(CaseStatus::Skipped, why));
-        let r = row(&shape, Placement::CpuOnly, &case, &outcome, "");
+        let r = row(&shape, "cpu", &case, &outcome, "");
+        assert_eq!(r.get("Device").unwrap(), "cpu");
         assert_eq!(r.get("Status").unwrap(), NOT_APPLICABLE);
         assert_eq!(r.get("Time(ms)"), None);
         assert!(!r.get("Note").unwrap().as_str().unwrap().contains(','));

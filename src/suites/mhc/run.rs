@@ -21,7 +21,7 @@ use super::rows::{COLUMNS, RESULTS_CSV};
 use super::shape::{check_fits, MhcDtype, MhcShape};
 use super::stages::{Impl, Placement, Stage};
 use super::MhcError;
-use crate::device::CudaDevice;
+use crate::device::{CudaDevice, DeviceSpec};
 use crate::pipeline::Observer;
 use replay_core::memory_size::available_bytes;
 
@@ -84,11 +84,15 @@ pub struct RunOptions {
     /// Where stages 1–3 run first: `--device cpu` (offload simulation when a GPU is
     /// present) or `--device cuda:N`.
     pub placement: Placement,
-    /// A GPU to measure too in a sweep (both devices present): the offload answer's GPU side.
-    pub also_gpu: Option<usize>,
+    /// Whether a sweep (both devices present) measures the opened `gpu` too, everything on
+    /// it: the offload answer's GPU side.
+    pub also_gpu: bool,
     /// The GPU the command opened: the offload simulation's, `--device cuda`'s (`None` on
     /// the CPU alone, and in a merge, which times nothing).
     pub gpu: Option<CudaDevice>,
+    /// Which GPU the placements use, as rows, console and records name it: the opened
+    /// `gpu`'s (`CudaDevice::spec`), or in a merge the one the shards recorded.
+    pub gpu_spec: Option<DeviceSpec>,
     pub impls: Vec<Impl>,
     pub threads: usize,
     pub timing: Timing,
@@ -108,8 +112,8 @@ pub const COMMAND: &str = "bench mhc";
 /// out: a configuration's stages share inputs of gigabytes, made once.
 pub fn configurations(options: &RunOptions) -> Vec<(Placement, usize)> {
     let mut placements = vec![options.placement];
-    if let Some(gpu) = options.also_gpu {
-        placements.push(Placement::Gpu { gpu });
+    if options.also_gpu {
+        placements.push(Placement::Gpu);
     }
     placements
         .into_iter()
@@ -123,7 +127,13 @@ pub fn work_list(options: &RunOptions) -> WorkList {
         COMMAND,
         configurations(options)
             .into_iter()
-            .map(|(p, shape)| format!("{} {}", p.key(), options.shapes[shape].describe()))
+            .map(|(p, shape)| {
+                format!(
+                    "{} {}",
+                    p.key(options.gpu_spec),
+                    options.shapes[shape].describe()
+                )
+            })
             .collect(),
     )
 }
@@ -139,8 +149,12 @@ pub fn shard_settings(options: &RunOptions) -> serde_json::Value {
         "n_streams": first.map(|s| s.streams),
         "dtype": first.map(|s| s.dtype.name()),
         "sweep": options.sweep,
-        "placement": options.placement.key(),
-        "also_gpu": options.also_gpu,
+        "placement": options.placement.key(options.gpu_spec),
+        // The GPU's index or null, as shards have always recorded it (only read as "whether").
+        "also_gpu": options.gpu_spec.filter(|_| options.also_gpu).and_then(|gpu| match gpu {
+            DeviceSpec::Cuda(index) => Some(index),
+            DeviceSpec::Cpu => None,
+        }),
         "impls": options.impls.iter().map(|i| i.name()).collect::<Vec<_>>(),
         "threads": options.threads,
         "timing": format!("{:?}", options.timing),
@@ -179,10 +193,16 @@ pub fn options_from_settings(
             MhcShape::new(batch, seq, dim, streams, dtype)
         })
         .collect::<Result<Vec<_>, MhcError>>()?;
-    let placement = settings["placement"]
+    let (placement, gpu_spec) = settings["placement"]
         .as_str()
         .and_then(Placement::from_key)
         .ok_or_else(|| bad("`placement` is not cpu, offload:cuda:N or cuda:N"))?;
+    // The GPU's index (the one `placement` names) or null.
+    let also_gpu = match &settings["also_gpu"] {
+        serde_json::Value::Null => false,
+        serde_json::Value::Number(_) => true,
+        _ => return Err(bad("`also_gpu` is not a GPU's index or null")),
+    };
     let impls = settings["impls"]
         .as_array()
         .ok_or_else(|| bad("`impls` is not a list"))?
@@ -198,10 +218,9 @@ pub fn options_from_settings(
         shapes,
         sweep: settings["sweep"].as_bool().unwrap_or(false),
         placement,
-        also_gpu: settings["also_gpu"]
-            .as_u64()
-            .and_then(|g| usize::try_from(g).ok()),
+        also_gpu,
         gpu: None,
+        gpu_spec,
         impls,
         threads: number("threads")?,
         // Not used by a merge: nothing is timed again.
@@ -231,10 +250,10 @@ pub struct RunOutcome {
 /// Refuses, before anything is allocated, a single configuration that would not fit in host
 /// memory (a sweep instead records the sizes that do not fit as rows and goes on).
 pub fn check_single_fits(options: &RunOptions) -> Result<(), MhcError> {
-    if options.sweep || matches!(options.placement, Placement::Gpu { .. }) {
+    if options.sweep || options.placement == Placement::Gpu {
         return Ok(());
     }
-    let offload = matches!(options.placement, Placement::Offload { .. });
+    let offload = options.placement == Placement::Offload;
     for shape in &options.shapes {
         check_fits(shape.host_bytes_needed(offload), available_bytes(), shape)?;
     }
@@ -289,6 +308,7 @@ pub fn run(
     let mut console = Console {
         observer,
         configurations: &configurations,
+        gpu: options.gpu_spec,
         shapes: &options.shapes,
         impls: &options.impls,
         grid: &grid,
@@ -447,6 +467,70 @@ fn write(path: &Path, text: &str) -> Result<(), MhcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sweep's options on a machine with both devices, as `bench mhc` makes them, where
+    /// `gpu_spec` is the opened GPU's (no GPU can be opened here: none is).
+    fn sweep_with_a_gpu() -> RunOptions {
+        RunOptions {
+            shapes: [1, 2]
+                .iter()
+                .map(|&b| MhcShape::new(b, 8, 16, 4, MhcDtype::Float32).unwrap())
+                .collect(),
+            sweep: true,
+            placement: Placement::Offload,
+            also_gpu: true,
+            gpu: None,
+            gpu_spec: Some(DeviceSpec::Cuda(1)),
+            impls: vec![Impl::Torch],
+            threads: 1,
+            timing: Timing::Fixed {
+                warmup: 0,
+                iters: 1,
+            },
+            output_dir: PathBuf::from("out"),
+            gpu_profile: None,
+            shard: Shard::WHOLE,
+        }
+    }
+
+    #[test]
+    fn the_gpu_is_named_from_its_spec_and_read_back_from_the_settings() {
+        let options = sweep_with_a_gpu();
+        assert_eq!(
+            work_list(&options).ids,
+            [
+                "offload:cuda:1 B=1 T=8 D=16 n=4 float32",
+                "offload:cuda:1 B=2 T=8 D=16 n=4 float32",
+                "cuda:1 B=1 T=8 D=16 n=4 float32",
+                "cuda:1 B=2 T=8 D=16 n=4 float32",
+            ]
+        );
+        let settings = shard_settings(&options);
+        assert_eq!(settings["placement"], "offload:cuda:1");
+        assert_eq!(settings["also_gpu"], 1);
+        let back = options_from_settings(&settings, Path::new("merged")).unwrap();
+        assert_eq!(back.placement, Placement::Offload);
+        assert_eq!(back.gpu_spec, Some(DeviceSpec::Cuda(1)));
+        assert!(back.also_gpu);
+        assert_eq!(work_list(&back).ids, work_list(&options).ids);
+    }
+
+    #[test]
+    fn a_sweep_without_the_gpu_side_records_null_and_bad_settings_are_named() {
+        let mut options = sweep_with_a_gpu();
+        options.also_gpu = false;
+        let mut settings = shard_settings(&options);
+        assert_eq!(settings["also_gpu"], serde_json::Value::Null);
+        let back = options_from_settings(&settings, Path::new("merged")).unwrap();
+        assert!(!back.also_gpu);
+        assert_eq!(configurations(&back).len(), 2);
+        settings["also_gpu"] = "cuda:1".into();
+        let err = options_from_settings(&settings, Path::new("merged")).unwrap_err();
+        assert!(err.to_string().contains("`also_gpu`"), "{err}");
+        settings["placement"] = "offload:cuda:?".into();
+        let err = options_from_settings(&settings, Path::new("merged")).unwrap_err();
+        assert!(err.to_string().contains("`placement`"), "{err}");
+    }
 
     #[test]
     fn the_seeds_loop_is_exactly_warmup_and_iters() {

@@ -6,7 +6,7 @@ use replay_core::measure::MeasureConfig;
 use super::shape::MhcShape;
 use super::stages::{Impl, Placement};
 use super::MhcError;
-use crate::device::{CudaDevice, Device};
+use crate::device::{CudaDevice, Device, DeviceSpec};
 
 /// What a run is: sizes, placement, implementations, worker threads.
 #[derive(Debug, Clone)]
@@ -30,15 +30,20 @@ impl MhcSettings {
         self.gpu.clone().map(Device::Cuda).ok_or_else(|| {
             MhcError::Unavailable(format!(
                 "{}: no GPU was opened for this placement",
-                self.placement.key()
+                self.placement.key(None)
             ))
         })
+    }
+
+    /// Which GPU the placement uses, as rows name it.
+    pub(super) fn gpu_spec(&self) -> Option<DeviceSpec> {
+        self.gpu.as_ref().map(CudaDevice::spec)
     }
 
     /// Where stages 1–3 run: the GPU with `--device cuda`, else the host.
     pub(super) fn compute_device(&self) -> Result<Device, MhcError> {
         match self.placement {
-            Placement::Gpu { .. } => self.gpu(),
+            Placement::Gpu => self.gpu(),
             _ => Ok(Device::host().clone()),
         }
     }

@@ -1,6 +1,8 @@
 //! The seed's six timed stages, the three ways a run places them (CPU only, offload
 //! simulation, all on the GPU), and the two implementations.
 
+use crate::device::DeviceSpec;
+
 /// One line of the seed's console block and one `Case` of its CSV.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
@@ -77,19 +79,25 @@ impl std::str::FromStr for Impl {
     }
 }
 
-/// Where the stages run.
+/// Where the stages run. The GPU of the two GPU placements is not held here: the command
+/// opened it once (`command::placement`) and hands it down beside the placement (the suite's
+/// settings, the run's options), and the texts that name it take its `DeviceSpec`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
     /// `--device cpu` on a machine without a CUDA GPU: stages 1–3 on the host; there is
     /// nothing to copy from, so stages 0 and 4 are not applicable.
     CpuOnly,
-    /// `--device cpu` while CUDA GPU `gpu` is present (the seed's offload simulation): the
-    /// inputs live on the GPU, stage 0 copies them into pinned host memory, 1–3 run on the
-    /// host, stage 4 copies the result back.
-    Offload { gpu: usize },
+    /// `--device cpu` while a CUDA GPU is present (the seed's offload simulation): the inputs
+    /// live on the GPU, stage 0 copies them into pinned host memory, 1–3 run on the host,
+    /// stage 4 copies the result back.
+    Offload,
     /// `--device cuda:N`: everything on the GPU, no copies.
-    Gpu { gpu: usize },
+    Gpu,
 }
+
+/// How a GPU placement whose GPU was not handed down is named (never by a run: the command
+/// opens the GPU of a GPU placement before it makes the placement).
+const NO_GPU: &str = "cuda:?";
 
 impl Placement {
     /// Why `stage` has no time in this placement, or `None` when it runs.
@@ -98,7 +106,7 @@ impl Placement {
             (Placement::CpuOnly, true) => {
                 Some("not applicable: no CUDA GPU on this machine to copy from or to")
             }
-            (Placement::Gpu { .. }, true) => {
+            (Placement::Gpu, true) => {
                 Some("not applicable: --device cuda keeps everything on the GPU (no copies)")
             }
             _ => None,
@@ -109,42 +117,51 @@ impl Placement {
     pub fn total_note(self) -> &'static str {
         match self {
             Placement::CpuOnly => "stages 1-3 on the host, timed as one (no GPU: no copies)",
-            Placement::Offload { .. } => {
+            Placement::Offload => {
                 "D2H + stages 1-3 on the host + blocking H2D, timed as one on the host clock"
             }
-            Placement::Gpu { .. } => "stages 1-3 on the GPU, timed as one (CUDA events)",
+            Placement::Gpu => "stages 1-3 on the GPU, timed as one (CUDA events)",
         }
     }
 
-    /// A name that says which placement this is (`cpu`, `offload:cuda:N`, `cuda:N`): what a
-    /// sharded run's work list and settings record, and [`Placement::from_key`] reads back.
-    pub fn key(self) -> String {
+    /// A name that says which placement this is on `gpu` (`cpu`, `offload:cuda:N`,
+    /// `cuda:N`): what a sharded run's work list and settings record, and
+    /// [`Placement::from_key`] reads back.
+    pub fn key(self, gpu: Option<DeviceSpec>) -> String {
         match self {
             Placement::CpuOnly => "cpu".into(),
-            Placement::Offload { gpu } => format!("offload:cuda:{gpu}"),
-            Placement::Gpu { gpu } => format!("cuda:{gpu}"),
+            Placement::Offload => format!("offload:{}", gpu_name(gpu)),
+            Placement::Gpu => gpu_name(gpu),
         }
     }
 
-    pub fn from_key(key: &str) -> Option<Placement> {
+    /// The placement of a [`Placement::key`] and the GPU it names (`None` for `cpu`).
+    pub fn from_key(key: &str) -> Option<(Placement, Option<DeviceSpec>)> {
         if key == "cpu" {
-            return Some(Placement::CpuOnly);
+            return Some((Placement::CpuOnly, None));
         }
-        if let Some(gpu) = key.strip_prefix("offload:cuda:") {
-            return gpu.parse().ok().map(|gpu| Placement::Offload { gpu });
-        }
-        key.strip_prefix("cuda:")
-            .and_then(|gpu| gpu.parse().ok())
-            .map(|gpu| Placement::Gpu { gpu })
+        let (placement, gpu) = match key.strip_prefix("offload:") {
+            Some(gpu) => (Placement::Offload, gpu),
+            None => (Placement::Gpu, key),
+        };
+        // Only the form `key` writes: `cuda:N`.
+        let spec = gpu.parse::<DeviceSpec>().ok()?;
+        (matches!(spec, DeviceSpec::Cuda(_)) && spec.to_string() == gpu)
+            .then_some((placement, Some(spec)))
     }
 
-    /// The seed's `Device` column.
-    pub fn device_name(self) -> String {
+    /// The seed's `Device` column, on `gpu` when the placement uses one.
+    pub fn device_name(self, gpu: Option<DeviceSpec>) -> String {
         match self {
-            Placement::CpuOnly | Placement::Offload { .. } => "cpu".into(),
-            Placement::Gpu { gpu } => format!("cuda:{gpu}"),
+            Placement::CpuOnly | Placement::Offload => "cpu".into(),
+            Placement::Gpu => gpu_name(gpu),
         }
     }
+}
+
+/// The name of a placement's GPU: `cuda:N`, or [`NO_GPU`] when none was handed down.
+pub fn gpu_name(gpu: Option<DeviceSpec>) -> String {
+    gpu.map_or_else(|| NO_GPU.to_string(), |gpu| gpu.to_string())
 }
 
 #[cfg(test)]
@@ -153,15 +170,40 @@ mod tests {
 
     #[test]
     fn placement_keys_read_back() {
-        for p in [
-            Placement::CpuOnly,
-            Placement::Offload { gpu: 1 },
-            Placement::Gpu { gpu: 0 },
+        for (p, gpu, key) in [
+            (Placement::CpuOnly, None, "cpu"),
+            (
+                Placement::Offload,
+                Some(DeviceSpec::Cuda(1)),
+                "offload:cuda:1",
+            ),
+            (Placement::Gpu, Some(DeviceSpec::Cuda(0)), "cuda:0"),
         ] {
-            assert_eq!(Placement::from_key(&p.key()), Some(p));
+            assert_eq!(p.key(gpu), key);
+            assert_eq!(Placement::from_key(key), Some((p, gpu)));
         }
-        assert_eq!(Placement::from_key("tpu"), None);
-        assert_eq!(Placement::from_key("cuda:x"), None);
+        for bad in [
+            "tpu",
+            "cuda:x",
+            "cuda",
+            "offload:cpu",
+            "offload:",
+            "gpu:0",
+            "cuda:?",
+        ] {
+            assert_eq!(Placement::from_key(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_device_column_names_the_gpu_only_when_everything_is_on_it() {
+        let gpu = Some(DeviceSpec::Cuda(2));
+        assert_eq!(Placement::CpuOnly.device_name(None), "cpu");
+        assert_eq!(Placement::Offload.device_name(gpu), "cpu");
+        assert_eq!(Placement::Gpu.device_name(gpu), "cuda:2");
+        // A GPU placement without its GPU is named so that no key reads it back.
+        assert_eq!(Placement::Gpu.device_name(None), "cuda:?");
+        assert_eq!(Placement::from_key(&Placement::Offload.key(None)), None);
     }
 
     #[test]
@@ -187,9 +229,9 @@ mod tests {
                 Placement::CpuOnly.not_applicable(stage).is_some(),
                 stage.is_copy()
             );
-            assert_eq!(Placement::Offload { gpu: 0 }.not_applicable(stage), None);
+            assert_eq!(Placement::Offload.not_applicable(stage), None);
             assert_eq!(
-                Placement::Gpu { gpu: 0 }.not_applicable(stage).is_some(),
+                Placement::Gpu.not_applicable(stage).is_some(),
                 stage.is_copy()
             );
         }

@@ -2,11 +2,13 @@
 //! longer loop; no two folders import each other (issue 52, `folders.rs`: a cycle between
 //! layers that no file cycle shows); no suite imports another suite; no source file holds more
 //! than 600 lines of non-test code; `anyhow` only in command-line code (`edge_errors.rs`);
-//! libtorch's device named only in `src/device` and `src/torch` (`torch_device.rs`). Read from
+//! libtorch's device named only in `src/device` and `src/torch` (`torch_device.rs`), and a GPU's
+//! ordinal read only there too (`device_index.rs`). Read from
 //! the sources themselves (the module trees from `mod` declarations, the imports from `use`
 //! declarations and paths); see `graph.rs` for the rules that turn them into file-to-file
 //! edges. Torch-free: it reads text and links nothing.
 
+mod device_index;
 mod edge_errors;
 mod folders;
 mod graph;
