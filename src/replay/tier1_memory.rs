@@ -50,9 +50,11 @@ pub struct CpuMemoryTarget {
     work: MemoryWork,
     /// Contiguous `Uint8` tensors on the CPU, owned by this target alone and never resized:
     /// they hold the bytes (and keep them counted) for as long as the target lives; the runs
-    /// reach the bytes through `src_bytes` and `dst_bytes`.
+    /// reach the bytes through `src_bytes` and `dst_bytes`. A memset has no source: no
+    /// tensor, whose handle, `TensorImpl` and storage would only spread the step's targets
+    /// further apart in memory.
     #[allow(dead_code)]
-    src: Tensor,
+    src: Option<Tensor>,
     #[allow(dead_code)]
     dst: Tensor,
     /// Their bytes, located once. Asking libtorch on every run (`Tensor::data_ptr`: the
@@ -71,13 +73,12 @@ struct RawBytes {
 }
 
 impl RawBytes {
-    /// The bytes of `t`, a contiguous `Uint8` CPU tensor.
-    fn of(t: &Tensor) -> RawBytes {
-        let len = t.numel();
-        let ptr = if len == 0 {
-            std::ptr::null_mut()
-        } else {
-            t.data_ptr() as *mut u8
+    /// The bytes of `t`, a contiguous `Uint8` CPU tensor, if any.
+    fn of(t: Option<&Tensor>) -> RawBytes {
+        let len = t.map_or(0, Tensor::numel);
+        let ptr = match t {
+            Some(t) if len > 0 => t.data_ptr() as *mut u8,
+            _ => std::ptr::null_mut(),
         };
         RawBytes { ptr, len }
     }
@@ -115,16 +116,15 @@ impl CpuMemoryTarget {
         } as i64;
         let options = (Kind::Uint8, crate::device::Device::host().torch());
         // Filled now, so every page is touched and page faults are not timed.
-        let src = if matches!(work, MemoryWork::Copy(_)) {
-            Tensor::f_full([bytes], 0x5A, options)?
-        } else {
-            Tensor::f_zeros([0], options)?
+        let src = match work {
+            MemoryWork::Copy(_) => Some(Tensor::f_full([bytes], 0x5A, options)?),
+            MemoryWork::Set(_) => None,
         };
         let dst = Tensor::f_zeros([bytes], options)?;
         Ok(CpuMemoryTarget {
             work,
-            src_bytes: RawBytes::of(&src),
-            dst_bytes: RawBytes::of(&dst),
+            src_bytes: RawBytes::of(src.as_ref()),
+            dst_bytes: RawBytes::of(Some(&dst)),
             src,
             dst,
         })
@@ -441,7 +441,10 @@ mod tests {
         .unwrap();
         let timing = TimedTarget::new(&mut target).unwrap().batch(3).unwrap();
         assert!(target.output().iter().all(|&b| b == 0x5A));
-        assert!(target.dst.equal(&target.src), "copied between the tensors themselves");
+        assert!(
+            target.dst.equal(target.src.as_ref().unwrap()),
+            "copied between the tensors themselves"
+        );
         assert!(timing.device > Duration::ZERO);
         let summary = measure(
             &mut target,
