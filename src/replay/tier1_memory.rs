@@ -46,7 +46,17 @@ pub fn host_memory(params: &MemcpyParams) -> Option<HostMemory> {
 /// Replays tier-1 work in host memory. Its buffers are libtorch byte tensors, so that the
 /// counting CPU allocator behind a re-run step's measured peak sees them as it sees every
 /// other op's tensors.
+///
+/// What a run reads comes first, in the order declared (`repr(C)`): the bytes' places and
+/// the work, 48 bytes, one cache line or two; the tensors that own the bytes after them.
+#[repr(C)]
 pub struct CpuMemoryTarget {
+    /// The tensors' bytes, located once. Asking libtorch on every run (`Tensor::data_ptr`:
+    /// the tensor's handle, its `TensorImpl`, its storage, three dependent loads that a step
+    /// of 1640 small memsets finds out of cache, op after op) cost a re-run step some 20 ns
+    /// per op; `Tensor::numel` before it (the sizes copied into a new `Vec`) some 50.
+    dst_bytes: RawBytes,
+    src_bytes: RawBytes,
     work: MemoryWork,
     /// Contiguous `Uint8` tensors on the CPU, owned by this target alone and never resized:
     /// they hold the bytes (and keep them counted) for as long as the target lives; the runs
@@ -57,12 +67,6 @@ pub struct CpuMemoryTarget {
     src: Option<Tensor>,
     #[allow(dead_code)]
     dst: Tensor,
-    /// Their bytes, located once. Asking libtorch on every run (`Tensor::data_ptr`: the
-    /// tensor's handle, its `TensorImpl`, its storage, three dependent loads that a step of
-    /// 1640 small memsets finds out of cache, op after op) cost a re-run step some 20 ns per
-    /// op; `Tensor::numel` before it (the sizes copied into a new `Vec`) some 50.
-    src_bytes: RawBytes,
-    dst_bytes: RawBytes,
 }
 
 /// Where a tensor's bytes are and how many: its data pointer and length, read once.
