@@ -53,7 +53,7 @@ pub fn host_memory(params: &MemcpyParams) -> Option<HostMemory> {
 pub struct CpuMemoryTarget {
     /// The tensors' bytes, located once. Asking libtorch on every run (`Tensor::data_ptr`:
     /// the tensor's handle, its `TensorImpl`, its storage, three dependent loads that a step
-    /// of 1640 small memsets finds out of cache, op after op) cost a re-run step some 20 ns
+    /// of 1640 small memsets finds out of cache, op after op) cost a re-run step 12-18 ns
     /// per op; `Tensor::numel` before it (the sizes copied into a new `Vec`) some 50.
     dst_bytes: RawBytes,
     src_bytes: RawBytes,
