@@ -6,7 +6,7 @@
 
 use replay::replay::sequence_buffers::data_base;
 use replay::replay::tier1_memory::{CpuMemoryTarget, MemoryWork};
-use replay::signature::schema::{MemcpyKind, MemcpyParams, MemoryKind};
+use replay::signature::schema::{MemcpyKind, MemcpyParams, MemoryKind, MemsetParams};
 use replay::suites::scan::torch_backend::TorchBackend;
 use replay::suites::scan::{Phase, ScanBackend, ScanDims, ScanProblem, Semiring};
 use replay::torch::cpu_memory_counter as counter;
@@ -121,5 +121,19 @@ fn the_counting_allocator_measures_cpu_tensors() {
     .unwrap();
     assert_eq!(counter::live_bytes() - live, 2 * BYTES);
     drop(copy);
+    assert_eq!(counter::live_bytes(), live);
+
+    // A host memset's one buffer (it has no source), counted as it is written: its runs set
+    // the very bytes the counter sees.
+    let mut set = CpuMemoryTarget::new(MemoryWork::Set(MemsetParams { bytes: BYTES })).unwrap();
+    assert_eq!(counter::live_bytes() - live, BYTES);
+    replay::measure::Target::run(&mut set, 4).unwrap();
+    assert_eq!(
+        counter::live_bytes() - live,
+        BYTES,
+        "a run allocates nothing"
+    );
+    assert!(set.output().iter().all(|&b| b == 3));
+    drop(set);
     assert_eq!(counter::live_bytes(), live);
 }
