@@ -44,6 +44,7 @@ ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE): the index ranges rep
 A TorchScript model's fusion groups (`fused_*` ops, recorded without inputs) are written into
 the trace from the optimised graph TorchScript ran (fusion_groups.py): each group's subgraph,
 input types and the fuser settings, as `replayFusionGroups`, which `replay isolated` replays.
+Ops on float16 CPU tensors, or bfloat16 ones without LLVM, stay unfused: said, and recorded.
 Exit code 2 on a missing/invalid model file or an unavailable device.
 """
 import argparse
@@ -449,6 +450,9 @@ def capture(args):
             trace, optimised, fusion_groups.fuser_settings(torch),
             "torch.jit.last_executed_optimized_graph() after the profiled steps: each group's "
             "subgraph and input types; its events matched by name in execution order")
+        unfused = fusion_groups.model_cpu_unfused(torch, loaded.module, inputs) if args.fuse_on_cpu else []
+        if fusion is not None and unfused:
+            fusion["cpu_unfused_dtypes"] = unfused
         if fusion is not None:
             trace["replayFusionGroups"] = fusion
         trace["replayCaptureCandidateStepsUs"] = [round(x * 1e6, 1) for x in step_seconds]
@@ -485,6 +489,8 @@ def capture(args):
         print(f"fusion groups: {len(fusion['groups'])} in the optimised graph; "
               f"{fusion['annotated']} of {fusion['events']} fused op(s) of the trace given their inputs"
               + (f"; unmatched: {fusion['unmatched']}" if fusion["unmatched"] else ""))
+    if unfused:
+        print(fusion_groups.cpu_unfused_note(unfused))
     if et_out is not None:
         linked = trace["replayExecutionTrace"]
         print(f"{et_out}  execution trace of one more step of the same input; its "
@@ -574,7 +580,8 @@ def main(argv=None):
                    "(from its Inductor cache) and time, into compiled_model_timing_after.json")
     p.add_argument("--fuse-on-cpu", action="store_true",
                    help="switch TorchScript's fuser on for the CPU (NNC's texpr fuser), so a "
-                   "TorchScript model's element-wise chains run as fusion groups as on a GPU")
+                   "TorchScript model's element-wise chains run as fusion groups as on a GPU (but not "
+                   "on float16 tensors, nor bfloat16 ones where torch has no LLVM)")
     p.add_argument("--execution-trace", action="store_true",
                    help="also record the kept step's PyTorch Execution Trace beside the trace "
                    "(NAME.et.json), linked to it by record-function ids")

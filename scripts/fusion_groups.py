@@ -88,6 +88,42 @@ def switch_on_cpu_fuser(torch):
         torch._C._jit_set_te_must_use_llvm_cpu(False)
 
 
+# The dtypes TorchScript's fuser leaves unfused on the CPU: `typesAreSupported` in
+# torch/csrc/jit/passes/tensorexpr_fuser.cpp refuses an op that takes a CPU tensor of float16,
+# and of bfloat16 unless torch was built with LLVM (the pip wheels are not). A GPU fuses both.
+CPU_UNFUSED = {"Half": "float16", "BFloat16": "bfloat16"}
+
+
+def cpu_unfused_dtypes(torch, tensors):
+    """The dtypes of `tensors` (a model's parameters, buffers and inputs) whose ops TorchScript's
+    fuser does not fuse on this process's CPU, by torch's name (`bfloat16`), sorted."""
+    llvm = bool(torch._C._llvm_enabled())
+    found = set()
+    for t in tensors:
+        if t.device.type != "cpu":
+            continue
+        if t.dtype == torch.float16 or (t.dtype == torch.bfloat16 and not llvm):
+            found.add(str(t.dtype).removeprefix("torch."))
+    return sorted(found)
+
+
+def model_cpu_unfused(torch, module, inputs):
+    """`cpu_unfused_dtypes` of a model's parameters, buffers and inputs."""
+    tensors = [*getattr(module, "parameters", list)(), *getattr(module, "buffers", list)(), *inputs]
+    return cpu_unfused_dtypes(torch, tensors)
+
+
+def cpu_unfused_note(dtypes):
+    """What the capture says of `cpu_unfused_dtypes`: the groups a GPU would form that this
+    trace lacks. None when there are none."""
+    if not dtypes:
+        return None
+    why = {"bfloat16": "bfloat16 (fused only where torch has LLVM; this one has not)"}
+    return (f"TorchScript's fuser does not fuse ops on {' or '.join(why.get(d, d) for d in dtypes)} "
+            "CPU tensors (tensorexpr_fuser.cpp): this model's element-wise chains in "
+            f"{' and '.join(dtypes)}, which a GPU runs as fusion groups, run here as aten ops")
+
+
 def _input_record(value):
     """One subgraph input: its tensor type (dtype, sizes, strides, device) or why not."""
     t = value.type()

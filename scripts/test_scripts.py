@@ -812,6 +812,45 @@ def test_fusion_groups_are_named_as_torchscript_names_them_and_annotate_their_ev
     assert settings["can_fuse_on_cpu"] and settings["texpr_fuser_enabled"], settings
 
 
+@test
+def test_the_cpu_fuser_leaves_bfloat16_and_float16_chains_unfused_and_the_capture_says_so():
+    """What `cpu_unfused_dtypes` claims of torch, checked on this torch: BLOOM's GELU scripted
+    alone, the CPU fuser on, forms a fusion group in float32 and none in float16 or (without
+    LLVM) bfloat16; the function names exactly the dtypes left unfused."""
+    c = torch._C
+    saved = (c._jit_can_fuse_on_cpu(), c._jit_texpr_fuser_enabled(), c._jit_get_te_must_use_llvm_cpu())
+    source = ("def gelu_{}(x):\n"
+              "    return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))\n")
+    groups = {}
+    try:
+        fusion_groups.switch_on_cpu_fuser(torch)
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            name = str(dtype).removeprefix("torch.")
+            # A compilation unit of its own each: one profiling executor per dtype.
+            fn = getattr(torch.jit.CompilationUnit(source.format(name)), "gelu_" + name)
+            x = torch.randn(1, 5, 64).to(dtype)
+            with torch.no_grad():
+                for _ in range(3):
+                    fn(x)
+            groups[name] = fusion_groups.groups_in(torch.jit.last_executed_optimized_graph())
+    finally:
+        c._jit_override_can_fuse_on_cpu(saved[0])
+        c._jit_set_texpr_fuser_enabled(saved[1])
+        c._jit_set_te_must_use_llvm_cpu(saved[2])
+    llvm = c._llvm_enabled()
+    assert [g["name"] for g in groups["float32"]] == ["fused_mul_mul_mul_mu_5065363705190979294"], groups
+    assert groups["float16"] == [], groups
+    assert (groups["bfloat16"] == []) == (not llvm), (llvm, groups)
+    one = lambda dtype: [torch.zeros(2, dtype=dtype)]  # noqa: E731
+    assert fusion_groups.cpu_unfused_dtypes(torch, one(torch.float32) + one(torch.int64)) == []
+    assert fusion_groups.cpu_unfused_dtypes(torch, one(torch.float16) * 2) == ["float16"]
+    unfused = fusion_groups.cpu_unfused_dtypes(torch, one(torch.bfloat16) + one(torch.float16))
+    assert unfused == (["float16"] if llvm else ["bfloat16", "float16"]), unfused
+    assert fusion_groups.cpu_unfused_note([]) is None
+    note = fusion_groups.cpu_unfused_note(["bfloat16"])
+    assert "does not fuse ops on bfloat16" in note and "run here as aten ops" in note, note
+
+
 def main():
     passed = failed = 0
     only = sys.argv[1:]

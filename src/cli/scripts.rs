@@ -154,7 +154,9 @@ pub struct CaptureArgs {
 
     /// Switch TorchScript's fuser on for the CPU (off by default; on a GPU it is on), so a
     /// TorchScript model's element-wise chains run as fusion groups (`fused_*` ops), whose
-    /// subgraphs and input types the capture records in the trace for `replay isolated`
+    /// subgraphs and input types the capture records in the trace for `replay isolated`. Not
+    /// chains on float16 tensors, nor bfloat16 ones where torch has no LLVM (the pip wheels):
+    /// TorchScript leaves those unfused on the CPU, and the capture says so
     #[arg(long)]
     pub fuse_on_cpu: bool,
 }

@@ -131,6 +131,89 @@ fn a_cpu_capture_with_the_fuser_on_replays_every_fusion_group() {
     }
 }
 
+/// bloom-tiny in bfloat16 captured with the CPU fuser on: TorchScript fuses no op that takes a
+/// bfloat16 CPU tensor (without LLVM, as the pip wheels are built), so the GELU the H200 runs
+/// as `fused_mul_mul_mul_mu_5065363705190979294` runs here as aten ops, and the capture says so
+/// (before, it said nothing, as if every group a GPU forms were in the trace). The groups it
+/// does form (the mask and the ALiBi slopes' cast to bfloat16, whose inputs are float32 and
+/// int64) replay, and so does every other op.
+#[test]
+fn a_bfloat16_capture_with_the_cpu_fuser_says_which_chains_stay_unfused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("bloom-tiny-bf16.pt");
+    replay()
+        .args([
+            "export",
+            "--model",
+            "bloom-tiny",
+            "--dtype",
+            "bfloat16",
+            "--out",
+        ])
+        .arg(&model)
+        .assert()
+        .success();
+    let trace = dir.path().join("t.json");
+    let captured = replay()
+        .args(["capture", "--model"])
+        .arg(&model)
+        .args(["--seq-len", "8", "--threads", "1", "--warmup", "2"])
+        .args(["--candidates", "1", "--fuse-on-cpu", "--out"])
+        .arg(&trace)
+        .timeout(std::time::Duration::from_secs(300))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&captured.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("TorchScript's fuser does not fuse ops on bfloat16")
+            && stdout.contains("run here as aten ops"),
+        "{stdout}"
+    );
+    let document = read_json(&trace);
+    let section = &document["replayFusionGroups"];
+    assert_eq!(
+        section["cpu_unfused_dtypes"],
+        serde_json::json!(["bfloat16"]),
+        "{section}"
+    );
+    let groups = section["groups"].as_array().unwrap();
+    let names: Vec<&str> = groups.iter().filter_map(|g| g["name"].as_str()).collect();
+    assert_eq!(names, ["fused_unsqueeze_gt_unsqueeze_to"], "{names:?}");
+    for group in groups {
+        for input in group["inputs"].as_array().unwrap() {
+            assert_ne!(input["dtype"], "BFloat16", "{group}");
+        }
+    }
+    // The GELU's ops are in the trace as themselves: two tanh per step, one a block.
+    let events = document["traceEvents"].as_array().unwrap();
+    let tanh = events
+        .iter()
+        .filter(|e| e["cat"] == "cpu_op" && e["name"] == "aten::tanh")
+        .count();
+    assert_eq!(tanh, 2);
+    let out = dir.path().join("iso");
+    replay()
+        .args(["isolated", "--device", "cpu", "--threads", "1"])
+        .args(["--max-time", "0.01", "--rounds", "1", "--quiet", "--trace"])
+        .arg(&trace)
+        .arg("--output-dir")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(300))
+        .assert()
+        .success();
+    let results = read_json(&out.join("isolated.json"));
+    let rows = results["results"].as_array().unwrap();
+    let fused: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["name"] == "fused_unsqueeze_gt_unsqueeze_to")
+        .collect();
+    assert_eq!(fused.len(), 1, "{rows:?}");
+    assert_eq!(fused[0]["status"], "ok", "{}", fused[0]);
+    for row in rows {
+        assert_eq!(row["status"], "ok", "{row}");
+    }
+}
+
 /// A group as TorchScript's fuser writes one: `relu(x + y) * 2` on [2, 8, 8, 8] and a
 /// broadcast [2, 1, 8, 8] slice (strides of a larger tensor).
 const ADD_RELU_MUL: &str = "graph(%x : Float(2, 8, 8, 8, strides=[512, 64, 8, 1], requires_grad=0, device=cpu),
