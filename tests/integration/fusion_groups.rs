@@ -14,6 +14,20 @@ use replay::replay::tier3_fusion_group::{check_against_unfused, tolerance};
 use replay::torch::fusion_kernel::{reference_outputs, FusionKernel};
 use tch::{Device, Kind, Tensor};
 
+/// `replay isolated --trace trace` on one thread, briefly: its `isolated.json`.
+fn isolated_of(trace: &Path, out: &Path) -> serde_json::Value {
+    replay()
+        .args(["isolated", "--device", "cpu", "--threads", "1"])
+        .args(["--max-time", "0.01", "--rounds", "1", "--quiet", "--trace"])
+        .arg(trace)
+        .arg("--output-dir")
+        .arg(out)
+        .timeout(std::time::Duration::from_secs(300))
+        .assert()
+        .success();
+    read_json(&out.join("isolated.json"))
+}
+
 fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -57,17 +71,7 @@ fn a_cpu_capture_with_the_fuser_on_replays_every_fusion_group() {
     assert!(numbers.len() >= 3 && numbers[0] > 0, "{line}");
     assert_eq!(numbers[1], numbers[2], "{line}");
     assert!(!line.contains("unmatched"), "{line}");
-    let out = dir.path().join("iso");
-    replay()
-        .args(["isolated", "--device", "cpu", "--threads", "1"])
-        .args(["--max-time", "0.01", "--rounds", "1", "--quiet", "--trace"])
-        .arg(&trace)
-        .arg("--output-dir")
-        .arg(&out)
-        .timeout(std::time::Duration::from_secs(300))
-        .assert()
-        .success();
-    let results = read_json(&out.join("isolated.json"));
+    let results = isolated_of(&trace, &dir.path().join("iso"));
     let rows = results["results"].as_array().unwrap();
     let fused: Vec<&serde_json::Value> = rows
         .iter()
@@ -191,17 +195,7 @@ fn a_bfloat16_capture_with_the_cpu_fuser_says_which_chains_stay_unfused() {
         .filter(|e| e["cat"] == "cpu_op" && e["name"] == "aten::tanh")
         .count();
     assert_eq!(tanh, 2);
-    let out = dir.path().join("iso");
-    replay()
-        .args(["isolated", "--device", "cpu", "--threads", "1"])
-        .args(["--max-time", "0.01", "--rounds", "1", "--quiet", "--trace"])
-        .arg(&trace)
-        .arg("--output-dir")
-        .arg(&out)
-        .timeout(std::time::Duration::from_secs(300))
-        .assert()
-        .success();
-    let results = read_json(&out.join("isolated.json"));
+    let results = isolated_of(&trace, &dir.path().join("iso"));
     let rows = results["results"].as_array().unwrap();
     let fused: Vec<&serde_json::Value> = rows
         .iter()
