@@ -36,7 +36,14 @@ run: build
 # that no vendor's or width's vector path can fail CI unseen. The first run uses what the CPU has.
 NUMERIC_TESTS := float_tolerance scan_torch_backend scan_bench::the_inputs quant_recipes mhc_profiled_module fusion_groups::a_group_s_kernel
 
+# The run's own scratch folder, emptied as it starts (never the user's Inductor cache): the
+# integration tests leave there the Inductor cache of their one cold compile of bloom-tiny
+# (tests/integration/compiled_bloom_tiny.rs), from which test_scripts.py's capture of the same
+# model compiles warm (issue 52: a cold compile is a minute of C++ compiles).
+TEST_SHARE := $(CURDIR)/target/make-test-share
+test: export REPLAY_TEST_SHARE := $(TEST_SHARE)
 test: setup
+	rm -rf $(TEST_SHARE) && mkdir -p $(TEST_SHARE)
 	$(CARGO) test --release --locked --workspace
 	for cap in default $$(grep -qw avx2 /proc/cpuinfo && echo avx2); do \
 	  echo "make test: the numeric tests again on libtorch's $$cap CPU kernels"; \
@@ -52,6 +59,7 @@ test: setup
 	.venv/bin/python -m pytest -q crates/python/tests
 	scripts/gpu_bundle.sh target/gpu-bundle
 	.venv/bin/python scripts/test_gpu_check.py
+	rm -rf $(TEST_SHARE)
 
 # The inner loop: the torch-free packages' unit and integration tests and the layout checks
 # (replay-core, replay-cli and its `replay` executable, replay-tracegen), nothing that links

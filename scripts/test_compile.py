@@ -24,6 +24,23 @@ HERE_SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 
 PROFILED_OP = re.compile(r"^graph_\d+_cpp_fused_\w+$")
 
+# Under `make test`, REPLAY_TEST_SHARE is the run's scratch folder (emptied by the Makefile each
+# run, never the user's Inductor cache), where the integration tests' one capture of compiled
+# bloom-tiny leaves its Inductor cache (tests/integration/compiled_bloom_tiny.rs, SHARED_CACHE).
+SHARED_BLOOM_TINY_CACHE = os.path.join("bloom-tiny-compiled", "inductor", "cache")
+
+
+def seed_from_make_test(inductor_folder):
+    """Copies the cache the integration tests left for this `make test` run, where there is one,
+    into `inductor_folder`: a capture of the same model beside it then compiles from a warm
+    cache instead of a cold one (a minute of C++ compiles). Returns whether it did."""
+    share = os.environ.get("REPLAY_TEST_SHARE")
+    cache = share and os.path.join(share, SHARED_BLOOM_TINY_CACHE)
+    if not cache or not os.path.isdir(cache):
+        return False
+    shutil.copytree(cache, os.path.join(inductor_folder, "cache"))
+    return True
+
 
 class MLP(torch.nn.Module):
     def __init__(self, width=64, blocks=2):
@@ -229,10 +246,14 @@ def tests(tmp, cli, run_script):
 
     def compiled_zoo_bloom_tiny_capture_keeps_the_token_ids():
         out = os.path.join(tmp, "compile", "bloom", "t.json")
+        # Nothing here asserts on a cold compile (the integration test that left the cache does),
+        # and the warm captures below are warm either way.
+        seeded = seed_from_make_test(os.path.join(tmp, "compile", "bloom", "inductor"))
         rc, so, se = run_script("capture_trace.py", "--zoo", "bloom-tiny", "--compile", "--seq-len", 5,
                                 "--warmup", 1, "--candidates", 1, "--time-runs", 4, "--time-warmup", 1,
                                 "--out", out)
         assert rc == 0, se
+        assert ("warm Inductor cache" if seeded else "cold Inductor cache") in so, (seeded, so)
         doc = check_compiled_capture(out, so)
         # The compiled model timed whole in this process, beside the trace.
         with open(compiled_timing.timing_path(out)) as f:

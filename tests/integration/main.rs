@@ -6,6 +6,7 @@
 //! because any test running beside them would move the counts.
 
 mod common;
+mod compiled_bloom_tiny;
 mod cublas_reference;
 mod float_tolerance;
 mod gemm_cublas_check;
