@@ -42,6 +42,10 @@ NUMERIC_TESTS := float_tolerance scan_torch_backend scan_bench::the_inputs quant
 # model compiles warm (issue 52: a cold compile is a minute of C++ compiles).
 TEST_SHARE := $(CURDIR)/target/make-test-share
 test: export REPLAY_TEST_SHARE := $(TEST_SHARE)
+# Compiles that take Inductor's default cache (AOTInductor's exports: the integration fixture and
+# test_scripts.py build the same bloom-tiny package) share one in the run's folder, cold once per
+# run on any machine, instead of the user's /tmp/torchinductor_$USER (a capture sets its own).
+test: export TORCHINDUCTOR_CACHE_DIR := $(TEST_SHARE)/inductor-default
 test: setup
 	rm -rf $(TEST_SHARE) && mkdir -p $(TEST_SHARE)
 	$(CARGO) test --release --locked --workspace
