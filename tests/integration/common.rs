@@ -121,3 +121,17 @@ pub fn quick_isolated(
         .timeout(std::time::Duration::from_secs(120))
         .assert()
 }
+
+/// A copy of the folder `from` at `to`, subfolders included.
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -15,7 +15,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::replay;
+use common::{copy_dir, replay};
 
 /// Where, under `$REPLAY_TEST_SHARE`, the cache is left for the Python tests (the same path
 /// as `scripts/test_compile.py`'s `SHARED_BLOOM_TINY_CACHE`).
@@ -36,7 +36,7 @@ impl CompiledCapture {
 }
 
 /// The capture, made by the first test that asks (the others wait for it). Read it, do not
-/// write into its folder: copy what a test changes ([`copy_dir`]).
+/// write into its folder: copy what a test changes ([`common::copy_dir`]).
 pub fn capture() -> &'static CompiledCapture {
     static CAPTURE: OnceLock<CompiledCapture> = OnceLock::new();
     CAPTURE.get_or_init(|| {
@@ -89,18 +89,4 @@ fn share_cache(cache: &Path, share: &Path) {
     copy_dir(cache, &partial);
     let _ = std::fs::remove_dir_all(&target);
     std::fs::rename(&partial, &target).unwrap();
-}
-
-/// A copy of the folder `from` at `to`, subfolders included.
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

@@ -28,7 +28,7 @@ fn a_compiled_zoo_model_keeps_its_generated_kernels_beside_the_trace() {
         assert!(capture.stdout.contains(said), "{said}:\n{}", capture.stdout);
     }
     let dir = tempfile::tempdir().unwrap();
-    compiled_bloom_tiny::copy_dir(capture.trace.parent().unwrap(), &dir.path().join("results"));
+    common::copy_dir(capture.trace.parent().unwrap(), &dir.path().join("results"));
     let trace = dir.path().join("results").join("t.json");
     let ops: BTreeSet<String> = read_json(&trace)["traceEvents"]
         .as_array()

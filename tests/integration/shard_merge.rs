@@ -10,7 +10,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::replay;
+use common::{copy_dir, replay};
 use serde_json::Value;
 
 fn signatures() -> PathBuf {
@@ -253,14 +253,6 @@ fn isolated_shards_merge_into_the_whole_runs_work_list_and_bad_sets_are_refused(
     let out = merge(&parts, &again);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(isolated_rows(&again), expected);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
 }
 
 const GRID: [&str; 16] = [
