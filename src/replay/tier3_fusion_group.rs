@@ -16,7 +16,8 @@
 use tch::{Kind, Tensor};
 
 use super::recorded::RecordedInput;
-use super::tier3_tensors::data_tensor;
+use super::tier3_tensors::{make_tensor, Fill};
+use super::value_rules::value_rule;
 use crate::device::Device;
 use crate::measure::Target;
 use crate::signature::schema::FusionGroupParams;
@@ -91,8 +92,51 @@ pub fn roundings(graph_ir: &str) -> usize {
         .sum()
 }
 
-/// The group's inputs: a tensor of each recorded type.
-fn inputs(recorded: &[RecordedInput], device: &Device) -> Result<Vec<Tensor>, FusionGroupError> {
+/// The names of a subgraph's inputs, in order (`%x` of `graph(%x : Float(...), ...)`).
+fn input_names(graph_ir: &str) -> Vec<&str> {
+    let header = graph_ir.split_once("):\n").map_or(graph_ir, |(h, _)| h);
+    header
+        .split('%')
+        .skip(1)
+        .filter_map(|rest| rest.split_once(" :").map(|(name, _)| name.trim()))
+        .collect()
+}
+
+/// How each of the subgraph's inputs is filled: with values valid for every op that reads it
+/// ([`super::value_rules`]: a `batch_norm`'s running variance positive), as data otherwise.
+pub fn input_fills(graph_ir: &str) -> Vec<Fill> {
+    let names = input_names(graph_ir);
+    let mut fills = vec![Fill::Data; names.len()];
+    for call in graph_ir
+        .lines()
+        .filter_map(|line| line.split_once("= aten::").map(|(_, call)| call))
+    {
+        let Some((op, args)) = call.split_once('(') else {
+            continue;
+        };
+        let args = args.split(')').next().unwrap_or("");
+        for (position, arg) in args.split(',').map(str::trim).enumerate() {
+            let Some(input) = arg
+                .strip_prefix('%')
+                .and_then(|arg| names.iter().position(|name| *name == arg))
+            else {
+                continue;
+            };
+            if value_rule(op, position).is_some() {
+                fills[input] = Fill::Positive;
+            }
+        }
+    }
+    fills
+}
+
+/// The group's inputs: a tensor of each recorded type, filled as its ops need.
+fn inputs(
+    recorded: &[RecordedInput],
+    graph_ir: &str,
+    device: &Device,
+) -> Result<Vec<Tensor>, FusionGroupError> {
+    let fills = input_fills(graph_ir);
     recorded
         .iter()
         .enumerate()
@@ -101,8 +145,11 @@ fn inputs(recorded: &[RecordedInput], device: &Device) -> Result<Vec<Tensor>, Fu
                 dtype,
                 sizes,
                 strides,
-            } => data_tensor(kind_of(*dtype), sizes, strides.as_deref(), device)
-                .map_err(FusionGroupError::Failed),
+            } => {
+                let fill = fills.get(i).copied().unwrap_or(Fill::Data);
+                make_tensor(kind_of(*dtype), sizes, strides.as_deref(), device, fill)
+                    .map_err(FusionGroupError::Failed)
+            }
             other => Err(FusionGroupError::Unsupported(format!(
                 "input {i} of the fusion group is {other:?}, not a tensor"
             ))),
@@ -261,7 +308,7 @@ pub fn target(
             recorded.len()
         )));
     }
-    let tensors = inputs(recorded, device)?;
+    let tensors = inputs(recorded, &params.graph, device)?;
     let checked = check_against_unfused(&mut kernel, &params.graph, &tensors)?;
     let method = format!(
         "TorchScript fusion group {} ({} NNC kernel; output within {:.1e} of the unfused \
@@ -373,5 +420,51 @@ mod tests {
                       %t : Float(1) = aten::tanh(%z)\n";
         assert_eq!(aten_ops(bn_add), 3);
         assert_eq!(roundings(bn_add), 6 + 1 + 3);
+    }
+
+    #[test]
+    fn a_batch_norm_group_gets_a_positive_running_variance() {
+        // ResNet-50's `fused_batch_norm_add` as the capture read it (types shortened).
+        let ir =
+            "graph(%1 : Float(8, 1024, 14, 14, strides=[200704, 196, 14, 1], device=cpu),\n      \
+            %input.132 : Float(8, 1024, 14, 14, strides=[200704, 196, 14, 1], device=cpu),\n      \
+            %weight.137 : Float(1024, strides=[1], device=cpu),\n      \
+            %bias.68 : Float(1024, strides=[1], device=cpu),\n      \
+            %running_mean.68 : Float(1024, strides=[1], device=cpu),\n      \
+            %running_var.68 : Float(1024, strides=[1], device=cpu)):\n  \
+            %2 : int = prim::Constant[value=1]()\n  \
+            %out.40 : Float(8, 1024, 14, 14) = aten::batch_norm(%input.132, %weight.137, \
+            %bias.68, %running_mean.68, %running_var.68, %9, %10, %11, %12)\n  \
+            %input.163 : Float(8, 1024, 14, 14) = aten::add(%out.40, %1, %2)\n  \
+            return (%input.163)\n";
+        assert_eq!(
+            input_names(ir),
+            [
+                "1",
+                "input.132",
+                "weight.137",
+                "bias.68",
+                "running_mean.68",
+                "running_var.68"
+            ]
+        );
+        let fills = input_fills(ir);
+        assert_eq!(fills.len(), 6);
+        assert!(matches!(fills[5], Fill::Positive), "{fills:?}");
+        assert!(
+            fills[..5].iter().all(|f| matches!(f, Fill::Data)),
+            "{fills:?}"
+        );
+        let recorded: Vec<RecordedInput> = [vec![2, 3, 2, 2], vec![2, 3, 2, 2]]
+            .into_iter()
+            .chain(std::iter::repeat(vec![3]).take(4))
+            .map(|sizes| RecordedInput::Tensor {
+                dtype: replay_core::signature::dtype::Dtype::Float32,
+                sizes,
+                strides: None,
+            })
+            .collect();
+        let tensors = inputs(&recorded, ir, Device::host()).unwrap();
+        assert!(tensors[5].min().double_value(&[]) >= 0.5);
     }
 }

@@ -67,7 +67,8 @@ pub enum Fill {
     Indices(i64),
     /// `embedding_bag` offsets: `0, step, 2 step, ...` within `[0, high]`.
     Offsets(i64),
-    /// Uniform integers in `[1, 8]` for integer types (divisors, counts); `Data` otherwise.
+    /// Uniform integers in `[1, 8]` for integer types (divisors, counts), uniform in
+    /// `[0.5, 1.5)` for floating ones (variances), `Data` for bool.
     Positive,
     /// Uniform integers in `[min, max]`: the values an Execution Trace recorded.
     Range(i64, i64),
@@ -182,9 +183,11 @@ pub fn make_tensor_as(
         Fill::Data if is_integral(kind) => {
             Tensor::f_zeros([len], (Kind::Int64, device.torch())).map_err(err)?
         }
-        Fill::Data | Fill::Positive => {
-            Tensor::f_randn([len], (Kind::Float, device.torch())).map_err(err)?
-        }
+        Fill::Positive => Tensor::f_rand([len], (Kind::Float, device.torch()))
+            .map_err(err)?
+            .f_add_scalar(0.5)
+            .map_err(err)?,
+        Fill::Data => Tensor::f_randn([len], (Kind::Float, device.torch())).map_err(err)?,
     };
     base.f_to_kind(kind)
         .map_err(err)?
