@@ -65,6 +65,27 @@ fn open_device(device: DeviceSpec) -> Result<Device, String> {
     }
 }
 
+/// The device of each of `specs`, each distinct one opened once by `open` and shared by the
+/// entries that name it (a YAML of 24 entries on `cuda:0` opens it once, not 24 times).
+fn open_each_once<T: Clone>(
+    specs: impl Iterator<Item = DeviceSpec>,
+    mut open: impl FnMut(DeviceSpec) -> T,
+) -> Vec<T> {
+    let mut opened: Vec<(DeviceSpec, T)> = Vec::new();
+    specs
+        .map(
+            |spec| match opened.iter().find(|(known, _)| *known == spec) {
+                Some((_, device)) => device.clone(),
+                None => {
+                    let device = open(spec);
+                    opened.push((spec, device.clone()));
+                    device
+                }
+            },
+        )
+        .collect()
+}
+
 fn torch_error(e: tch::TchError) -> CaseError {
     quant_error(QuantError::Torch(e))
 }
@@ -82,11 +103,7 @@ pub fn quant_error(e: QuantError) -> CaseError {
 
 impl QuantSuite {
     pub fn new(config: QuantConfig, settings: QuantSettings) -> QuantSuite {
-        let devices = config
-            .model_params
-            .iter()
-            .map(|p| open_device(p.device))
-            .collect();
+        let devices = open_each_once(config.model_params.iter().map(|p| p.device), open_device);
         if config
             .model_params
             .iter()
@@ -501,5 +518,35 @@ impl Suite for QuantSuite {
         );
         *self.rows.borrow_mut() = Some(row.clone());
         row
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_named_device_is_opened_once_and_shared() {
+        let specs = [
+            DeviceSpec::Cuda(0),
+            DeviceSpec::Cpu,
+            DeviceSpec::Cuda(0),
+            DeviceSpec::Cuda(1),
+            DeviceSpec::Cpu,
+        ];
+        let mut opens = Vec::new();
+        let devices = open_each_once(specs.into_iter(), |spec| {
+            opens.push(spec);
+            (spec, opens.len())
+        });
+        assert_eq!(
+            opens,
+            [DeviceSpec::Cuda(0), DeviceSpec::Cpu, DeviceSpec::Cuda(1)]
+        );
+        // Every entry gets the one opening of its device.
+        assert_eq!(
+            devices.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+            [1, 2, 1, 3, 2]
+        );
     }
 }
