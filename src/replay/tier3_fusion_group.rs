@@ -7,8 +7,9 @@
 //! unfused by TorchScript's interpreter (each aten op in turn, as eager PyTorch runs them):
 //! a group that does not compute what its ops compute is not replayed. The tolerance counts
 //! the roundings of the ops (a compound op such as `batch_norm` takes six: ResNet-50's
-//! `fused_batch_norm_add` groups differ from aten's by up to 44 units of float32 roundoff,
-//! which one rounding per op refused). Where the two differ by more, the subgraph is run again
+//! `fused_batch_norm_add` groups differed from aten's by up to 44 units of float32 roundoff,
+//! which one rounding per op refused, on a running variance drawn from a normal distribution;
+//! the inputs now follow the ops' value rules, [`input_fills`], and differ by 12-16 units). Where the two differ by more, the subgraph is run again
 //! in float64 and the group still passes when it is no farther from that than twice the
 //! unfused subgraph is. A float16 or bfloat16 group is held to one rounding of its dtype (NNC
 //! computes in float32 and rounds at the store), not to the unfused ops' accumulated roundoff.
