@@ -23,7 +23,7 @@ use crate::device::Device;
 use crate::measure::Target;
 use crate::signature::schema::FusionGroupParams;
 use crate::torch::dtype::kind_of;
-use crate::torch::fusion_kernel::{reference_outputs, FusionKernel};
+use crate::torch::fusion_kernel::{llvm_available, reference_outputs, FusionKernel};
 use crate::torch::work_target::TorchWork;
 
 /// Why a fusion group could not be set up.
@@ -311,9 +311,16 @@ pub fn target(
     }
     let tensors = inputs(recorded, &params.graph, device)?;
     let checked = check_against_unfused(&mut kernel, &params.graph, &tensors)?;
+    // On a CPU without LLVM the group runs in NNC's IR interpreter (as it did in a capture on
+    // such a torch): said, so that a group's time far above its ops' is not taken for a GPU's.
+    let interpreted = if device.is_cuda() || llvm_available() {
+        ""
+    } else {
+        ", in NNC's IR interpreter: this libtorch has no LLVM"
+    };
     let method = format!(
-        "TorchScript fusion group {} ({} NNC kernel; output within {:.1e} of the unfused \
-         subgraph, tolerance {:.1e})",
+        "TorchScript fusion group {} ({} NNC kernel{interpreted}; output within {:.1e} of the \
+         unfused subgraph, tolerance {:.1e})",
         kernel.name(),
         params.kind,
         checked.largest,

@@ -13,6 +13,14 @@ use super::shim_error::{c_string, take_error};
 use super::sys;
 use super::ShimError;
 
+/// Whether this libtorch has NNC's LLVM code generator. Without it (the pip wheels), a group's
+/// CPU kernel runs in NNC's IR interpreter, as TorchScript's did where such a trace was
+/// captured: hundreds to thousands of times slower than the aten ops it fuses.
+pub fn llvm_available() -> bool {
+    // SAFETY: no arguments; the shim catches every C++ exception.
+    unsafe { sys::replay_fusion_llvm_available() != 0 }
+}
+
 /// A compiled fusion group, owned by the shim.
 pub struct FusionKernel {
     raw: NonNull<sys::RawFusionKernel>,

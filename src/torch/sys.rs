@@ -172,6 +172,7 @@ extern "C" {
     ) -> *mut RawFusionKernel;
     pub fn replay_fusion_kernel_name(kernel: *const RawFusionKernel) -> *const c_char;
     pub fn replay_fusion_kernel_inputs(kernel: *const RawFusionKernel) -> usize;
+    pub fn replay_fusion_llvm_available() -> i32;
     pub fn replay_fusion_kernel_run(
         kernel: *mut RawFusionKernel,
         inputs: *const *mut c_void,

@@ -82,12 +82,25 @@ fn a_cpu_capture_with_the_fuser_on_replays_every_fusion_group() {
     assert!(fused
         .iter()
         .any(|r| r["name"] == "fused_add_rsqrt_mul_to_mul"));
+    // Whether the groups ran in NNC's IR interpreter, as the venv's torch says of itself.
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let llvm = std::process::Command::new(python)
+        .args(["-c", "import torch; print(torch._C._llvm_enabled())"])
+        .output()
+        .unwrap();
+    let llvm = String::from_utf8_lossy(&llvm.stdout).trim() == "True";
+    assert_eq!(replay::torch::fusion_kernel::llvm_available(), llvm);
     for row in &fused {
         assert_eq!(row["status"], "ok", "{row}");
         let method = row["method"].as_str().unwrap();
         assert!(
             method.starts_with("TorchScript fusion group ")
                 && method.contains("of the unfused subgraph"),
+            "{method}"
+        );
+        assert_eq!(
+            method.contains("in NNC's IR interpreter: this libtorch has no LLVM"),
+            !llvm,
             "{method}"
         );
     }

@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/ir/irparser.h>
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/csrc/jit/tensorexpr/codegen.h>
 #include <torch/csrc/jit/tensorexpr/kernel.h>
 
 #include <memory>
@@ -71,6 +72,15 @@ const char* replay_fusion_kernel_name(const replay_fusion_kernel* kernel) {
 }
 
 size_t replay_fusion_kernel_inputs(const replay_fusion_kernel* kernel) { return kernel ? kernel->inputs : 0; }
+
+int32_t replay_fusion_llvm_available(void) {
+  try {
+    torch::jit::tensorexpr::RegisterCodeGenList::GetInstance().FindStmtFactoryMethod("llvm_codegen");
+    return 1;
+  } catch (...) {
+    return 0;
+  }
+}
 
 int64_t replay_fusion_kernel_run(replay_fusion_kernel* kernel, void* const* inputs, size_t ninputs,
                                  uint64_t calls, char** error) {

@@ -27,6 +27,10 @@ const char* replay_fusion_kernel_name(const replay_fusion_kernel* kernel);
 // How many inputs the subgraph takes.
 size_t replay_fusion_kernel_inputs(const replay_fusion_kernel* kernel);
 
+// Whether this libtorch registers NNC's LLVM code generator (1) or not (0): without it, a CPU
+// group's kernel runs in NNC's IR interpreter, as TorchScript's own did where the capture ran.
+int32_t replay_fusion_llvm_available(void);
+
 // Runs the kernel `calls` times on `inputs` (tch tensors, torch::Tensor*). Returns the number of
 // outputs of the last call, or -1 and *error.
 int64_t replay_fusion_kernel_run(replay_fusion_kernel* kernel, void* const* inputs, size_t ninputs,
