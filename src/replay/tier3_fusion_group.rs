@@ -9,8 +9,8 @@
 //! the roundings of the ops (a compound op such as `batch_norm` takes six: ResNet-50's
 //! `fused_batch_norm_add` groups differed from aten's by up to 44 units of float32 roundoff,
 //! which one rounding per op refused, on a running variance drawn from a normal distribution;
-//! the inputs now follow the ops' value rules, [`input_fills`], and differ by 12-16 units). Where the two differ by more, the subgraph is run again
-//! in float64 and the group still passes when it is no farther from that than twice the
+//! on inputs that follow the ops' value rules, [`input_fills`], by 12-16 units). Where the two
+//! differ by more, the subgraph is run again in float64 and the group still passes when it is no farther from that than twice the
 //! unfused subgraph is. A float16 or bfloat16 group is held to one rounding of its dtype (NNC
 //! computes in float32 and rounds at the store), not to the unfused ops' accumulated roundoff.
 
@@ -68,12 +68,16 @@ pub fn tolerance(kind: Kind, roundings: usize) -> f64 {
     }
 }
 
-/// The aten ops of a subgraph's IR text (`aten::add`, ...).
-pub fn aten_ops(graph_ir: &str) -> usize {
+/// The aten calls of a subgraph's IR text, each from its op's name on (`add(%x, %y, %1)`).
+fn aten_calls(graph_ir: &str) -> impl Iterator<Item = &str> {
     graph_ir
         .lines()
-        .filter(|line| line.contains("= aten::"))
-        .count()
+        .filter_map(|line| line.split_once("= aten::").map(|(_, call)| call))
+}
+
+/// The aten ops of a subgraph's IR text (`aten::add`, ...).
+pub fn aten_ops(graph_ir: &str) -> usize {
+    aten_calls(graph_ir).count()
 }
 
 /// The roundings a subgraph's ops take: one per element-wise op, more for a compound one
@@ -81,9 +85,7 @@ pub fn aten_ops(graph_ir: &str) -> usize {
 /// centring, the scale by it and by the weight, the shift; `gelu`'s five around an `erf`), and
 /// a transcendental counts its implementation's few units in the last place.
 pub fn roundings(graph_ir: &str) -> usize {
-    graph_ir
-        .lines()
-        .filter_map(|line| line.split_once("= aten::").map(|(_, call)| call))
+    aten_calls(graph_ir)
         .map(|call| match call.split('(').next().unwrap_or("") {
             "batch_norm" | "gelu" => 6,
             "exp" | "expm1" | "log" | "log1p" | "erf" | "erfc" | "tanh" | "sigmoid" | "silu"
@@ -108,10 +110,7 @@ fn input_names(graph_ir: &str) -> Vec<&str> {
 pub fn input_fills(graph_ir: &str) -> Vec<Fill> {
     let names = input_names(graph_ir);
     let mut fills = vec![Fill::Data; names.len()];
-    for call in graph_ir
-        .lines()
-        .filter_map(|line| line.split_once("= aten::").map(|(_, call)| call))
-    {
+    for call in aten_calls(graph_ir) {
         let Some((op, args)) = call.split_once('(') else {
             continue;
         };

@@ -86,17 +86,6 @@ pub fn make_tensor(
     make_tensor_as(kind, sizes, strides, device, fill, None)
 }
 
-/// A tensor of the recorded sizes and strides filled with data (normal values, zeros for
-/// integers, a random mask for bool), as an op's recorded data input is rebuilt.
-pub fn data_tensor(
-    kind: Kind,
-    sizes: &[i64],
-    strides: Option<&[i64]>,
-    device: &Device,
-) -> Result<Tensor, String> {
-    make_tensor(kind, sizes, strides, device, Fill::Data)
-}
-
 /// [`make_tensor`]; a tensor of data in `role` comes from the memory plan's buffers when a
 /// re-run step's op is being built ([`super::sequence_buffers::planned`]).
 pub fn make_tensor_as(

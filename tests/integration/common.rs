@@ -6,6 +6,17 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use assert_cmd::Command;
 
+/// The core's test helpers (one file, shared with `crates/cli`'s tests): [`copy_dir`].
+#[path = "../../crates/core/tests/torch_free/common.rs"]
+mod shared;
+
+pub use shared::copy_dir;
+
+/// The project's Python (`.venv/bin/python`, which `make test` sets up).
+pub fn venv_python() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python")
+}
+
 /// The built `replay` binary, with a clean environment for the things that change its output.
 pub fn replay() -> Command {
     let mut cmd = Command::cargo_bin("replay").expect("the replay binary is built by cargo test");
@@ -120,18 +131,4 @@ pub fn quick_isolated(
         .args(extra)
         .timeout(std::time::Duration::from_secs(120))
         .assert()
-}
-
-/// A copy of the folder `from` at `to`, subfolders included.
-pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

@@ -431,7 +431,7 @@ fn compare_with_meter(
 ) -> assert_cmd::assert::Assert {
     let meter = dir.join("meter.py");
     std::fs::write(&meter, meter_py).unwrap();
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let python = common::venv_python();
     replay()
         .arg("compare")
         .args(["--runs", &runs.to_string()])

@@ -83,8 +83,7 @@ fn a_cpu_capture_with_the_fuser_on_replays_every_fusion_group() {
         .iter()
         .any(|r| r["name"] == "fused_add_rsqrt_mul_to_mul"));
     // Whether the groups ran in NNC's IR interpreter, as the venv's torch says of itself.
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    let llvm = std::process::Command::new(python)
+    let llvm = std::process::Command::new(common::venv_python())
         .args(["-c", "import torch; print(torch._C._llvm_enabled())"])
         .output()
         .unwrap();

@@ -1,4 +1,5 @@
-//! Helpers shared by the torch-free tests (the core's, and `crates/cli`'s through `#[path]`).
+//! Helpers shared by the torch-free tests (the core's, and `crates/cli`'s through `#[path]`;
+//! the root package's integration tests take [`copy_dir`] from here the same way).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -58,7 +59,8 @@ pub fn edited_kernels_copy(
     (dir, path)
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// A copy of the folder `from` at `to`, subfolders included.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
