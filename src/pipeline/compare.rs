@@ -92,7 +92,7 @@ pub fn run(
             (Some(trace), files.path(OutputFile::Signatures))
         }
     };
-    let loaded_trace = match &trace_path {
+    let mut loaded_trace = match &trace_path {
         Some(path) => Some(trace::load(path).map_err(crate::Error::from)?),
         None => None,
     };
@@ -101,7 +101,7 @@ pub fn run(
     let execution_trace = trace_path
         .as_deref()
         .and_then(|t| options.execution_trace_of(t));
-    let file = match (&loaded_trace, &trace_path) {
+    let (file, linked) = match (&mut loaded_trace, &trace_path) {
         (Some(t), Some(path)) => super::classify::classify_into(
             t,
             path,
@@ -110,7 +110,10 @@ pub fn run(
             &sig_path,
             observer,
         )?,
-        _ => signature::read_file(&sig_path).map_err(crate::Error::from)?,
+        _ => (
+            signature::read_file(&sig_path).map_err(crate::Error::from)?,
+            None,
+        ),
     };
 
     // 3. Every signature alone, in rounds.
@@ -195,25 +198,19 @@ pub fn run(
     let sequence = match (&loaded_trace, &trace_path, options.sequence) {
         (Some(t), Some(path), true) => {
             // With an Execution Trace, the re-run step has the model's data flow.
-            let rerun = execution_trace
-                .as_deref()
-                .map(|et| super::sequence::load_linked(t, path, et))
-                .transpose()
-                .and_then(|linked| {
-                    super::sequence::rerun(
-                        t,
-                        &file,
-                        &device,
-                        &options.sequence_of(path.clone()),
-                        linked.as_ref().map(|(et, links)| (et, links)),
-                        &mut super::observer::ResultsAsInfo(&mut *observer),
-                    )
-                })
-                .and_then(|s| {
-                    let timeline = crate::predict::with_replayed_durations(t, &s.signatures)
-                        .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
-                    Ok((s, timeline.predicted_us))
-                });
+            let rerun = super::sequence::rerun(
+                t,
+                &file,
+                &device,
+                &options.sequence_of(path.clone()),
+                linked.as_ref().map(|l| (&l.et, &l.links)),
+                &mut super::observer::ResultsAsInfo(&mut *observer),
+            )
+            .and_then(|s| {
+                let timeline = crate::predict::with_replayed_durations(t, &s.signatures)
+                    .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
+                Ok((s, timeline.predicted_us))
+            });
             match rerun {
                 Ok(done) => Some(done),
                 Err(e) => {

@@ -57,15 +57,16 @@ impl IsolatedCommand {
             let options = &self.options;
             let file = match &options.trace {
                 Some(trace) => {
-                    let loaded = crate::trace::load(trace).map_err(crate::Error::from)?;
+                    let mut loaded = crate::trace::load(trace).map_err(crate::Error::from)?;
                     super::classify::classify_into(
-                        &loaded,
+                        &mut loaded,
                         trace,
                         options.inductor_cache.as_deref(),
                         options.execution_trace.as_deref(),
                         &options.kernels,
                         observer,
                     )?
+                    .0
                 }
                 None => signature::read_file(&options.kernels)?,
             };

@@ -15,6 +15,7 @@ use crate::replay::sequence::{program, ProgramEntry, SequenceTarget, Step};
 use crate::replay::sequence_build::SequenceBuilder;
 use crate::replay::sequence_route::Placing;
 use crate::signature::schema::{SignatureFile, Tier};
+use replay_core::execution_trace::attach::{attach, link_file};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::ExecutionTrace;
 use replay_core::memory_size::gib;
@@ -48,45 +49,38 @@ pub fn run(
     OutputDir::new(&options.output_dir)
         .ensure()
         .map_err(crate::Error::from)?;
-    let trace = replay_core::trace::load(&options.trace).map_err(crate::Error::from)?;
-    let mut file = match &options.kernels {
-        Some(path) => crate::signature::read_file(path).map_err(crate::Error::from)?,
-        None => replay_core::signature::classify(&trace, &options.trace),
-    };
+    let mut trace = replay_core::trace::load(&options.trace).map_err(crate::Error::from)?;
     // The Execution Trace: read and linked before anything runs (a bad one, or one of
-    // another run, exits 2 naming the file); its exact overloads go into the signatures.
+    // another run, exits 2 naming the file); the inputs the trace did not record come from it
+    // before classifying, and its exact overloads go into the signatures.
     let linked = match &options.execution_trace {
         Some(path) => {
-            let (et, links) = load_linked(&trace, &options.trace, path)?;
+            let linked = link_file(&mut trace, &options.trace, path)
+                .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
             // How it linked: by record-function id, or by op order and shapes.
             observer.info(&format!(
                 "execution trace {}: {}\n",
                 path.display(),
-                links.describe()
+                linked.links.describe()
             ));
-            replay_core::execution_trace::attach::attach(&mut file, &trace, &et, &links);
-            Some((et, links))
+            if let Some(line) = linked.filled.describe() {
+                observer.info(&format!("{line}\n"));
+            }
+            Some(linked)
         }
         None => None,
     };
+    let mut file = match &options.kernels {
+        Some(path) => crate::signature::read_file(path).map_err(crate::Error::from)?,
+        None => replay_core::signature::classify(&trace, &options.trace),
+    };
+    if let Some(linked) = &linked {
+        attach(&mut file, &trace, linked);
+    }
     super::threads::apply(options.threads)?;
     let device = Device::open(options.device)?.with_blocking_kernel(options.blocking_kernel);
-    let linked = linked.as_ref().map(|(et, links)| (et, links));
+    let linked = linked.as_ref().map(|l| (&l.et, &l.links));
     rerun(&trace, &file, &device, options, linked, observer)
-}
-
-/// The Execution Trace at `et_path` read and linked to `trace` (read from `trace_path`): a
-/// bad one, or one of another run, is an error naming the file (exit 2).
-pub fn load_linked(
-    trace: &replay_core::trace::Trace,
-    trace_path: &std::path::Path,
-    et_path: &std::path::Path,
-) -> crate::Result<(ExecutionTrace, EtLinks)> {
-    let et = replay_core::execution_trace::load(et_path)
-        .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
-    let links = replay_core::execution_trace::link::link(&et, trace, trace_path)
-        .map_err(|e| crate::Error::from(replay_core::Error::from(e)))?;
-    Ok((et, links))
 }
 
 /// Re-runs the last step of `trace` (classified as `file`) on `device` and writes
@@ -102,8 +96,13 @@ pub fn rerun(
     observer: &mut dyn Observer,
 ) -> crate::Result<SequenceResults> {
     let files = OutputDir::new(&options.output_dir);
-    let skeleton = replay_core::predict::skeleton(trace)
-        .map_err(|e| bad(&options.trace, format!("no step to re-run: {e}")))?;
+    // With an Execution Trace, the step it recorded (its data flow is that step's); else the
+    // trace's last.
+    let skeleton = match execution_trace.and_then(|(_, links)| links.step_window(trace)) {
+        Some((source, window)) => replay_core::predict::skeleton_of_window(trace, source, &window),
+        None => replay_core::predict::skeleton(trace)
+            .map_err(|e| bad(&options.trace, format!("no step to re-run: {e}")))?,
+    };
     let Some(step) = skeleton.steps.last() else {
         return Err(bad(
             &options.trace,

@@ -322,7 +322,7 @@ mod tests {
     use crate::replay::registry::replay_units;
     use crate::replay::sequence::program;
     use crate::replay::sequence_build::SequenceBuilder;
-    use replay_core::execution_trace::{attach::attach, link::link};
+    use replay_core::execution_trace::attach::{attach, link_file};
     use std::path::Path;
 
     /// bloom-tiny's pair (`crates/core/tests/data/et`, recorded in one step): its Execution
@@ -338,12 +338,16 @@ mod tests {
     fn bloom_tiny() -> BloomTiny {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
         let trace_path = dir.join("bloom_tiny_cpu.json.gz");
-        let trace = replay_core::trace::load(&trace_path).unwrap();
-        let et =
-            replay_core::execution_trace::load(&dir.join("bloom_tiny_cpu.et.json.gz")).unwrap();
-        let links = link(&et, &trace, &trace_path).unwrap();
+        let mut trace = replay_core::trace::load(&trace_path).unwrap();
+        let linked = link_file(
+            &mut trace,
+            &trace_path,
+            &dir.join("bloom_tiny_cpu.et.json.gz"),
+        )
+        .unwrap();
         let mut file = replay_core::signature::classify(&trace, &trace_path);
-        attach(&mut file, &trace, &et, &links);
+        attach(&mut file, &trace, &linked);
+        let (et, links) = (linked.et, linked.links);
         let skeleton = replay_core::predict::skeleton(&trace).unwrap();
         let step = skeleton.steps.last().unwrap();
         let units = replay_units(&file);

@@ -529,15 +529,15 @@ mod tests {
         let dir =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
         let kineto = dir.join("bloom_tiny_cpu.json.gz");
-        let trace = replay_core::trace::load(&kineto).unwrap();
-        let mut file = replay_core::inductor::classify_with_cache(&trace, &kineto, None).unwrap();
-        replay_core::execution_trace::attach::attach_file(
-            &mut file,
-            &trace,
+        let mut trace = replay_core::trace::load(&kineto).unwrap();
+        let linked = replay_core::execution_trace::attach::link_file(
+            &mut trace,
             &kineto,
             &dir.join("bloom_tiny_cpu.et.json.gz"),
         )
         .unwrap();
+        let mut file = replay_core::inductor::classify_with_cache(&trace, &kineto, None).unwrap();
+        replay_core::execution_trace::attach::attach(&mut file, &trace, &linked);
         file
     }
 

@@ -177,18 +177,21 @@ fn run_one(args: &ClassifyArgs, trace_path: &Path) -> anyhow::Result<()> {
             (file, None)
         }
         None => {
-            let loaded = trace::load(trace_path).map_err(replay_core::Error::from)?;
-            let mut file =
-                inductor::classify_with_cache(&loaded, trace_path, args.inductor_cache.as_deref())
-                    .map_err(replay_core::Error::from)?;
-            let et_summary = match &args.execution_trace {
+            let mut loaded = trace::load(trace_path).map_err(replay_core::Error::from)?;
+            // Linked first: a trace recorded without shapes takes the ET's before classifying.
+            let linked = match &args.execution_trace {
                 Some(path) => Some(
-                    execution_trace::attach::attach_file(&mut file, &loaded, trace_path, path)
-                        .map_err(replay_core::Error::from)?
-                        .summary(),
+                    execution_trace::attach::link_file(&mut loaded, trace_path, path)
+                        .map_err(replay_core::Error::from)?,
                 ),
                 None => None,
             };
+            let mut file =
+                inductor::classify_with_cache(&loaded, trace_path, args.inductor_cache.as_deref())
+                    .map_err(replay_core::Error::from)?;
+            let et_summary = linked.map(|linked| {
+                execution_trace::attach::attach(&mut file, &loaded, &linked).summary()
+            });
             (file, et_summary)
         }
     };

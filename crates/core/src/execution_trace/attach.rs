@@ -15,31 +15,42 @@ use crate::signature::{
 use crate::trace::{link, FxHashMap, Platform, Trace};
 
 use super::error::EtError;
+use super::fill::{fill_inputs, Filled};
 use super::link::EtLinks;
 use super::node::{EtNode, ExecutionTrace};
 
-/// Loads the Execution Trace at `et_path`, links it to `trace` (read from `trace_path`) and
-/// [`attach`]es it to `file`, classified from `trace`: what `classify`, `isolated` and `compare`
-/// do with `--execution-trace`. An ET that cannot be read or is not the trace's is refused.
-pub fn attach_file(
-    file: &mut SignatureFile,
-    trace: &Trace,
-    trace_path: &Path,
-    et_path: &Path,
-) -> Result<ExecutionTraceSource, EtError> {
-    let et = super::read::load(et_path)?;
-    let links = super::link::link(&et, trace, trace_path)?;
-    Ok(attach(file, trace, &et, &links))
+/// An Execution Trace read and linked to its Kineto trace, and what it gave that trace.
+#[derive(Debug, Clone)]
+pub struct LinkedEt {
+    pub et: ExecutionTrace,
+    pub links: EtLinks,
+    /// The ops given the linked nodes' inputs ([`super::fill`]).
+    pub filled: Filled,
 }
 
-/// Records `et`'s schemas and values on the signatures of `file` (classified from `trace`)
-/// and returns how many linked, as also written to `file.source.execution_trace`.
-pub fn attach(
-    file: &mut SignatureFile,
-    trace: &Trace,
-    et: &ExecutionTrace,
-    links: &EtLinks,
-) -> ExecutionTraceSource {
+/// Loads the Execution Trace at `et_path`, links it to `trace` (read from `trace_path`) and
+/// gives the trace's ops the inputs it did not record ([`fill_inputs`]): what `classify`,
+/// `isolated`, `compare` and `sequence` do with `--execution-trace` before classifying. An ET
+/// that cannot be read or is not the trace's is refused.
+pub fn link_file(
+    trace: &mut Trace,
+    trace_path: &Path,
+    et_path: &Path,
+) -> Result<LinkedEt, EtError> {
+    let et = super::read::load(et_path)?;
+    let links = super::link::link(&et, trace, trace_path)?;
+    let filled = fill_inputs(trace, &et, &links).map_err(|_| EtError::TooManyStrings {
+        et: et_path.to_path_buf(),
+        trace: trace_path.to_path_buf(),
+    })?;
+    Ok(LinkedEt { et, links, filled })
+}
+
+/// Records the linked ET's schemas and values on the signatures of `file` (classified from
+/// `trace`, after [`link_file`]) and returns how many linked, as also written to
+/// `file.source.execution_trace`.
+pub fn attach(file: &mut SignatureFile, trace: &Trace, linked: &LinkedEt) -> ExecutionTraceSource {
+    let (et, links) = (&linked.et, &linked.links);
     let trace_links = link::link(trace);
     let ids = signature_ids(trace, &trace_links);
     // The launching op of each unit of work: a GPU activity's op, or the top-level op itself.
@@ -83,6 +94,7 @@ pub fn attach(
         invocations_linked: 0,
         signatures_with_ranges: 0,
         linked_by_order: links.by_order.as_ref().map(|order| order.describe()),
+        inputs_filled: linked.filled.describe(),
     };
     for signature in &mut file.signatures {
         let Some(op) = signature.op.as_mut() else {

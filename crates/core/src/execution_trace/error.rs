@@ -57,4 +57,8 @@ pub enum EtError {
         trace: PathBuf,
         message: String,
     },
+
+    /// Giving the trace the ET's inputs would number more strings than a trace can hold.
+    #[error("{et}: its nodes' inputs give {trace} more distinct strings than a trace can number")]
+    TooManyStrings { et: PathBuf, trace: PathBuf },
 }

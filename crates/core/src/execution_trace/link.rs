@@ -13,6 +13,7 @@
 
 use std::path::Path;
 
+use crate::trace::steps::{step_windows, StepSource, StepWindow};
 use crate::trace::{Category, FxHashMap, Trace};
 
 use super::error::EtError;
@@ -45,6 +46,29 @@ impl EtLinks {
         self.node_of_event
             .get(&event)
             .and_then(|&n| et.nodes.get(n))
+    }
+
+    /// The step the linked ops stand in: the `ProfilerStep#N` span that holds most of them,
+    /// or, in a trace without step spans, from the first linked op's start to the last one's
+    /// end (the iteration the ET recorded, where the profiled window may hold many). `None`
+    /// when nothing linked.
+    pub fn step_window(&self, trace: &Trace) -> Option<(StepSource, StepWindow)> {
+        let linked = || self.node_of_event.keys().map(|&e| &trace.events[e]);
+        let start_ns = linked().map(|e| e.ts_ns).min()?;
+        let end_ns = linked().map(|e| e.end_ns()).max()?;
+        let (source, windows) = step_windows(trace);
+        if source == StepSource::ProfilerStep {
+            let holding = |w: &StepWindow| linked().filter(|e| w.holds(e.ts_ns)).count();
+            let best = windows.iter().max_by_key(|w| (holding(w), w.start_ns))?;
+            return (holding(best) > 0).then(|| (source, best.clone()));
+        }
+        let window = StepWindow {
+            name: "the Execution Trace's iteration".into(),
+            start_ns,
+            end_ns,
+            thread: None,
+        };
+        Some((source, window))
     }
 
     /// How the ops were linked, in a line: by record-function id, or by op order and shapes

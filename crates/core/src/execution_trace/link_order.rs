@@ -27,7 +27,7 @@
 //! so the match is refused below [`MIN_MATCHED_SHARE`] of the ET's operators, or of the
 //! Kineto ops between its first and last match.
 
-use crate::trace::steps::step_windows;
+use crate::trace::steps::{step_windows, StepWindow};
 use crate::trace::{Category, FxHashMap, Trace};
 
 use super::link_shapes::{EtInputs, KinetoInputs};
@@ -96,10 +96,10 @@ impl OrderMatch {
 }
 
 /// One side's op: its name as a number (the same on both sides) and where it stands.
-struct Op<I> {
-    name: u32,
-    index: usize,
-    inputs: I,
+pub(super) struct Op<I> {
+    pub(super) name: u32,
+    pub(super) index: usize,
+    pub(super) inputs: I,
 }
 
 /// The best place found: its matches (ET operator position, Kineto op position).
@@ -109,12 +109,9 @@ struct Best {
     step: usize,
 }
 
-/// Links `et`'s operator nodes to `trace`'s CPU ops by order and shapes: the Kineto event
-/// index → node index map of the best place, and how it matched (which may be too poor to
-/// trust: [`OrderMatch::trusted`]).
-pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, usize>, OrderMatch) {
-    // The ET's operators in the order they began (record-function ids are handed out on
-    // entry; node ids are not, across threads), named by number.
+/// The ET's operators in the order they began (record-function ids are handed out on entry;
+/// node ids are not, across threads), with the numbers their names are given.
+pub(super) fn et_operators(et: &ExecutionTrace) -> (FxHashMap<&str, u32>, Vec<Op<EtInputs>>) {
     let mut names: FxHashMap<&str, u32> = FxHashMap::default();
     let mut nodes: Vec<usize> = (0..et.nodes.len())
         .filter(|&n| et.nodes[n].op_schema.is_some())
@@ -124,7 +121,7 @@ pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, us
     } else {
         nodes.sort_by_key(|&n| (et.nodes[n].id, n));
     }
-    let ops: Vec<Op<EtInputs>> = nodes
+    let ops = nodes
         .into_iter()
         .map(|n| {
             let node = &et.nodes[n];
@@ -136,14 +133,16 @@ pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, us
             }
         })
         .collect();
-    let (_, windows) = step_windows(trace);
-    let mut record = OrderMatch {
-        et_operators: ops.len() as u64,
-        ..OrderMatch::default()
-    };
-    let mut best = Best::default();
-    let mut pairs = Vec::new();
-    // Every CPU op by start time, a parent before its children; each step takes its span.
+    (names, ops)
+}
+
+/// Each step's CPU ops whose name some operator has (`names`), by start time, a parent before
+/// its children: the Kineto side of a match, one list per window of `step_windows`.
+pub(super) fn kineto_steps(
+    trace: &Trace,
+    names: &FxHashMap<&str, u32>,
+    windows: &[StepWindow],
+) -> Vec<Vec<Op<KinetoInputs>>> {
     let mut events: Vec<usize> = (0..trace.events.len())
         .filter(|&i| trace.events[i].category == Category::CpuOp)
         .collect();
@@ -151,24 +150,42 @@ pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, us
         let e = &trace.events[i];
         (e.ts_ns, std::cmp::Reverse(e.dur_ns), i)
     });
-    let mut steps: Vec<Vec<Op<KinetoInputs>>> = Vec::with_capacity(windows.len());
-    for (step, window) in windows.iter().enumerate() {
-        let from = events.partition_point(|&i| trace.events[i].ts_ns < window.start_ns);
-        let to = events.partition_point(|&i| trace.events[i].ts_ns < window.end_ns);
-        let kineto: Vec<Op<KinetoInputs>> = events[from..to.max(from)]
-            .iter()
-            .filter_map(|&i| {
-                let event = &trace.events[i];
-                Some(Op {
-                    name: *names.get(trace.name(event))?,
-                    index: i,
-                    inputs: KinetoInputs::of(trace, event),
+    windows
+        .iter()
+        .map(|window| {
+            let from = events.partition_point(|&i| trace.events[i].ts_ns < window.start_ns);
+            let to = events.partition_point(|&i| trace.events[i].ts_ns < window.end_ns);
+            events[from..to.max(from)]
+                .iter()
+                .filter_map(|&i| {
+                    let event = &trace.events[i];
+                    Some(Op {
+                        name: *names.get(trace.name(event))?,
+                        index: i,
+                        inputs: KinetoInputs::of(trace, event),
+                    })
                 })
-            })
-            .collect();
+                .collect()
+        })
+        .collect()
+}
+
+/// Links `et`'s operator nodes to `trace`'s CPU ops by order and shapes: the Kineto event
+/// index → node index map of the best place, and how it matched (which may be too poor to
+/// trust: [`OrderMatch::trusted`]).
+pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, usize>, OrderMatch) {
+    let (names, ops) = et_operators(et);
+    let (_, windows) = step_windows(trace);
+    let mut record = OrderMatch {
+        et_operators: ops.len() as u64,
+        ..OrderMatch::default()
+    };
+    let mut best = Best::default();
+    let mut pairs = Vec::new();
+    let steps = kineto_steps(trace, &names, &windows);
+    for (step, kineto) in steps.iter().enumerate() {
         // The first operator that can match at all in this step anchors the places tried.
         let Some(first) = ops.iter().position(|op| kineto.iter().any(|k| same(op, k))) else {
-            steps.push(kineto);
             continue;
         };
         let limit = 2 * ops.len();
@@ -189,7 +206,6 @@ pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, us
             }
             pairs.clear();
         }
-        steps.push(kineto);
     }
     let mut links = FxHashMap::default();
     if let (Some(&(_, first)), Some(&(_, last))) = (best.pairs.first(), best.pairs.last()) {
@@ -207,13 +223,13 @@ pub fn link_by_order(et: &ExecutionTrace, trace: &Trace) -> (FxHashMap<usize, us
 }
 
 /// Whether ET operator `e` and Kineto op `k` can be the same call.
-fn same(e: &Op<EtInputs>, k: &Op<KinetoInputs>) -> bool {
+pub(super) fn same(e: &Op<EtInputs>, k: &Op<KinetoInputs>) -> bool {
     e.name == k.name && k.inputs.agree_with(&e.inputs)
 }
 
 /// Walks `ops` from `first` and `kineto` from `start` together, pushing each match onto
 /// `pairs`; gives up once it can no longer reach `to_beat` matches.
-fn walk(
+pub(super) fn walk(
     ops: &[Op<EtInputs>],
     first: usize,
     kineto: &[Op<KinetoInputs>],

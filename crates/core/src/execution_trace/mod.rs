@@ -11,14 +11,18 @@
 //!   an ET recorded in another step or run; a Kineto trace recorded without ids is linked by
 //!   op order and shapes ([`link_order`]);
 //! - [`attach::attach`] writes the linked nodes' schemas, values and recorded index ranges
-//!   ([`tensor_range`]) into a signature file; [`attach::attach_file`] loads, links and
-//!   attaches in one step (`classify`, `isolated` and `compare --execution-trace`).
+//!   ([`tensor_range`]) into a signature file; [`attach::link_file`] loads, links and fills
+//!   before classifying (`classify`, `isolated`, `compare` and `sequence --execution-trace`);
+//! - [`fill`] gives the ops of a trace recorded without shapes their linked node's inputs,
+//!   and those of the iterations that repeat the ET's ([`link_repeats`]), before classifying.
 
 pub mod attach;
 mod error;
+pub mod fill;
 pub mod layout;
 pub mod link;
 pub mod link_order;
+pub mod link_repeats;
 mod link_shapes;
 mod node;
 mod read;

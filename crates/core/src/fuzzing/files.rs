@@ -165,8 +165,13 @@ pub fn execution_trace(data: &[u8]) {
     };
     let trace_path = Path::new("bloom_tiny_cpu.json.gz");
     if let Ok(links) = crate::execution_trace::link::link(&et, trace, trace_path) {
-        let mut file = crate::signature::classify(trace, trace_path);
-        let _ = crate::execution_trace::attach::attach(&mut file, trace, &et, &links);
+        let mut trace = trace.clone();
+        let Ok(filled) = crate::execution_trace::fill::fill_inputs(&mut trace, &et, &links) else {
+            return;
+        };
+        let linked = crate::execution_trace::attach::LinkedEt { et, links, filled };
+        let mut file = crate::signature::classify(&trace, trace_path);
+        let _ = crate::execution_trace::attach::attach(&mut file, &trace, &linked);
         let _ = crate::export::json::to_bytes(&file);
     }
 }

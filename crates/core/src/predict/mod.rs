@@ -47,7 +47,7 @@ mod timeline;
 pub mod what_if;
 
 pub use crate::trace::steps::{StepSource, StepWindow};
-pub use build::skeleton;
+pub use build::{skeleton, skeleton_of_window};
 pub use catalog::{GemmShape, SignatureCatalog, SignatureInfo};
 pub use critical_path::{critical_path, StepNode};
 pub use durations::{Durations, SignatureDuration};

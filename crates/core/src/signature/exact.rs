@@ -91,6 +91,10 @@ pub struct ExecutionTraceSource {
     /// when linked by record-function id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linked_by_order: Option<String>,
+    /// Where the Kineto trace recorded no input shapes: the ops that were given the linked
+    /// node's (`execution_trace::fill`), as one line. Absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs_filled: Option<String>,
 }
 
 impl ExecutionTraceSource {
@@ -111,7 +115,11 @@ impl ExecutionTraceSource {
             self.signatures_with_schema,
             self.signatures_with_op,
             self.signatures_with_ranges
-        )
+        ) + &self
+            .inputs_filled
+            .as_ref()
+            .map(|line| format!("; {line}"))
+            .unwrap_or_default()
     }
 }
 

@@ -45,4 +45,4 @@ pub use stream::{
     default_block_bytes, load_reader, load_reader_in_blocks, stream_reader_in_blocks,
     with_cores_shared_by,
 };
-pub use strings::{FxHashMap, FxHasher, StrId, StringTable};
+pub use strings::{FxHashMap, FxHasher, StrId, StringTable, StringTableFull};

@@ -15,6 +15,7 @@ mod classify_malformed;
 mod classify_streamed;
 mod classify_tracelens;
 mod energy_probes;
+mod execution_trace_fill;
 mod execution_trace_order;
 mod fusion_groups;
 mod fuzz_corpus;

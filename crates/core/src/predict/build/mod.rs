@@ -70,6 +70,24 @@ pub fn skeleton(trace: &Trace) -> Result<Skeleton, PredictError> {
     })
 }
 
+/// The skeleton of the one step `window` of `trace` (from `source`): `replay sequence
+/// --execution-trace` re-runs the step the Execution Trace recorded
+/// ([`crate::execution_trace::link::EtLinks::step_window`]).
+pub fn skeleton_of_window(
+    trace: &Trace,
+    source: crate::trace::steps::StepSource,
+    window: &StepWindow,
+) -> Skeleton {
+    let links = link::link(trace);
+    let ids = signature::signature_ids(trace, &links);
+    let context = TraceContext::new(trace, &links, &ids, None);
+    Skeleton {
+        source,
+        signature_ids: ids.ids().to_vec(),
+        steps: vec![context.step(window)],
+    }
+}
+
 /// The skeleton of each window, in order: the later half of the windows built on a second
 /// core (each step reads the shared context only).
 fn build_steps(context: &TraceContext<'_>, windows: &[StepWindow]) -> Vec<StepSkeleton> {
