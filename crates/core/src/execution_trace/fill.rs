@@ -23,7 +23,7 @@
 
 use serde_json::Value;
 
-use crate::trace::{Category, RecordedInputs, StringTableFull, Trace};
+use crate::trace::{Category, FxHashMap, RecordedInputs, StringTableFull, Trace};
 
 use super::link::EtLinks;
 use super::link_repeats::repeats;
@@ -72,29 +72,12 @@ pub fn fill_inputs(
     links: &EtLinks,
 ) -> Result<Filled, StringTableFull> {
     let mut filled = Filled::default();
-    // Ops only: an annotation (`record_function`) records no inputs, as the ET's node has none.
-    let unrecorded = |trace: &Trace, event: usize| {
-        let event = &trace.events[event];
-        event.category == Category::CpuOp && !event.args.inputs.is_recorded()
-    };
-    let mut linked: Vec<(usize, usize)> = links
-        .node_of_event
-        .iter()
-        .map(|(&event, &node)| (event, node))
-        .filter(|&(event, _)| unrecorded(trace, event))
-        .collect();
+    let linked = unrecorded(trace, &links.node_of_event);
     if linked.is_empty() {
         return Ok(filled);
     }
-    linked.sort_unstable();
     let found = repeats(et, trace, &links.node_of_event);
-    let mut repeated: Vec<(usize, usize)> = found
-        .node_of_event
-        .iter()
-        .map(|(&event, &node)| (event, node))
-        .filter(|&(event, _)| unrecorded(trace, event))
-        .collect();
-    repeated.sort_unstable();
+    let repeated = unrecorded(trace, &found.node_of_event);
     filled.iterations = found.iterations;
     // Strides are written where the ET records them at all (schema 1.1.1 on), not for an op
     // of no tensor argument in an ET that records none.
@@ -114,6 +97,21 @@ pub fn fill_inputs(
         }
     }
     Ok(filled)
+}
+
+/// The (event, node) pairs of `node_of_event` whose event is an op that recorded no inputs,
+/// in event order. Ops only: an annotation (`record_function`) records none, nor has its node.
+fn unrecorded(trace: &Trace, node_of_event: &FxHashMap<usize, usize>) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = node_of_event
+        .iter()
+        .map(|(&event, &node)| (event, node))
+        .filter(|&(event, _)| {
+            let event = &trace.events[event];
+            event.category == Category::CpuOp && !event.args.inputs.is_recorded()
+        })
+        .collect();
+    pairs.sort_unstable();
+    pairs
 }
 
 /// `node`'s inputs as the profiler's columns, interned in `trace`'s strings.
