@@ -216,12 +216,13 @@ Trace pair of `crates/core/tests/data/et/` the same way; {before}.
 The Execution Trace pairs: the shared ones (`et/linear_*`, `et/resnet_*`, PARAM's test inputs)
 record no record-function ids in their Kineto traces and are linked by op order and shapes
 (issue 51; [sequence](../commands/sequence.md#linking-by-op-order-and-shapes)). Linear's ET
-links all its 710 operators, to the last of the Kineto trace's 40 iterations, and runs; on
-a GPU trace the re-run step's ops are not linked to their nodes yet, so its plan is by sizes as
-without the ET. Its Kineto trace recorded no input shapes: without the ET only the memsets are
-rebuilt (the other ops: `the trace recorded no input shapes`); with it (since 2026-11-29) the
-ops take the ET's inputs and the re-run step is the ET's iteration, 219 of 219 ops rebuilt
-([classify](../commands/classify.md#execution-traces---execution-trace)). Resnet's is refused up front, rightly:
+links all its 710 operators, to the last of the Kineto trace's 40 iterations, and runs. Its
+Kineto trace recorded no input shapes: without the ET only the memsets are rebuilt (the other
+ops: `the trace recorded no input shapes`). Since 2026-11-29 (after the table's run), with the
+ET the ops take its inputs, the re-run step is its iteration (219 of 219 ops rebuilt), each
+launch's op is linked to its node and the plan follows the ET's lifetimes: planned and measured
+peak 0.74 GiB ([classify](../commands/classify.md#execution-traces---execution-trace),
+[sequence](../commands/sequence.md#linking-by-op-order-and-shapes)). Resnet's is refused up front, rightly:
 its ET is a ResNet-50 under DDP over three steps, its Kineto trace a ResNet-18 of another run
 (at best about 3,100 of the ET's 10,818 operators match, under the 80 % a link needs).
 Neither records allocator events, so their model's own peak is not known. bloom-tiny's pair (`crates/core/tests/data/et/`, recorded on a CPU by

@@ -569,7 +569,7 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
             let _ = writeln!(
                 out,
                 "\ndata flow: not the model's: no op of the step linked to a node of {} \
-                 (data flow is followed on a CPU trace's top-level ops)",
+                 (data flow is followed on a CPU trace's top-level ops and a GPU trace's launching ops)",
                 flow.execution_trace
             );
         }

@@ -29,8 +29,8 @@ pub struct ProgramEntry {
     pub signatures: Vec<String>,
     /// Its time in the trace: the op's (CPU trace) or its activities' (GPU trace).
     pub trace_ns: Nanos,
-    /// The trace event of a CPU trace's top-level op (what links it to its Execution Trace
-    /// node); `None` on a GPU trace and for a skeleton not built from a trace.
+    /// The trace event of the op: a CPU trace's top-level op, a GPU trace's launching op (what
+    /// links it to its Execution Trace node); `None` for a skeleton not built from a trace.
     pub event: Option<usize>,
 }
 
@@ -124,7 +124,8 @@ pub fn program(
                                 unit,
                                 signatures: id.into_iter().collect(),
                                 trace_ns: activity.trace_ns,
-                                event: None,
+                                // The op call the launches of the entry come from.
+                                event: step.activity_ops.get(a).copied().flatten(),
                             });
                             last_call = call;
                         }
@@ -321,7 +322,20 @@ mod tests {
             assert_eq!(seen.len(), entry.signatures.len(), "{entry:?}");
         }
         assert!(entries.len() <= launched.len() && !entries.is_empty());
-        assert!(entries.iter().all(|e| e.event.is_none()));
+        // Each entry knows its launching op's trace event: the op its signatures name.
+        for entry in &entries {
+            let event = &trace.events[entry.event.expect("a GPU trace's launching op")];
+            assert_eq!(event.category, replay_core::trace::Category::CpuOp);
+            let id = entry.signatures[0].as_str();
+            let op = file
+                .signatures
+                .iter()
+                .find(|s| s.id == id)
+                .unwrap()
+                .op
+                .as_ref();
+            assert_eq!(Some(trace.name(event)), op.map(|op| op.name.as_str()));
+        }
     }
 
     #[test]

@@ -97,6 +97,15 @@ impl<'a> SequenceBuilder<'a> {
                 let work = super::registry::memory_work(sig)?;
                 let (op, method) = super::libtorch_memory::prepare(work, dev)?;
                 let target = LibtorchOpTarget::new(op, self.device)?;
+                if let Some(wiring) = self.wiring.as_mut() {
+                    if let Some(node) = wiring.node(entry) {
+                        wiring.not_run(
+                            node,
+                            position,
+                            "is a copy or memset issued alone, which gives no tensor of the op",
+                        );
+                    }
+                }
                 Ok((Box::new(target), method))
             }
             Route::Dispatcher => {

@@ -78,8 +78,8 @@ fn an_execution_trace_that_is_not_the_traces_exits_2_naming_it() {
 /// PARAM's 2023 linear pair records no record-function id in its Kineto trace, nor any input
 /// shape: the ET links by op order and shapes and gives the ops their inputs, the command says
 /// so, and the ET's iteration (not the whole 40-iteration window) re-runs, every op of it
-/// rebuilt, within the budget (a GPU trace's ops are not wired to their nodes yet: the plan is
-/// by sizes, as without the ET).
+/// rebuilt, each GPU launch's op wired to its node: the model's data flow, planned by the ET's
+/// lifetimes, within the budget.
 #[test]
 fn a_pair_without_record_function_ids_links_by_op_order_and_re_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,6 +109,17 @@ fn a_pair_without_record_function_ids_links_by_op_order_and_re_runs() {
         entries.iter().all(|e| e["status"] == "ok"),
         "every op rebuilt from the ET's inputs"
     );
+    assert_eq!(rerun["data_flow"], true);
+    let flow = &rerun["flow"];
+    assert_eq!(flow["linked_entries"], 219, "{flow}");
+    // Inputs whose producer is a view op (which launches nothing, so is no entry of a GPU
+    // trace's step) read tensors of their own; most read their producer's output.
+    let (flowing, fallbacks) = (
+        flow["flowing_inputs"].as_u64().unwrap(),
+        flow["fallbacks"].as_u64().unwrap(),
+    );
+    assert!(flowing > 200 && fallbacks < flowing / 5, "{flow}");
+    assert!(rerun["memory"]["liveness"]["external_tensors"].as_u64().unwrap() > 0);
     let memory = &rerun["memory"];
     let (planned, measured) = (
         memory["planned_peak_bytes"].as_u64().unwrap(),

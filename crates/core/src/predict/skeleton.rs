@@ -37,6 +37,11 @@ pub struct StepSkeleton {
     pub streams: Vec<Stream>,
     /// Within one stream, activities run in the order of this list.
     pub activities: Vec<Activity>,
+    /// The trace event of each activity's launching op (the innermost op around its launch
+    /// call), by activity index: what ties a GPU trace's launch to its Execution Trace node
+    /// (`replay sequence --execution-trace`). Built from a trace only; not written out.
+    #[serde(skip)]
+    pub activity_ops: Vec<Option<usize>>,
 }
 
 /// A host thread: its items run one after the other from the step's start.
@@ -238,6 +243,7 @@ impl StepSkeleton {
             threads: Vec::new(),
             streams: Vec::new(),
             activities: Vec::new(),
+            activity_ops: Vec::new(),
         }
     }
 

@@ -64,6 +64,8 @@ pub(super) struct TraceContext<'t> {
     pub(super) launched: EventMap<Vec<usize>>,
     /// The launch call of each activity that has one.
     pub(super) launch_of: EventMap<usize>,
+    /// The launching op of each GPU activity (the innermost op around its launch call).
+    pub(super) op_of: EventMap<usize>,
     pub(super) shapes: EventMap<LaunchShape>,
     /// End of the work before each activity on its stream, over the whole trace.
     pub(super) previous_end: EventMap<Nanos>,
@@ -128,8 +130,12 @@ impl<'t> TraceContext<'t> {
         let events = &trace.events;
         let mut launched: EventMap<Vec<usize>> = EventMap::new(events.len());
         let mut launch_of: EventMap<usize> = EventMap::new(events.len());
+        let mut op_of: EventMap<usize> = EventMap::new(events.len());
         let mut unlaunched = Vec::new();
         for link in &links.activities {
+            if let Some(op) = link.op {
+                op_of.insert(link.activity, op);
+            }
             match link.launch {
                 Some(call) => {
                     launched.get_or_default(call).push(link.activity);
@@ -252,6 +258,7 @@ impl<'t> TraceContext<'t> {
             ids,
             launched,
             launch_of,
+            op_of,
             shapes,
             previous_end,
             delays,

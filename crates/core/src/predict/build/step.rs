@@ -55,6 +55,10 @@ impl TraceContext<'_> {
         members.dedup();
         let local: FxHashMap<usize, usize> =
             members.iter().enumerate().map(|(l, &e)| (e, l)).collect();
+        step.activity_ops = members
+            .iter()
+            .map(|&e| self.op_of.get(&e).copied())
+            .collect();
 
         let mut stream_index: FxHashMap<StreamKey, usize> = FxHashMap::default();
         for &event_index in &members {
