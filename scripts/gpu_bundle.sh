@@ -5,7 +5,8 @@
 #   bin/replay-torch         libtorch dynamically: the GPU machine's torch must be the one it was
 #                            built against, see torch_version)
 #   torch_version            that torch version, checked by scripts/gpu_check.sh before anything runs
-#   traces/                  the H100 traces of ../shared/traces/kineto and their TraceLens reports
+#   traces/                  the H100 traces of ../shared/traces/kineto and their TraceLens reports;
+#                            traces/et/ PARAM's linear Execution Trace pair of ../shared/traces/et
 #   scripts/                 the Python helpers, as built (the check reads them from here)
 #   models/bloom-tiny.pt     the selftest's model (small: carried; bloom-560m is 2.2 GB and is
 #                            exported there, in the background while the selftest runs)
@@ -35,6 +36,12 @@ for name in h100_bert_small_infer h100_vit_infer; do
   cp "$TRACES/$name.json.gz" "$BUNDLE.tmp/traces/"
   cp -r "$TRACES/$name.reference" "$BUNDLE.tmp/traces/"
 done
+# PARAM's linear Execution Trace pair (the truth stage's re-run with data flow).
+ET_PAIR=${REPLAY_SHARED_ET:-$(dirname "$TRACES")/et}
+if [ -f "$ET_PAIR/linear_kineto.json.gz" ] && [ -f "$ET_PAIR/linear_et.json.gz" ]; then
+  mkdir -p "$BUNDLE.tmp/traces/et"
+  cp "$ET_PAIR/linear_kineto.json.gz" "$ET_PAIR/linear_et.json.gz" "$BUNDLE.tmp/traces/et/"
+fi
 cp scripts/*.py scripts/*.sh "$BUNDLE.tmp/scripts/"
 # Exported once and kept where scripts/gpu_check.py keeps its models.
 MODELS=${REPLAY_GPU_CHECK_MODELS:-target/gpu-check-models}

@@ -12,7 +12,9 @@ Stages, in the order of what we learn per minute, with their weights (slices bel
   truth      8  replay isolated of the two H100 signature files on the device: per signature
                 its isolated median against the trace's own mean per invocation, per tier, and
                 each trace's step predicted from the isolated durations. On an H200 it says so:
-                the errors are then H200 against H100 (1.4x the memory bandwidth)
+                the errors are then H200 against H100 (1.4x the memory bandwidth). Then PARAM's
+                linear pair: a V100 trace recorded without shapes classified with its Execution
+                Trace, and the ET's iteration re-run on the device with the model's data flow
   compare   40  the host's costs on this machine first (replay calibrate --host-only: dispatch,
                 interpreter, launch, sync, copies, the profiler per event; host/host.json in
                 the archive), then replay compare with it (--host-profile) of the zoo as

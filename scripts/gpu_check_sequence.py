@@ -35,3 +35,47 @@ def run_sequence(ctx, trace, sigs, out, seconds):
                  "--max-time", str(max(1.0, seconds)), "--min-samples", "3", "--quiet",
                  "--output-dir", out], int(seconds) + 120)
     return {"command": record(r), "summary": sequence_summary(load_json(os.path.join(out, "sequence.json")))}
+
+
+ET_PAIR = ("linear_kineto.json.gz", "linear_et.json.gz")
+
+
+def et_pair_path(name):
+    """A file of PARAM's linear Execution Trace pair: in the bundle, else in ../shared."""
+    from gpu_check_runner import ROOT, bundle_dir
+    for folder in (os.path.join(bundle_dir(), "traces", "et"), os.path.join(ROOT, "../shared/traces/et")):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def run_et_pair(ctx, out, seconds):
+    """PARAM's linear pair (a V100 training trace recorded without shapes, and its Execution
+    Trace): classified with the ET (its ops take the ET's inputs), then the ET's iteration re-run
+    on the check's device with the model's data flow (`replay sequence --execution-trace`).
+    What the summary keeps: the signatures with shapes, the re-run's statuses and runs, the flow
+    counts and the memory plan against the measured peak."""
+    kineto, et = (et_pair_path(n) for n in ET_PAIR)
+    if kineto is None or et is None:
+        return {"skipped": "the linear pair is neither in the bundle nor in ../shared/traces/et"}
+    os.makedirs(out, exist_ok=True)
+    sigs = os.path.join(out, "signatures.json")
+    c = ctx.run([ctx.replay, "classify", "--trace", kineto, "--execution-trace", et, "--out", sigs], 120)
+    file = load_json(sigs) or {}
+    signatures = file.get("signatures", [])
+    result = {"classify": record(c), "signatures": len(signatures),
+              "with_shapes": sum(1 for s in signatures if s.get("inputs")),
+              "execution_trace": (file.get("source") or {}).get("execution_trace")}
+    r = ctx.run([ctx.replay, "sequence", "--trace", kineto, "--execution-trace", et, "--device", ctx.device,
+                 "--max-time", str(max(1.0, seconds)), "--min-samples", "3", "--quiet",
+                 "--output-dir", out], int(seconds) + 120)
+    seq = load_json(os.path.join(out, "sequence.json"))
+    result["sequence"] = {"command": record(r), "summary": sequence_summary(seq)}
+    if seq is not None:
+        memory = seq.get("memory") or {}
+        result["sequence"]["data_flow"] = seq.get("data_flow")
+        result["sequence"]["flow"] = {k: v for k, v in (seq.get("flow") or {}).items() if k != "fallback_reasons"}
+        result["sequence"]["memory"] = {k: memory.get(k) for k in (
+            "planned_peak_bytes", "measured_peak_bytes", "budget_bytes", "sharing")}
+    return result

@@ -12,7 +12,7 @@ import tempfile
 
 from gpu_check_compare import stage_compare
 from gpu_check_compiled import stage_compiled
-from gpu_check_sequence import run_sequence
+from gpu_check_sequence import run_et_pair, run_sequence
 from gpu_check_runner import (ROOT, StageCut, bundle_dir, find_model, load_json, model_file, ok,  # noqa: F401
                               per_kernel_budget, record, signed_error, write_json_atomic)
 
@@ -147,11 +147,18 @@ def truth_machine(device, gpu_name):
     return out
 
 
+# The truth stage's reserve for the linear Execution Trace pair (classify, then its iteration
+# re-run: about 10 s on a GPU or a 2-core CPU).
+ET_PAIR_SECONDS = 15
+
+
 def stage_truth(ctx, entry):
     """replay isolated of both H100 signature files on the device; per signature its isolated
     median against the trace's own mean per invocation, per tier, each trace's step predicted
     from the isolated durations (replay predict --isolated), and the step re-run in order on
-    the device (replay sequence: each op in context against the trace)."""
+    the device (replay sequence: each op in context against the trace); then PARAM's linear pair,
+    a trace recorded without shapes completed from its Execution Trace, its iteration re-run
+    with the model's data flow (run_et_pair)."""
     entry["device"] = ctx.device
     entry["recorded_on"] = "NVIDIA H100 (both traces)"
     entry.update(truth_machine(ctx.device, ctx.gpu_name))
@@ -159,8 +166,9 @@ def stage_truth(ctx, entry):
     for i, name in enumerate(SIGNATURE_FILES):
         sigs = os.path.join(ROOT, "signatures", name + ".json")
         n = len((load_json(sigs) or {}).get("signatures", [])) or 50
-        # Both files share what is left of the slice; a predict call (~1 s) follows each.
-        share = (ctx.stage_left() - 3.0 * (len(SIGNATURE_FILES) - i)) / (len(SIGNATURE_FILES) - i)
+        # Both files share what is left of the slice, less the linear pair's reserve; a predict
+        # call (~1 s) follows each.
+        share = (ctx.stage_left() - ET_PAIR_SECONDS - 3.0 * (len(SIGNATURE_FILES) - i)) / (len(SIGNATURE_FILES) - i)
         budget = ["--max-time-per-kernel", str(per_kernel_budget(share, n))]
         if ctx.quick or ctx.device == "cpu":
             # The H100 shapes on a CPU: one call of a large GEMM takes tens of ms, so the
@@ -221,6 +229,14 @@ def stage_truth(ctx, entry):
             # The step re-run in order on the device (issue 31); on a CPU the H100 shapes take
             # seconds a run, more than a quick slice has.
             t["sequence"] = run_sequence(ctx, trace, sigs, out + "-sequence", min(10.0, ctx.stage_left() / 4))
+    # A trace recorded without shapes, completed from its Execution Trace, its iteration re-run
+    # with the model's data flow (issue 51): a few seconds on a GPU, 5-10 on a 2-core CPU.
+    if ctx.stage_left() >= ET_PAIR_SECONDS:
+        seconds = 1.0 if ctx.quick else min(5.0, ctx.stage_left() / 4)
+        entry["et_pair"] = run_et_pair(ctx, os.path.join(ctx.work, "linear-et"), seconds)
+    else:
+        entry["et_pair"] = {"skipped": f"{ctx.stage_left():.0f} s left of the slice, under the "
+                                       f"{ET_PAIR_SECONDS} s it needs"}
 
 
 # ----------------------------------------------------------------------------------------------
