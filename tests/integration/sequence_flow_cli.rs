@@ -119,7 +119,12 @@ fn a_pair_without_record_function_ids_links_by_op_order_and_re_runs() {
         flow["fallbacks"].as_u64().unwrap(),
     );
     assert!(flowing > 200 && fallbacks < flowing / 5, "{flow}");
-    assert!(rerun["memory"]["liveness"]["external_tensors"].as_u64().unwrap() > 0);
+    assert!(
+        rerun["memory"]["liveness"]["external_tensors"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     let memory = &rerun["memory"];
     let (planned, measured) = (
         memory["planned_peak_bytes"].as_u64().unwrap(),

@@ -124,7 +124,7 @@ fn recorded_inputs(
     if !strided {
         columns.strides = None;
     }
-    let mut intern = |value: &Value| trace.strings.intern(&value.to_string());
+    let mut intern = |value: &Value| trace.strings.intern(&profiler_json(value));
     Ok(RecordedInputs {
         dims: Some(intern(&Value::Array(columns.dims))?),
         types: Some(intern(&strings(columns.types))?),
@@ -134,6 +134,19 @@ fn recorded_inputs(
         },
         concrete: Some(intern(&strings(columns.concrete))?),
     })
+}
+
+/// `value` as the profiler's JSON writer lays a column out (`[[1, 5], [], ["", "1"]]`: a comma
+/// and a space between elements), so that a column taken from the ET reads, and keys a
+/// signature, as the one `record_shapes` would have written.
+fn profiler_json(value: &Value) -> String {
+    match value {
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(profiler_json).collect();
+            format!("[{}]", items.join(", "))
+        }
+        other => other.to_string(),
+    }
 }
 
 fn strings(texts: Vec<String>) -> Value {
@@ -159,10 +172,15 @@ impl Columns {
         for arg in &node.inputs {
             let (dims, ty, concrete) = column(arg);
             let undefined = arg.ty == format!("Tensor({UNDEFINED_TENSOR})");
-            let holds_tensors = (!arg.tensors.is_empty() || arg.is_tensor()) && !undefined;
+            let holds_tensors = !undefined
+                && (!arg.tensors.is_empty()
+                    || arg.is_tensor()
+                    || arg.ty.starts_with("GenericList[Tensor"));
+            // The profiler writes `[]` for what holds no tensor (the ET: one `[]` per element
+            // of an int list).
             let strides = match (&arg.strides, holds_tensors) {
-                (Some(strides), _) => Some(strides.clone()),
-                (None, false) => Some(Value::Array(Vec::new())),
+                (Some(strides), true) => Some(strides.clone()),
+                (_, false) => Some(Value::Array(Vec::new())),
                 (None, true) => None,
             };
             columns.strides = columns.strides.take().zip(strides).map(|(mut all, s)| {
@@ -216,14 +234,48 @@ fn column(arg: &EtArg) -> (Value, String, String) {
     }
 }
 
-/// A number or boolean as the profiler writes it (`1`, `-0.01`, `True`).
+/// A number or boolean as the profiler writes it (`1`, `-0.01`, `1.`, `True`).
 fn scalar_text(value: &Value) -> Option<String> {
     match value {
+        Value::Number(n) if n.is_f64() => n.as_f64().map(double_text),
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(true) => Some("True".into()),
         Value::Bool(false) => Some("False".into()),
         _ => None,
     }
+}
+
+/// A double as the profiler writes an argument's value (c10's `IValue` printing): `%.17g`, with
+/// a `.` after an integral value (`1.`, `0.25`, `1.0000000000000001e-05`).
+fn double_text(d: f64) -> String {
+    if !d.is_finite() {
+        return d.to_string();
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0." } else { "0." }.into();
+    }
+    const DIGITS: i32 = 17;
+    // The exponent %g decides by is the one of the value rounded to 17 digits.
+    let scientific = format!("{:.*e}", (DIGITS - 1) as usize, d);
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |text: &str| -> String {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text.to_owned()
+        }
+    };
+    let mut text = if exponent < -4 || exponent >= DIGITS {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exponent.abs())
+    } else {
+        trim(&format!("{:.*}", (DIGITS - 1 - exponent) as usize, d))
+    };
+    if d.fract() == 0.0 && !text.contains(['e', '.']) {
+        text.push('.');
+    }
+    text
 }
 
 #[cfg(test)]
@@ -239,6 +291,20 @@ mod tests {
             strides,
             tensors: Vec::new(),
         }
+    }
+
+    #[test]
+    fn doubles_are_written_as_the_profiler_writes_them() {
+        // As in the Kineto traces of ../shared and bloom-tiny's (layer_norm's eps, baddbmm's
+        // beta and alpha, BERT's eps).
+        assert_eq!(double_text(1.0), "1.");
+        assert_eq!(double_text(0.25), "0.25");
+        assert_eq!(double_text(1e-5), "1.0000000000000001e-05");
+        assert_eq!(double_text(1e-12), "9.9999999999999998e-13");
+        assert_eq!(double_text(-0.01), "-0.01");
+        assert_eq!(double_text(0.0), "0.");
+        assert_eq!(double_text(100.0), "100.");
+        assert_eq!(double_text(1e20), "1e+20");
     }
 
     #[test]

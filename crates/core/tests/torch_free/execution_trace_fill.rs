@@ -121,6 +121,34 @@ fn a_trace_that_recorded_its_inputs_is_not_changed() {
     assert_eq!(source.inputs_filled, None);
 }
 
+/// The check that the columns are the profiler's own: bloom-tiny's trace with every op's input
+/// columns taken out, completed from its ET, classifies into exactly the signatures (ids,
+/// inputs, counts, times) the trace with its recorded columns gives.
+#[test]
+fn columns_taken_from_the_execution_trace_are_those_record_shapes_wrote() {
+    let kineto_path = bloom_tiny("bloom_tiny_cpu.json.gz");
+    let et_path = bloom_tiny("bloom_tiny_cpu.et.json.gz");
+    let mut recorded = trace::load(&kineto_path).unwrap();
+    let linked = link_file(&mut recorded, &kineto_path, &et_path).unwrap();
+    let mut expected = signature::classify(&recorded, &kineto_path);
+    attach(&mut expected, &recorded, &linked);
+
+    let mut stripped = trace::load(&kineto_path).unwrap();
+    for event in &mut stripped.events {
+        event.args.inputs = Default::default();
+    }
+    let linked = link_file(&mut stripped, &kineto_path, &et_path).unwrap();
+    assert_eq!(
+        (linked.filled.linked, linked.filled.with_strides),
+        (356, 356),
+        "every op (the 357th link is an annotation)"
+    );
+    let mut filled = signature::classify(&stripped, &kineto_path);
+    attach(&mut filled, &stripped, &linked);
+    assert_eq!(filled.signatures.len(), 43);
+    assert_eq!(filled.signatures, expected.signatures);
+}
+
 #[test]
 fn the_step_of_an_execution_trace_is_the_one_it_recorded() {
     // bloom-tiny: linked by record-function id inside the trace's one ProfilerStep.
