@@ -56,6 +56,16 @@ impl<'a> SequenceBuilder<'a> {
         built
     }
 
+    /// The op at `position` runs, but not as a libtorch call that gives its output (`why`):
+    /// the ops that read its outputs read tensors of their own.
+    fn gives_no_tensor(&mut self, entry: &ProgramEntry, position: usize, why: &str) {
+        if let Some(wiring) = self.wiring.as_mut() {
+            if let Some(node) = wiring.node(entry) {
+                wiring.not_run(node, position, why);
+            }
+        }
+    }
+
     fn build_unwired(
         &mut self,
         position: usize,
@@ -77,15 +87,11 @@ impl<'a> SequenceBuilder<'a> {
                     self.generated,
                     Parameters::OneSet,
                 )?;
-                if let Some(wiring) = self.wiring.as_mut() {
-                    if let Some(node) = wiring.node(entry) {
-                        wiring.not_run(
-                            node,
-                            position,
-                            "is replayed by its tier's own replayer, which gives no tensor",
-                        );
-                    }
-                }
+                self.gives_no_tensor(
+                    entry,
+                    position,
+                    "is replayed by its tier's own replayer, which gives no tensor",
+                );
                 Ok(built)
             }
             Route::LibtorchMemory => {
@@ -97,15 +103,11 @@ impl<'a> SequenceBuilder<'a> {
                 let work = super::registry::memory_work(sig)?;
                 let (op, method) = super::libtorch_memory::prepare(work, dev)?;
                 let target = LibtorchOpTarget::new(op, self.device)?;
-                if let Some(wiring) = self.wiring.as_mut() {
-                    if let Some(node) = wiring.node(entry) {
-                        wiring.not_run(
-                            node,
-                            position,
-                            "is a copy or memset issued alone, which gives no tensor of the op",
-                        );
-                    }
-                }
+                self.gives_no_tensor(
+                    entry,
+                    position,
+                    "is a copy or memset issued alone, which gives no tensor of the op",
+                );
                 Ok((Box::new(target), method))
             }
             Route::Dispatcher => {
