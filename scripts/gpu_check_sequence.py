@@ -54,8 +54,9 @@ def run_et_pair(ctx, out, seconds):
     """PARAM's linear pair (a V100 training trace recorded without shapes, and its Execution
     Trace): classified with the ET (its ops take the ET's inputs), then the ET's iteration re-run
     on the check's device with the model's data flow (`replay sequence --execution-trace`).
-    What the summary keeps: the signatures with shapes, the re-run's statuses and runs, the flow
-    counts and the memory plan against the measured peak."""
+    What the summary keeps: the signatures with shapes, every signature replayed alone (statuses
+    and coverage), the re-run's statuses and runs, the flow counts and the memory plan against
+    the measured peak."""
     kineto, et = (et_pair_path(n) for n in ET_PAIR)
     if kineto is None or et is None:
         return {"skipped": "the linear pair is neither in the bundle nor in ../shared/traces/et"}
@@ -67,6 +68,20 @@ def run_et_pair(ctx, out, seconds):
     result = {"classify": record(c), "signatures": len(signatures),
               "with_shapes": sum(1 for s in signatures if s.get("inputs")),
               "execution_trace": (file.get("source") or {}).get("execution_trace")}
+    # Every signature alone on the device: the GEMM shapes derived from the ET's inputs on the
+    # device's BLAS, and the share of the trace's time replayed.
+    iso_out = os.path.join(out, "isolated")
+    i = ctx.run([ctx.replay, "isolated", "--kernels", sigs, "--device", ctx.device, "--quiet",
+                 "--max-time", "0.02", "--rounds", "1", "--min-samples", "3", "--output-dir", iso_out], 120)
+    isolated = load_json(os.path.join(iso_out, "isolated.json")) or {}
+    statuses, replayed, total = {}, 0.0, 0.0
+    for row in isolated.get("results", []):
+        statuses[row["status"]] = statuses.get(row["status"], 0) + 1
+        total += row.get("trace_total_us") or 0.0
+        if row["status"] in ("ok", "included"):
+            replayed += row.get("trace_total_us") or 0.0
+    result["isolated"] = {"command": record(i), "by_status": statuses,
+                          "replayed_share_of_trace_time": replayed / total if total else None}
     r = ctx.run([ctx.replay, "sequence", "--trace", kineto, "--execution-trace", et, "--device", ctx.device,
                  "--max-time", str(max(1.0, seconds)), "--min-samples", "3", "--quiet",
                  "--output-dir", out], int(seconds) + 120)
