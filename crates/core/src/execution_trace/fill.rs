@@ -85,12 +85,21 @@ pub fn fill_inputs(
         .nodes
         .iter()
         .any(|n| n.inputs.iter().any(|a| a.strides.is_some()));
+    // Each node's columns once: the iterations that repeat the ET's take the same ones.
+    let mut columns_of: FxHashMap<usize, RecordedInputs> = FxHashMap::default();
     for (pairs, count) in [
         (linked, &mut filled.linked),
         (repeated, &mut filled.repeated),
     ] {
         for (event, node) in pairs {
-            let inputs = recorded_inputs(trace, &et.nodes[node], strided)?;
+            let inputs = match columns_of.get(&node) {
+                Some(&inputs) => inputs,
+                None => {
+                    let inputs = recorded_inputs(trace, &et.nodes[node], strided)?;
+                    columns_of.insert(node, inputs);
+                    inputs
+                }
+            };
             filled.with_strides += u64::from(inputs.strides.is_some());
             trace.events[event].args.inputs = inputs;
             *count += 1;
@@ -171,7 +180,7 @@ impl Columns {
         };
         for arg in &node.inputs {
             let (dims, ty, concrete) = column(arg);
-            let undefined = arg.ty == format!("Tensor({UNDEFINED_TENSOR})");
+            let undefined = arg.tensor_dtype() == Some(UNDEFINED_TENSOR);
             let holds_tensors = !undefined
                 && (!arg.tensors.is_empty()
                     || arg.is_tensor()
@@ -201,11 +210,7 @@ const UNDEFINED_TENSOR: &str = "nullptr (uninitialized)";
 /// One argument's `Input Dims`, `Input type` and `Concrete Inputs` entries.
 fn column(arg: &EtArg) -> (Value, String, String) {
     let empty = || Value::Array(Vec::new());
-    if let Some(dtype) = arg
-        .ty
-        .strip_prefix("Tensor(")
-        .and_then(|t| t.strip_suffix(')'))
-    {
+    if let Some(dtype) = arg.tensor_dtype() {
         // An undefined tensor (an optional one not given) is recorded as a tensor of this type.
         if dtype == UNDEFINED_TENSOR {
             return (empty(), String::new(), String::new());

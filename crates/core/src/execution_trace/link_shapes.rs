@@ -27,7 +27,7 @@ impl EtInputs {
             .iter()
             .enumerate()
             .filter_map(|(i, arg)| {
-                let dtype = arg.ty.strip_prefix("Tensor(")?.strip_suffix(')')?;
+                let dtype = arg.tensor_dtype()?;
                 Some((i, arg.shape.clone(), dtype.to_owned()))
             })
             .collect();

@@ -139,6 +139,12 @@ impl EtArg {
     pub fn is_tensor(&self) -> bool {
         self.ty.starts_with("Tensor")
     }
+
+    /// A tensor's dtype as the type names it: `float` of `Tensor(float)`; `None` for anything
+    /// that is not one tensor.
+    pub fn tensor_dtype(&self) -> Option<&str> {
+        self.ty.strip_prefix("Tensor(")?.strip_suffix(')')
+    }
 }
 
 /// A tensor's identity as the trace encodes it.
