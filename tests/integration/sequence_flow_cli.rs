@@ -112,8 +112,9 @@ fn a_pair_without_record_function_ids_links_by_op_order_and_re_runs() {
     assert_eq!(rerun["data_flow"], true);
     let flow = &rerun["flow"];
     assert_eq!(flow["linked_entries"], 219, "{flow}");
-    // Inputs whose producer is a view op (which launches nothing, so is no entry of a GPU
-    // trace's step) read tensors of their own; most read their producer's output.
+    // Some inputs read tensors of their own (a producer's output reached through a view op,
+    // which launches nothing, so is no entry of a GPU trace's step); most read their
+    // producer's output.
     let (flowing, fallbacks) = (
         flow["flowing_inputs"].as_u64().unwrap(),
         flow["fallbacks"].as_u64().unwrap(),
