@@ -192,8 +192,8 @@ Trace pair of `crates/core/tests/data/et/` the same way; {before}.
   and run, i.e. the held bytes plus the largest op's outputs and workspace while it runs, which
   the plan does not count.
 - *planned from*: `sizes` (inputs of one size and dtype shared once their op has run), or with
-  `--execution-trace` the Execution Trace's liveness (each op's outputs held from its run to its
-  first output's last reader, which lets them go; a tensor from outside the step one buffer for
+  `--execution-trace` the Execution Trace's liveness (each op's outputs held from its run to the
+  last reader of any of them, which lets them go; a tensor from outside the step one buffer for
   all its readers; flowing inputs' stand-ins shared by size and dtype), with the most bytes of
   outputs alive at once.
 - *model's own peak*: the recorded run's allocator (`[memory]` events, `Total Allocated`), on the

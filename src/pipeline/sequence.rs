@@ -549,13 +549,17 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
             let _ = writeln!(
                 out,
                 "\ndata flow: the model's ({}): {} ops linked, {} inputs read their producer's \
-                 output ({} of them its last reader, which lets it go), {} read tensors from \
+                 output ({} of them its last reader, which lets it go{}), {} read tensors from \
                  outside the step ({} of them shared, {} views of one allocation), {} fell back \
                  to inputs of their own",
                 flow.execution_trace,
                 flow.linked_entries,
                 flow.flowing_inputs,
                 flow.released_after_last_reader,
+                match flow.viewed_inputs {
+                    0 => String::new(),
+                    n => format!("; {n} as the view a view op that is not re-run made of it"),
+                },
                 flow.external_inputs,
                 flow.shared_external_inputs,
                 flow.aliased_external_inputs,

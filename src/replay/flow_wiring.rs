@@ -5,20 +5,21 @@
 //! node's tensor inputs and outputs carry identities (tensor id, storage id, offset). An
 //! input whose tensor an earlier op of the step produced reads that op's real output of the
 //! same run, linked in the shim to the producer's output (an [`OutputSource`]: the call reads the
-//! producer's output itself, as the model passes it, with nothing done by replay between
-//! calls); an input produced outside the step (a parameter, the model's
+//! producer's output itself, any of its tensor returns, as the model passes it, with nothing
+//! done by replay between calls; an output of as many elements as the recorded input, which a
+//! view op that is not re-run reshaped in the model, is read reshaped); an input produced outside the step (a parameter, the model's
 //! input) is allocated once before the timed region, one tensor per Execution Trace tensor,
 //! so that two ops that read one weight read one tensor; external inputs that are views at
 //! different offsets of one storage are views of one allocation. A view op's output is the
 //! view of its real input, since the view op itself runs on the flowing tensor.
 //!
-//! An op's output is kept only while a later op reads it: the last reader of its first output
-//! (by the Execution Trace's lifetimes, [`replay_core::sequence_liveness`]) lets go of it
+//! An op's outputs are kept only while a later op reads one: the last reader of any of them
+//! (by the Execution Trace's lifetimes, [`replay_core::sequence_liveness`]) lets go of them
 //! after each run, as the model frees a tensor after its last use, and an output nobody reads
 //! is freed as its op ends. The memory plan counts the outputs alive at once the same way.
 //!
 //! An input that should flow but cannot (its producer was not run, gave no such output, or
-//! gave one of other sizes or dtype than recorded) reads a tensor of its own and is counted
+//! gave one of another dtype or number of elements than recorded) reads a tensor of its own and is counted
 //! as a fallback, with the reason.
 
 use std::collections::HashMap;
@@ -32,7 +33,7 @@ use super::tier3_libtorch::LibtorchOpTarget;
 use super::tier3_tensors::storage_len;
 use crate::device::Device;
 use crate::measure::Target;
-use crate::torch::OutputSource;
+use crate::torch::{InputLink, OutputSource};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
 use replay_core::results::sequence::FlowCounts;
@@ -46,8 +47,8 @@ const REASONS_KEPT: usize = 8;
 /// Who made a tensor of the step.
 #[derive(Debug, Clone)]
 enum Producer {
-    /// The op at this position; its first output is read through its source.
-    Op(usize),
+    /// The op at this position, return `.1` of it (read through the op's source).
+    Op(usize, usize),
     /// An op whose output cannot be read, and why.
     Unavailable(String),
 }
@@ -132,7 +133,7 @@ impl<'a> Wiring<'a> {
 
     /// The latest output of the op at `position`, when a later op reads it.
     pub fn output_of(&self, position: usize) -> Option<Tensor> {
-        self.sources.get(position)?.as_ref()?.tensor()
+        self.sources.get(position)?.as_ref()?.tensor(0)
     }
 
     /// The counts, once every entry is wired.
@@ -179,18 +180,28 @@ impl<'a> Wiring<'a> {
                 let bound = argument.and_then(|a| op.bound_tensor(a, element));
                 let what = format!("#{position} {} input {input}", node.name);
                 match self.produced.get(&key(tensor)).cloned() {
-                    Some(Producer::Op(producer)) => match (argument, bound) {
+                    Some(Producer::Op(producer, output)) => match (argument, bound) {
                         (Some(argument), Some(bound)) => {
                             // The last reader lets go of the output after its run.
                             let last = self.liveness.is_last_reader(producer, position);
-                            let linked = self.check_source(producer, &bound).and_then(|source| {
-                                op.link_input(argument, element, source, last)
-                                    .map_err(|e| e.0)
-                            });
+                            let linked = self.check_source(producer, output, &bound).and_then(
+                                |(source, view_as)| {
+                                    let link = InputLink {
+                                        source,
+                                        output,
+                                        view_as: view_as.as_deref(),
+                                        release_after: last,
+                                    };
+                                    op.link_input(argument, element, link)
+                                        .map(|()| view_as.is_some())
+                                        .map_err(|e| e.0)
+                                },
+                            );
                             match linked {
-                                Ok(()) => {
+                                Ok(viewed) => {
                                     self.counts.flowing_inputs += 1;
                                     self.counts.released_after_last_reader += usize::from(last);
+                                    self.counts.viewed_inputs += usize::from(viewed);
                                 }
                                 Err(why) => self.fallback(format!("{what}: {why}")),
                             }
@@ -213,12 +224,12 @@ impl<'a> Wiring<'a> {
         }
         for (index, arg) in node.outputs.iter().enumerate() {
             for tensor in &arg.tensors {
-                let producer = if index == 0 && arg.is_tensor() {
-                    Producer::Op(position)
+                let producer = if arg.is_tensor() {
+                    Producer::Op(position, index)
                 } else {
                     Producer::Unavailable(format!(
-                        "#{position} {}: output {index} is not kept (only an op's first \
-                         output flows)",
+                        "#{position} {}: output {index} is a list (a single tensor's output \
+                         flows)",
                         node.name
                     ))
                 };
@@ -239,16 +250,29 @@ impl<'a> Wiring<'a> {
         Ok(Box::new(call))
     }
 
-    /// The output source of the op at `producer`, if its output can stand for `bound`: the
-    /// producer ran and gave a tensor of the recorded sizes and dtype.
-    fn check_source(&self, producer: usize, bound: &Tensor) -> Result<&OutputSource, String> {
+    /// The output source of the op at `producer`, if its return `output` can stand for
+    /// `bound`: the producer ran and gave a tensor of the recorded dtype and sizes, or of as
+    /// many elements, read as a view of the recorded sizes (the sizes to view it as: a view
+    /// op between them, such as the `view` after a bias gradient's `sum`, launches nothing and
+    /// is not re-run in a GPU trace's step).
+    fn check_source(
+        &self,
+        producer: usize,
+        output: usize,
+        bound: &Tensor,
+    ) -> Result<(&OutputSource, Option<Vec<i64>>), String> {
         let source = self
             .sources
             .get(producer)
             .and_then(Option::as_ref)
             .ok_or("its producer keeps no output")?;
-        match source.tensor() {
-            Some(out) if out.size() == bound.size() && out.kind() == bound.kind() => Ok(source),
+        match source.tensor(output) {
+            Some(out) if out.kind() == bound.kind() && out.size() == bound.size() => {
+                Ok((source, None))
+            }
+            Some(out) if out.kind() == bound.kind() && out.numel() == bound.numel() => {
+                Ok((source, Some(bound.size())))
+            }
             Some(out) => Err(format!(
                 "its producer's output is {:?} {:?}, the recorded input {:?} {:?}",
                 out.kind(),
@@ -256,7 +280,7 @@ impl<'a> Wiring<'a> {
                 bound.kind(),
                 bound.size()
             )),
-            None => Err("its producer gave no tensor".into()),
+            None => Err(format!("its producer gave no tensor as return {output}")),
         }
     }
 

@@ -9,7 +9,7 @@
 //! several times over the same activations, each with its own copy of the parameters, and the
 //! calls go round them.
 
-use crate::torch::{OutputSource, PreparedOp, ShimError};
+use crate::torch::{InputLink, OutputSource, PreparedOp, ShimError};
 use tch::Tensor;
 
 /// Whether a schema argument holds a model parameter (or buffer) rather than an activation:
@@ -106,19 +106,17 @@ impl RotatingOp {
         }
     }
 
-    /// Argument `arg` (element `element` of a list) of every copy reads `source`'s latest
-    /// output from now on, and lets go of it after each run when `release_after` (the last
-    /// reader): see [`PreparedOp::link_input`].
+    /// Argument `arg` (element `element` of a list) of every copy reads `link`'s output from
+    /// now on: see [`PreparedOp::link_input`].
     pub fn link_input(
         &mut self,
         arg: usize,
         element: Option<usize>,
-        source: &OutputSource,
-        release_after: bool,
+        link: InputLink<'_>,
     ) -> Result<(), ShimError> {
         self.calls
             .iter_mut()
-            .try_for_each(|call| call.link_input(arg, element, source, release_after))
+            .try_for_each(|call| call.link_input(arg, element, link))
     }
 
     /// The first tensor the last call returned.

@@ -37,7 +37,7 @@ pub mod work_target;
 pub use cuda_stream::current_cuda_stream;
 pub use device_index::shim_device_index;
 pub use op_arg::OpArg;
-pub use output_source::OutputSource;
+pub use output_source::{InputLink, OutputSource};
 pub use overloads::{overloads, OpSchema, SchemaArg};
 pub use prepared_op::PreparedOp;
 pub use shim_error::ShimError;

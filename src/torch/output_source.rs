@@ -21,14 +21,28 @@ impl std::fmt::Debug for OutputSource {
 }
 
 impl OutputSource {
-    /// The first tensor of the call's latest output; `None` before it ran, or when it
-    /// returned no tensor.
-    pub fn tensor(&self) -> Option<Tensor> {
+    /// Return `output` (0: the first) of the call's latest output; `None` before it ran, or
+    /// when that return is no tensor.
+    pub fn tensor(&self, output: usize) -> Option<Tensor> {
         // SAFETY: `raw` is a live source owned by self; the shim returns a new heap
         // `torch::Tensor*` (or null) that tch takes ownership of.
-        let raw = unsafe { sys::replay_output_source_tensor(self.raw) };
+        let raw = unsafe { sys::replay_output_source_tensor(self.raw, output) };
         (!raw.is_null()).then(|| unsafe { Tensor::from_ptr(raw as *mut _) })
     }
+}
+
+/// What a linked input reads of its producer ([`PreparedOp::link_input`](super::PreparedOp::link_input)).
+#[derive(Debug, Clone, Copy)]
+pub struct InputLink<'a> {
+    pub source: &'a OutputSource,
+    /// Which of the producer's returns (0: its first).
+    pub output: usize,
+    /// Read reshaped to these sizes: the view a view op made of the output in the model,
+    /// when that op is not re-run (a GPU trace's step re-runs the ops that launch work).
+    pub view_as: Option<&'a [i64]>,
+    /// This call is the source's last reader: the source lets go of the output after each of
+    /// its runs.
+    pub release_after: bool,
 }
 
 impl Drop for OutputSource {

@@ -8,7 +8,7 @@ use std::ptr;
 use tch::Tensor;
 
 use super::op_arg::OpArg;
-use super::output_source::OutputSource;
+use super::output_source::{InputLink, OutputSource};
 use super::shim_error::{c_string, take_error, ShimError};
 use super::sys::{self, ArgKind, RawArg, RawPreparedCall};
 
@@ -194,11 +194,12 @@ impl PreparedOp {
         OutputSource { raw }
     }
 
-    /// From now on, argument `arg` (element `element` of a tensor list) reads the first
-    /// tensor of `source`'s latest output on every run, once it has one: the shim puts the
-    /// producer's output itself in the call's arguments, as the model passes it, so the
-    /// call reads the producer's memory (views included) and replay does nothing per call.
-    /// With `release_after`, this call is the source's last reader: after each of its runs the
+    /// From now on, argument `arg` (element `element` of a tensor list) reads return
+    /// `link.output` of `link.source`'s latest output on every run, once it has one: the shim
+    /// puts the producer's output itself in the call's arguments, as the model passes it, so
+    /// the call reads the producer's memory (views included) and replay does nothing per
+    /// call but, with `link.view_as`, the reshape the model's view op did. With
+    /// `link.release_after`, this call is the source's last reader: after each of its runs the
     /// source lets go of the producer's output (freed unless a view or another call holds it),
     /// as the model frees a tensor once its last reader has run; the producer's next run
     /// gives it again.
@@ -206,20 +207,26 @@ impl PreparedOp {
         &mut self,
         arg: usize,
         element: Option<usize>,
-        source: &OutputSource,
-        release_after: bool,
+        link: InputLink<'_>,
     ) -> Result<(), ShimError> {
         let element = element.map_or(-1, |e| i64::try_from(e).unwrap_or(i64::MAX));
+        let (view_sizes, view_dims) = match link.view_as {
+            Some(sizes) => (sizes.as_ptr(), sizes.len() as i64),
+            None => (ptr::null(), -1),
+        };
         let mut error = ptr::null_mut();
         // SAFETY: both are live objects owned by their wrappers; the shim shares (not takes)
-        // the source's output.
+        // the source's output and copies the sizes.
         let rc = unsafe {
             sys::replay_op_link_input(
                 self.raw,
                 arg,
                 element,
-                source.raw,
-                i32::from(release_after),
+                link.source.raw,
+                link.output,
+                view_sizes,
+                view_dims,
+                i32::from(link.release_after),
                 &mut error,
             )
         };
@@ -240,6 +247,16 @@ impl Drop for PreparedOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A link to the source's first return, as it is.
+    fn first_output(source: &OutputSource, release_after: bool) -> InputLink<'_> {
+        InputLink {
+            source,
+            output: 0,
+            view_as: None,
+            release_after,
+        }
+    }
     use tch::{Device, Kind};
 
     #[test]
@@ -331,7 +348,7 @@ mod tests {
         )
         .unwrap();
         let source = producer.output_source();
-        assert!(source.tensor().is_none(), "nothing before the first run");
+        assert!(source.tensor(0).is_none(), "nothing before the first run");
         let placeholder = Tensor::full([3], 100.0, (Kind::Float, Device::Cpu));
         let mut consumer = PreparedOp::new(
             "aten::mul",
@@ -339,7 +356,9 @@ mod tests {
             vec![OpArg::Tensor(placeholder), OpArg::Double(2.0)],
         )
         .unwrap();
-        consumer.link_input(0, None, &source, false).unwrap();
+        consumer
+            .link_input(0, None, first_output(&source, false))
+            .unwrap();
         // Before its producer ran, the call reads its own bound tensor.
         consumer.run(1).unwrap();
         assert_eq!(consumer.last_output().unwrap().double_value(&[0]), 200.0);
@@ -353,7 +372,8 @@ mod tests {
             ])],
         )
         .unwrap();
-        cat.link_input(0, Some(1), &source, false).unwrap();
+        cat.link_input(0, Some(1), first_output(&source, false))
+            .unwrap();
         for step in 1..=3 {
             let _ = x.fill_(f64::from(step));
             producer.run(1).unwrap();
@@ -367,22 +387,28 @@ mod tests {
             );
             // The source is the producer's output itself: the same memory.
             assert_eq!(
-                source.tensor().unwrap().data_ptr(),
+                source.tensor(0).unwrap().data_ptr(),
                 producer.last_output().unwrap().data_ptr()
             );
         }
         // The source outlives its call.
         drop(producer);
-        assert_eq!(source.tensor().unwrap().double_value(&[0]), 4.0);
+        assert_eq!(source.tensor(0).unwrap().double_value(&[0]), 4.0);
         // A link to no tensor argument, or past a list's end, is refused by name.
-        let err = consumer.link_input(1, None, &source, false).unwrap_err();
+        let err = consumer
+            .link_input(1, None, first_output(&source, false))
+            .unwrap_err();
         assert!(
             err.0.contains("aten::mul.Scalar") && err.0.contains("no tensor"),
             "{err}"
         );
-        let err = cat.link_input(0, Some(2), &source, false).unwrap_err();
+        let err = cat
+            .link_input(0, Some(2), first_output(&source, false))
+            .unwrap_err();
         assert!(err.0.contains("no element 2"), "{err}");
-        let err = cat.link_input(9, None, &source, false).unwrap_err();
+        let err = cat
+            .link_input(9, None, first_output(&source, false))
+            .unwrap_err();
         assert!(err.0.contains("argument 9"), "{err}");
     }
 
@@ -415,18 +441,21 @@ mod tests {
             ],
         )
         .unwrap();
-        first.link_input(0, None, &source, false).unwrap();
-        last.link_input(0, None, &source, true).unwrap();
+        first
+            .link_input(0, None, first_output(&source, false))
+            .unwrap();
+        last.link_input(0, None, first_output(&source, true))
+            .unwrap();
         for _ in 0..2 {
             producer.run(1).unwrap();
             assert!(producer.last_output().is_some());
             first.run(1).unwrap();
             assert!(
-                source.tensor().is_some(),
+                source.tensor(0).is_some(),
                 "a reader before the last keeps it"
             );
             last.run(1).unwrap();
-            assert!(source.tensor().is_none(), "freed after its last reader");
+            assert!(source.tensor(0).is_none(), "freed after its last reader");
             assert!(
                 producer.last_output().is_none(),
                 "the producer's own handle too"
@@ -435,5 +464,46 @@ mod tests {
             assert_eq!(first.last_output().unwrap().double_value(&[0]), 2.0);
             assert_eq!(last.last_output().unwrap().double_value(&[3]), 0.0);
         }
+    }
+
+    #[test]
+    fn a_linked_input_reads_a_later_return_and_the_view_a_view_op_made_of_it() {
+        // producer: aten::max.dim of a [2, 3] tensor keeping the dim: values and indices, both
+        // [2, 1]; the consumer reads the indices (return 1) viewed as [2] (what a view op not
+        // re-run did in the model) and adds one.
+        let x = Tensor::from_slice(&[1.0f32, 9.0, 3.0, 7.0, 2.0, 5.0]).reshape([2, 3]);
+        let mut producer = PreparedOp::new(
+            "aten::max",
+            "dim",
+            vec![OpArg::Tensor(x), OpArg::Int(1), OpArg::Bool(true)],
+        )
+        .unwrap();
+        let source = producer.output_source();
+        let placeholder = Tensor::zeros([2], (Kind::Int64, Device::Cpu));
+        let mut consumer = PreparedOp::new(
+            "aten::add",
+            "Scalar",
+            vec![OpArg::Tensor(placeholder), OpArg::Int(1)],
+        )
+        .unwrap();
+        let sizes = [2i64];
+        let link = InputLink {
+            source: &source,
+            output: 1,
+            view_as: Some(&sizes),
+            release_after: false,
+        };
+        consumer.link_input(0, None, link).unwrap();
+        producer.run(1).unwrap();
+        assert_eq!(source.tensor(1).unwrap().size(), [2, 1]);
+        assert!(source.tensor(2).is_none(), "max.dim returns two");
+        consumer.run(1).unwrap();
+        let out = consumer.last_output().unwrap();
+        assert_eq!(out.size(), [2]);
+        assert_eq!(
+            (out.int64_value(&[0]), out.int64_value(&[1])),
+            (2, 1),
+            "argmax + 1 of each row"
+        );
     }
 }

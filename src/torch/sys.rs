@@ -116,13 +116,19 @@ extern "C" {
     pub fn replay_op_keep_output(call: *mut RawPreparedCall, keep: i32);
     pub fn replay_op_free(call: *mut RawPreparedCall);
     pub fn replay_op_output_source(call: *mut RawPreparedCall) -> *mut RawOutputSource;
-    pub fn replay_output_source_tensor(source: *const RawOutputSource) -> *mut c_void;
+    pub fn replay_output_source_tensor(
+        source: *const RawOutputSource,
+        output: usize,
+    ) -> *mut c_void;
     pub fn replay_output_source_free(source: *mut RawOutputSource);
     pub fn replay_op_link_input(
         call: *mut RawPreparedCall,
         arg: usize,
         element: i64,
         source: *const RawOutputSource,
+        output: usize,
+        view_sizes: *const i64,
+        view_dims: i64,
         release_after: i32,
         error: *mut *mut c_char,
     ) -> i32;

@@ -5,10 +5,10 @@
 //! The step's ops are the Execution Trace nodes they linked to, in step order. A tensor an op
 //! reads is either an earlier op's output (it flows: the re-run reads the producer's output
 //! itself) or a tensor from outside the step (a parameter, the model's input: allocated once,
-//! read by every op that reads it). The re-run passes on an op's first output only, as the
-//! data-flow wiring does; an input made by another output is the reader's own, sized.
+//! read by every op that reads it). The re-run passes on every output that is one tensor, as
+//! the data-flow wiring does; an input made by a list output is the reader's own, sized.
 //!
-//! An op's outputs are held from its run until its first output's last reader has run, then
+//! An op's outputs are held from its run until the last reader of any of them has run, then
 //! let go, as the model frees a tensor after its last use; an output nobody reads is freed as
 //! its op ends. A storage (what memory a tensor lives in: views and in-place results share
 //! their input's) lives from the op that makes it until every op holding a tensor of it has
@@ -85,9 +85,9 @@ pub struct StepLiveness {
     /// Per op, per (recorded input, element of a list input): where it comes from; an input
     /// not named here (no node, no tensor, another output's) is the op's own, by size.
     pub sources: Vec<HashMap<(usize, Option<usize>), Source>>,
-    /// The op whose first output an input reads, for a flowing input.
+    /// The op whose output an input reads, for a flowing input.
     pub producers: Vec<HashMap<(usize, Option<usize>), usize>>,
-    /// Per op: the last op that reads its first output (itself when none does): its outputs
+    /// Per op: the last op that reads one of its outputs (itself when none does): its outputs
     /// are held until that op has run.
     pub held_until: Vec<usize>,
     pub storages: Vec<Storage>,
@@ -98,14 +98,14 @@ pub struct StepLiveness {
 }
 
 impl StepLiveness {
-    /// Whether a later op reads the first output of the op at `position`.
+    /// Whether a later op reads an output of the op at `position`.
     pub fn is_read_later(&self, position: usize) -> bool {
         self.held_until
             .get(position)
             .is_some_and(|&until| until > position)
     }
 
-    /// Whether the op at `position` is the last reader of `producer`'s first output.
+    /// Whether the op at `position` is the last reader of `producer`'s outputs.
     pub fn is_last_reader(&self, producer: usize, position: usize) -> bool {
         self.held_until.get(producer) == Some(&position) && producer < position
     }
@@ -179,7 +179,7 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
         held_until: (0..n).collect(),
         ..StepLiveness::default()
     };
-    // The latest op to output each tensor, and whether as its first output.
+    // The latest op to output each tensor, and whether it flows (a single tensor's output).
     let mut producer: HashMap<TensorKey, (usize, bool)> = HashMap::new();
     let mut known: HashMap<i64, Known> = HashMap::new();
     let mut externals: HashMap<TensorKey, u64> = HashMap::new();
@@ -198,7 +198,7 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
                         out.producers[position].insert((input, element), from);
                         out.held_until[from] = out.held_until[from].max(position);
                     }
-                    // Another output's: the reader's own.
+                    // A list output's: the reader's own.
                     Some(&(_, false)) => {}
                     None => {
                         known.entry(tensor.storage_id).or_insert(Known::External);
@@ -224,12 +224,9 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
             .iter()
             .flat_map(|a| a.tensors.iter().map(|t| t.storage_id))
             .collect();
-        for (index, arg) in node.outputs.iter().enumerate() {
+        for arg in &node.outputs {
             for tensor in &arg.tensors {
-                producer.insert(
-                    tensor_key(tensor),
-                    (position, index == 0 && arg.is_tensor()),
-                );
+                producer.insert(tensor_key(tensor), (position, arg.is_tensor()));
                 let existing = known.get(&tensor.storage_id).copied();
                 let same_op =
                     matches!(existing, Some(Known::Made(s)) if out.storages[s].made == position);
@@ -366,6 +363,44 @@ mod tests {
         assert_eq!((memory.live_peak_bytes, memory.live_peak_op), (600, 3));
         assert_eq!(memory.outputs_bytes, 644);
         assert_eq!((memory.storages, memory.storages_read_later), (4, 2));
+    }
+
+    #[test]
+    fn a_second_output_flows_and_holds_its_op_until_its_last_reader() {
+        // op0 gives (t1, t2), as nll_loss_forward gives (loss, total_weight); op1 reads t1,
+        // op2 reads t2 (nll_loss_backward): both flow, and op0's outputs are held until op2.
+        let nodes = [
+            node(
+                0,
+                vec![tensor(10, 100, 8)],
+                vec![tensor(1, 1, 1), tensor(2, 2, 1)],
+            ),
+            node(1, vec![tensor(1, 1, 1)], vec![tensor(3, 3, 1)]),
+            node(
+                2,
+                vec![tensor(3, 3, 1), tensor(2, 2, 1)],
+                vec![tensor(4, 4, 1)],
+            ),
+        ];
+        let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
+        let live = step_liveness(&refs);
+        assert_eq!(live.producers[1].get(&(0, None)), Some(&0));
+        assert_eq!(live.producers[2].get(&(1, None)), Some(&0));
+        assert_eq!(live.sources[2].get(&(1, None)), Some(&Source::Flowing));
+        assert_eq!(live.held_until[0], 2);
+        assert!(live.is_read_later(0) && live.is_last_reader(0, 2) && !live.is_last_reader(0, 1));
+        // A list output (one argument of two tensors) does not flow: the reader's own.
+        let mut list = tensor(5, 5, 1);
+        list.ty = "GenericList[Tensor(float),Tensor(float)]".into();
+        list.tensors.push(list.tensors[0].clone());
+        list.tensors[1].tensor_id = 6;
+        let nodes = [
+            node(0, vec![], vec![list]),
+            node(1, vec![tensor(6, 5, 1)], vec![]),
+        ];
+        let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
+        let live = step_liveness(&refs);
+        assert!(live.sources[1].is_empty() && !live.is_read_later(0));
     }
 
     #[test]

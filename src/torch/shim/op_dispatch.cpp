@@ -26,12 +26,17 @@ struct replay_output_source {
 
 namespace {
 
-// An argument (or an element of a list argument, element >= 0) that reads another call's
-// first output tensor.
+// An argument (or an element of a list argument, element >= 0) that reads one output tensor
+// of another call, as it is or reshaped (the view a view op that is not re-run made of it).
 struct input_link {
   size_t arg;
   int64_t element;
   std::shared_ptr<std::vector<c10::IValue>> source;
+  // Which of the source's returns (0: its first).
+  size_t output;
+  // Read as `reshape(view_sizes)` when has_view.
+  bool has_view;
+  std::vector<int64_t> view_sizes;
   // This call is the source's last reader in the step: the source's output is freed once
   // the call has run, as the model frees a tensor after its last use.
   bool release_after;
@@ -46,6 +51,12 @@ const c10::IValue* first_tensor(const std::vector<c10::IValue>& values) {
     if (v.isTensor()) return &v;
   }
   return nullptr;
+}
+
+// Return `output` of a call's output when it is a tensor, else null (or not run yet).
+const c10::IValue* output_tensor(const std::vector<c10::IValue>& values, size_t output) {
+  if (output >= values.size() || !values[output].isTensor()) return nullptr;
+  return &values[output];
 }
 
 }  // namespace
@@ -203,12 +214,13 @@ int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error) {
       // Linked inputs read their producer's latest output: a reference, as the model
       // passes it (a list's element is replaced in the list the prepared stack shares).
       for (const auto& link : call->links) {
-        const c10::IValue* tensor = first_tensor(*link.source);
+        const c10::IValue* tensor = output_tensor(*link.source, link.output);
         if (tensor == nullptr) continue;
+        c10::IValue value = link.has_view ? c10::IValue(tensor->toTensor().reshape(link.view_sizes)) : *tensor;
         if (link.element < 0) {
-          stack[link.arg] = *tensor;
+          stack[link.arg] = std::move(value);
         } else {
-          stack[link.arg].toList().set(static_cast<size_t>(link.element), *tensor);
+          stack[link.arg].toList().set(static_cast<size_t>(link.element), std::move(value));
         }
       }
       call->op.callBoxed(stack);
@@ -243,16 +255,17 @@ replay_output_source* replay_op_output_source(replay_prepared_call* call) {
   return new replay_output_source{call->last_output};
 }
 
-void* replay_output_source_tensor(const replay_output_source* source) {
+void* replay_output_source_tensor(const replay_output_source* source, size_t output) {
   if (!source) return nullptr;
-  const c10::IValue* tensor = first_tensor(*source->values);
+  const c10::IValue* tensor = output_tensor(*source->values, output);
   return tensor ? new at::Tensor(tensor->toTensor()) : nullptr;
 }
 
 void replay_output_source_free(replay_output_source* source) { delete source; }
 
 int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
-                         int release_after, char** error) {
+                         size_t output, const int64_t* view_sizes, int64_t view_dims, int release_after,
+                         char** error) {
   return guarded(error, -1, [&]() -> int {
     TORCH_CHECK(call != nullptr && source != nullptr, "replay_op_link_input: null call or source");
     TORCH_CHECK(arg < call->stack.size(), "replay_op_link_input: argument ", arg, " of ", call->stack.size());
@@ -264,7 +277,13 @@ int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element
                   "replay_op_link_input: argument ", arg, " has no element ", element);
     }
     c10::IValue original = element < 0 ? c10::IValue() : bound.toList().get(static_cast<size_t>(element));
-    call->links.push_back(input_link{arg, element, source->values, release_after != 0, std::move(original)});
+    std::vector<int64_t> sizes;
+    if (view_dims >= 0) {
+      TORCH_CHECK(view_sizes != nullptr || view_dims == 0, "replay_op_link_input: null view sizes");
+      sizes.assign(view_sizes, view_sizes + view_dims);
+    }
+    call->links.push_back(input_link{arg, element, source->values, output, view_dims >= 0, std::move(sizes),
+                                     release_after != 0, std::move(original)});
     return 0;
   });
 }

@@ -75,18 +75,21 @@ typedef struct replay_output_source replay_output_source;
 // replay_output_source_free.
 replay_output_source* replay_op_output_source(replay_prepared_call* call);
 
-// The first tensor of the source's output (a new torch::Tensor*), or null.
-void* replay_output_source_tensor(const replay_output_source* source);
+// Return `output` of the source's output (a new torch::Tensor*), or null when it is no tensor
+// (or the call has not run).
+void* replay_output_source_tensor(const replay_output_source* source, size_t output);
 
 void replay_output_source_free(replay_output_source* source);
 
 // From now on, argument `arg` of `call` (element `element` of a list argument; -1: the
-// argument itself) reads the first tensor of `source`'s latest output on every run, when it
-// has one. With `release_after` non-zero, `call` is the source's last reader: the source's
-// output is freed after each run of `call` (its producer's next run gives it again). Returns
-// 0, or -1 with *error set.
+// argument itself) reads return `output` of `source`'s latest output on every run, when it is
+// a tensor: as it is (view_dims < 0), or reshaped to the view_dims sizes at view_sizes (the
+// view a view op made of it in the model, when that op is not re-run). With `release_after`
+// non-zero, `call` is the source's last reader: the source's output is freed after each run
+// of `call` (its producer's next run gives it again). Returns 0, or -1 with *error set.
 int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
-                         int release_after, char** error);
+                         size_t output, const int64_t* view_sizes, int64_t view_dims, int release_after,
+                         char** error);
 
 // libtorch's current CUDA stream on `device` (a cudaStream_t), so CUDA events can time tier-3
 // work on the stream it really runs on. NULL and *error without CUDA support.

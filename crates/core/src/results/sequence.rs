@@ -64,6 +64,11 @@ pub struct FlowCounts {
     /// go after that op runs, as the model frees it (0 in a file written before).
     #[serde(default)]
     pub released_after_last_reader: usize,
+    /// Flowing inputs read as the view a view op made of their producer's output (reshaped to
+    /// the recorded sizes): the view op launches nothing, so a GPU trace's step does not
+    /// re-run it (0 in a file written before).
+    #[serde(default)]
+    pub viewed_inputs: usize,
     /// Inputs that should have flowed but read a tensor of their own: the producer's output
     /// did not match the recorded sizes or dtype, or the producer was not run.
     pub fallbacks: usize,
