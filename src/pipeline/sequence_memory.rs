@@ -17,6 +17,7 @@ use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::ExecutionTrace;
 use replay_core::memory_size::{available_bytes, gib};
 use replay_core::results::sequence::SequenceMemory;
+use replay_core::sequence_gaps::gaps;
 use replay_core::sequence_liveness::step_liveness;
 use replay_core::sequence_plan::{largest_op, plan_flow, MemoryPlan, OpNeeds, PlanError};
 
@@ -70,12 +71,12 @@ pub fn plan_step(
         .iter()
         .map(|e| needs(e, file, units, placing))
         .collect();
-    // The Execution Trace's lifetimes, where some op of the step linked to its node (a GPU
-    // trace's ops do not yet: sized as without one).
+    // The Execution Trace's lifetimes, where some op of the step linked to its node (sized as
+    // without one otherwise), with the ops between that the step does not re-run.
     let flow = execution_trace
-        .map(|(et, links)| nodes_of(et, links, entries))
-        .filter(|nodes| nodes.iter().any(Option::is_some))
-        .map(|nodes| step_liveness(&nodes).annotate(&mut ops));
+        .map(|(et, links)| (et, nodes_of(et, links, entries)))
+        .filter(|(_, nodes)| nodes.iter().any(Option::is_some))
+        .map(|(et, nodes)| step_liveness(&nodes, &gaps(et, &nodes)).annotate(&mut ops));
     let free = free_bytes(device);
     let (budget, budget_from) = match (budget, free) {
         (Some(b), _) => (b, "--memory-budget".to_owned()),

@@ -37,6 +37,7 @@ use crate::torch::{InputLink, OutputSource};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
 use replay_core::results::sequence::FlowCounts;
+use replay_core::sequence_gaps::{effect, gaps, GapEffect};
 use replay_core::sequence_liveness::{
     span, step_liveness, tensor_key as key, StepLiveness, TensorKey,
 };
@@ -47,8 +48,9 @@ const REASONS_KEPT: usize = 8;
 /// Who made a tensor of the step.
 #[derive(Debug, Clone)]
 enum Producer {
-    /// The op at this position, return `.1` of it (read through the op's source).
-    Op(usize, usize),
+    /// The op at this position, return `.1` of it (read through the op's source), as it is or
+    /// (`.2`) through a reshape the step does not re-run: read in the recorded sizes.
+    Op(usize, usize, bool),
     /// An op whose output cannot be read, and why.
     Unavailable(String),
 }
@@ -86,13 +88,19 @@ pub struct Wiring<'a> {
     storages: HashMap<i64, SharedStorage>,
     /// The outputs of the ops whose output a later op reads, by position.
     sources: Vec<Option<OutputSource>>,
+    /// Per position, the Execution Trace's ops before it that the step does not re-run, and
+    /// how many positions' have been passed.
+    gaps: Vec<Vec<&'a EtNode>>,
+    gaps_passed: usize,
     counts: FlowCounts,
 }
 
 impl<'a> Wiring<'a> {
     /// The wiring of `entries` (the step's program) by `et`, linked to the trace by `links`.
     pub fn new(et: &'a ExecutionTrace, links: &'a EtLinks, entries: &[ProgramEntry]) -> Self {
-        let liveness = step_liveness(&nodes_of(et, links, entries));
+        let nodes = nodes_of(et, links, entries);
+        let gaps = gaps(et, &nodes);
+        let liveness = step_liveness(&nodes, &gaps);
         // External tensors that view one storage at different offsets: one allocation.
         let storages = liveness
             .aliased
@@ -114,6 +122,8 @@ impl<'a> Wiring<'a> {
             external: HashMap::new(),
             storages,
             sources: (0..entries.len()).map(|_| None).collect(),
+            gaps,
+            gaps_passed: 0,
             counts: FlowCounts {
                 execution_trace: et.path.display().to_string(),
                 ..FlowCounts::default()
@@ -151,6 +161,7 @@ impl<'a> Wiring<'a> {
     /// The op at `position` (linked to `node`) was not run by a libtorch call that gives its
     /// output (`why`): the ops that read its outputs read tensors of their own.
     pub fn not_run(&mut self, node: &EtNode, position: usize, why: &str) {
+        self.pass_gaps(position);
         for arg in &node.outputs {
             for tensor in &arg.tensors {
                 self.produced.insert(
@@ -173,6 +184,7 @@ impl<'a> Wiring<'a> {
         mut op: RotatingOp,
         device: &Device,
     ) -> Result<Box<dyn Target>, SetupError> {
+        self.pass_gaps(position);
         for (input, arg) in node.inputs.iter().enumerate() {
             for (k, tensor) in arg.tensors.iter().enumerate() {
                 let element = (!arg.is_tensor()).then_some(k);
@@ -180,12 +192,13 @@ impl<'a> Wiring<'a> {
                 let bound = argument.and_then(|a| op.bound_tensor(a, element));
                 let what = format!("#{position} {} input {input}", node.name);
                 match self.produced.get(&key(tensor)).cloned() {
-                    Some(Producer::Op(producer, output)) => match (argument, bound) {
+                    Some(Producer::Op(producer, output, reshaped)) => match (argument, bound) {
                         (Some(argument), Some(bound)) => {
                             // The last reader lets go of the output after its run.
                             let last = self.liveness.is_last_reader(producer, position);
-                            let linked = self.check_source(producer, output, &bound).and_then(
-                                |(source, view_as)| {
+                            let linked = self
+                                .check_source(producer, output, reshaped, &bound)
+                                .and_then(|(source, view_as)| {
                                     let link = InputLink {
                                         source,
                                         output,
@@ -195,8 +208,7 @@ impl<'a> Wiring<'a> {
                                     op.link_input(argument, element, link)
                                         .map(|()| view_as.is_some())
                                         .map_err(|e| e.0)
-                                },
-                            );
+                                });
                             match linked {
                                 Ok(viewed) => {
                                     self.counts.flowing_inputs += 1;
@@ -225,7 +237,7 @@ impl<'a> Wiring<'a> {
         for (index, arg) in node.outputs.iter().enumerate() {
             for tensor in &arg.tensors {
                 let producer = if arg.is_tensor() {
-                    Producer::Op(position, index)
+                    Producer::Op(position, index, false)
                 } else {
                     Producer::Unavailable(format!(
                         "#{position} {}: output {index} is a list (a single tensor's output \
@@ -250,15 +262,67 @@ impl<'a> Wiring<'a> {
         Ok(Box::new(call))
     }
 
+    /// What the Execution Trace's ops that the step does not re-run, up to the op at
+    /// `position`, did to the step's tensors: a reshape passes its producer on (read in the
+    /// recorded sizes); another op's outputs, made from the step's tensors, cannot flow (their
+    /// readers fall back, with the op named); made from none, they come from outside the step.
+    /// Either way a stale producer whose ids the Execution Trace reused is forgotten.
+    fn pass_gaps(&mut self, position: usize) {
+        let upto = (position + 1).min(self.gaps.len());
+        for at in self.gaps_passed..upto {
+            for gap in &self.gaps[at] {
+                match effect(gap) {
+                    Some(GapEffect::Reshape { input, output }) => {
+                        match self.produced.get(&input).cloned() {
+                            Some(Producer::Op(p, o, _)) => {
+                                self.produced.insert(output, Producer::Op(p, o, true));
+                            }
+                            Some(unavailable) => {
+                                self.produced.insert(output, unavailable);
+                            }
+                            None => {
+                                self.produced.remove(&output);
+                            }
+                        }
+                    }
+                    Some(GapEffect::Made { inputs, outputs }) => {
+                        let from_step = inputs.iter().any(|k| self.produced.contains_key(k));
+                        for output in outputs {
+                            if from_step {
+                                let why = format!(
+                                    "{} (Execution Trace node {}), a view of the step's tensors \
+                                     other than a reshape, which launches nothing and is not \
+                                     re-run",
+                                    gap.name, gap.id
+                                );
+                                self.produced.insert(output, Producer::Unavailable(why));
+                            } else {
+                                self.produced.remove(&output);
+                            }
+                        }
+                    }
+                    Some(GapEffect::Fresh { outputs }) => {
+                        for output in outputs {
+                            self.produced.remove(&output);
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+        self.gaps_passed = self.gaps_passed.max(upto);
+    }
+
     /// The output source of the op at `producer`, if its return `output` can stand for
-    /// `bound`: the producer ran and gave a tensor of the recorded dtype and sizes, or of as
-    /// many elements, read as a view of the recorded sizes (the sizes to view it as: a view
-    /// op between them, such as the `view` after a bias gradient's `sum`, launches nothing and
-    /// is not re-run in a GPU trace's step).
+    /// `bound`: the producer ran and gave a tensor of the recorded dtype and sizes, or, read
+    /// through a reshape the step does not re-run (`reshaped`: the `view` after a bias
+    /// gradient's `sum` launches nothing, so is no op of a GPU trace's step), of as many
+    /// elements: read in the recorded sizes (returned).
     fn check_source(
         &self,
         producer: usize,
         output: usize,
+        reshaped: bool,
         bound: &Tensor,
     ) -> Result<(&OutputSource, Option<Vec<i64>>), String> {
         let source = self
@@ -270,7 +334,7 @@ impl<'a> Wiring<'a> {
             Some(out) if out.kind() == bound.kind() && out.size() == bound.size() => {
                 Ok((source, None))
             }
-            Some(out) if out.kind() == bound.kind() && out.numel() == bound.numel() => {
+            Some(out) if reshaped && out.kind() == bound.kind() && out.numel() == bound.numel() => {
                 Ok((source, Some(bound.size())))
             }
             Some(out) => Err(format!(
@@ -493,7 +557,7 @@ mod tests {
             nodes.iter().all(Option::is_some),
             "a CPU pair: every op has its node"
         );
-        let live = step_liveness(&nodes);
+        let live = step_liveness(&nodes, &gaps(&b.et, &nodes));
         // #0 is the embedding: its output, [1, 5, 64] float32 (1280 bytes), is the first
         // storage the step makes; it lives until the last op that reads a tensor of its
         // storage (itself or a view) has run, read here straight from the nodes.

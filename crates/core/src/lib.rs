@@ -19,6 +19,7 @@ pub mod predict;
 pub mod ranks;
 pub mod report;
 pub mod results;
+pub mod sequence_gaps;
 pub mod sequence_liveness;
 pub mod sequence_plan;
 pub mod shard;

@@ -21,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::execution_trace::{EtArg, EtNode, TensorRef};
+use crate::sequence_gaps::{effect, GapEffect};
 use crate::sequence_plan::{FlowMemory, OpNeeds, Source};
 
 /// A tensor of the Execution Trace: (tensor id, storage id). Ids are reused once a tensor is
@@ -170,8 +171,11 @@ enum Known {
 }
 
 /// The lifetimes of the step whose ops linked to `nodes` (`None`: an op with no node, which
-/// takes and gives nothing the Execution Trace follows).
-pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
+/// takes and gives nothing the Execution Trace follows), with `gaps` the ops before each that
+/// the step does not re-run ([`crate::sequence_gaps::gaps`]; empty: none): a reshape passes its
+/// producer on, another op's outputs are the reader's own (made from the step's tensors) or
+/// come from outside the step.
+pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<&EtNode>]) -> StepLiveness {
     let n = nodes.len();
     let mut out = StepLiveness {
         sources: vec![HashMap::new(); n],
@@ -188,6 +192,34 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
     // Per storage made: the ops holding a tensor of it.
     let mut holders: Vec<Vec<usize>> = Vec::new();
     for (position, node) in nodes.iter().enumerate() {
+        for gap in gaps.get(position).into_iter().flatten() {
+            match effect(gap) {
+                Some(GapEffect::Reshape { input, output }) => match producer.get(&input).copied() {
+                    Some(from) => {
+                        producer.insert(output, from);
+                    }
+                    None => {
+                        producer.remove(&output);
+                    }
+                },
+                Some(GapEffect::Made { inputs, outputs }) => {
+                    let from_step = inputs.iter().any(|k| producer.contains_key(k));
+                    for output in outputs {
+                        if from_step {
+                            producer.insert(output, (position, false));
+                        } else {
+                            producer.remove(&output);
+                        }
+                    }
+                }
+                Some(GapEffect::Fresh { outputs }) => {
+                    for output in outputs {
+                        producer.remove(&output);
+                    }
+                }
+                None => {}
+            }
+        }
         let Some(node) = node else { continue };
         for (input, arg) in node.inputs.iter().enumerate() {
             for (k, tensor) in arg.tensors.iter().enumerate() {
@@ -198,7 +230,7 @@ pub fn step_liveness(nodes: &[Option<&EtNode>]) -> StepLiveness {
                         out.producers[position].insert((input, element), from);
                         out.held_until[from] = out.held_until[from].max(position);
                     }
-                    // A list output's: the reader's own.
+                    // A list output's, or made by an op not re-run: the reader's own.
                     Some(&(_, false)) => {}
                     None => {
                         known.entry(tensor.storage_id).or_insert(Known::External);
@@ -340,7 +372,7 @@ mod tests {
             node(5, vec![tensor(5, 4, 50)], vec![tensor(6, 5, 1)]),
         ];
         let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
-        let live = step_liveness(&refs);
+        let live = step_liveness(&refs, &[]);
         assert_eq!(live.held_until, vec![1, 3, 2, 4, 4]);
         assert!(live.is_last_reader(0, 1) && live.is_last_reader(1, 3));
         assert!(!live.is_read_later(2) && live.is_read_later(3));
@@ -383,7 +415,7 @@ mod tests {
             ),
         ];
         let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
-        let live = step_liveness(&refs);
+        let live = step_liveness(&refs, &[]);
         assert_eq!(live.producers[1].get(&(0, None)), Some(&0));
         assert_eq!(live.producers[2].get(&(1, None)), Some(&0));
         assert_eq!(live.sources[2].get(&(1, None)), Some(&Source::Flowing));
@@ -399,7 +431,7 @@ mod tests {
             node(1, vec![tensor(6, 5, 1)], vec![]),
         ];
         let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
-        let live = step_liveness(&refs);
+        let live = step_liveness(&refs, &[]);
         assert!(live.sources[1].is_empty() && !live.is_read_later(0));
     }
 
@@ -415,7 +447,7 @@ mod tests {
             node(3, vec![shifted], vec![tensor(3, 7, 64)]),
         ];
         let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).chain([None]).collect();
-        let live = step_liveness(&refs);
+        let live = step_liveness(&refs, &[]);
         let made: Vec<(i64, u64, usize, usize)> = live
             .storages
             .iter()
