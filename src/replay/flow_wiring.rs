@@ -33,11 +33,11 @@ use super::tier3_libtorch::LibtorchOpTarget;
 use super::tier3_tensors::storage_len;
 use crate::device::Device;
 use crate::measure::Target;
-use crate::torch::{InputLink, OutputSource};
+use crate::torch::{apply_views, InputLink, OutputSource};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
 use replay_core::results::sequence::FlowCounts;
-use replay_core::sequence_gaps::{effect, gaps, GapEffect};
+use replay_core::sequence_gaps::{effect, gaps, GapEffect, ViewOp};
 use replay_core::sequence_liveness::{
     span, step_liveness, tensor_key as key, StepLiveness, TensorKey,
 };
@@ -49,8 +49,8 @@ const REASONS_KEPT: usize = 8;
 #[derive(Debug, Clone)]
 enum Producer {
     /// The op at this position, return `.1` of it (read through the op's source), as it is or
-    /// (`.2`) through a reshape the step does not re-run: read in the recorded sizes.
-    Op(usize, usize, bool),
+    /// through the views `.2` (view ops the step does not re-run: its reader applies them).
+    Op(usize, usize, Vec<ViewOp>),
     /// An op whose output cannot be read, and why.
     Unavailable(String),
 }
@@ -192,21 +192,21 @@ impl<'a> Wiring<'a> {
                 let bound = argument.and_then(|a| op.bound_tensor(a, element));
                 let what = format!("#{position} {} input {input}", node.name);
                 match self.produced.get(&key(tensor)).cloned() {
-                    Some(Producer::Op(producer, output, reshaped)) => match (argument, bound) {
+                    Some(Producer::Op(producer, output, views)) => match (argument, bound) {
                         (Some(argument), Some(bound)) => {
                             // The last reader lets go of the output after its run.
                             let last = self.liveness.is_last_reader(producer, position);
                             let linked = self
-                                .check_source(producer, output, reshaped, &bound)
-                                .and_then(|(source, view_as)| {
+                                .check_source(producer, output, &views, &bound)
+                                .and_then(|source| {
                                     let link = InputLink {
                                         source,
                                         output,
-                                        view_as: view_as.as_deref(),
+                                        views: &views,
                                         release_after: last,
                                     };
                                     op.link_input(argument, element, link)
-                                        .map(|()| view_as.is_some())
+                                        .map(|()| !views.is_empty())
                                         .map_err(|e| e.0)
                                 });
                             match linked {
@@ -237,7 +237,7 @@ impl<'a> Wiring<'a> {
         for (index, arg) in node.outputs.iter().enumerate() {
             for tensor in &arg.tensors {
                 let producer = if arg.is_tensor() {
-                    Producer::Op(position, index, false)
+                    Producer::Op(position, index, Vec::new())
                 } else {
                     Producer::Unavailable(format!(
                         "#{position} {}: output {index} is a list (a single tensor's output \
@@ -272,10 +272,11 @@ impl<'a> Wiring<'a> {
         for at in self.gaps_passed..upto {
             for gap in &self.gaps[at] {
                 match effect(gap) {
-                    Some(GapEffect::Reshape { input, output }) => {
+                    Some(GapEffect::View { input, output, op }) => {
                         match self.produced.get(&input).cloned() {
-                            Some(Producer::Op(p, o, _)) => {
-                                self.produced.insert(output, Producer::Op(p, o, true));
+                            Some(Producer::Op(p, o, mut views)) => {
+                                views.push(op);
+                                self.produced.insert(output, Producer::Op(p, o, views));
                             }
                             Some(unavailable) => {
                                 self.produced.insert(output, unavailable);
@@ -291,8 +292,7 @@ impl<'a> Wiring<'a> {
                             if from_step {
                                 let why = format!(
                                     "{} (Execution Trace node {}), a view of the step's tensors \
-                                     other than a reshape, which launches nothing and is not \
-                                     re-run",
+                                     that is not re-run and that replay does not apply",
                                     gap.name, gap.id
                                 );
                                 self.produced.insert(output, Producer::Unavailable(why));
@@ -313,39 +313,47 @@ impl<'a> Wiring<'a> {
         self.gaps_passed = self.gaps_passed.max(upto);
     }
 
-    /// The output source of the op at `producer`, if its return `output` can stand for
-    /// `bound`: the producer ran and gave a tensor of the recorded dtype and sizes, or, read
-    /// through a reshape the step does not re-run (`reshaped`: the `view` after a bias
-    /// gradient's `sum` launches nothing, so is no op of a GPU trace's step), of as many
-    /// elements: read in the recorded sizes (returned).
+    /// The output source of the op at `producer`, if its return `output`, through `views`
+    /// (view ops the step does not re-run, such as the `view` after a bias gradient's `sum`
+    /// or the `t` of a weight's gradient: none launches work, so none is an op of a GPU
+    /// trace's step), can stand for `bound`: the producer ran and gave a tensor that is, so
+    /// viewed, of the recorded dtype and sizes.
     fn check_source(
         &self,
         producer: usize,
         output: usize,
-        reshaped: bool,
+        views: &[ViewOp],
         bound: &Tensor,
-    ) -> Result<(&OutputSource, Option<Vec<i64>>), String> {
+    ) -> Result<&OutputSource, String> {
         let source = self
             .sources
             .get(producer)
             .and_then(Option::as_ref)
             .ok_or("its producer keeps no output")?;
-        match source.tensor(output) {
-            Some(out) if out.kind() == bound.kind() && out.size() == bound.size() => {
-                Ok((source, None))
-            }
-            Some(out) if reshaped && out.kind() == bound.kind() && out.numel() == bound.numel() => {
-                Ok((source, Some(bound.size())))
-            }
-            Some(out) => Err(format!(
-                "its producer's output is {:?} {:?}, the recorded input {:?} {:?}",
-                out.kind(),
-                out.size(),
-                bound.kind(),
-                bound.size()
-            )),
-            None => Err(format!("its producer gave no tensor as return {output}")),
+        let out = source
+            .tensor(output)
+            .ok_or_else(|| format!("its producer gave no tensor as return {output}"))?;
+        let viewed = apply_views(&out, views).map_err(|e| {
+            format!(
+                "its producer's output {:?} would not take the views {views:?}: {e}",
+                out.size()
+            )
+        })?;
+        if viewed.kind() == bound.kind() && viewed.size() == bound.size() {
+            return Ok(source);
         }
+        let through = if views.is_empty() {
+            String::new()
+        } else {
+            format!(" (through {views:?})")
+        };
+        Err(format!(
+            "its producer's output{through} is {:?} {:?}, the recorded input {:?} {:?}",
+            viewed.kind(),
+            viewed.size(),
+            bound.kind(),
+            bound.size()
+        ))
     }
 
     /// Binds an input produced outside the step: the tensor already allocated for it, if

@@ -32,6 +32,7 @@ pub mod prepared_op;
 pub mod profiler_session;
 mod shim_error;
 pub mod sys;
+pub mod view_ops;
 pub mod work_target;
 
 pub use cuda_stream::current_cuda_stream;
@@ -43,3 +44,4 @@ pub use prepared_op::PreparedOp;
 pub use shim_error::ShimError;
 /// For the shim's other safe wrappers (`crate::model::aoti_package`).
 pub(crate) use shim_error::{c_string, take_error, take_whole_string};
+pub use view_ops::apply_views;

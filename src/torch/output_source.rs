@@ -4,6 +4,7 @@
 //! inside the shim as the model passes it (a reference to the producer's output), with no
 //! per-call work on replay's side.
 
+use replay_core::sequence_gaps::ViewOp;
 use tch::Tensor;
 
 use super::sys::{self, RawOutputSource};
@@ -37,9 +38,9 @@ pub struct InputLink<'a> {
     pub source: &'a OutputSource,
     /// Which of the producer's returns (0: its first).
     pub output: usize,
-    /// Read reshaped to these sizes: the view a view op made of the output in the model,
-    /// when that op is not re-run (a GPU trace's step re-runs the ops that launch work).
-    pub view_as: Option<&'a [i64]>,
+    /// Read through these views, in order: the view ops the model applied to the output that
+    /// are not re-run (a GPU trace's step re-runs the ops that launch work).
+    pub views: &'a [ViewOp],
     /// This call is the source's last reader: the source lets go of the output after each of
     /// its runs.
     pub release_after: bool,

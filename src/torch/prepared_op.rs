@@ -198,7 +198,7 @@ impl PreparedOp {
     /// `link.output` of `link.source`'s latest output on every run, once it has one: the shim
     /// puts the producer's output itself in the call's arguments, as the model passes it, so
     /// the call reads the producer's memory (views included) and replay does nothing per
-    /// call but, with `link.view_as`, the reshape the model's view op did. With
+    /// call but apply `link.views`, the views the model's view ops made of it. With
     /// `link.release_after`, this call is the source's last reader: after each of its runs the
     /// source lets go of the producer's output (freed unless a view or another call holds it),
     /// as the model frees a tensor once its last reader has run; the producer's next run
@@ -210,10 +210,7 @@ impl PreparedOp {
         link: InputLink<'_>,
     ) -> Result<(), ShimError> {
         let element = element.map_or(-1, |e| i64::try_from(e).unwrap_or(i64::MAX));
-        let (view_sizes, view_dims) = match link.view_as {
-            Some(sizes) => (sizes.as_ptr(), sizes.len() as i64),
-            None => (ptr::null(), -1),
-        };
+        let views = super::view_ops::encode(link.views);
         let mut error = ptr::null_mut();
         // SAFETY: both are live objects owned by their wrappers; the shim shares (not takes)
         // the source's output and copies the sizes.
@@ -224,8 +221,8 @@ impl PreparedOp {
                 element,
                 link.source.raw,
                 link.output,
-                view_sizes,
-                view_dims,
+                views.as_ptr(),
+                views.len(),
                 i32::from(link.release_after),
                 &mut error,
             )
@@ -248,12 +245,14 @@ impl Drop for PreparedOp {
 mod tests {
     use super::*;
 
+    use replay_core::sequence_gaps::ViewOp;
+
     /// A link to the source's first return, as it is.
     fn first_output(source: &OutputSource, release_after: bool) -> InputLink<'_> {
         InputLink {
             source,
             output: 0,
-            view_as: None,
+            views: &[],
             release_after,
         }
     }
@@ -486,11 +485,11 @@ mod tests {
             vec![OpArg::Tensor(placeholder), OpArg::Int(1)],
         )
         .unwrap();
-        let sizes = [2i64];
+        let views = [ViewOp::Reshape(vec![2])];
         let link = InputLink {
             source: &source,
             output: 1,
-            view_as: Some(&sizes),
+            views: &views,
             release_after: false,
         };
         consumer.link_input(0, None, link).unwrap();
@@ -500,6 +499,42 @@ mod tests {
         consumer.run(1).unwrap();
         let out = consumer.last_output().unwrap();
         assert_eq!(out.size(), [2]);
+        // The shim applies every kind of view as tch does: the max values (return 0, [2, 1])
+        // transposed, expanded to [3, 2], its row 1 sliced from 1: [7] after the max.
+        let views = [
+            ViewOp::T,
+            ViewOp::Expand(vec![3, 2]),
+            ViewOp::Select(0, 1),
+            ViewOp::Slice {
+                dim: 0,
+                start: Some(1),
+                end: None,
+                step: 1,
+            },
+        ];
+        let mut viewer = PreparedOp::new(
+            "aten::mul",
+            "Scalar",
+            vec![
+                OpArg::Tensor(Tensor::zeros([1], (Kind::Float, Device::Cpu))),
+                OpArg::Int(1),
+            ],
+        )
+        .unwrap();
+        let link = InputLink {
+            source: &source,
+            output: 0,
+            views: &views,
+            release_after: false,
+        };
+        viewer.link_input(0, None, link).unwrap();
+        viewer.run(1).unwrap();
+        let viewed = viewer.last_output().unwrap();
+        let expected = crate::torch::apply_views(&source.tensor(0).unwrap(), &views).unwrap();
+        assert_eq!(
+            (viewed.size(), viewed.double_value(&[0])),
+            (expected.size(), 7.0)
+        );
         assert_eq!(
             (out.int64_value(&[0]), out.int64_value(&[1])),
             (2, 1),

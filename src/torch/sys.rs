@@ -127,8 +127,8 @@ extern "C" {
         element: i64,
         source: *const RawOutputSource,
         output: usize,
-        view_sizes: *const i64,
-        view_dims: i64,
+        views: *const i64,
+        views_len: usize,
         release_after: i32,
         error: *mut *mut c_char,
     ) -> i32;

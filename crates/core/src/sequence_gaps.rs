@@ -6,17 +6,20 @@
 //! read. The Execution Trace reuses tensor and storage ids once a tensor is freed, so such an
 //! op's output may carry the ids of an earlier output of the step: without these ops, a
 //! reader would take that stale producer for its own. Each op between two re-run ones is read
-//! for what it does to the step's tensors ([`GapEffect`]): a reshape of one tensor (its
-//! reader reads the producer's output in the recorded sizes), or tensors made anew (from the
-//! step's own tensors, or from outside the step).
+//! for what it does to the step's tensors ([`GapEffect`]): a view of one tensor that its
+//! reader applies to the producer's output ([`ViewOp`]: a reshape, `t`, `transpose`,
+//! `permute`, `expand`, `select`, `slice`), another view of the step's tensors, or new
+//! tensors.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::execution_trace::{EtNode, ExecutionTrace, TensorRef};
-use crate::sequence_liveness::{tensor_key, TensorKey};
+use serde_json::Value;
+
+use crate::execution_trace::{tensor_key, EtNode, ExecutionTrace, TensorKey, TensorRef};
 
 /// View ops whose output is their input in other sizes, same elements in the same order when
-/// the input is contiguous: what a reader can read as the producer's output reshaped.
+/// the input is contiguous: what a reader can read as the producer's output reshaped to the
+/// recorded sizes.
 pub const RESHAPE_OPS: &[&str] = &[
     "aten::view",
     "aten::reshape",
@@ -27,15 +30,78 @@ pub const RESHAPE_OPS: &[&str] = &[
     "aten::flatten",
     "aten::view_as",
     "aten::reshape_as",
+    "aten::detach",
+    "aten::alias",
 ];
+
+/// A view op that is not re-run, as its reader applies it to its producer's output (in the
+/// shim, on every run, as the model's op did).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewOp {
+    /// To the recorded sizes (every op of [`RESHAPE_OPS`]).
+    Reshape(Vec<i64>),
+    /// `aten::t`.
+    T,
+    /// `aten::transpose(dim0, dim1)`.
+    Transpose(i64, i64),
+    /// `aten::permute(dims)`.
+    Permute(Vec<i64>),
+    /// `aten::expand(size)`.
+    Expand(Vec<i64>),
+    /// `aten::select(dim, index)`.
+    Select(i64, i64),
+    /// `aten::slice(dim, start, end, step)`.
+    Slice {
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    },
+}
+
+impl ViewOp {
+    /// The view `node` applies to its first input, when it is one of these.
+    pub fn of(node: &EtNode) -> Option<ViewOp> {
+        let arg = |i: usize| node.inputs.get(i).map(|a| &a.value);
+        let int = |i: usize| arg(i).and_then(Value::as_i64);
+        let ints = |v: Option<&Value>| -> Option<Vec<i64>> {
+            v?.as_array()?.iter().map(Value::as_i64).collect()
+        };
+        let name = node.name.as_str();
+        Some(match name {
+            _ if RESHAPE_OPS.contains(&name) => {
+                let [output] = &node.outputs[..] else {
+                    return None;
+                };
+                ViewOp::Reshape(ints(Some(&output.shape))?)
+            }
+            "aten::t" => ViewOp::T,
+            "aten::transpose" => ViewOp::Transpose(int(1)?, int(2)?),
+            "aten::permute" => ViewOp::Permute(ints(arg(1))?),
+            "aten::expand" => ViewOp::Expand(ints(arg(1))?),
+            "aten::select" => ViewOp::Select(int(1)?, int(2)?),
+            "aten::slice" => ViewOp::Slice {
+                dim: int(1).unwrap_or(0),
+                start: int(2),
+                end: int(3),
+                step: int(4).unwrap_or(1),
+            },
+            _ => return None,
+        })
+    }
+}
 
 /// What an op that is not re-run does to the step's tensors.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GapEffect {
-    /// Its output is its first input reshaped.
-    Reshape { input: TensorKey, output: TensorKey },
-    /// Its outputs view its inputs' storage otherwise (`t`, `expand`, `select`): outputs that
-    /// are one of its inputs are left out.
+    /// Its output is a view of its first input that a reader can apply ([`ViewOp`]).
+    View {
+        input: TensorKey,
+        output: TensorKey,
+        op: ViewOp,
+    },
+    /// Its outputs view its inputs' storage otherwise (`as_strided`, `unbind`, `split`):
+    /// outputs that are one of its inputs are left out.
     Made {
         inputs: Vec<TensorKey>,
         outputs: Vec<TensorKey>,
@@ -52,14 +118,15 @@ pub fn effect(node: &EtNode) -> Option<GapEffect> {
         return None;
     }
     let first_input = node.inputs.iter().find(|a| a.is_tensor());
-    if let (true, Some(input), [output]) = (
-        RESHAPE_OPS.contains(&node.name.as_str()),
+    if let (Some(input), [output], Some(op)) = (
         first_input.and_then(|a| a.tensors.first()),
         &outputs[..],
+        ViewOp::of(node),
     ) {
-        return Some(GapEffect::Reshape {
+        return Some(GapEffect::View {
             input: tensor_key(input),
             output: tensor_key(output),
+            op,
         });
     }
     let inputs: Vec<&TensorRef> = node.inputs.iter().flat_map(|a| &a.tensors).collect();
@@ -152,7 +219,7 @@ fn callers(parent: &HashMap<i64, i64>, id: i64) -> impl Iterator<Item = i64> + '
 mod tests {
     use super::*;
     use crate::execution_trace::EtArg;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     fn tensor(tensor_id: i64, storage_id: i64, numel: i64) -> EtArg {
         EtArg {
@@ -261,13 +328,15 @@ mod tests {
         assert_eq!(
             effects,
             [
-                GapEffect::Reshape {
+                GapEffect::View {
                     input: (11, 11),
-                    output: (12, 11)
+                    output: (12, 11),
+                    op: ViewOp::Reshape(vec![4]),
                 },
-                GapEffect::Made {
-                    inputs: vec![(12, 11)],
-                    outputs: vec![(13, 11)]
+                GapEffect::View {
+                    input: (12, 11),
+                    output: (13, 11),
+                    op: ViewOp::T,
                 },
                 GapEffect::Fresh {
                     outputs: vec![(14, 14)]
@@ -277,5 +346,35 @@ mod tests {
         // The liveness follows them: relu reads the view of addmm's output, as it flows.
         let live = crate::sequence_liveness::step_liveness(&step, &gaps);
         assert_eq!(live.producers[1].get(&(0, None)), Some(&0));
+        // Another view of the step's tensors (an `as_strided` met alone) is no view a reader
+        // applies; its arguments are read as recorded.
+        let mut strided = et.nodes[5].clone();
+        strided.name = "aten::as_strided".into();
+        assert!(matches!(effect(&strided), Some(GapEffect::Made { .. })));
+        let mut transpose = et.nodes[5].clone();
+        transpose.inputs.push(EtArg {
+            value: json!(0),
+            ..tensor(0, 0, 0)
+        });
+        transpose.inputs.push(EtArg {
+            value: json!(1),
+            ..tensor(0, 0, 0)
+        });
+        assert_eq!(ViewOp::of(&transpose), Some(ViewOp::Transpose(0, 1)));
+        let mut slice = transpose.clone();
+        slice.name = "aten::slice".into();
+        slice.inputs.push(EtArg {
+            value: Value::Null,
+            ..tensor(0, 0, 0)
+        });
+        assert_eq!(
+            ViewOp::of(&slice),
+            Some(ViewOp::Slice {
+                dim: 0,
+                start: Some(1),
+                end: None,
+                step: 1
+            })
+        );
     }
 }

@@ -24,13 +24,7 @@ use crate::execution_trace::{EtArg, EtNode, TensorRef};
 use crate::sequence_gaps::{effect, GapEffect};
 use crate::sequence_plan::{FlowMemory, OpNeeds, Source};
 
-/// A tensor of the Execution Trace: (tensor id, storage id). Ids are reused once a tensor is
-/// freed; the latest producer before a read is the one it reads.
-pub type TensorKey = (i64, i64);
-
-pub fn tensor_key(tensor: &TensorRef) -> TensorKey {
-    (tensor.tensor_id, tensor.storage_id)
-}
+pub use crate::execution_trace::{tensor_key, TensorKey};
 
 /// The elements a tensor argument spans in its storage, from the node's own shape and
 /// strides (contiguous when the schema records none): `offset + extent`.
@@ -172,8 +166,8 @@ enum Known {
 
 /// The lifetimes of the step whose ops linked to `nodes` (`None`: an op with no node, which
 /// takes and gives nothing the Execution Trace follows), with `gaps` the ops before each that
-/// the step does not re-run ([`crate::sequence_gaps::gaps`]; empty: none): a reshape passes its
-/// producer on, another op's outputs are the reader's own (made from the step's tensors) or
+/// the step does not re-run ([`crate::sequence_gaps::gaps`]; empty: none): a view its reader
+/// applies passes its producer on, another op's outputs are the reader's own (made from the step's tensors) or
 /// come from outside the step.
 pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<&EtNode>]) -> StepLiveness {
     let n = nodes.len();
@@ -194,14 +188,16 @@ pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<&EtNode>]) -> StepLi
     for (position, node) in nodes.iter().enumerate() {
         for gap in gaps.get(position).into_iter().flatten() {
             match effect(gap) {
-                Some(GapEffect::Reshape { input, output }) => match producer.get(&input).copied() {
-                    Some(from) => {
-                        producer.insert(output, from);
+                Some(GapEffect::View { input, output, .. }) => {
+                    match producer.get(&input).copied() {
+                        Some(from) => {
+                            producer.insert(output, from);
+                        }
+                        None => {
+                            producer.remove(&output);
+                        }
                     }
-                    None => {
-                        producer.remove(&output);
-                    }
-                },
+                }
                 Some(GapEffect::Made { inputs, outputs }) => {
                     let from_step = inputs.iter().any(|k| producer.contains_key(k));
                     for output in outputs {

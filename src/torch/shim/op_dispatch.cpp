@@ -34,9 +34,8 @@ struct input_link {
   std::shared_ptr<std::vector<c10::IValue>> source;
   // Which of the source's returns (0: its first).
   size_t output;
-  // Read as `reshape(view_sizes)` when has_view.
-  bool has_view;
-  std::vector<int64_t> view_sizes;
+  // The views applied to it, in order (see replay_op_link_input).
+  std::vector<int64_t> views;
   // This call is the source's last reader in the step: the source's output is freed once
   // the call has run, as the model frees a tensor after its last use.
   bool release_after;
@@ -51,6 +50,31 @@ const c10::IValue* first_tensor(const std::vector<c10::IValue>& values) {
     if (v.isTensor()) return &v;
   }
   return nullptr;
+}
+
+// `t` viewed by `views` (kind, count, integers; as replay_op_link_input documents).
+at::Tensor apply_views(at::Tensor t, const std::vector<int64_t>& views) {
+  for (size_t i = 0; i + 1 < views.size();) {
+    int64_t kind = views[i];
+    size_t n = static_cast<size_t>(views[i + 1]);
+    const int64_t* a = views.data() + i + 2;
+    c10::IntArrayRef ints(a, n);
+    switch (kind) {
+      case 0: t = t.reshape(ints); break;
+      case 1: t = t.t(); break;
+      case 2: t = t.transpose(a[0], a[1]); break;
+      case 3: t = t.permute(ints); break;
+      case 4: t = t.expand(ints); break;
+      case 5: t = t.select(a[0], a[1]); break;
+      case 6:
+        t = t.slice(a[0], a[1] ? std::optional<int64_t>(a[2]) : std::nullopt,
+                    a[3] ? std::optional<int64_t>(a[4]) : std::nullopt, a[5]);
+        break;
+      default: TORCH_CHECK(false, "unknown view kind ", kind);
+    }
+    i += 2 + n;
+  }
+  return t;
 }
 
 // Return `output` of a call's output when it is a tensor, else null (or not run yet).
@@ -216,7 +240,7 @@ int replay_op_run(replay_prepared_call* call, uint64_t calls, char** error) {
       for (const auto& link : call->links) {
         const c10::IValue* tensor = output_tensor(*link.source, link.output);
         if (tensor == nullptr) continue;
-        c10::IValue value = link.has_view ? c10::IValue(tensor->toTensor().reshape(link.view_sizes)) : *tensor;
+        c10::IValue value = link.views.empty() ? *tensor : c10::IValue(apply_views(tensor->toTensor(), link.views));
         if (link.element < 0) {
           stack[link.arg] = std::move(value);
         } else {
@@ -264,7 +288,7 @@ void* replay_output_source_tensor(const replay_output_source* source, size_t out
 void replay_output_source_free(replay_output_source* source) { delete source; }
 
 int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
-                         size_t output, const int64_t* view_sizes, int64_t view_dims, int release_after,
+                         size_t output, const int64_t* views, size_t views_len, int release_after,
                          char** error) {
   return guarded(error, -1, [&]() -> int {
     TORCH_CHECK(call != nullptr && source != nullptr, "replay_op_link_input: null call or source");
@@ -277,13 +301,17 @@ int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element
                   "replay_op_link_input: argument ", arg, " has no element ", element);
     }
     c10::IValue original = element < 0 ? c10::IValue() : bound.toList().get(static_cast<size_t>(element));
-    std::vector<int64_t> sizes;
-    if (view_dims >= 0) {
-      TORCH_CHECK(view_sizes != nullptr || view_dims == 0, "replay_op_link_input: null view sizes");
-      sizes.assign(view_sizes, view_sizes + view_dims);
+    TORCH_CHECK(views != nullptr || views_len == 0, "replay_op_link_input: null views");
+    std::vector<int64_t> program(views, views + views_len);
+    // Each view: its kind, its count of integers, and that many integers.
+    for (size_t i = 0; i < program.size();) {
+      TORCH_CHECK(i + 1 < program.size() && program[i] >= 0 && program[i] <= 6 && program[i + 1] >= 0 &&
+                      i + 2 + static_cast<size_t>(program[i + 1]) <= program.size(),
+                  "replay_op_link_input: malformed views at ", i);
+      i += 2 + static_cast<size_t>(program[i + 1]);
     }
-    call->links.push_back(input_link{arg, element, source->values, output, view_dims >= 0, std::move(sizes),
-                                     release_after != 0, std::move(original)});
+    call->links.push_back(
+        input_link{arg, element, source->values, output, std::move(program), release_after != 0, std::move(original)});
     return 0;
   });
 }

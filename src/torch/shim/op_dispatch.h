@@ -83,12 +83,15 @@ void replay_output_source_free(replay_output_source* source);
 
 // From now on, argument `arg` of `call` (element `element` of a list argument; -1: the
 // argument itself) reads return `output` of `source`'s latest output on every run, when it is
-// a tensor: as it is (view_dims < 0), or reshaped to the view_dims sizes at view_sizes (the
-// view a view op made of it in the model, when that op is not re-run). With `release_after`
-// non-zero, `call` is the source's last reader: the source's output is freed after each run
-// of `call` (its producer's next run gives it again). Returns 0, or -1 with *error set.
+// a tensor, viewed by `views` (views_len integers; none: as it is): the view ops the model
+// applied to it that are not re-run, each as its kind, its count of integers, the integers:
+// 0 reshape(sizes), 1 t(), 2 transpose(dim0, dim1), 3 permute(dims), 4 expand(sizes),
+// 5 select(dim, index), 6 slice(dim, has_start, start, has_end, end, step). With
+// `release_after` non-zero, `call` is the source's last reader: the source's output is freed
+// after each run of `call` (its producer's next run gives it again). Returns 0, or -1 with
+// *error set.
 int replay_op_link_input(replay_prepared_call* call, size_t arg, int64_t element, const replay_output_source* source,
-                         size_t output, const int64_t* view_sizes, int64_t view_dims, int release_after,
+                         size_t output, const int64_t* views, size_t views_len, int release_after,
                          char** error);
 
 // libtorch's current CUDA stream on `device` (a cudaStream_t), so CUDA events can time tier-3

@@ -30,6 +30,7 @@ pub mod tensor_range;
 
 pub use error::EtError;
 pub use node::{
-    operator_of_schema, overload_of_schema, EtArg, EtNode, ExecutionTrace, SchemaVersion, TensorRef,
+    operator_of_schema, overload_of_schema, tensor_key, EtArg, EtNode, ExecutionTrace,
+    SchemaVersion, TensorKey, TensorRef,
 };
 pub use read::{load, load_bytes};

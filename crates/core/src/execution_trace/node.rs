@@ -147,6 +147,14 @@ impl EtArg {
     }
 }
 
+/// A tensor of the Execution Trace: (tensor id, storage id). Ids are reused once a tensor is
+/// freed; the latest producer before a read is the one it reads.
+pub type TensorKey = (i64, i64);
+
+pub fn tensor_key(tensor: &TensorRef) -> TensorKey {
+    (tensor.tensor_id, tensor.storage_id)
+}
+
 /// A tensor's identity as the trace encodes it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorRef {
