@@ -51,8 +51,7 @@ pub fn run(
                       --trace; without --trace, compare captures its own trace and records its \
                       Execution Trace with it (--execution-trace alone)"
                 .into(),
-        })
-        .into());
+        }));
     }
     let device = Device::open(run.device)?.with_blocking_kernel(options.blocking_kernel);
     super::threads::apply(run.threads)?;

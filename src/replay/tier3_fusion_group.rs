@@ -464,7 +464,7 @@ mod tests {
         );
         let recorded: Vec<RecordedInput> = [vec![2, 3, 2, 2], vec![2, 3, 2, 2]]
             .into_iter()
-            .chain(std::iter::repeat(vec![3]).take(4))
+            .chain(std::iter::repeat_n(vec![3], 4))
             .map(|sizes| RecordedInput::Tensor {
                 dtype: replay_core::signature::dtype::Dtype::Float32,
                 sizes,

@@ -324,23 +324,9 @@ pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<&EtNode>]) -> StepLi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn tensor(tensor_id: i64, storage_id: i64, numel: i64) -> EtArg {
-        EtArg {
-            value: Value::Null,
-            ty: "Tensor(float)".into(),
-            shape: json!([numel]),
-            strides: None,
-            tensors: vec![TensorRef {
-                tensor_id,
-                storage_id,
-                offset: 0,
-                numel,
-                itemsize: 4,
-                device: None,
-            }],
-        }
+        EtArg::float_tensor(tensor_id, storage_id, numel)
     }
 
     fn node(id: i64, inputs: Vec<EtArg>, outputs: Vec<EtArg>) -> EtNode {

@@ -271,7 +271,7 @@ fn double_text(d: f64) -> String {
             text.to_owned()
         }
     };
-    let mut text = if exponent < -4 || exponent >= DIGITS {
+    let mut text = if !(-4..DIGITS).contains(&exponent) {
         let sign = if exponent < 0 { '-' } else { '+' };
         format!("{}e{sign}{:02}", trim(mantissa), exponent.abs())
     } else {

@@ -147,6 +147,27 @@ impl EtArg {
     }
 }
 
+#[cfg(test)]
+impl EtArg {
+    /// A float32 tensor argument of `numel` elements at offset 0 (the tests' nodes).
+    pub(crate) fn float_tensor(tensor_id: i64, storage_id: i64, numel: i64) -> EtArg {
+        EtArg {
+            value: Value::Null,
+            ty: "Tensor(float)".into(),
+            shape: serde_json::json!([numel]),
+            strides: None,
+            tensors: vec![TensorRef {
+                tensor_id,
+                storage_id,
+                offset: 0,
+                numel,
+                itemsize: 4,
+                device: None,
+            }],
+        }
+    }
+}
+
 /// A tensor of the Execution Trace: (tensor id, storage id). Ids are reused once a tensor is
 /// freed; the latest producer before a read is the one it reads.
 pub type TensorKey = (i64, i64);
