@@ -272,18 +272,21 @@ impl<'a> Wiring<'a> {
         for at in self.gaps_passed..upto {
             for gap in &self.gaps[at] {
                 match effect(gap) {
-                    Some(GapEffect::View { input, output, op }) => {
-                        match self.produced.get(&input).cloned() {
-                            Some(Producer::Op(p, o, mut views)) => {
-                                views.push(op);
-                                self.produced.insert(output, Producer::Op(p, o, views));
-                            }
-                            Some(unavailable) => {
-                                self.produced.insert(output, unavailable);
-                            }
-                            None => {
-                                self.produced.remove(&output);
-                            }
+                    Some(GapEffect::View { input, outputs }) => {
+                        let from = self.produced.get(&input).cloned();
+                        for (output, op) in outputs {
+                            let producer = match from.clone() {
+                                Some(Producer::Op(p, o, mut views)) => {
+                                    views.push(op);
+                                    Producer::Op(p, o, views)
+                                }
+                                Some(unavailable) => unavailable,
+                                None => {
+                                    self.produced.remove(&output);
+                                    continue;
+                                }
+                            };
+                            self.produced.insert(output, producer);
                         }
                     }
                     Some(GapEffect::Made { inputs, outputs }) => {

@@ -68,6 +68,7 @@ pub fn encode(views: &[ViewOp]) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use replay_core::execution_trace::{EtArg, EtNode, TensorRef};
     use tch::{Device, Kind};
 
     #[test]
@@ -96,5 +97,74 @@ mod tests {
         );
         // One view of what the step is (a shim-side mistake would show in the linked run).
         assert!(apply_views(&x, &[ViewOp::Select(5, 0)]).is_err());
+    }
+
+    /// An Execution Trace node `name(x, args...)` of a [2, 7] input giving `pieces` tensors.
+    fn cutting(name: &str, args: &[serde_json::Value], pieces: usize) -> EtNode {
+        let tensor = |id: i64| TensorRef {
+            tensor_id: id,
+            storage_id: 1,
+            offset: 0,
+            numel: 14,
+            itemsize: 4,
+            device: None,
+        };
+        let arg = |value: serde_json::Value| EtArg {
+            value,
+            ty: "Int".into(),
+            shape: serde_json::Value::Null,
+            strides: None,
+            tensors: Vec::new(),
+        };
+        let mut inputs = vec![EtArg {
+            ty: "Tensor(float)".into(),
+            shape: serde_json::json!([2, 7]),
+            tensors: vec![tensor(1)],
+            ..arg(serde_json::Value::Null)
+        }];
+        inputs.extend(args.iter().cloned().map(arg));
+        EtNode {
+            inputs,
+            outputs: vec![EtArg {
+                ty: "GenericList[Tensor(float)]".into(),
+                tensors: (0..pieces as i64).map(|k| tensor(10 + k)).collect(),
+                ..arg(serde_json::Value::Null)
+            }],
+            ..EtNode::named(5, name)
+        }
+    }
+
+    #[test]
+    fn a_split_lists_pieces_are_the_views_torch_cuts() {
+        use serde_json::json;
+        let x = Tensor::arange(14, (Kind::Float, Device::Cpu)).reshape([2, 7]);
+        let cases: Vec<(EtNode, Vec<Tensor>)> = vec![
+            (
+                cutting("aten::split", &[json!(3), json!(1)], 3),
+                x.split(3, 1),
+            ),
+            (
+                cutting("aten::chunk", &[json!(2), json!(-1)], 2),
+                x.chunk(2, -1),
+            ),
+            (cutting("aten::unbind", &[json!(0)], 2), x.unbind(0)),
+            (
+                cutting("aten::split_with_sizes", &[json!([2, 5]), json!(1)], 2),
+                x.split_with_sizes([2, 5], 1),
+            ),
+            // The dimension left at its default, 0.
+            (cutting("aten::split", &[json!(1)], 2), x.split(1, 0)),
+        ];
+        for (node, expected) in cases {
+            let pieces = ViewOp::pieces(&node).unwrap_or_else(|| panic!("{}", node.name));
+            assert_eq!(pieces.len(), expected.len(), "{}", node.name);
+            for (piece, want) in pieces.iter().zip(&expected) {
+                let got = apply_views(&x, std::slice::from_ref(piece)).unwrap();
+                assert_eq!(got.size(), want.size(), "{} {piece:?}", node.name);
+                assert!(got.equal(want), "{} {piece:?}", node.name);
+            }
+        }
+        // Another op with a list output gives no pieces.
+        assert!(ViewOp::pieces(&cutting("aten::meshgrid", &[], 2)).is_none());
     }
 }

@@ -60,6 +60,78 @@ pub enum ViewOp {
 }
 
 impl ViewOp {
+    /// The pieces `node` cuts its first input into, each as the view of it that it is, when it
+    /// is `split`, `split_with_sizes`, `chunk` or `unbind` (one list output); `None` else.
+    pub fn pieces(node: &EtNode) -> Option<Vec<ViewOp>> {
+        let input = node.inputs.first()?;
+        let [list] = &node.outputs[..] else {
+            return None;
+        };
+        let n = list.tensors.len() as i64;
+        let int = |i: usize, default: i64| {
+            node.inputs.get(i).map_or(Some(default), |a| {
+                a.value.as_i64().or(a.value.is_null().then_some(default))
+            })
+        };
+        let sizes = input.shape.as_array()?;
+        let dim = int(2, 0)?;
+        let along = |dim: i64| {
+            let d = if dim < 0 {
+                dim + sizes.len() as i64
+            } else {
+                dim
+            };
+            sizes.get(usize::try_from(d).ok()?)?.as_i64()
+        };
+        let slices = |starts: Vec<(i64, i64)>, dim: i64| {
+            starts
+                .into_iter()
+                .map(|(start, len)| ViewOp::Slice {
+                    dim,
+                    start: Some(start),
+                    end: Some(start + len),
+                    step: 1,
+                })
+                .collect()
+        };
+        Some(match node.name.as_str() {
+            "aten::unbind" => {
+                let dim = int(1, 0)?;
+                (0..n).map(|k| ViewOp::Select(dim, k)).collect()
+            }
+            "aten::split" | "aten::chunk" => {
+                let size = match node.name.as_str() {
+                    "aten::split" => int(1, 0)?,
+                    _ => {
+                        let chunks = int(1, 1)?.max(1);
+                        (along(dim)? + chunks - 1) / chunks
+                    }
+                };
+                slices((0..n).map(|k| (k * size, size)).collect(), dim)
+            }
+            "aten::split_with_sizes" => {
+                let lens: Vec<i64> = node
+                    .inputs
+                    .get(1)?
+                    .value
+                    .as_array()?
+                    .iter()
+                    .map(Value::as_i64)
+                    .collect::<Option<_>>()?;
+                let mut start = 0;
+                let starts = lens
+                    .iter()
+                    .map(|&len| {
+                        start += len;
+                        (start - len, len)
+                    })
+                    .collect();
+                slices(starts, dim)
+            }
+            _ => return None,
+        })
+    }
+
     /// The view `node` applies to its first input, when it is one of these.
     pub fn of(node: &EtNode) -> Option<ViewOp> {
         let arg = |i: usize| node.inputs.get(i).map(|a| &a.value);
@@ -94,14 +166,14 @@ impl ViewOp {
 /// What an op that is not re-run does to the step's tensors.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GapEffect {
-    /// Its output is a view of its first input that a reader can apply ([`ViewOp`]).
+    /// Its outputs are views of its first input that a reader can apply ([`ViewOp`]): one, or
+    /// a list's pieces (`split`, `split_with_sizes`, `chunk`, `unbind`).
     View {
         input: TensorKey,
-        output: TensorKey,
-        op: ViewOp,
+        outputs: Vec<(TensorKey, ViewOp)>,
     },
-    /// Its outputs view its inputs' storage otherwise (`as_strided`, `unbind`, `split`):
-    /// outputs that are one of its inputs are left out.
+    /// Its outputs view its inputs' storage otherwise (`as_strided`, `diagonal`): outputs that
+    /// are one of its inputs are left out.
     Made {
         inputs: Vec<TensorKey>,
         outputs: Vec<TensorKey>,
@@ -118,16 +190,19 @@ pub fn effect(node: &EtNode) -> Option<GapEffect> {
         return None;
     }
     let first_input = node.inputs.iter().find(|a| a.is_tensor());
-    if let (Some(input), [output], Some(op)) = (
-        first_input.and_then(|a| a.tensors.first()),
-        &outputs[..],
-        ViewOp::of(node),
-    ) {
-        return Some(GapEffect::View {
-            input: tensor_key(input),
-            output: tensor_key(output),
-            op,
-        });
+    if let Some(input) = first_input.and_then(|a| a.tensors.first()) {
+        let views = match &outputs[..] {
+            [output] => ViewOp::of(node).map(|op| vec![(tensor_key(output), op)]),
+            _ => ViewOp::pieces(node)
+                .filter(|pieces| pieces.len() == outputs.len())
+                .map(|pieces| outputs.iter().map(|t| tensor_key(t)).zip(pieces).collect()),
+        };
+        if let Some(outputs) = views {
+            return Some(GapEffect::View {
+                input: tensor_key(input),
+                outputs,
+            });
+        }
     }
     let inputs: Vec<&TensorRef> = node.inputs.iter().flat_map(|a| &a.tensors).collect();
     let storages: HashSet<i64> = inputs.iter().map(|t| t.storage_id).collect();
@@ -317,13 +392,11 @@ mod tests {
             [
                 GapEffect::View {
                     input: (11, 11),
-                    output: (12, 11),
-                    op: ViewOp::Reshape(vec![4]),
+                    outputs: vec![((12, 11), ViewOp::Reshape(vec![4]))],
                 },
                 GapEffect::View {
                     input: (12, 11),
-                    output: (13, 11),
-                    op: ViewOp::T,
+                    outputs: vec![((13, 11), ViewOp::T)],
                 },
                 GapEffect::Fresh {
                     outputs: vec![(14, 14)]
@@ -333,6 +406,35 @@ mod tests {
         // The liveness follows them: relu reads the view of addmm's output, as it flows.
         let live = crate::sequence_liveness::step_liveness(&step, &gaps);
         assert_eq!(live.producers[1].get(&(0, None)), Some(&0));
+        // A split's pieces are each a view of its input; a list of another length than the
+        // split gives is another view.
+        let mut split = node(9, "aten::split", 1, vec![tensor(12, 11, 4)], vec![]);
+        split.inputs.push(EtArg {
+            value: json!(2),
+            ..tensor(0, 0, 0)
+        });
+        let mut list = tensor(20, 11, 2);
+        list.ty = "GenericList[Tensor(float),Tensor(float)]".into();
+        list.tensors.push(TensorRef {
+            tensor_id: 21,
+            ..list.tensors[0].clone()
+        });
+        split.outputs = vec![list];
+        let slice = |start| ViewOp::Slice {
+            dim: 0,
+            start: Some(start),
+            end: Some(start + 2),
+            step: 1,
+        };
+        assert_eq!(
+            effect(&split),
+            Some(GapEffect::View {
+                input: (12, 11),
+                outputs: vec![((20, 11), slice(0)), ((21, 11), slice(2))],
+            })
+        );
+        split.outputs[0].tensors.pop();
+        assert!(matches!(effect(&split), Some(GapEffect::Made { .. })));
         // Another view of the step's tensors (an `as_strided` met alone) is no view a reader
         // applies; its arguments are read as recorded.
         let mut strided = et.nodes[5].clone();

@@ -188,14 +188,13 @@ pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<&EtNode>]) -> StepLi
     for (position, node) in nodes.iter().enumerate() {
         for gap in gaps.get(position).into_iter().flatten() {
             match effect(gap) {
-                Some(GapEffect::View { input, output, .. }) => {
-                    match producer.get(&input).copied() {
-                        Some(from) => {
-                            producer.insert(output, from);
-                        }
-                        None => {
-                            producer.remove(&output);
-                        }
+                Some(GapEffect::View { input, outputs }) => {
+                    let from = producer.get(&input).copied();
+                    for (output, _) in outputs {
+                        match from {
+                            Some(from) => producer.insert(output, from),
+                            None => producer.remove(&output),
+                        };
                     }
                 }
                 Some(GapEffect::Made { inputs, outputs }) => {
