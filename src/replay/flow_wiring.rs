@@ -1,26 +1,28 @@
 //! The model's data flow in a re-run step, from its Execution Trace (`replay sequence
 //! --execution-trace`).
 //!
-//! Each op of the step found its Execution Trace node (linked by record-function id). A
-//! node's tensor inputs and outputs carry identities (tensor id, storage id, offset). An
-//! input whose tensor an earlier op of the step produced reads that op's real output of the
-//! same run, linked in the shim to the producer's output (an [`OutputSource`]: the call reads the
-//! producer's output itself, any of its tensor returns, as the model passes it, with nothing
-//! done by replay between calls; an output of as many elements as the recorded input, which a
-//! view op that is not re-run reshaped in the model, is read reshaped); an input produced outside the step (a parameter, the model's
-//! input) is allocated once before the timed region, one tensor per Execution Trace tensor,
-//! so that two ops that read one weight read one tensor; external inputs that are views at
-//! different offsets of one storage are views of one allocation. A view op's output is the
-//! view of its real input, since the view op itself runs on the flowing tensor.
+//! Each op of the step found its Execution Trace node (by record-function id, or by op order
+//! and shapes). A node's tensor inputs and outputs carry identities (tensor id, storage id,
+//! offset). An input whose tensor an earlier op of the step produced reads that op's real
+//! output of the same run, linked in the shim to the producer's output (an [`OutputSource`]:
+//! the call reads the producer's output itself, any of its tensor returns, as the model passes
+//! it, with nothing done by replay between calls). An op of the step that is a view op (on a
+//! CPU trace) runs on the flowing tensor, so its output is the view of its real input. The
+//! view ops the step does not re-run (on a GPU trace, those between launches), found by
+//! [`replay_core::sequence_gaps`], are applied by their reader to the producer's output, in
+//! the shim on every run. An input produced outside the step (a parameter, the model's input)
+//! is allocated once before the timed region, one tensor per Execution Trace tensor, so that
+//! two ops that read one weight read one tensor; external inputs that are views at different
+//! offsets of one storage are views of one allocation.
 //!
 //! An op's outputs are kept only while a later op reads one: the last reader of any of them
 //! (by the Execution Trace's lifetimes, [`replay_core::sequence_liveness`]) lets go of them
 //! after each run, as the model frees a tensor after its last use, and an output nobody reads
 //! is freed as its op ends. The memory plan counts the outputs alive at once the same way.
 //!
-//! An input that should flow but cannot (its producer was not run, gave no such output, or
-//! gave one of another dtype or number of elements than recorded) reads a tensor of its own and is counted
-//! as a fallback, with the reason.
+//! An input that should flow but cannot (its producer was not run, gave a list, was viewed by
+//! an op replay does not apply, or gave, so viewed, another dtype or sizes than recorded)
+//! reads a tensor of its own and is counted as a fallback, with the reason.
 
 use std::collections::HashMap;
 
@@ -263,10 +265,11 @@ impl<'a> Wiring<'a> {
     }
 
     /// What the Execution Trace's ops that the step does not re-run, up to the op at
-    /// `position`, did to the step's tensors: a reshape passes its producer on (read in the
-    /// recorded sizes); another op's outputs, made from the step's tensors, cannot flow (their
-    /// readers fall back, with the op named); made from none, they come from outside the step.
-    /// Either way a stale producer whose ids the Execution Trace reused is forgotten.
+    /// `position`, did to the step's tensors: a view its reader can apply passes its producer
+    /// on, with the view added; another view of the step's tensors cannot flow (its readers
+    /// fall back, with the op named); new storage, or a view of tensors from outside the
+    /// step, comes from outside the step. Either way a stale producer whose ids the Execution
+    /// Trace reused is forgotten.
     fn pass_gaps(&mut self, position: usize) {
         let upto = (position + 1).min(self.gaps.len());
         for at in self.gaps_passed..upto {
