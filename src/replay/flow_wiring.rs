@@ -39,7 +39,7 @@ use crate::torch::{apply_views, InputLink, OutputSource};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
 use replay_core::results::sequence::FlowCounts;
-use replay_core::sequence_gaps::{effect, gaps, GapEffect, ViewOp};
+use replay_core::sequence_gaps::{gaps, Gap, ViewOp};
 use replay_core::sequence_liveness::{
     span, step_liveness, tensor_key as key, StepLiveness, TensorKey,
 };
@@ -92,7 +92,7 @@ pub struct Wiring<'a> {
     sources: Vec<Option<OutputSource>>,
     /// Per position, the Execution Trace's ops before it that the step does not re-run, and
     /// how many positions' have been passed.
-    gaps: Vec<Vec<&'a EtNode>>,
+    gaps: Vec<Vec<Gap<'a>>>,
     gaps_passed: usize,
     counts: FlowCounts,
 }
@@ -274,46 +274,22 @@ impl<'a> Wiring<'a> {
         let upto = (position + 1).min(self.gaps.len());
         for at in self.gaps_passed..upto {
             for gap in &self.gaps[at] {
-                match effect(gap) {
-                    Some(GapEffect::View { input, outputs }) => {
-                        let from = self.produced.get(&input).cloned();
-                        for (output, op) in outputs {
-                            let producer = match from.clone() {
-                                Some(Producer::Op(p, o, mut views)) => {
-                                    views.push(op);
-                                    Producer::Op(p, o, views)
-                                }
-                                Some(unavailable) => unavailable,
-                                None => {
-                                    self.produced.remove(&output);
-                                    continue;
-                                }
-                            };
-                            self.produced.insert(output, producer);
-                        }
+                let derived = || {
+                    Producer::Unavailable(format!(
+                        "{} (Execution Trace node {}), a view of the step's tensors that is not \
+                         re-run and that replay does not apply",
+                        gap.node.name, gap.node.id
+                    ))
+                };
+                let view = |from: &Producer, op: &ViewOp| match from {
+                    Producer::Op(p, o, views) => {
+                        let mut views = views.clone();
+                        views.push(op.clone());
+                        Producer::Op(*p, *o, views)
                     }
-                    Some(GapEffect::Made { inputs, outputs }) => {
-                        let from_step = inputs.iter().any(|k| self.produced.contains_key(k));
-                        for output in outputs {
-                            if from_step {
-                                let why = format!(
-                                    "{} (Execution Trace node {}), a view of the step's tensors \
-                                     that is not re-run and that replay does not apply",
-                                    gap.name, gap.id
-                                );
-                                self.produced.insert(output, Producer::Unavailable(why));
-                            } else {
-                                self.produced.remove(&output);
-                            }
-                        }
-                    }
-                    Some(GapEffect::Fresh { outputs }) => {
-                        for output in outputs {
-                            self.produced.remove(&output);
-                        }
-                    }
-                    None => {}
-                }
+                    unavailable => unavailable.clone(),
+                };
+                gap.pass_on(&mut self.produced, view, derived);
             }
         }
         self.gaps_passed = self.gaps_passed.max(upto);

@@ -231,7 +231,7 @@ pub fn effect(node: &EtNode) -> Option<GapEffect> {
 /// (an op's callees are its work), nor calling one (a `linear` whose `addmm` is re-run), nor
 /// called inside another such op, in the order they ran. Ops after the step's last are left
 /// out.
-pub fn gaps<'a>(et: &'a ExecutionTrace, nodes: &[Option<&EtNode>]) -> Vec<Vec<&'a EtNode>> {
+pub fn gaps<'a>(et: &'a ExecutionTrace, nodes: &[Option<&EtNode>]) -> Vec<Vec<Gap<'a>>> {
     let mut out = vec![Vec::new(); nodes.len()];
     let mut step: Vec<(i64, usize)> = nodes
         .iter()
@@ -268,13 +268,59 @@ pub fn gaps<'a>(et: &'a ExecutionTrace, nodes: &[Option<&EtNode>]) -> Vec<Vec<&'
     // `transpose`, which calls `as_strided`): the outermost speaks for it.
     let outer: HashSet<i64> = between.iter().map(|n| n.id).collect();
     between.retain(|n| !callers(&parent, n.id).any(|c| outer.contains(&c)));
-    for gap in between {
-        let next = step.partition_point(|&(id, _)| id < gap.id);
-        if let Some(&(_, position)) = step.get(next) {
-            out[position].push(gap);
+    for node in between {
+        let next = step.partition_point(|&(id, _)| id < node.id);
+        if let (Some(&(_, position)), Some(effect)) = (step.get(next), effect(node)) {
+            out[position].push(Gap { node, effect });
         }
     }
     out
+}
+
+/// One op between the step's ops that the step does not re-run, and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gap<'a> {
+    pub node: &'a EtNode,
+    pub effect: GapEffect,
+}
+
+impl Gap<'_> {
+    /// Passes what the op did on to `produced` (who made each tensor the step's ops can
+    /// read): a view's outputs take their input's maker, through `view`; the outputs of another
+    /// view of a tensor the step made take `derived()`; any other output is forgotten (a tensor
+    /// from outside the step), and with it a maker whose ids the Execution Trace reused.
+    pub fn pass_on<P: Clone>(
+        &self,
+        produced: &mut HashMap<TensorKey, P>,
+        view: impl Fn(&P, &ViewOp) -> P,
+        derived: impl Fn() -> P,
+    ) {
+        match &self.effect {
+            GapEffect::View { input, outputs } => {
+                let from = produced.get(input).cloned();
+                for (output, op) in outputs {
+                    match &from {
+                        Some(from) => produced.insert(*output, view(from, op)),
+                        None => produced.remove(output),
+                    };
+                }
+            }
+            GapEffect::Made { inputs, outputs } => {
+                let from_step = inputs.iter().any(|k| produced.contains_key(k));
+                for output in outputs {
+                    match from_step {
+                        true => produced.insert(*output, derived()),
+                        false => produced.remove(output),
+                    };
+                }
+            }
+            GapEffect::Fresh { outputs } => {
+                for output in outputs {
+                    produced.remove(output);
+                }
+            }
+        }
+    }
 }
 
 /// The callers of node `id`, nearest first (bounded: a malformed file may loop).
@@ -383,10 +429,10 @@ mod tests {
         let gaps = gaps(&et, &step);
         let ids: Vec<Vec<i64>> = gaps
             .iter()
-            .map(|g| g.iter().map(|n| n.id).collect())
+            .map(|g| g.iter().map(|g| g.node.id).collect())
             .collect();
         assert_eq!(ids, [vec![], vec![4, 5, 7]]);
-        let effects: Vec<GapEffect> = gaps[1].iter().filter_map(|n| effect(n)).collect();
+        let effects: Vec<GapEffect> = gaps[1].iter().map(|g| g.effect.clone()).collect();
         assert_eq!(
             effects,
             [

@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::execution_trace::{EtArg, EtNode, TensorRef};
-use crate::sequence_gaps::{effect, GapEffect};
+use crate::sequence_gaps::Gap;
 use crate::sequence_plan::{FlowMemory, OpNeeds, Source};
 
 pub use crate::execution_trace::{tensor_key, TensorKey};
@@ -167,9 +167,9 @@ enum Known {
 /// The lifetimes of the step whose ops linked to `nodes` (`None`: an op with no node, which
 /// takes and gives nothing the Execution Trace follows), with `gaps` the ops before each that
 /// the step does not re-run ([`crate::sequence_gaps::gaps`]; empty: none): a view its reader
-/// applies passes its producer on, another op's outputs are the reader's own (made from the step's tensors) or
-/// come from outside the step.
-pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<&EtNode>]) -> StepLiveness {
+/// applies passes its producer on; another view's outputs are the reader's own when made
+/// from the step's tensors, else from outside the step.
+pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<Gap>]) -> StepLiveness {
     let n = nodes.len();
     let mut out = StepLiveness {
         sources: vec![HashMap::new(); n],
@@ -187,33 +187,9 @@ pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<&EtNode>]) -> StepLi
     let mut holders: Vec<Vec<usize>> = Vec::new();
     for (position, node) in nodes.iter().enumerate() {
         for gap in gaps.get(position).into_iter().flatten() {
-            match effect(gap) {
-                Some(GapEffect::View { input, outputs }) => {
-                    let from = producer.get(&input).copied();
-                    for (output, _) in outputs {
-                        match from {
-                            Some(from) => producer.insert(output, from),
-                            None => producer.remove(&output),
-                        };
-                    }
-                }
-                Some(GapEffect::Made { inputs, outputs }) => {
-                    let from_step = inputs.iter().any(|k| producer.contains_key(k));
-                    for output in outputs {
-                        if from_step {
-                            producer.insert(output, (position, false));
-                        } else {
-                            producer.remove(&output);
-                        }
-                    }
-                }
-                Some(GapEffect::Fresh { outputs }) => {
-                    for output in outputs {
-                        producer.remove(&output);
-                    }
-                }
-                None => {}
-            }
+            // A view flows from its input's maker; another view of the step's tensors is the
+            // reader's own.
+            gap.pass_on(&mut producer, |&from, _| from, || (position, false));
         }
         let Some(node) = node else { continue };
         for (input, arg) in node.inputs.iter().enumerate() {
