@@ -207,11 +207,12 @@ report-screenshot:
 bench-accuracy: build
 	.venv/bin/python scripts/bench_accuracy.py
 
-# What a lent GPU machine needs beside the working tree (target/gpu-bundle/, < 48 MiB), and the
+# What a lent GPU machine needs beside the working tree (target/gpu-bundle/, < 48 MiB, carried as
+# target/gpu-bundle.tar.xz, about 10 MiB), and the
 # prepared check that runs there: scripts/gpu_check.sh (docs/concepts/gpu-runs.md).
 .PHONY: gpu-bundle gpu-check-cpu bench-gpu-rehearsal
 gpu-bundle: build
-	scripts/gpu_bundle.sh target/gpu-bundle
+	scripts/gpu_bundle.sh target/gpu-bundle --archive
 
 # The same check on this machine's CPU, every stage in seconds (also run by `make test`).
 gpu-check-cpu: gpu-bundle

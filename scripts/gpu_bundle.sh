@@ -11,11 +11,24 @@
 #   models/bloom-tiny.pt     the selftest's model (small: carried; bloom-560m is 2.2 GB and is
 #                            exported there, in the background while the selftest runs)
 #   manifest.json            commit, build time, sizes
-# Usage: scripts/gpu_bundle.sh [BUNDLE_DIR]   (the binary must be built: `make gpu-bundle` does it)
+# Usage: scripts/gpu_bundle.sh [BUNDLE_DIR] [--archive]   (the binary must be built: `make
+# gpu-bundle` does it, with --archive)
+#
+# --archive also writes BUNDLE_DIR.tar.xz (about 10 MiB against the folder's 37), the one to
+# carry: on 2026-11-30 the folder and the working tree (with .git) together were refused as
+# over 64 MiB. scripts/gpu_check.sh unpacks it there when the folder is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BUNDLE=${1:-target/gpu-bundle}
+BUNDLE=target/gpu-bundle
+ARCHIVE=0
+for arg in "$@"; do
+  case "$arg" in
+    --archive) ARCHIVE=1 ;;
+    -*) echo "gpu_bundle: unknown option $arg (usage: scripts/gpu_bundle.sh [BUNDLE_DIR] [--archive])" >&2; exit 2 ;;
+    *) BUNDLE=$arg ;;
+  esac
+done
 BIN=${REPLAY_BIN:-target/release/replay}
 TORCH_BIN=$(dirname "$BIN")/replay-torch
 TRACES=${REPLAY_SHARED_TRACES:-../shared/traces/kineto}
@@ -84,3 +97,17 @@ fi
 rm -rf "$BUNDLE"
 mv "$BUNDLE.tmp" "$BUNDLE"
 echo "gpu_bundle: $BUNDLE ($((bytes / 1024)) KiB, torch $(cat "$BUNDLE/torch_version"))"
+if [ "$ARCHIVE" = 1 ]; then
+  tar -C "$(dirname "$BUNDLE")" -cf - "$(basename "$BUNDLE")" | xz -T0 -6 > "$BUNDLE.tar.xz.tmp"
+  mv "$BUNDLE.tar.xz.tmp" "$BUNDLE.tar.xz"
+  archive=$(stat -c %s "$BUNDLE.tar.xz")
+  # What travels with it: the tracked files and the repository's .git (both counted there).
+  tree=$(git ls-files -z | xargs -0 stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
+  git_dir=$(du -sb "$(git rev-parse --git-dir)" | cut -f1)
+  travel=$((archive + tree + git_dir))
+  echo "gpu_bundle: $BUNDLE.tar.xz ($((archive / 1024)) KiB): carry it, not the folder; with the working tree" \
+       "and .git about $((travel / 1048576)) MiB travel of 64"
+  if [ "$travel" -gt $((60 * 1024 * 1024)) ]; then
+    echo "gpu_bundle: warning: over 60 MiB would travel: the device tool may refuse it" >&2
+  fi
+fi

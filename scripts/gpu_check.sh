@@ -32,8 +32,12 @@ for arg in "$@"; do
   esac
 done
 
+# The bundle travels as target/gpu-bundle.tar.xz (`make gpu-bundle`): unpacked here the first time.
+if [ ! -x "$BUNDLE/bin/replay" ] && [ -f "$BUNDLE.tar.xz" ]; then
+  tar -C "$(dirname "$BUNDLE")" -xJf "$BUNDLE.tar.xz"
+fi
 if [ ! -x "$BUNDLE/bin/replay" ]; then
-  echo "gpu_check: $BUNDLE/bin/replay not found: run 'make gpu-bundle' and carry target/gpu-bundle" >&2
+  echo "gpu_check: $BUNDLE/bin/replay not found: run 'make gpu-bundle' and carry target/gpu-bundle.tar.xz" >&2
   exit 2
 fi
 

@@ -426,6 +426,31 @@ def a_missing_bundle_is_named_with_the_command_that_makes_it():
 
 
 @test
+def a_carried_archive_is_unpacked_before_the_check_runs():
+    # `make gpu-bundle` writes target/gpu-bundle.tar.xz, the one carried (the folder and the
+    # working tree with .git were over 64 MiB on 2026-11-30); gpu_check.sh unpacks it there.
+    # What the wrapper looks at (the binary and the torch version), archived as make does.
+    source = os.path.join(TMP, "archived", "gpu-bundle")
+    os.makedirs(os.path.join(source, "bin"))
+    shutil.copy2(os.path.join(BUNDLE, "bin", "replay"), os.path.join(source, "bin", "replay"))
+    shutil.copy2(os.path.join(BUNDLE, "torch_version"), source)
+    place = os.path.join(TMP, "carried")
+    os.makedirs(place)
+    archive = os.path.join(place, "gpu-bundle.tar.xz")
+    with open(archive, "wb") as f:
+        tar = subprocess.Popen(["tar", "-C", os.path.dirname(source), "-cf", "-", "gpu-bundle"],
+                               stdout=subprocess.PIPE)
+        subprocess.run(["xz", "-0", "-T0"], stdin=tar.stdout, stdout=f, check=True)
+        assert tar.wait() == 0
+    unpacked = os.path.join(place, "gpu-bundle")
+    # A stage that does not exist: refused by the check itself, after the bundle was found.
+    p = check("--stage", "nosuch", env={"REPLAY_GPU_BUNDLE": unpacked})
+    assert p.returncode == 2 and "nosuch" in p.stderr, (p.returncode, p.stderr)
+    assert os.access(os.path.join(unpacked, "bin", "replay"), os.X_OK)
+    assert "not found" not in p.stderr, p.stderr
+
+
+@test
 def help_lists_the_stages_without_a_bundle():
     p = check("--help", env={"REPLAY_GPU_BUNDLE": os.path.join(TMP, "nowhere")})
     assert p.returncode == 0

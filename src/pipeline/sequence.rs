@@ -126,7 +126,8 @@ pub fn rerun(
     if matches!(device, Device::Cuda(_)) {
         observer.warning(
             "replay sequence on CUDA runs every op on libtorch's current stream (GEMMs, copies \
-             and memsets issued by libtorch too); this path has not run on a GPU yet: untested",
+             and memsets issued by libtorch too): work the trace ran on other streams is \
+             serialised here",
         );
     }
     // The memory plan, before anything is allocated: refused here when it cannot fit.
