@@ -17,7 +17,8 @@ Stages, in the order of what we learn per minute, with their weights (slices bel
                 Trace, and the ET's iteration re-run on the device with the model's data flow
   compare   40  the host's costs on this machine first (replay calibrate --host-only: dispatch,
                 interpreter, launch, sync, copies, the profiler per event; host/host.json in
-                the archive), then replay compare with it (--host-profile) of the zoo as
+                the archive), then replay compare (which measures the host section again in
+                its own process, the truth's: host.json in its folder) of the zoo as
                 ../shared/gpu-truth/ holds it, as many as the slice has room for, in order:
                 bloom-560m float32 seq-len 5 (--energy nvml on CUDA), bloom-560m bfloat16 128,
                 gpt2-small 128, bert-base 128, resnet50 batch 8, t5-small 16, gpt2-small 5,

@@ -109,7 +109,6 @@ def stage_compare(ctx, entry):
     # of 2026-11-30 the first case took 99 s with NVML's energy (its counter updates every 0.1 s
     # there, so 10 periods are a second per signature) and each later one 18-29 s without.
     plain_s = None
-    host_json = os.path.join(ctx.work, "host", "host.json")
     for i, (key, model_name, dtype, inputs, signatures) in enumerate(compare_cases(ctx.quick)):
         if first_s is not None:
             # A later case costs about what the first did on a GPU, less the energy measurement
@@ -138,9 +137,14 @@ def stage_compare(ctx, entry):
             timing += ["--warmup", "3", "--runs", "10", "--rounds", "1"]
         else:
             timing += ["--warmup", "10", "--runs", "100"]
-        # The host section this stage measured on this machine (no constants from elsewhere);
-        # without it compare measures its own.
-        host = ["--host-profile", host_json] if os.path.exists(host_json) else []
+        # No --host-profile: compare measures the host section itself, in the process that
+        # measures the truth, as `replay compare --model` does for a user. On the H200 of
+        # 2026-11-30 four processes a few minutes apart measured dispatch 0.47-1.12 µs an op and
+        # the interpreter 1.07-2.78 µs (host-later-calls/ beside that loan's folders), and this
+        # CPU's pinned runs split the same way between processes while agreeing within one: a
+        # host section from another process may belong to another regime than the truth. The
+        # stage's own measurement (host/host.json) stays beside it for comparison.
+        host = []
         out = os.path.join(ctx.work, key)
         r = ctx.run([ctx.replay, "compare", "--model", model, "--device", ctx.device, *inputs,
                      "--quiet", "--output-dir", out, *timing, *(energy if i == 0 else []), *threads, *host],
@@ -148,6 +152,12 @@ def stage_compare(ctx, entry):
         report = load_json(os.path.join(out, "comparison_report.json"))
         run_entry = entry["runs"][key]
         run_entry.update(compare_summary(report) if report else {})
+        # compare writes the host section alone (calibrate writes it as a profile's "host").
+        own = load_json(os.path.join(out, "host.json")) or {}
+        own = own.get("host") or own
+        if own:
+            # The host section compare measured in its own process, beside the stage's.
+            run_entry["host_in_process"] = {k: own.get(k) for k in HOST_FIELDS[:5]}
         run_entry["command"] = record(r)
         keep_small(out)
         ctx.checkpoint()

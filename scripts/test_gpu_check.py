@@ -383,8 +383,13 @@ def compare_and_cpu_stages_report_errors_and_coverage():
     assert host["machine"]["device"] == "cpu" and 0 < host["dispatch_us_per_op"] < 100, host
     assert host["interpreter_us_per_op"] > 0 and host["profiler_us_per_cpu_event"] > 0, host
     assert host["launch_us"] is None and host["profiler_us_per_runtime_event"] is None, host
+    # And again by compare itself, in the process that measured the truth (no --host-profile).
+    own = run["host_in_process"]
+    assert 0 < own["dispatch_us_per_op"] < 100 and own["interpreter_us_per_op"] > 0, own
+    assert "--host-profile" not in run["command"]["cmd"], run["command"]
     with tarfile.open(os.path.join(QUICK_OUT, "compare.tar.gz")) as tar:
         assert "compare/host/host.json" in tar.getnames()
+        assert "compare/bloom-tiny-float32-seq5/host.json" in tar.getnames()
     cpu = s["stages"]["cpu"]
     assert cpu["threads"] == 2
     noise = cpu["isolated_noise"]["result"]

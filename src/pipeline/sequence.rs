@@ -569,6 +569,14 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
             for why in &flow.fallback_reasons {
                 let _ = writeln!(out, "  fell back: {why}");
             }
+            if flow.fallback_kinds.len() > 1 || flow.fallbacks > flow.fallback_reasons.len() {
+                let _ = writeln!(out, "  fallbacks by kind (positions left out):");
+                let mut kinds: Vec<_> = flow.fallback_kinds.iter().collect();
+                kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+                for (kind, n) in kinds {
+                    let _ = writeln!(out, "  {n:>5}  {kind}");
+                }
+            }
         }
         Some(flow) => {
             let _ = writeln!(

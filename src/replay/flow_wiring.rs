@@ -39,7 +39,7 @@ use crate::torch::{apply_views, InputLink, OutputSource};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::{EtArg, EtNode, ExecutionTrace, TensorRef};
 use replay_core::results::sequence::FlowCounts;
-use replay_core::sequence_gaps::{gaps, Gap, ViewOp};
+use replay_core::sequence_gaps::{gaps, list_pieces, Gap, ViewOp};
 use replay_core::sequence_liveness::{
     span, step_liveness, tensor_key as key, StepLiveness, TensorKey,
 };
@@ -55,6 +55,18 @@ enum Producer {
     Op(usize, usize, Vec<ViewOp>),
     /// An op whose output cannot be read, and why.
     Unavailable(String),
+}
+
+/// What reads `from` through the view `op` reads: its producer, with the view added.
+fn viewed(from: &Producer, op: &ViewOp) -> Producer {
+    match from {
+        Producer::Op(p, o, views) => {
+            let mut views = views.clone();
+            views.push(op.clone());
+            Producer::Op(*p, *o, views)
+        }
+        unavailable => unavailable.clone(),
+    }
 }
 
 /// External tensors that view one storage at different places: one allocation of `len`
@@ -155,6 +167,11 @@ impl<'a> Wiring<'a> {
 
     fn fallback(&mut self, why: String) {
         self.counts.fallbacks += 1;
+        *self
+            .counts
+            .fallback_kinds
+            .entry(replay_core::results::sequence::fallback_kind(&why))
+            .or_default() += 1;
         if self.counts.fallback_reasons.len() < REASONS_KEPT {
             self.counts.fallback_reasons.push(why);
         }
@@ -190,12 +207,17 @@ impl<'a> Wiring<'a> {
         for (input, arg) in node.inputs.iter().enumerate() {
             for (k, tensor) in arg.tensors.iter().enumerate() {
                 let element = (!arg.is_tensor()).then_some(k);
-                let argument = op.argument_of_input(input);
-                let bound = argument.and_then(|a| op.bound_tensor(a, element));
+                // The Execution Trace records an op's schema arguments alone (its observer
+                // takes the last `num_inputs` of the call's inputs), where a TorchScript op's
+                // Kineto event may record values left on the interpreter's stack before them
+                // (classify's `skip`): an Execution Trace input is the call's argument of the
+                // same index. GPT-2's `linear`, `add`, `slice`, `tanh`, `embedding`, ...
+                let argument = input;
+                let bound = op.bound_tensor(argument, element);
                 let what = format!("#{position} {} input {input}", node.name);
                 match self.produced.get(&key(tensor)).cloned() {
-                    Some(Producer::Op(producer, output, views)) => match (argument, bound) {
-                        (Some(argument), Some(bound)) => {
+                    Some(Producer::Op(producer, output, views)) => match bound {
+                        Some(bound) => {
                             // The last reader lets go of the output after its run.
                             let last = self.liveness.is_last_reader(producer, position);
                             let linked = self
@@ -220,7 +242,7 @@ impl<'a> Wiring<'a> {
                                 Err(why) => self.fallback(format!("{what}: {why}")),
                             }
                         }
-                        _ => self
+                        None => self
                             .fallback(format!("{what}: not a tensor argument of the rebuilt call")),
                     },
                     Some(Producer::Unavailable(why)) => {
@@ -249,6 +271,13 @@ impl<'a> Wiring<'a> {
                 };
                 self.produced.insert(key(tensor), producer);
             }
+        }
+        // A list output (`split`'s) is read as the pieces of its input it is, from the
+        // input's maker with the piece's slice or select, as `sequence_liveness` holds it.
+        if let Some(pieces) = list_pieces(node) {
+            pieces.pass_on(&mut self.produced, viewed, || {
+                Producer::Unavailable(format!("#{position} {}: a list output", node.name))
+            });
         }
         self.counts.linked_entries += 1;
         let op = if self.liveness.is_read_later(position) {
@@ -281,15 +310,7 @@ impl<'a> Wiring<'a> {
                         gap.node.name, gap.node.id
                     ))
                 };
-                let view = |from: &Producer, op: &ViewOp| match from {
-                    Producer::Op(p, o, views) => {
-                        let mut views = views.clone();
-                        views.push(op.clone());
-                        Producer::Op(*p, *o, views)
-                    }
-                    unavailable => unavailable.clone(),
-                };
-                gap.pass_on(&mut self.produced, view, derived);
+                gap.pass_on(&mut self.produced, viewed, derived);
             }
         }
         self.gaps_passed = self.gaps_passed.max(upto);

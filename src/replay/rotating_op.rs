@@ -26,9 +26,6 @@ pub fn is_parameter(schema_name: &str) -> bool {
 pub struct RotatingOp {
     calls: Vec<PreparedOp>,
     next: usize,
-    /// The recorded input that is the call's first argument: recorded inputs before it were
-    /// left on the interpreter's stack, not passed ([`RotatingOp::with_first_input`]).
-    first_input: usize,
 }
 
 impl RotatingOp {
@@ -36,23 +33,7 @@ impl RotatingOp {
     /// parameters; at least one.
     pub fn new(calls: Vec<PreparedOp>) -> RotatingOp {
         debug_assert!(!calls.is_empty());
-        RotatingOp {
-            calls,
-            next: 0,
-            first_input: 0,
-        }
-    }
-
-    /// Says that the call's first argument is recorded input `first` (the ones before it
-    /// were not passed to the op).
-    pub fn with_first_input(mut self, first: usize) -> RotatingOp {
-        self.first_input = first;
-        self
-    }
-
-    /// The call's argument that recorded input `input` became, if any.
-    pub fn argument_of_input(&self, input: usize) -> Option<usize> {
-        input.checked_sub(self.first_input)
+        RotatingOp { calls, next: 0 }
     }
 
     /// A handle on the tensor the call (its one copy of the parameters; the first of

@@ -396,9 +396,7 @@ pub fn prepare_ranged(
                 .map_err(|e| Tier3Error::Failed(e.0))?,
         );
     }
-    let op = RotatingOp::new(calls)
-        .with_first_input(choice.skip)
-        .after_first_call();
+    let op = RotatingOp::new(calls).after_first_call();
     Ok((op, source, ranges_used))
 }
 

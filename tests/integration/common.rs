@@ -68,6 +68,19 @@ pub fn bloom_tiny_et_pair() -> (PathBuf, PathBuf) {
     )
 }
 
+/// GPT-2 (tiny) on the CPU with its Execution Trace, as `replay capture --model gpt2-tiny.pt
+/// --seq-len 5 --execution-trace` recorded them on 2026-11-30: a TorchScript model whose
+/// Kineto events record values left on the interpreter's stack before an op's arguments
+/// (`aten::linear`'s four inputs), and whose attention splits one tensor into query, key and
+/// value (`aten::split`, a list output).
+pub fn gpt2_tiny_et_pair() -> (PathBuf, PathBuf) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/core/tests/data/et");
+    (
+        dir.join("gpt2_tiny_cpu.json.gz"),
+        dir.join("gpt2_tiny_cpu.et.json.gz"),
+    )
+}
+
 pub fn has_nvidia_driver() -> bool {
     replay::device::cuda::driver_missing_reason().is_none()
 }

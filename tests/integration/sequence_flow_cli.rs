@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{bloom_tiny_et_pair, replay};
+use crate::common::{bloom_tiny_et_pair, gpt2_tiny_et_pair, replay};
 use predicates::prelude::*;
 
 fn sequence(trace: &Path, et: &Path, out: &Path) -> assert_cmd::assert::Assert {
@@ -48,6 +48,33 @@ fn the_bloom_tiny_step_re_runs_with_the_models_data_flow() {
         .as_str()
         .is_some_and(|m| m.starts_with("libtorch dispatcher aten::linear"))));
     assert!(rerun["runs"]["samples"].as_u64().unwrap() >= 3);
+}
+
+#[test]
+fn gpt2s_stack_recorded_inputs_and_split_pieces_flow() {
+    // Before 2026-11-30, 33 of GPT-2's inputs fell back: the Execution Trace's input index was
+    // shifted by the values the Kineto event recorded before the op's arguments
+    // (`aten::linear input 0: not a tensor argument of the rebuilt call`, the embedding's ids
+    // matched against its weight), and `split`'s pieces did not flow (`output 0 is a list`).
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, et) = gpt2_tiny_et_pair();
+    sequence(&trace, &et, dir.path()).success();
+    let rerun: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("sequence.json")).unwrap()).unwrap();
+    let flow = &rerun["flow"];
+    assert_eq!(flow["fallbacks"], 0, "{flow}");
+    assert!(flow.get("fallback_kinds").is_none(), "{flow}");
+    assert_eq!(flow["linked_entries"], 98, "{flow}");
+    // Every tensor input of the 98 ops either flows or is a tensor from outside the step.
+    let (flowing, external) = (
+        flow["flowing_inputs"].as_u64().unwrap(),
+        flow["external_inputs"].as_u64().unwrap(),
+    );
+    assert_eq!((flowing, external), (101, 49), "{flow}");
+    // Query, key and value of the two layers: read as slices of the `linear` before `split`.
+    assert!(flow["viewed_inputs"].as_u64().unwrap() >= 6, "{flow}");
+    let entries = rerun["entries"].as_array().unwrap();
+    assert!(entries.iter().all(|e| e["status"] == "ok"));
 }
 
 #[test]

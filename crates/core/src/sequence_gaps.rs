@@ -277,6 +277,22 @@ pub fn gaps<'a>(et: &'a ExecutionTrace, nodes: &[Option<&EtNode>]) -> Vec<Vec<Ga
     out
 }
 
+/// A step op's list output read as the pieces of its input it is (`split`, `split_with_sizes`,
+/// `chunk`, `unbind`): what the step op gives its readers, as a [`Gap`] of that op whose
+/// [`Gap::pass_on`] maps each element to its input's maker, with the piece's slice or select.
+/// The rebuilt call of a list-returning op gives no single tensor to link to, but each piece
+/// is a view of the op's input, so a reader can read it from the input's maker. `None` for an
+/// op of no list output or whose pieces are not worked out.
+pub fn list_pieces(node: &EtNode) -> Option<Gap<'_>> {
+    if node.outputs.iter().all(|a| a.is_tensor()) {
+        return None;
+    }
+    match effect(node)? {
+        effect @ GapEffect::View { .. } => Some(Gap { node, effect }),
+        _ => None,
+    }
+}
+
 /// One op between the step's ops that the step does not re-run, and what it does.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gap<'a> {

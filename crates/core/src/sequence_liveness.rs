@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::execution_trace::{EtArg, EtNode, TensorRef};
-use crate::sequence_gaps::Gap;
+use crate::sequence_gaps::{list_pieces, Gap};
 use crate::sequence_plan::{FlowMemory, OpNeeds, Source};
 
 pub use crate::execution_trace::{tensor_key, TensorKey};
@@ -258,6 +258,11 @@ pub fn step_liveness(nodes: &[Option<&EtNode>], gaps: &[Vec<Gap>]) -> StepLivene
                 }
             }
         }
+        // A list output (`split`'s) is read as the pieces of its input it is: each piece
+        // flows from the input's maker, which its readers then hold.
+        if let Some(pieces) = list_pieces(node) {
+            pieces.pass_on(&mut producer, |&from, _| from, || (position, false));
+        }
     }
     out.external_tensors = externals.len();
     let mut delta = vec![0i128; n + 1];
@@ -390,6 +395,43 @@ mod tests {
         let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
         let live = step_liveness(&refs, &[]);
         assert!(live.sources[1].is_empty() && !live.is_read_later(0));
+    }
+
+    #[test]
+    fn a_re_run_splits_pieces_flow_from_its_inputs_maker_which_they_hold() {
+        // op0 makes t1 [8] ; op1 `split(t1, 4)` gives the list (t2, t3), views of t1's storage
+        // (the re-run call gives no single tensor) ; op2 reads t2 ; op3 reads t3. Both pieces
+        // flow from op0, held until op3; op1's own output is read by nobody.
+        let mut pieces = tensor(2, 1, 4);
+        pieces.ty = "GenericList[Tensor(float),Tensor(float)]".into();
+        pieces.shape = serde_json::json!([[4], [4]]);
+        pieces.tensors.push(pieces.tensors[0].clone());
+        pieces.tensors[1].tensor_id = 3;
+        pieces.tensors[1].offset = 4;
+        let int = |v: i64| EtArg {
+            value: serde_json::json!(v),
+            ty: "Int".into(),
+            shape: serde_json::json!([]),
+            strides: None,
+            tensors: vec![],
+        };
+        let split = EtNode {
+            inputs: vec![tensor(1, 1, 8), int(4), int(0)],
+            outputs: vec![pieces],
+            ..EtNode::named(1, "aten::split")
+        };
+        let nodes = [
+            node(0, vec![], vec![tensor(1, 1, 8)]),
+            split,
+            node(2, vec![tensor(2, 1, 4)], vec![tensor(4, 2, 4)]),
+            node(3, vec![tensor(3, 1, 4)], vec![tensor(5, 3, 4)]),
+        ];
+        let refs: Vec<Option<&EtNode>> = nodes.iter().map(Some).collect();
+        let live = step_liveness(&refs, &[]);
+        assert_eq!(live.producers[2].get(&(0, None)), Some(&0));
+        assert_eq!(live.producers[3].get(&(0, None)), Some(&0));
+        assert_eq!(live.held_until[0], 3);
+        assert!(live.is_last_reader(0, 3) && !live.is_read_later(1));
     }
 
     #[test]

@@ -75,6 +75,23 @@ pub struct FlowCounts {
     /// Why, for the first few of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback_reasons: Vec<String>,
+    /// Every fallback counted by its reason with the step positions (`#12 `) left out, so that
+    /// each layer's same fallback is one kind (empty in a file written before).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fallback_kinds: BTreeMap<String, usize>,
+}
+
+/// A fallback reason with its step positions (`#12 `) left out: its kind.
+pub fn fallback_kind(reason: &str) -> String {
+    reason
+        .split(' ')
+        .filter(|word| {
+            !(word.len() > 1
+                && word.starts_with('#')
+                && word[1..].bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The spread of one entry's in-context samples (µs per run of the entry).
@@ -369,6 +386,21 @@ impl SequenceResults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fallback_kind_leaves_out_step_positions_only() {
+        assert_eq!(
+            fallback_kind(
+                "#41 aten::transpose input 0: its producer #40 aten::split output 0 is a list"
+            ),
+            "aten::transpose input 0: its producer aten::split output 0 is a list"
+        );
+        // Sizes, node ids and a bare '#' stay.
+        assert_eq!(
+            fallback_kind("#4 aten::embedding input 0: sizes [1, 5] (node #17) against # [50257]"),
+            "aten::embedding input 0: sizes [1, 5] (node #17) against # [50257]"
+        );
+    }
 
     fn entry(position: usize, members: &[(&str, f64)], median: Option<f64>) -> EntryResult {
         EntryResult {
