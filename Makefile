@@ -148,6 +148,8 @@ bench-resume: build
 bench-gpu-truth: setup
 	$(CARGO) build --release --locked -p replay-cli
 	.venv/bin/python scripts/bench_gpu_truth.py $(ARGS)
+	.venv/bin/python scripts/bench_gpu_truth.py --truth results/gpu/2026-11-30-h200 \
+	  --json results/bench_gpu_truth_2026-11-30.json --markdown docs/benchmarks/gpu-truth-2026-11-30.md
 
 # `replay sequence`'s memory plan on the shared traces: sum of op inputs, planned and measured peak,
 # step time before/after (ARGS="--before /path/to/replay-without-plan"); results/bench_sequence_memory.json.
