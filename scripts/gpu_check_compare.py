@@ -144,10 +144,9 @@ def stage_compare(ctx, entry):
         # CPU's pinned runs split the same way between processes while agreeing within one: a
         # host section from another process may belong to another regime than the truth. The
         # stage's own measurement (host/host.json) stays beside it for comparison.
-        host = []
         out = os.path.join(ctx.work, key)
         r = ctx.run([ctx.replay, "compare", "--model", model, "--device", ctx.device, *inputs,
-                     "--quiet", "--output-dir", out, *timing, *(energy if i == 0 else []), *threads, *host],
+                     "--quiet", "--output-dir", out, *timing, *(energy if i == 0 else []), *threads],
                     540)
         report = load_json(os.path.join(out, "comparison_report.json"))
         run_entry = entry["runs"][key]
