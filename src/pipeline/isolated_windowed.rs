@@ -27,6 +27,7 @@ use crate::replay::isolated_journal::IsolatedJournal;
 use crate::replay::registry::replay_units;
 use crate::signature::schema::SignatureFile;
 use replay_core::export::isolated_rows::{assemble, RowsFile};
+use replay_core::memory_size::size_text;
 use replay_core::shard::work_list::IdHasher;
 use replay_core::signature::stream::{self, Scan};
 
@@ -75,7 +76,6 @@ pub fn open(path: &Path, window: usize) -> Result<Reading, crate::Error> {
     let (span, first) = scan.largest_window;
     let needs = span.saturating_mul(MEMORY_PER_JSON_BYTE);
     if needs > limit {
-        let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
         return Err(crate::Error::from(replay_core::Error::BadInput {
             path: path.to_path_buf(),
             message: format!(
@@ -83,8 +83,8 @@ pub fn open(path: &Path, window: usize) -> Result<Reading, crate::Error> {
                 scan.signatures,
                 scan.window,
                 scan.window.min(scan.signatures - first),
-                gib(needs),
-                gib(limit)
+                size_text(needs),
+                size_text(limit)
             ),
         }));
     }

@@ -18,7 +18,7 @@ use crate::signature::schema::{SignatureFile, Tier};
 use replay_core::execution_trace::attach::{attach, link_file};
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::ExecutionTrace;
-use replay_core::memory_size::gib;
+use replay_core::memory_size::size_text;
 use replay_core::results::isolated::{RunConfig, Status};
 use replay_core::results::sequence::{
     comparable, EntryResult, SequenceResults, Spread, SEQUENCE_SCHEMA_VERSION,
@@ -194,8 +194,8 @@ pub fn rerun(
         let built = match oversized {
             Some(o) => Err(SetupError::Oom(format!(
                 "needs {} alone, over the memory budget of {}: not allocated",
-                gib(o.bytes),
-                gib(planned.plan.budget)
+                size_text(o.bytes),
+                size_text(planned.plan.budget)
             ))),
             None => planned
                 .buffers
@@ -512,19 +512,19 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
             "\nmemory: planned peak {} ({} shared buffers serve {} of {} requests; every op \
              with inputs of its own: {}), budget {} ({}); measured peak {}, {} held once \
              built{}",
-            gib(memory.planned_peak_bytes),
+            size_text(memory.planned_peak_bytes),
             memory.shared_buffers,
             memory.shared_requests,
             memory.requests,
-            gib(memory.unshared_bytes),
-            gib(memory.budget_bytes),
+            size_text(memory.unshared_bytes),
+            size_text(memory.budget_bytes),
             memory.budget_from,
             memory
                 .measured_peak_bytes
-                .map_or("not measured".into(), gib),
+                .map_or("not measured".into(), size_text),
             memory
                 .measured_held_bytes
-                .map_or("not measured".into(), gib),
+                .map_or("not measured".into(), size_text),
             if memory.unplanned_bytes > 0 {
                 format!(
                     " ({:.1} MiB asked for outside the plan)",
@@ -539,8 +539,8 @@ fn summary(sequence: &SequenceResults, files: &OutputDir) -> String {
                 out,
                 "memory from the Execution Trace's liveness: op outputs {} at most alive at once \
                  (every output kept: {}), {} tensors from outside the step once each",
-                gib(flow.live_peak_bytes),
-                gib(flow.outputs_bytes),
+                size_text(flow.live_peak_bytes),
+                size_text(flow.outputs_bytes),
                 flow.external_tensors
             );
         }

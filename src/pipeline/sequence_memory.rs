@@ -15,7 +15,7 @@ use crate::replay::sequence_route::Placing;
 use crate::signature::schema::SignatureFile;
 use replay_core::execution_trace::link::EtLinks;
 use replay_core::execution_trace::ExecutionTrace;
-use replay_core::memory_size::{available_bytes, gib};
+use replay_core::memory_size::{available_bytes, size_text};
 use replay_core::results::sequence::SequenceMemory;
 use replay_core::sequence_gaps::gaps;
 use replay_core::sequence_liveness::step_liveness;
@@ -98,7 +98,14 @@ pub fn plan_step(
             .signatures
             .first()
             .and_then(|id| file.signatures.iter().find(|s| &s.id == id))
-            .map_or_else(|| "an op".to_owned(), |s| s.name.clone())
+            .map_or_else(
+                || "an op".to_owned(),
+                // The op the user wrote (a GPU signature is named by its kernel).
+                |s| {
+                    s.op.as_ref()
+                        .map_or_else(|| s.name.clone(), |o| o.name.clone())
+                },
+            )
     };
     if budget_from == "--memory-budget" {
         if let Some((op, bytes)) = largest_op(&ops).filter(|&(_, b)| b > budget) {
@@ -106,9 +113,9 @@ pub fn plan_step(
                 flag,
                 format!(
                     "{} is below the largest op of the step: #{op} {} needs {} alone",
-                    gib(budget),
+                    size_text(budget),
                     name(op),
-                    gib(bytes)
+                    size_text(bytes)
                 ),
             ));
         }
@@ -130,11 +137,11 @@ pub fn plan_step(
     observer.info(&format!(
         "memory plan: peak {} of buffers (every op with inputs of its own: {}) against {} \
          free on {}, budget {} ({budget_from}); {} of {} requests share {} buffers: {}\n",
-        gib(plan.peak_bytes),
-        gib(plan.unshared_bytes),
-        free.map_or("unknown".into(), gib),
+        size_text(plan.peak_bytes),
+        size_text(plan.unshared_bytes),
+        free.map_or("unknown".into(), size_text),
         device.spec(),
-        gib(budget),
+        size_text(budget),
         shared,
         plan.requests(),
         plan.shared_buffers(),
@@ -146,9 +153,9 @@ pub fn plan_step(
              (while #{} runs; {} if every output were kept), {} of {} storages read by a later \
              op; {} tensors from outside the step, one buffer each; {} flowing inputs' \
              stand-ins, {} external, {} by size\n",
-            gib(flow.live_peak_bytes),
+            size_text(flow.live_peak_bytes),
             flow.live_peak_op,
-            gib(flow.outputs_bytes),
+            size_text(flow.outputs_bytes),
             flow.storages_read_later,
             flow.storages,
             flow.external_tensors,
@@ -161,7 +168,7 @@ pub fn plan_step(
         observer.warning(&format!(
             "the plan with each op's own parameters is over the budget of {}: running with more \
              sharing ({})",
-            gib(budget),
+            size_text(budget),
             plan.sharing.describe()
         ));
     }
@@ -171,8 +178,8 @@ pub fn plan_step(
              trace time",
             o.op,
             name(o.op),
-            gib(o.bytes),
-            gib(budget)
+            size_text(o.bytes),
+            size_text(budget)
         ));
     }
     let buffers = SequenceBuffers::new(&plan, device);

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `--max-memory`'s sizes.
 pub use replay_core::memory_size::parse_size;
-use replay_core::memory_size::{available_bytes, gib};
+use replay_core::memory_size::{available_bytes, size_text};
 
 /// Words every refusal carries: what `SetupError` reads as out of memory.
 pub const OVER_LIMIT: &str = "over the memory replay allows itself";
@@ -40,8 +40,8 @@ pub fn check(bytes: Option<u64>, what: &str) -> Result<(), String> {
         Some(b) if b <= limit => Ok(()),
         _ => Err(format!(
             "{what} needs {}, {OVER_LIMIT} ({} by --max-memory); not allocated",
-            bytes.map_or("more than 2^64 bytes".into(), gib),
-            gib(limit)
+            bytes.map_or("more than 2^64 bytes".into(), size_text),
+            size_text(limit)
         )),
     }
 }

@@ -141,10 +141,10 @@ pub fn planned(kind: Kind, len: i64, role: Role) -> Option<Result<Tensor, tch::T
                 return Some(Err(tch::TchError::Torch(format!(
                     "a tensor of {} outside the memory plan, {}: with the {} asked outside it \
                      before, it passes what the budget leaves beside the plan's buffers ({})",
-                    replay_core::memory_size::gib(bytes),
+                    replay_core::memory_size::size_text(bytes),
                     super::memory_limit::OVER_LIMIT,
-                    replay_core::memory_size::gib(store.unplanned),
-                    replay_core::memory_size::gib(store.outside_allowance)
+                    replay_core::memory_size::size_text(store.unplanned),
+                    replay_core::memory_size::size_text(store.outside_allowance)
                 ))));
             }
             store.unplanned = outside;

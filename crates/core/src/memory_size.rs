@@ -52,9 +52,21 @@ pub fn meminfo_bytes(meminfo: &str, name: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-/// Bytes in GiB with two decimals, for messages.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+/// Bytes for messages, in the largest binary unit that leaves at least 1 (`512 B`, `0.68 MiB`
+/// is `696.32 KiB`, `17.75 GiB`), two decimals: a small step's plan reads `0.66 MiB`, not
+/// `0.00 GiB`.
+pub fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.2} {}", UNITS[unit])
 }
 
 #[cfg(test)]
@@ -70,6 +82,17 @@ mod tests {
         for bad in ["", "-1G", "0", "twelve", "5X"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn sizes_print_in_the_largest_unit_that_leaves_at_least_one() {
+        assert_eq!(size_text(0), "0 B");
+        assert_eq!(size_text(1023), "1023 B");
+        assert_eq!(size_text(1024), "1.00 KiB");
+        assert_eq!(size_text(708_930), "692.31 KiB");
+        assert_eq!(size_text(3 << 29), "1.50 GiB");
+        assert_eq!(size_text(17_750 << 20), "17.33 GiB");
+        assert_eq!(size_text(u64::MAX), "16384.00 PiB");
     }
 
     #[test]

@@ -233,9 +233,9 @@ pub enum PlanError {
     /// Even with the most sharing, the plan needs more than the budget.
     #[error(
         "the step's planned peak is {} with the most sharing ({}), over the memory budget of {}",
-        crate::memory_size::gib(*peak),
+        crate::memory_size::size_text(*peak),
         sharing.describe(),
-        crate::memory_size::gib(*budget)
+        crate::memory_size::size_text(*budget)
     )]
     OverBudget {
         peak: u64,
@@ -245,8 +245,8 @@ pub enum PlanError {
     /// An op's shapes imply more than the address space.
     #[error(
         "op {op}'s inputs need {}, more than the address space ({}): not allocated",
-        bytes.map_or("more than 2^64 bytes".to_owned(), crate::memory_size::gib),
-        crate::memory_size::gib(ADDRESS_SPACE)
+        bytes.map_or("more than 2^64 bytes".to_owned(), crate::memory_size::size_text),
+        crate::memory_size::size_text(ADDRESS_SPACE)
     )]
     AddressSpace { op: usize, bytes: Option<u64> },
 }
