@@ -50,6 +50,25 @@ pub fn median_sorted(sorted: &[f64]) -> Option<f64> {
     percentile_sorted(sorted, 0.5)
 }
 
+/// The median of each fifth of `samples` in the order they were taken (a machine that changed
+/// speed during a run shows as fifths far apart); empty for fewer than 10 samples. A remainder
+/// of fewer than five samples is left out of the last fifth.
+pub fn fifth_medians(samples: &[f64]) -> Vec<f64> {
+    if samples.len() < 10 {
+        return Vec::new();
+    }
+    let n = samples.len() / 5;
+    samples
+        .chunks(n)
+        .take(5)
+        .filter_map(|fifth| {
+            let mut sorted = fifth.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            median_sorted(&sorted)
+        })
+        .collect()
+}
+
 /// Arithmetic mean. `None` for no values.
 pub fn mean(values: &[f64]) -> Option<f64> {
     if values.is_empty() {
@@ -236,6 +255,16 @@ pub(crate) fn one_round() -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fifth_medians_are_each_fifths_median_in_run_order() {
+        // 12 samples: fifths of 2 ([1,3], [10,20], [5,5], [7,9], [2,4]); the last two left out.
+        let s = [
+            1.0, 3.0, 10.0, 20.0, 5.0, 5.0, 9.0, 7.0, 4.0, 2.0, 99.0, 99.0,
+        ];
+        assert_eq!(fifth_medians(&s), vec![2.0, 15.0, 5.0, 8.0, 3.0]);
+        assert_eq!(fifth_medians(&s[..9]), Vec::<f64>::new());
+    }
+
     use super::*;
 
     fn close(a: f64, b: f64) -> bool {

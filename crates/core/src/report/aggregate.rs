@@ -191,6 +191,7 @@ pub fn aggregate(
         execution_trace: file.source.execution_trace.clone(),
         host_device: ctx.host_device,
         machine_disturbed: Vec::new(),
+        full_model_fifths_us: crate::measure::stats::fifth_medians(&full.samples_us),
     };
     report.machine_disturbed = super::disturbed::disturbances(&report);
     report

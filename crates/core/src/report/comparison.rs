@@ -205,6 +205,11 @@ pub struct ComparisonReport {
     /// one to distrust ([`super::disturbed`]); absent when none do.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub machine_disturbed: Vec<String>,
+    /// The median of each fifth of the real model's runs in the order they ran (µs): a machine
+    /// that changed speed mid-run shows as fifths far apart, and the measured median then
+    /// depends on when it changed; absent for fewer than 10 runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub full_model_fifths_us: Vec<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

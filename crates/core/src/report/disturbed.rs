@@ -10,6 +10,9 @@ use super::comparison::ComparisonReport;
 pub const STEP_RATIO: f64 = 10.0;
 /// The real model's p90 over its p10 beyond this.
 pub const SPREAD_RATIO: f64 = 3.0;
+/// The slowest fifth of the real model's runs (in run order) over the fastest beyond this: the
+/// machine changed speed mid-run (H200 hosts of 2026-11-28: 6 of 8 configurations, up to 1.7x).
+pub const SPEED_CHANGE_RATIO: f64 = 1.2;
 
 /// What disagrees, and which figure to distrust; empty when nothing does.
 pub fn disturbances(r: &ComparisonReport) -> Vec<String> {
@@ -48,6 +51,21 @@ pub fn disturbances(r: &ComparisonReport) -> Vec<String> {
             f.p90_us / f.p10_us
         ));
     }
+    let fifths = crate::measure::stats::fifth_medians(&f.samples_us);
+    let (fast, slow) = fifths.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| {
+        (lo.min(v), hi.max(v))
+    });
+    if fast > 0.0 && slow / fast > SPEED_CHANGE_RATIO {
+        let listed: Vec<String> = fifths.iter().map(|v| format!("{v:.1}")).collect();
+        said.push(format!(
+            "the machine changed speed while the real model was timed: the medians of its runs' \
+             fifths, in the order they ran, are {} us ({:.2}x apart); the measured median \
+             depends on when the change came: read an error inside {fast:.1}-{slow:.1} us as \
+             the machine's",
+            listed.join(", "),
+            slow / fast
+        ));
+    }
     let sum = r.predicted_from_kernels_us;
     if sum / measured > STEP_RATIO {
         said.push(format!(
@@ -67,18 +85,43 @@ mod tests {
     /// The H200 run of bloom-560m: its profiled step 3x the real model's (the profiler's own
     /// cost on a host-bound model), runs spread 1.7x: nothing to say.
     fn h200_bloom() -> ComparisonReport {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-            "../../../shared/gpu-truth/h200-2026-11-28/bloom-560m-float32-seq5/comparison_report.json",
-        );
+        h200("bloom-560m-float32-seq5")
+    }
+
+    fn h200(config: &str) -> ComparisonReport {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "../../../shared/gpu-truth/h200-2026-11-28/{config}/comparison_report.json"
+        ));
         let text = std::fs::read_to_string(&path).expect("the shared GPU truth");
         serde_json::from_str(&text).expect("a comparison report")
     }
 
     #[test]
     fn a_profilers_cost_and_ordinary_noise_say_nothing() {
-        let r = h200_bloom();
+        // gpt2-small seq 128 on the H200: its profiled step 2.6x the real model's, its fifths
+        // within 5 % of each other.
+        let r = h200("gpt2-small-seq128");
         let check = r.trace_self_check.as_ref().unwrap();
         assert!(check.measured_us / r.full_model_inference_us > 2.5);
+        assert_eq!(disturbances(&r), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_speed_change_mid_run_is_said_with_its_fifths() {
+        // bloom-560m's truth on the H200: two fifths near 10.2 ms, then three near 6.4 ms.
+        let said = disturbances(&h200_bloom());
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("the machine changed speed while the real model was timed")
+                && said[0].contains("(1.60x apart)")
+                && said[0].contains("inside 6367.4-10196.2 us"),
+            "{said:?}"
+        );
+        // A run whose fifths stay within 20 % says nothing; one of under 10 runs has none.
+        let mut r = h200_bloom();
+        r.full_model.samples_us = (0..100).map(|i| 100.0 + (i % 7) as f64).collect();
+        assert_eq!(disturbances(&r), Vec::<String>::new());
+        r.full_model.samples_us = vec![100.0, 300.0, 100.0, 300.0];
         assert_eq!(disturbances(&r), Vec::<String>::new());
     }
 
@@ -101,7 +144,7 @@ mod tests {
             "{said:?}"
         );
         // The real model timed while disturbed.
-        let mut r = h200_bloom();
+        let mut r = h200("gpt2-small-seq128");
         r.full_model.p90_us = 4.0 * r.full_model.p10_us;
         let said = disturbances(&r);
         assert_eq!(said.len(), 1, "{said:?}");

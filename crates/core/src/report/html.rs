@@ -263,7 +263,7 @@ td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}}td.l,th.l{
 <h1>replay: {model}</h1>
 <p>{device}, {input_text}. Measured full model: <b>{measured:.1} us</b> (median of {runs} runs, p10 {p10:.1}, p90 {p90:.1}){note}.
 Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {coverage} of the trace's time replayed{unseen}.</p>
-<h2>Predicted versus measured</h2>
+{warnings}<h2>Predicted versus measured</h2>
 <p><span class="k" style="background:{c1}"></span>tier 1 copies<span class="k" style="background:{c2}"></span>tier 2 GEMM<span class="k" style="background:{c3}"></span>tier 3 libtorch{tier4}</p>
 "#,
         model = escape(&report.model),
@@ -278,6 +278,11 @@ Sum of kernels: <b>{sum:.1} us</b> ({sum_err:+.1}%).{timeline_text} Coverage: {c
             .as_ref()
             .map(|n| format!("; {}", escape(n)))
             .unwrap_or_default(),
+        warnings = report
+            .machine_disturbed
+            .iter()
+            .map(|w| format!("<p style=\"color:#a40\"><b>Warning:</b> {}.</p>\n", escape(w)))
+            .collect::<String>(),
         sum = p.sum.predicted_us,
         sum_err = p.sum.error_percent,
         timeline_text = p
