@@ -6,7 +6,7 @@
 // {divide each column by its sum + eps; divide each row by its sum + eps}; one rounding to
 // the storage type at the end. Layout: `count` matrices of n×n, row-major, contiguous.
 //
-// Launch (src/suites/mhc/cuda_sinkhorn.rs, `launch_shape`): 1-D, MHC_THREADS threads per
+// Launch (src/kernels/mhc_sinkhorn/cuda.rs, `launch_shape`): 1-D, MHC_THREADS threads per
 // block, one thread per matrix, no shared memory. n ≤ 8 runs a copy unrolled for its n with
 // the matrix in registers; 9..16 a generic copy whose matrix lives in local memory.
 #include <cuda_bf16.h>

@@ -1,7 +1,7 @@
 // The semi-Markov CRF streaming scan (issue 15) on the GPU: forward and backward in the Log,
-// Max and Entropy semirings. The CPU twin is src/suites/scan/cpu/; the host side that launches
-// these kernels (and computes the shared-memory sizes they assume) is
-// src/suites/scan/cuda_backend/.
+// Max and Entropy semirings. The CPU twin is src/kernels/semiring_scan/cpu/; the shared-memory
+// sizes these kernels assume are computed in src/kernels/semiring_scan/launch.rs, and the host
+// side that launches them is src/suites/scan/cuda_backend/.
 //
 // Layout (all contiguous): edge[B][T-1][K][C][C] float32, lengths[B] int32 in 1..=T.
 //   beta[n][c] = (+)_{d=1..min(D,n)} (+)_{c'} beta[n-d][c'] (x) edge[n-d][slice(d)][c][c'],
@@ -21,7 +21,7 @@
 // Saving forward (`save` != 0) also writes every row to global memory for the backward:
 // saved_x[B][T][C], saved_base_x[B][T] (and the h halves for Entropy).
 //
-// Shared memory (dynamic), the layout the host sizes in cuda_backend/launch.rs:
+// Shared memory (dynamic), the layout the host sizes in kernels/semiring_scan/launch.rs:
 //   forward:           double base_x[D], base_h[D]; float ring_x[D*C], ring_h[D*C],
 //                      next_x[C], next_h[C], top[2]
 //   backward (Log):    float rel[(D+1)*C]

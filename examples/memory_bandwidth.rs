@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 
 use replay::device::{Device, DeviceSpec};
-use replay::suites::calibrate::memory::cpu_kernels::{CpuKernelConfig, StoreIsa};
+use replay::kernels::stream_bandwidth::cpu::{CpuKernelConfig, StoreIsa};
 use replay::suites::calibrate::memory::measure_memory_with;
 use replay::suites::calibrate::timing::Trials;
 use serde_json::json;

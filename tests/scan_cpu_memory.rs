@@ -6,8 +6,8 @@
 #[path = "integration/scan_support.rs"]
 mod scan_support;
 
+use replay::kernels::semiring_scan::cpu::CpuScan;
 use replay::measure::Untimed;
-use replay::suites::scan::cpu::CpuScan;
 use replay::suites::scan::cpu_backend::{input_bytes, CpuBackend};
 use replay::suites::scan::{Phase, ScanBackend, Semiring};
 use scan_support::Case;

@@ -1,7 +1,15 @@
 //! The CUDA kernels compiled from `cuda/*.cu` by build.rs, embedded in the binary as
 //! fatbins and loaded lazily, by kernel name, the first time a device asks for one.
+//!
+//! Each `cuda/NAME.cu` that a suite runs has its folder here, `kernels/NAME/`, with its CPU
+//! twin and its launch side by side: [`semiring_scan`], [`stream_bandwidth`],
+//! [`mhc_sinkhorn`]. They return [`KernelError`]; the suites turn it into their own errors.
 
+pub mod error;
 pub mod fatbin;
+pub mod mhc_sinkhorn;
+pub mod semiring_scan;
+pub mod stream_bandwidth;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +33,7 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/embedded_kernels.rs"));
 }
 
+pub use error::KernelError;
 pub use generated::{MODULES, NVCC_USED, PTX_ARCH, SASS_ARCHS, UNAVAILABLE_REASON};
 
 /// Every kernel the Rust side launches, by the `cuda/NAME.cu` module that defines it; the
@@ -34,7 +43,8 @@ pub const REGISTERED: &[(&str, &[&str])] = &[
     ("l2_flush", &["l2_flush"]),
     // The CUDA timer's blocking kernel (`measure::blocking_kernel`).
     ("blocking", &["block_stream"]),
-    // The semiring-scan suite's `cuda` backend (`suites::scan::cuda_backend`).
+    // The semiring scan (`kernels::semiring_scan`: CPU twin `cpu`, launch geometry `launch`),
+    // the scan suite's `cuda` backend (`suites::scan::cuda_backend`).
     (
         "semiring_scan",
         &[
@@ -46,12 +56,14 @@ pub const REGISTERED: &[(&str, &[&str])] = &[
             "scan_backward_entropy",
         ],
     ),
-    // The mHC suite's fused Sinkhorn (`suites::mhc::cuda_sinkhorn`).
+    // The mHC fused Sinkhorn (`kernels::mhc_sinkhorn`: CPU twin `cpu`, launch `cuda`), run by
+    // the mHC suite (`suites::mhc::cuda_sinkhorn`).
     (
         "mhc_sinkhorn",
         &["mhc_sinkhorn_f32", "mhc_sinkhorn_bf16", "mhc_sinkhorn_f16"],
     ),
-    // `replay calibrate`'s own bandwidth kernels (`suites::calibrate::memory::cuda_kernels`).
+    // replay's own bandwidth kernels (`kernels::stream_bandwidth`: CPU twin `cpu`, launch
+    // `cuda`), timed by `replay calibrate` (`suites::calibrate::memory::cuda_target`).
     ("stream_bandwidth", &["stream_copy", "stream_triad"]),
 ];
 

@@ -7,9 +7,9 @@ use tch::Kind;
 
 use super::outcome::{check, Check};
 use crate::device::{CudaDevice, Device};
+use crate::kernels::mhc_sinkhorn::cpu::{marginal_error, sinkhorn_reference};
 use crate::suites::mhc::bench::{MhcSettings, MhcSuite};
 use crate::suites::mhc::cuda_sinkhorn::CudaSinkhorn;
-use crate::suites::mhc::fused_sinkhorn::{marginal_error, sinkhorn_reference};
 use crate::suites::mhc::fused_stages::{relative_difference, FusedStages};
 use crate::suites::mhc::run::Timing;
 use crate::suites::mhc::stages::{Impl, Placement};

@@ -5,7 +5,7 @@
 
 use super::outcome::{check, Check};
 use crate::suites::scan::bench::check::check_output;
-use crate::suites::scan::{Phase, ScanBackend, ScanDims, ScanProblem, Semiring};
+use crate::suites::scan::{Phase, ScanBackend, ScanDims, ScanError, ScanProblem, Semiring};
 
 /// One problem: its dims and lengths.
 struct Shape {
@@ -78,8 +78,8 @@ fn run_semiring(backend: &dyn ScanBackend, semiring: Semiring) -> Result<String,
     let mut cases = 0;
     for (salt, shape) in SHAPES.iter().enumerate() {
         let edge = potentials(shape.dims.edge_len(), salt as u64);
-        let problem =
-            ScanProblem::new(shape.dims, &edge, Some(shape.lengths)).map_err(|e| e.to_string())?;
+        let problem = ScanProblem::new(shape.dims, &edge, Some(shape.lengths))
+            .map_err(|e| ScanError::from(e).to_string())?;
         let mut scan = backend
             .prepare(&problem, semiring)
             .map_err(|e| e.to_string())?;
@@ -98,7 +98,7 @@ fn run_semiring(backend: &dyn ScanBackend, semiring: Semiring) -> Result<String,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::scan::cpu::CpuScan;
+    use crate::kernels::semiring_scan::cpu::CpuScan;
     use crate::suites::scan::cpu_backend::CpuBackend;
     use crate::suites::scan::{MemoryPeak, PreparedScan, ScanError, ScanOutput};
 

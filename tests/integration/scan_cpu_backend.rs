@@ -7,9 +7,9 @@
 use crate::scan_support;
 
 use replay::device::{Device, DeviceSpec};
+use replay::kernels::semiring_scan::cpu::CpuScan;
 use replay::measure::{ClockTimer, Timer};
 use replay::suites::scan::backends::open_backend;
-use replay::suites::scan::cpu::CpuScan;
 use replay::suites::scan::cpu_backend::CpuBackend;
 use replay::suites::scan::reference;
 use replay::suites::scan::{Phase, ScanBackend, ScanDims, ScanError, ScanProblem, Semiring};

@@ -1,7 +1,7 @@
 //! The semiring scan's CPU kernel against the float64 reference, and the reference against
 //! enumeration of every segmentation on tiny cases (issue 15's correctness goals).
 
-use replay::suites::scan::cpu::CpuScan;
+use replay::kernels::semiring_scan::cpu::CpuScan;
 use replay::suites::scan::enumeration;
 use replay::suites::scan::reference;
 use replay::suites::scan::semiring::{EntropyOps, LogOps};
@@ -244,12 +244,12 @@ fn bad_inputs_are_clear_errors() {
     };
     let edge = vec![0.0; dims.edge_len()];
     let short = vec![0.0; dims.edge_len() - 1];
-    let err = ScanProblem::new(dims, &short, None).unwrap_err();
+    let err = ScanError::from(ScanProblem::new(dims, &short, None).unwrap_err());
     assert!(
         matches!(err, ScanError::InvalidInput(_)) && err.to_string().contains("edge has 71 values"),
         "{err}"
     );
-    let err = ScanProblem::new(dims, &edge, Some(&[4, 5])).unwrap_err();
+    let err = ScanError::from(ScanProblem::new(dims, &edge, Some(&[4, 5])).unwrap_err());
     assert!(
         err.to_string()
             .contains("length 5 of sequence 1 is outside 1..=4"),
@@ -264,7 +264,7 @@ fn bad_inputs_are_clear_errors() {
     let saved = CpuScan::default()
         .forward_saving(&other, Semiring::Log)
         .unwrap();
-    let err = CpuScan::default().backward_from(&p, &saved).unwrap_err();
+    let err = ScanError::from(CpuScan::default().backward_from(&p, &saved).unwrap_err());
     assert!(matches!(err, ScanError::InvalidInput(_)), "{err}");
     assert_eq!("ENTROPY".parse::<Semiring>().unwrap(), Semiring::Entropy);
     assert!(matches!(

@@ -1,5 +1,7 @@
 //! Errors of `replay calibrate`.
 
+use crate::kernels::KernelError;
+
 /// What can go wrong while calibrating.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrateError {
@@ -36,6 +38,20 @@ impl CalibrateError {
     /// True for what the user can fix: exit status 2.
     pub fn is_usage_error(&self) -> bool {
         matches!(self, CalibrateError::Usage(_) | CalibrateError::File { .. })
+    }
+}
+
+/// A kernel's failure in calibrate's words: input the user can fix is a usage error, the rest
+/// (memory, the device, a kernel this build lacks) the device's, with the kernel's text.
+impl From<KernelError> for CalibrateError {
+    fn from(e: KernelError) -> Self {
+        match e {
+            KernelError::InvalidInput(m) => CalibrateError::Usage(m),
+            KernelError::NotImplemented(m)
+            | KernelError::OutOfMemory(m)
+            | KernelError::Unavailable(m)
+            | KernelError::Device(m) => CalibrateError::Device(m),
+        }
     }
 }
 

@@ -110,7 +110,7 @@ impl WorkItem {
                     &[size_mb],
                     trials,
                     peaks.bandwidth_gbps.value,
-                    super::memory::cpu_kernels::CpuKernelConfig::with_threads(threads),
+                    crate::kernels::stream_bandwidth::cpu::CpuKernelConfig::with_threads(threads),
                 )
                 .into_iter()
                 .map(|(key, r)| (key, r.map(Measured::Operation)))

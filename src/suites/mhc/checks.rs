@@ -3,12 +3,12 @@
 
 use tch::{Kind, Tensor};
 
-use super::fused_sinkhorn::{marginal_error, sinkhorn_reference};
 use super::fused_stages::relative_difference;
 use super::shape::{MhcDtype, MhcShape, SINKHORN_ITERS};
 use super::torch_stages::{self as torch, MhcWeights};
 use super::MhcError;
 use crate::device::Device;
+use crate::kernels::mhc_sinkhorn::cpu::{marginal_error, sinkhorn_reference};
 
 /// Matrices of stage 2 checked against the float64 reference (all of them at small sizes).
 const REFERENCE_MATRICES: i64 = 4096;

@@ -1,57 +1,11 @@
-//! The element types the fused CPU kernels read and write (float32, bfloat16, float16), and
-//! borrowing a contiguous host tensor of that type as a slice without copying it.
+//! Borrowing a contiguous host tensor of one of the fused kernels' element types
+//! ([`Element`], with the kernels in [`crate::kernels::mhc_sinkhorn`]) as a slice without
+//! copying it.
 
-use half::slice::HalfFloatSliceExt;
-use half::{bf16, f16};
-use tch::{Kind, Tensor};
+use tch::Tensor;
 
 use super::MhcError;
-
-/// A storage type of the fused kernels: they compute in float32 and convert at the edges.
-pub trait Element: Copy + Send + Sync + 'static {
-    const KIND: Kind;
-    fn to_f32_slice(src: &[Self], dst: &mut [f32]);
-    fn from_f32_slice(src: &[f32], dst: &mut [Self]);
-}
-
-impl Element for f32 {
-    const KIND: Kind = Kind::Float;
-    #[inline(always)]
-    fn to_f32_slice(src: &[f32], dst: &mut [f32]) {
-        dst.copy_from_slice(src);
-    }
-    #[inline(always)]
-    fn from_f32_slice(src: &[f32], dst: &mut [f32]) {
-        dst.copy_from_slice(src);
-    }
-}
-
-impl Element for bf16 {
-    const KIND: Kind = Kind::BFloat16;
-    #[inline(always)]
-    fn to_f32_slice(src: &[bf16], dst: &mut [f32]) {
-        // A bfloat16 is the top half of a float32: a shift, which vectorises.
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = f32::from_bits((s.to_bits() as u32) << 16);
-        }
-    }
-    #[inline(always)]
-    fn from_f32_slice(src: &[f32], dst: &mut [bf16]) {
-        dst.convert_from_f32_slice(src);
-    }
-}
-
-impl Element for f16 {
-    const KIND: Kind = Kind::Half;
-    #[inline(always)]
-    fn to_f32_slice(src: &[f16], dst: &mut [f32]) {
-        src.convert_to_f32_slice(dst);
-    }
-    #[inline(always)]
-    fn from_f32_slice(src: &[f32], dst: &mut [f16]) {
-        dst.convert_from_f32_slice(src);
-    }
-}
+pub use crate::kernels::mhc_sinkhorn::Element;
 
 fn check_host_tensor<T: Element>(t: &Tensor, what: &str) -> Result<(), MhcError> {
     if t.device() != crate::device::Device::host().torch() {
@@ -104,6 +58,8 @@ pub fn host_slice_mut<'t, T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::bf16;
+    use tch::Kind;
 
     #[test]
     fn tensors_are_read_as_slices_of_their_own_type_only() {
@@ -120,17 +76,5 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("contiguous"));
-    }
-
-    #[test]
-    fn half_types_round_trip_through_float32() {
-        let src = [0.1f32, -2.0, 65504.0, 1e-3];
-        let mut h = [f16::ZERO; 4];
-        f16::from_f32_slice(&src, &mut h);
-        let mut back = [0.0f32; 4];
-        f16::to_f32_slice(&h, &mut back);
-        for (a, b) in src.iter().zip(back) {
-            assert!((a - b).abs() <= a.abs() * 1e-3, "{a} {b}");
-        }
     }
 }

@@ -2,6 +2,8 @@
 
 use replay_core::suite::{CaseError, CaseStatus};
 
+use crate::kernels::KernelError;
+
 #[derive(Debug, thiserror::Error)]
 pub enum MhcError {
     /// A flag or size the user can fix (exit 2).
@@ -49,6 +51,21 @@ impl MhcError {
             _ => CaseStatus::Error,
         };
         CaseError::new(status, message)
+    }
+}
+
+/// A kernel's failure in the suite's words, with the kernel's text: a launch the driver
+/// refuses is a CUDA error, a size that would not fit is refused as too large (exit 2).
+impl From<KernelError> for MhcError {
+    fn from(e: KernelError) -> Self {
+        match e {
+            KernelError::InvalidInput(m) => MhcError::InvalidInput(m),
+            KernelError::NotImplemented(m) | KernelError::Unavailable(m) => {
+                MhcError::Unavailable(m)
+            }
+            KernelError::OutOfMemory(m) => MhcError::WouldNotFit(m),
+            KernelError::Device(m) => MhcError::Cuda(m),
+        }
     }
 }
 

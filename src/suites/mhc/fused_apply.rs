@@ -6,9 +6,9 @@
 use rayon::prelude::*;
 
 use super::element::Element;
-use super::fused_sinkhorn::MAX_STREAMS;
 use super::parallel::in_pool;
 use super::MhcError;
+use crate::kernels::mhc_sinkhorn::MAX_STREAMS;
 
 /// Columns per chunk (n rows of them in float32: 32 KiB at n = 4... and 8 in flight).
 const CHUNK: usize = 512;

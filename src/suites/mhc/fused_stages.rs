@@ -7,11 +7,11 @@ use tch::{Kind, Tensor};
 use super::element::{host_slice, host_slice_mut, Element};
 use super::fused_apply;
 use super::fused_linear::{self, FoldedLinear};
-use super::fused_sinkhorn;
 use super::shape::{MhcDtype, MhcShape, ALPHA, RMS_EPS, SINKHORN_ITERS};
 use super::torch_stages::MhcWeights;
 use super::MhcError;
 use crate::device::Device;
+use crate::kernels::mhc_sinkhorn::cpu as fused_sinkhorn;
 
 /// The fused stages of one shape, with the Linear's weight folded once.
 pub struct FusedStages {
@@ -71,7 +71,8 @@ impl FusedStages {
         fn run<T: Element>(s: &FusedStages, h: &Tensor, out: &mut Tensor) -> Result<(), MhcError> {
             let h = host_slice::<T>(h, "H_res logits")?;
             let out = host_slice_mut::<T>(out, "H_res")?;
-            fused_sinkhorn::sinkhorn(h, out, s.shape.streams, SINKHORN_ITERS, s.threads)
+            fused_sinkhorn::sinkhorn(h, out, s.shape.streams, SINKHORN_ITERS, s.threads)?;
+            Ok(())
         }
         match self.shape.dtype {
             MhcDtype::Float32 => run::<f32>(self, logits, out),

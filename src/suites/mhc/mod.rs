@@ -4,8 +4,10 @@
 //!
 //! One concept per file: [`shape`] (sizes, dtypes, the memory check), [`torch_stages`] (the
 //! seed's composition of libtorch ops), [`element`], [`parallel`] and the fused CPU kernels
-//! [`fused_linear`], [`fused_sinkhorn`], [`fused_apply`] (with [`fused_stages`] running them
-//! on tensors), [`cuda_sinkhorn`] (the CUDA kernel's launch), [`stages`] (the seed's six
+//! [`fused_linear`], [`fused_apply`] and the Sinkhorn of `cuda/mhc_sinkhorn.cu`'s CPU twin
+//! ([`crate::kernels::mhc_sinkhorn::cpu`]), with [`fused_stages`] running them on tensors;
+//! [`cuda_sinkhorn`] (the CUDA kernel, [`crate::kernels::mhc_sinkhorn::cuda`], on a GPU's
+//! libtorch tensors), [`stages`] (the seed's six
 //! timed stages), [`bench`] (all of it as a core `Suite`: its settings in `settings`, the
 //! inputs its cases share in `prepare`, what each case times in `case_work`, the checks
 //! before timing in `checks`), [`grid`] (every configuration's cases as one grid for the
@@ -22,7 +24,6 @@ pub mod element;
 pub mod error;
 pub mod fused_apply;
 pub mod fused_linear;
-pub mod fused_sinkhorn;
 pub mod fused_stages;
 pub mod grid;
 pub mod merge;

@@ -1,7 +1,8 @@
 //! How the fused CPU kernels spread their work: the process's kept worker pool of the asked
-//! thread count (the one the scan kernel uses), or the calling thread where none can be had.
+//! thread count (the one the scan kernel uses), or the calling thread where none can be had
+//! ([`in_pool`], with the kernels in [`crate::kernels::mhc_sinkhorn`]).
 
-use crate::cpu::worker_pool::worker_pool;
+pub use crate::kernels::mhc_sinkhorn::in_pool;
 
 /// Worker threads of the fused kernels: `requested`, or every CPU this process may use.
 pub fn thread_count(requested: Option<usize>) -> usize {
@@ -12,12 +13,4 @@ pub fn thread_count(requested: Option<usize>) -> usize {
                 .unwrap_or(1)
         })
         .max(1)
-}
-
-/// Runs `work` inside the pool of `threads` workers (so its rayon iterators use them).
-pub fn in_pool<R: Send>(threads: usize, work: impl FnOnce() -> R + Send) -> R {
-    match worker_pool(threads) {
-        Some(pool) => pool.install(work),
-        _ => work(),
-    }
 }

@@ -1,16 +1,12 @@
 //! One configuration of the pipeline: the seed's sizes and dtype, the sizes of its tensors,
 //! and the memory a run needs (checked before anything is allocated).
 
-use tch::Kind;
-
 use super::MhcError;
 
 /// The seed's module constants (`MHC(n_streams=4, tmax=20, rms_eps=1e-5, alpha=0.01)`).
 pub const RMS_EPS: f64 = 1e-5;
 pub const ALPHA: f64 = 0.01;
-pub const SINKHORN_ITERS: usize = 20;
-/// Added to every column and row sum before dividing, as the seed does.
-pub const SINKHORN_EPS: f32 = 1e-8;
+pub use crate::kernels::mhc_sinkhorn::{MhcDtype, SINKHORN_EPS, SINKHORN_ITERS};
 
 /// The seed's defaults: `--bs 16 --seq 4096 --dim 7168 --n_streams 4 --dtype bfloat16`.
 pub const DEFAULT_BS: usize = 16;
@@ -21,67 +17,6 @@ pub const DEFAULT_STREAMS: usize = 4;
 pub const SWEEP_BS: [usize; 6] = [1, 2, 4, 8, 16, 32];
 /// `--quick`: a size that runs in seconds (B·T = 512 tokens of n·D = 4096).
 pub const QUICK: (usize, usize, usize) = (2, 256, 1024);
-
-/// The three dtypes of the seed's `--dtype`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MhcDtype {
-    Float32,
-    Bfloat16,
-    Float16,
-}
-
-impl MhcDtype {
-    pub const ALL: [MhcDtype; 3] = [MhcDtype::Float32, MhcDtype::Bfloat16, MhcDtype::Float16];
-
-    /// The seed's spelling, as in its CSV (`bfloat16`).
-    pub fn name(self) -> &'static str {
-        match self {
-            MhcDtype::Float32 => "float32",
-            MhcDtype::Bfloat16 => "bfloat16",
-            MhcDtype::Float16 => "float16",
-        }
-    }
-
-    pub fn kind(self) -> Kind {
-        match self {
-            MhcDtype::Float32 => Kind::Float,
-            MhcDtype::Bfloat16 => Kind::BFloat16,
-            MhcDtype::Float16 => Kind::Half,
-        }
-    }
-
-    pub fn bytes(self) -> usize {
-        match self {
-            MhcDtype::Float32 => 4,
-            _ => 2,
-        }
-    }
-
-    /// Largest difference allowed between a fused stage and torch's on the same input,
-    /// relative to the largest magnitude of torch's result: a few roundings of the dtype
-    /// (torch rounds its intermediates to the dtype, the fused kernels keep float32).
-    pub fn tolerance(self) -> f64 {
-        match self {
-            MhcDtype::Float32 => 1e-4,
-            MhcDtype::Bfloat16 => 3e-2,
-            MhcDtype::Float16 => 5e-3,
-        }
-    }
-}
-
-impl std::str::FromStr for MhcDtype {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "float32" | "fp32" | "f32" => Ok(MhcDtype::Float32),
-            "bfloat16" | "bf16" => Ok(MhcDtype::Bfloat16),
-            "float16" | "fp16" | "f16" | "half" => Ok(MhcDtype::Float16),
-            _ => Err(format!(
-                "unknown dtype '{text}' (accepted: float32, bfloat16, float16)"
-            )),
-        }
-    }
-}
 
 /// The sizes of one run: B, T, D, n and the dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

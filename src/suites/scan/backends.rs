@@ -1,12 +1,12 @@
 //! The one place where backends are looked up by the name that `--backends` and CSV rows use.
 
-use super::cpu::CpuScan;
 use super::cpu_backend::CpuBackend;
 use super::cuda_backend::CudaBackend;
 use super::torch_backend::TorchBackend;
 use super::unavailable_backend::UnavailableBackend;
 use super::{ScanBackend, ScanError};
 use crate::device::Device;
+use crate::kernels::semiring_scan::cpu::CpuScan;
 
 /// The backends this build knows, in the order `--help` lists them.
 pub const BACKEND_NAMES: [&str; 3] = ["cpu", "torch", "cuda"];

@@ -24,10 +24,10 @@
 
 use replay_core::measure::{segment, Placement, Timer};
 
-use super::cpu::CpuScan;
 use super::{
     MemoryPeak, Phase, PreparedScan, ScanBackend, ScanError, ScanOutput, ScanProblem, Semiring,
 };
+use crate::kernels::semiring_scan::cpu::CpuScan;
 use crate::measure::counting_allocator;
 
 /// The CPU kernel as a scan backend.

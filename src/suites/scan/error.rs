@@ -1,5 +1,7 @@
 //! Errors of the semiring scan: inputs that do not fit together, and what a backend cannot do.
 
+use crate::kernels::KernelError;
+
 /// What can go wrong when running a scan.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -49,6 +51,21 @@ impl From<ScanError> for crate::Error {
     fn from(error: ScanError) -> Self {
         let usage = error.is_usage_error();
         crate::Error::suite(error, usage)
+    }
+}
+
+/// A kernel's failure in the suite's words: each kind of [`KernelError`] is the scan error of
+/// the same kind, with the kernel's text.
+impl From<KernelError> for ScanError {
+    fn from(e: KernelError) -> ScanError {
+        match e {
+            KernelError::InvalidInput(m) => ScanError::InvalidInput(m),
+            KernelError::NotImplemented(m) | KernelError::Unavailable(m) => {
+                ScanError::NotImplemented(m)
+            }
+            KernelError::OutOfMemory(m) => ScanError::OutOfMemory(m),
+            KernelError::Device(m) => ScanError::Backend(m),
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The semiring scan of a semi-Markov CRF (issue 15): the computation the seed's streaming
-//! reference does, as a float32 CPU kernel ([`cpu`]) and a float64 naive reference
+//! reference does, as a float32 CPU kernel
+//! ([`crate::kernels::semiring_scan::cpu`], beside `cuda/semiring_scan.cu`) and a float64 naive reference
 //! ([`reference`]) that the kernel and every other backend are checked against.
 //!
 //! The recurrence (edge `[B, T−1, K, C, C]`, `edge[b][n][k][c][c']` = segment of duration `k`
@@ -11,13 +12,11 @@ pub mod analyze;
 pub mod backend;
 pub mod backends;
 pub mod bench;
-pub mod cpu;
 pub mod cpu_backend;
 pub mod cuda_backend;
 pub mod enumeration;
 pub mod error;
 pub mod npy_io;
-pub mod problem;
 pub mod reference;
 pub mod rounding;
 pub mod semiring;
@@ -27,7 +26,7 @@ pub mod tool;
 pub mod torch_backend;
 pub mod unavailable_backend;
 
+pub use crate::kernels::semiring_scan::{ScanDims, ScanProblem};
 pub use backend::{MemoryPeak, Phase, PreparedScan, ScanBackend, ScanOutput};
 pub use error::ScanError;
-pub use problem::{ScanDims, ScanProblem};
 pub use semiring::Semiring;

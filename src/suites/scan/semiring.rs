@@ -1,49 +1,18 @@
-//! The three semirings of the seed's scan, and their float64 scalar operations for the
-//! reference.
+//! The three semirings of the seed's scan (the type is the kernels', [`Semiring`]): parsing
+//! the user's word for one, and their float64 scalar operations for the reference.
 //!
 //! The seed's reference fills "nothing yet" with the semiring zero −1e5 (its fused kernel uses
 //! −1e9). We use −1e5 in the reference, exactly as the seed; the CPU kernel never needs a zero
 //! because it only ever ⊕-sums the terms that exist (`d ≤ n`), which gives the same values
 //! (exp(−1e5) is 0 in float64 and float32 alike).
 
-use std::fmt;
 use std::str::FromStr;
 
 use super::ScanError;
+pub use crate::kernels::semiring_scan::Semiring;
 
 /// The reference's semiring zero in log space (torch-struct's and the seed's −1e5).
 pub const LOG_ZERO: f64 = -1e5;
-
-/// Which semiring the scan runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Semiring {
-    /// (logsumexp, +): the log-partition function; its gradient is the edge marginals.
-    Log,
-    /// (max, +): the Viterbi score; its gradient is the indicator of the best segmentation.
-    Max,
-    /// Pairs (log Z, H) with torch-struct's entropy ⊕: the entropy of the segmentation
-    /// distribution.
-    Entropy,
-}
-
-impl Semiring {
-    pub const ALL: [Semiring; 3] = [Semiring::Log, Semiring::Max, Semiring::Entropy];
-
-    /// The seed's spelling (`Log`, `Max`, `Entropy`), used in CSV rows.
-    pub fn name(self) -> &'static str {
-        match self {
-            Semiring::Log => "Log",
-            Semiring::Max => "Max",
-            Semiring::Entropy => "Entropy",
-        }
-    }
-}
-
-impl fmt::Display for Semiring {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 impl FromStr for Semiring {
     type Err = ScanError;

@@ -1,32 +1,32 @@
 //! `replay calibrate`'s memory bandwidth, measured two ways and reported both:
 //!
 //! - through libtorch ([`torch_copy`]): `dst.copy_(src)`, what a model sees;
-//! - with replay's own STREAM copy and triad ([`cpu_kernels`] on the CPU: all cores, streaming
-//!   stores; [`cuda_kernels`] on a GPU: `cuda/stream_bandwidth.cu`), which is how STREAM-like
-//!   tools reach the machine's real limit.
+//! - with replay's own STREAM copy and triad (`cuda/stream_bandwidth.cu` and its CPU twin in
+//!   [`crate::kernels::stream_bandwidth`]: [`cpu`](crate::kernels::stream_bandwidth::cpu) on
+//!   the CPU, all cores, streaming stores; [`cuda`](crate::kernels::stream_bandwidth::cuda) on
+//!   a GPU, timed on replay's stream through [`cuda_target`]), which is how STREAM-like tools
+//!   reach the machine's real limit.
 //!
 //! Every size gets three operation profiles, keyed `memory_copy_libtorch_size_mb=128`,
 //! `memory_copy_replay_size_mb=128` and `memory_triad_replay_size_mb=128`, in the seed's
-//! fields: bandwidth = bytes counted ([`stream_kernel::StreamKernel::bytes`], STREAM's
+//! fields: bandwidth = bytes counted ([`StreamKernel::bytes`], STREAM's
 //! convention) over the mean latency, as the seed divides. One failed size or method never
 //! stops the others.
 
-pub mod cpu_kernels;
-pub mod cuda_kernels;
-pub mod stream_kernel;
+pub mod cuda_target;
 pub mod torch_copy;
 
 use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use self::cpu_kernels::{CpuKernelConfig, CpuStream};
-use self::cuda_kernels::CudaStreamBench;
-use self::stream_kernel::{elements_in_mb, StreamKernel};
+use self::cuda_target::CudaStreamBench;
 use super::profile::OperationProfile;
 use super::timing::{time_trials, Latency, Trials};
 use super::CalibrateError;
 use crate::device::Device;
+use crate::kernels::stream_bandwidth::cpu::{CpuKernelConfig, CpuStream};
+use crate::kernels::stream_bandwidth::{elements_in_mb, StreamKernel};
 use crate::kernels::KernelCache;
 use crate::measure::cuda_timing::{timer_name, LIBTORCH_STREAM, REPLAY_STREAM};
 use crate::measure::{MeasureError, Placement, Target};
@@ -255,7 +255,7 @@ fn measure_own(
         OwnKernels::Cpu(config) => {
             let mut stream = match CpuStream::new(n, *config) {
                 Ok(s) => s,
-                Err(e) => return failed_both(e),
+                Err(e) => return failed_both(e.into()),
             };
             StreamKernel::ALL
                 .iter()
@@ -292,7 +292,7 @@ fn measure_own(
                         "threads_per_block".into(),
                         json!(geometry.threads_per_block),
                     );
-                    // (`cuda_kernels`' targets are replay's stream with the blocking kernel.)
+                    // (`cuda_target`'s targets are replay's stream with the blocking kernel.)
                     run.extra
                         .insert("timer".into(), json!(timer_name(REPLAY_STREAM, true)));
                     // Checked once before timing: a fast wrong kernel is no bandwidth.

@@ -9,8 +9,8 @@
 
 use tch::{Kind, Tensor};
 
-use super::stream_kernel::StreamKernel;
 use crate::device::Device;
+use crate::kernels::stream_bandwidth::StreamKernel;
 use crate::suites::calibrate::timing::{time_trials, Latency, Trials};
 use crate::suites::calibrate::CalibrateError;
 use crate::torch::work_target::TorchWork;

@@ -139,7 +139,7 @@ impl Suite for ScanBenchSuite {
             .borrow_mut()
             .next_edge(dims)
             .map_err(case_error)?;
-        let problem = ScanProblem::new(dims, &edge, None).map_err(case_error)?;
+        let problem = ScanProblem::new(dims, &edge, None).map_err(|e| case_error(e.into()))?;
         let backend = self.backends.get(case.backend).ok_or_else(|| {
             CaseError::new(
                 CaseStatus::Error,

@@ -1,5 +1,6 @@
 //! The `cuda` backend: replay's own kernel, `cuda/semiring_scan.cu`, embedded by build.rs and
-//! loaded by name through [`crate::kernels`], behind the [`ScanBackend`] interface.
+//! loaded by name through [`crate::kernels`] and launched in the geometry of
+//! [`crate::kernels::semiring_scan::launch`], behind the [`ScanBackend`] interface.
 //!
 //! Inputs are copied to the GPU once in [`ScanBackend::prepare`]; every call then runs on the
 //! device's replay stream, where the measurement core times the timed part with CUDA events,
@@ -10,7 +11,6 @@
 //! Memory is what this backend allocated, counted exactly ([`buffers::MemoryTally`]).
 
 pub mod buffers;
-pub mod launch;
 
 use std::sync::Arc;
 
@@ -19,12 +19,14 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArg
 use cudarc::driver::{PushKernelArg, ValidAsZeroBits};
 
 use self::buffers::{driver_error, slice_bytes, zeros, BackwardBuffers, MemoryTally};
-use self::launch::{check_fits, kernel_name, launch_shape, Pass, DEFAULT_SHARED_BYTES};
 use super::{
     MemoryPeak, Phase, PreparedScan, ScanBackend, ScanDims, ScanError, ScanOutput, ScanProblem,
     Semiring,
 };
 use crate::device::CudaDevice;
+use crate::kernels::semiring_scan::launch::{
+    self, check_fits, kernel_name, launch_shape, Pass, DEFAULT_SHARED_BYTES,
+};
 use crate::kernels::KernelCache;
 use crate::measure::cuda_timing::CudaStreamHandle;
 use crate::measure::{segment, Placement, Timer};

@@ -1,7 +1,7 @@
 //! One scan problem: the dimensions, the edge log-potentials and the per-sequence lengths,
 //! checked once so that the kernels can index without bounds surprises.
 
-use super::ScanError;
+use crate::kernels::KernelError;
 
 /// `B` sequences of up to `T` positions, durations `0..K` (slice 0 unused unless `K == 1`)
 /// and `C` labels; serialized in the seed's letters, as `replay scan` reports them.
@@ -69,7 +69,7 @@ impl<'a> ScanProblem<'a> {
         dims: ScanDims,
         edge: &'a [f32],
         lengths: Option<&[usize]>,
-    ) -> Result<Self, ScanError> {
+    ) -> Result<Self, KernelError> {
         let ScanDims {
             batch,
             positions,
@@ -77,12 +77,12 @@ impl<'a> ScanProblem<'a> {
             labels,
         } = dims;
         if batch == 0 || positions == 0 || durations == 0 || labels == 0 {
-            return Err(ScanError::InvalidInput(format!(
+            return Err(KernelError::InvalidInput(format!(
                 "every dimension must be at least 1 (B={batch}, T={positions}, K={durations}, C={labels})"
             )));
         }
         if edge.len() != dims.edge_len() {
-            return Err(ScanError::InvalidInput(format!(
+            return Err(KernelError::InvalidInput(format!(
                 "edge has {} values, [B={batch}, T−1={}, K={durations}, C={labels}, C={labels}] needs {}",
                 edge.len(),
                 positions - 1,
@@ -93,7 +93,7 @@ impl<'a> ScanProblem<'a> {
             None => vec![positions; batch],
             Some(given) => {
                 if given.len() != batch {
-                    return Err(ScanError::InvalidInput(format!(
+                    return Err(KernelError::InvalidInput(format!(
                         "{} lengths for {batch} sequences",
                         given.len()
                     )));
@@ -103,7 +103,7 @@ impl<'a> ScanProblem<'a> {
                     .enumerate()
                     .find(|(_, &l)| l == 0 || l > positions)
                 {
-                    return Err(ScanError::InvalidInput(format!(
+                    return Err(KernelError::InvalidInput(format!(
                         "length {len} of sequence {b} is outside 1..={positions}"
                     )));
                 }

@@ -8,8 +8,8 @@
 //!   outside pass (Log), the argmax backtrack (Max), reverse mode through the entropy ⊕
 //!   (Entropy). [`CpuScan::backward`] runs both.
 //!
-//! The split lets a benchmark time the backward alone ([`super::Phase::Backward`]) as the
-//! seed does with autograd, and both together.
+//! The split lets a benchmark time the backward alone (the scan suite's `Phase::Backward`) as
+//! the seed does with autograd, and both together.
 
 mod backward;
 mod forward;
@@ -25,8 +25,9 @@ use lanes::max_reduce;
 
 use rayon::prelude::*;
 
-use super::{ScanDims, ScanError, ScanProblem, Semiring};
+use super::{ScanDims, ScanProblem, Semiring};
 use crate::cpu::worker_pool::worker_pool;
+use crate::kernels::KernelError;
 
 /// The value of each sequence's scan and the gradient of their sum with respect to `edge`
 /// (same layout as `edge`).
@@ -136,12 +137,12 @@ impl CpuScan {
 
     /// The forward that keeps every beta row for [`CpuScan::backward_from`]: `B·T·C` floats
     /// and `B·T` float64 row bases (twice that for Entropy) besides the per-thread gather
-    /// buffers. Memory it cannot get is [`ScanError::OutOfMemory`].
+    /// buffers. Memory it cannot get is [`KernelError::OutOfMemory`].
     pub fn forward_saving(
         &self,
         p: &ScanProblem,
         semiring: Semiring,
-    ) -> Result<SavedForward, ScanError> {
+    ) -> Result<SavedForward, KernelError> {
         let dims = p.dims;
         let lse = lanes::fastest_lse();
         let (rows, bases) = (dims.positions * dims.labels, dims.positions);
@@ -200,16 +201,16 @@ impl CpuScan {
 
     /// The reverse scan alone: the gradient of the sum of the values with respect to `edge`
     /// (layout of `edge`) — the edge marginals (Log), the indicator of the best segmentation
-    /// (Max; ties as [`super::reference::viterbi_indicator`]), ∂ΣH/∂edge (Entropy).
+    /// (Max; ties as the scan suite's `reference::viterbi_indicator`), ∂ΣH/∂edge (Entropy).
     /// `saved` must come from [`CpuScan::forward_saving`] on the same problem.
     pub fn backward_from(
         &self,
         p: &ScanProblem,
         saved: &SavedForward,
-    ) -> Result<Vec<f32>, ScanError> {
+    ) -> Result<Vec<f32>, KernelError> {
         let dims = p.dims;
         if saved.dims != dims || saved.values.len() != dims.batch {
-            return Err(ScanError::InvalidInput(format!(
+            return Err(KernelError::InvalidInput(format!(
                 "the saved forward is of {:?}, the problem of {dims:?}",
                 saved.dims
             )));
@@ -248,7 +249,11 @@ impl CpuScan {
 
     /// [`CpuScan::forward_saving`] then [`CpuScan::backward_from`]: the values and the
     /// gradient of their sum.
-    pub fn backward(&self, p: &ScanProblem, semiring: Semiring) -> Result<ScanGradient, ScanError> {
+    pub fn backward(
+        &self,
+        p: &ScanProblem,
+        semiring: Semiring,
+    ) -> Result<ScanGradient, KernelError> {
         let saved = self.forward_saving(p, semiring)?;
         let grad = self.backward_from(p, &saved)?;
         Ok(ScanGradient {
@@ -326,15 +331,15 @@ trait ZeroBits: Copy {}
 impl ZeroBits for f32 {}
 impl ZeroBits for f64 {}
 
-/// `n` zeros, or [`ScanError::OutOfMemory`] naming `what` when the allocator refuses.
+/// `n` zeros, or [`KernelError::OutOfMemory`] naming `what` when the allocator refuses.
 ///
 /// Zeroed by the allocator (calloc), as `vec![0.0; n]` is: a large block comes as fresh
 /// zero pages that are never touched where nothing is written — most of a Max gradient,
 /// which marks one path (writing the zeros cost a 56 MB memset per call, doubling Max's
 /// forward-and-backward at T = 1024, K = 24, C = 12).
-fn zeroed<T: ZeroBits>(n: usize, what: &str) -> Result<Vec<T>, ScanError> {
+fn zeroed<T: ZeroBits>(n: usize, what: &str) -> Result<Vec<T>, KernelError> {
     let refused = || {
-        ScanError::OutOfMemory(format!(
+        KernelError::OutOfMemory(format!(
             "{what}: {:.2} GB",
             n as f64 * std::mem::size_of::<T>() as f64 / 1e9
         ))

@@ -14,7 +14,7 @@
 
 use super::forward::Gather;
 use crate::cpu::exp_approx::exp_approx;
-use crate::suites::scan::ScanDims;
+use crate::kernels::semiring_scan::ScanDims;
 
 /// The reverse pass's tables, reused across a thread's sequences: `len·C` floats each (small
 /// next to the `len·K·C²` gradient).
@@ -114,7 +114,7 @@ pub(super) fn log_backward(
 
 /// Max backward of one sequence: 1 in `grad` on every edge of the best segmentation (ties:
 /// smallest final label, then smallest duration, then smallest source label, as
-/// [`crate::suites::scan::reference::viterbi_indicator`]).
+/// the scan suite's `reference::viterbi_indicator`).
 pub(super) fn max_backward(
     d: ScanDims,
     edge: &[f32],

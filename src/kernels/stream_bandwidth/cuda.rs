@@ -1,21 +1,20 @@
 //! replay's own GPU bandwidth kernels, `cuda/stream_bandwidth.cu` (copy and triad over
-//! float4, grid-stride), embedded by build.rs, loaded by name through [`KernelCache`] and run on
-//! the device's replay stream, placed there as a measurement-core [`Target`] so that the core
-//! times the calls with CUDA events on that stream.
+//! float4, grid-stride), embedded by build.rs, loaded by name through [`KernelCache`] and
+//! launched on the stream they are given (`replay calibrate` gives the device's replay stream
+//! and times the calls there as a measurement-core target).
 //!
 //! The grid is one full wave of resident blocks ([`Geometry::for_elements`]): enough warps on
 //! every SM to keep the memory system busy, and no tail of half-empty waves.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 use super::stream_kernel::{StreamKernel, TRIAD_SCALAR};
-use crate::device::CudaDevice;
-use crate::kernels::KernelCache;
-use crate::measure::cuda_timing::CudaStreamHandle;
-use crate::measure::{segment, MeasureError, Placement, Target, Timer};
-use crate::suites::calibrate::CalibrateError;
+use crate::kernels::error::driver_error;
+use crate::kernels::{KernelCache, KernelError};
 
 /// Threads per block: 8 blocks of 256 fill the 2,048 resident threads of an SM on sm_80 to
 /// sm_90.
@@ -89,18 +88,8 @@ pub fn check_result(kernel: StreamKernel, a: &[f32], b: &[f32], c: &[f32]) -> Re
     }
 }
 
-fn driver_error(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CalibrateError {
-    move |e| CalibrateError::Device(format!("{call}: {e}"))
-}
-
 /// The three arrays of one size on one GPU, the two kernels, and the stream they run on.
-pub struct CudaStreamBench {
-    launcher: Launcher,
-    placement: CudaStreamHandle,
-}
-
-/// What a launch needs.
-struct Launcher {
+pub struct CudaStreamKernels {
     stream: Arc<CudaStream>,
     copy: CudaFunction,
     triad: CudaFunction,
@@ -111,76 +100,69 @@ struct Launcher {
     geometry: Geometry,
 }
 
-impl CudaStreamBench {
-    /// Allocates `n` floats per array on `device` (a = 1, b = 2, c = 0.5) and loads the
-    /// kernels; a build without nvcc says so here.
+impl CudaStreamKernels {
+    /// Allocates `n` floats per array on `stream` (a = 1, b = 2, c = 0.5) of `context`, a GPU
+    /// of `multiprocessors` SMs, and loads the kernels; a build without nvcc says so here.
     pub fn new(
-        device: &CudaDevice,
+        context: &Arc<CudaContext>,
+        stream: Arc<CudaStream>,
         kernels: &KernelCache,
         n: usize,
-    ) -> Result<CudaStreamBench, CalibrateError> {
-        device
-            .context
+        multiprocessors: i32,
+    ) -> Result<CudaStreamKernels, KernelError> {
+        context
             .bind_to_thread()
             .map_err(driver_error("cuCtxSetCurrent"))?;
         let function = |kernel| {
             kernels
-                .function(&device.context, kernel_name(kernel))
-                .map_err(|e| CalibrateError::Device(e.to_string()))
+                .function(context, kernel_name(kernel))
+                .map_err(|e| KernelError::Unavailable(e.to_string()))
         };
         let (copy, triad) = (
             function(StreamKernel::Copy)?,
             function(StreamKernel::Triad)?,
         );
-        let stream = device.stream.clone();
         let filled = |value: f32| {
             stream
                 .clone_htod(&vec![value; n.max(1)])
                 .map_err(driver_error("cuMemcpyHtoD"))
         };
         let (a, b, c) = (filled(1.0)?, filled(2.0)?, filled(0.5)?);
-        let placement = CudaStreamHandle::replay(&stream);
-        Ok(CudaStreamBench {
-            launcher: Launcher {
-                geometry: Geometry::for_elements(n, device.info.multiprocessors),
-                stream,
-                copy,
-                triad,
-                a,
-                b,
-                c,
-                n,
-            },
-            placement,
+        Ok(CudaStreamKernels {
+            geometry: Geometry::for_elements(n, multiprocessors),
+            stream,
+            copy,
+            triad,
+            a,
+            b,
+            c,
+            n,
         })
     }
 
     pub fn geometry(&self) -> Geometry {
-        self.launcher.geometry
+        self.geometry
+    }
+
+    /// The stream the kernels run on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
     }
 
     /// Runs `kernel` once and checks every element it wrote on the host.
-    pub fn run_and_check(&mut self, kernel: StreamKernel) -> Result<(), CalibrateError> {
-        let l = &mut self.launcher;
-        l.launch(kernel)?;
-        let back =
-            |s: &CudaSlice<f32>| l.stream.clone_dtoh(s).map_err(driver_error("cuMemcpyDtoH"));
-        let (a, b, c) = (back(&l.a)?, back(&l.b)?, back(&l.c)?);
-        check_result(kernel, &a, &b, &c).map_err(CalibrateError::Device)
+    pub fn run_and_check(&mut self, kernel: StreamKernel) -> Result<(), KernelError> {
+        self.launch(kernel)?;
+        let back = |s: &CudaSlice<f32>| {
+            self.stream
+                .clone_dtoh(s)
+                .map_err(driver_error("cuMemcpyDtoH"))
+        };
+        let (a, b, c) = (back(&self.a)?, back(&self.b)?, back(&self.c)?);
+        check_result(kernel, &a, &b, &c).map_err(KernelError::Device)
     }
 
-    /// `kernel` as a measurement-core target.
-    pub fn target(&mut self, kernel: StreamKernel) -> CudaKernelTarget<'_> {
-        CudaKernelTarget {
-            bench: self,
-            kernel,
-        }
-    }
-}
-
-impl Launcher {
     /// Queues one call of `kernel`.
-    fn launch(&mut self, kernel: StreamKernel) -> Result<(), CalibrateError> {
+    pub fn launch(&mut self, kernel: StreamKernel) -> Result<(), KernelError> {
         let n = self.n as u64;
         let config = self.geometry.config();
         match kernel {
@@ -207,38 +189,6 @@ impl Launcher {
         }
         .map(drop)
         .map_err(driver_error("cuLaunchKernel"))
-    }
-}
-
-/// Calls of one kernel on replay's stream, timed there after waiting for what was queued
-/// before.
-pub struct CudaKernelTarget<'a> {
-    bench: &'a mut CudaStreamBench,
-    kernel: StreamKernel,
-}
-
-impl Target for CudaKernelTarget<'_> {
-    fn placement(&self) -> Placement<'_> {
-        Placement::Stream(&self.bench.placement)
-    }
-
-    fn run(&mut self, calls: u64) -> Result<(), MeasureError> {
-        for _ in 0..calls {
-            self.bench
-                .launcher
-                .launch(self.kernel)
-                .map_err(MeasureError::target)?;
-        }
-        Ok(())
-    }
-
-    fn run_timed(&mut self, calls: u64, timer: &mut dyn Timer) -> Result<(), MeasureError> {
-        self.bench
-            .launcher
-            .stream
-            .synchronize()
-            .map_err(|e| MeasureError::target(format!("cuStreamSynchronize: {e}")))?;
-        segment(timer, || self.run(calls))
     }
 }
 

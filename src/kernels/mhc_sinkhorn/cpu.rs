@@ -10,10 +10,9 @@
 
 use rayon::prelude::*;
 
-use super::element::Element;
-use super::parallel::in_pool;
-use super::shape::SINKHORN_EPS;
+use super::{in_pool, Element, SINKHORN_EPS};
 use crate::cpu::exp_approx::exp_approx;
+use crate::kernels::KernelError;
 
 /// Matrices per SIMD group: one AVX-512 register (two AVX, four SSE) of float32.
 const LANES: usize = 16;
@@ -29,10 +28,10 @@ pub fn sinkhorn<T: Element>(
     n: usize,
     iters: usize,
     threads: usize,
-) -> Result<(), super::MhcError> {
+) -> Result<(), KernelError> {
     let nn = n * n;
     if n == 0 || n > MAX_STREAMS || !logits.len().is_multiple_of(nn) || out.len() != logits.len() {
-        return Err(super::MhcError::InvalidInput(format!(
+        return Err(KernelError::InvalidInput(format!(
             "sinkhorn: {} logits and {} outputs are not whole {n}×{n} matrices (n ≤ {MAX_STREAMS})",
             logits.len(),
             out.len()

@@ -6,7 +6,7 @@
 //! (d, c') are gathered into one padded buffer and reduced lane-wise ([`super::lanes`]).
 
 use super::lanes::{entropy_sum, padded, PAD};
-use crate::suites::scan::ScanDims;
+use crate::kernels::semiring_scan::ScanDims;
 
 /// The gather buffers of one ⊕ and the beta row being built, reused across a thread's
 /// sequences.

@@ -6,7 +6,8 @@
 //! warp (up to [`MAX_WARPS`] warps, labels beyond that loop); the Entropy backward gives each
 //! (duration, source label) of a step a thread; the Max backtrack is one warp.
 
-use crate::suites::scan::{ScanDims, ScanError, Semiring};
+use super::{ScanDims, Semiring};
+use crate::kernels::KernelError;
 
 /// Warps per block at most (512 threads), enough for C = 16 labels at one warp each.
 pub const MAX_WARPS: u32 = 16;
@@ -73,9 +74,9 @@ pub fn launch_shape(pass: Pass, semiring: Semiring, dims: ScanDims) -> LaunchSha
 /// may opt into (the device's `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`), and the kernels index with
 /// 32-bit dimensions. A problem too large for the kernel's design is `not_implemented`, with
 /// the numbers, rather than a launch failure.
-pub fn check_fits(shape: LaunchShape, dims: ScanDims, limit: u32) -> Result<(), ScanError> {
+pub fn check_fits(shape: LaunchShape, dims: ScanDims, limit: u32) -> Result<(), KernelError> {
     if shape.shared_bytes > limit {
-        return Err(ScanError::NotImplemented(format!(
+        return Err(KernelError::NotImplemented(format!(
             "the cuda kernel keeps the last K−1 rows in shared memory: K={}, C={} needs {} bytes per \
              block, more than this GPU's {limit}",
             dims.durations, dims.labels, shape.shared_bytes
@@ -85,7 +86,7 @@ pub fn check_fits(shape: LaunchShape, dims: ScanDims, limit: u32) -> Result<(), 
         .iter()
         .any(|&x| x > i32::MAX as usize);
     if too_big {
-        return Err(ScanError::NotImplemented(format!(
+        return Err(KernelError::NotImplemented(format!(
             "the cuda kernel takes 32-bit dimensions: {dims:?}"
         )));
     }
@@ -170,7 +171,7 @@ mod tests {
         let big = dims(1, 4096, 1000, 64);
         let shape = launch_shape(Pass::Forward, Semiring::Entropy, big);
         let err = check_fits(shape, big, DEFAULT_SHARED_BYTES).unwrap_err();
-        assert!(matches!(err, ScanError::NotImplemented(_)));
+        assert!(matches!(err, KernelError::NotImplemented(_)));
         let text = err.to_string();
         assert!(text.contains("K=1000") && text.contains(&shape.shared_bytes.to_string()));
         let seed_largest = dims(4, 1024, 24, 12);

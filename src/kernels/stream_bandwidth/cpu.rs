@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use super::stream_kernel::{StreamKernel, TRIAD_SCALAR};
 use crate::cpu::worker_pool::{pinned_worker_pool, worker_pool};
-use crate::suites::calibrate::CalibrateError;
+use crate::kernels::KernelError;
 
 /// Buffers and chunks start on page boundaries (4 KiB, 1,024 floats).
 const PAGE_BYTES: usize = 4096;
@@ -143,14 +143,14 @@ impl AlignedBuffer {
         ranges: &[Range<usize>],
         pool: Option<&rayon::ThreadPool>,
         value: f32,
-    ) -> Result<AlignedBuffer, CalibrateError> {
-        let too_big = || CalibrateError::Device(format!("{len} floats do not fit in memory"));
+    ) -> Result<AlignedBuffer, KernelError> {
+        let too_big = || KernelError::OutOfMemory(format!("{len} floats do not fit in memory"));
         let bytes = len.max(1).checked_mul(4).ok_or_else(too_big)?;
         let layout = Layout::from_size_align(bytes, PAGE_BYTES).map_err(|_| too_big())?;
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) } as *mut f32;
         let ptr = NonNull::new(raw).ok_or_else(|| {
-            CalibrateError::Device(format!("cannot allocate {} MiB", bytes >> 20))
+            KernelError::OutOfMemory(format!("cannot allocate {} MiB", bytes >> 20))
         })?;
         // SAFETY: `len` floats were just allocated at `ptr` (uninitialised, hence MaybeUninit).
         let whole =
@@ -225,10 +225,10 @@ pub struct CpuStream {
 impl CpuStream {
     /// `n` floats per array as `config` says. The arrays start as STREAM's: a = 1, b = 2,
     /// c = 0.
-    pub fn new(n: usize, config: CpuKernelConfig) -> Result<CpuStream, CalibrateError> {
+    pub fn new(n: usize, config: CpuKernelConfig) -> Result<CpuStream, KernelError> {
         let CpuKernelConfig { threads, isa, pin } = config;
         if !isa.available() {
-            return Err(CalibrateError::Usage(format!(
+            return Err(KernelError::InvalidInput(format!(
                 "this CPU has no {} streaming stores",
                 isa.name()
             )));
