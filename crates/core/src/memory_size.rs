@@ -56,6 +56,11 @@ pub fn meminfo_bytes(meminfo: &str, name: &str) -> Option<u64> {
 /// is `696.32 KiB`, `17.75 GiB`), two decimals: a small step's plan reads `0.66 MiB`, not
 /// `0.00 GiB`.
 pub fn size_text(bytes: u64) -> String {
+    size_text_to(bytes, 2)
+}
+
+/// [`size_text`] with `decimals` decimals (a signature's label takes one: `1.5 MiB`).
+pub fn size_text_to(bytes: u64, decimals: usize) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     if bytes < 1024 {
         return format!("{bytes} B");
@@ -66,7 +71,7 @@ pub fn size_text(bytes: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    format!("{value:.2} {}", UNITS[unit])
+    format!("{value:.decimals$} {}", UNITS[unit])
 }
 
 #[cfg(test)]

@@ -98,17 +98,7 @@ fn short_dtype(dtype: Dtype) -> &'static str {
 
 /// `512 B`, `4.0 KiB`, `1.5 MiB`.
 fn bytes_text(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+    crate::memory_size::size_text_to(bytes, 1)
 }
 
 #[cfg(test)]
