@@ -36,6 +36,9 @@ pub fn run(options: &FullOptions, observer: &mut dyn Observer) -> crate::Result<
             }
         );
     }
+    if let Some(warning) = replay_core::report::disturbed::speed_change(&t.samples_us) {
+        let _ = writeln!(out, "warning: {warning}");
+    }
     let _ = writeln!(
         out,
         "results: {}",

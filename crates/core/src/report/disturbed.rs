@@ -51,21 +51,7 @@ pub fn disturbances(r: &ComparisonReport) -> Vec<String> {
             f.p90_us / f.p10_us
         ));
     }
-    let fifths = crate::measure::stats::fifth_medians(&f.samples_us);
-    let (fast, slow) = fifths.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| {
-        (lo.min(v), hi.max(v))
-    });
-    if fast > 0.0 && slow / fast > SPEED_CHANGE_RATIO {
-        let listed: Vec<String> = fifths.iter().map(|v| format!("{v:.1}")).collect();
-        said.push(format!(
-            "the machine changed speed while the real model was timed: the medians of its runs' \
-             fifths, in the order they ran, are {} us ({:.2}x apart); the measured median \
-             depends on when the change came: read an error inside {fast:.1}-{slow:.1} us as \
-             the machine's",
-            listed.join(", "),
-            slow / fast
-        ));
-    }
+    said.extend(speed_change(&f.samples_us));
     let sum = r.predicted_from_kernels_us;
     if sum / measured > STEP_RATIO {
         said.push(format!(
@@ -75,6 +61,28 @@ pub fn disturbances(r: &ComparisonReport) -> Vec<String> {
         ));
     }
     said
+}
+
+/// Whether the runs `samples_us` (in the order they ran) changed speed mid-run: the slowest
+/// fifth's median more than [`SPEED_CHANGE_RATIO`] times the fastest's, said with the fifths;
+/// `None` when they did not or there are fewer than 10 runs. `compare`'s report and `replay
+/// full` say it in the same words.
+pub fn speed_change(samples_us: &[f64]) -> Option<String> {
+    let fifths = crate::measure::stats::fifth_medians(samples_us);
+    let (fast, slow) = fifths.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !(fast > 0.0 && slow / fast > SPEED_CHANGE_RATIO) {
+        return None;
+    }
+    let listed: Vec<String> = fifths.iter().map(|v| format!("{v:.1}")).collect();
+    Some(format!(
+        "the machine changed speed while the real model was timed: the medians of its runs' \
+         fifths, in the order they ran, are {} us ({:.2}x apart); the measured median depends \
+         on when the change came: read an error inside {fast:.1}-{slow:.1} us as the machine's",
+        listed.join(", "),
+        slow / fast
+    ))
 }
 
 #[cfg(test)]
