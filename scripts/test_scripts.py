@@ -18,6 +18,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 import tempfile
 import traceback
 import warnings
@@ -857,9 +858,10 @@ def main():
     for fn in TESTS:
         if only and not any(o in fn.__name__ for o in only):
             continue
+        started = time.monotonic()
         try:
             fn()
-            print(f"ok    {fn.__name__}")
+            print(f"ok    {fn.__name__}  ({time.monotonic() - started:.1f} s)")
             passed += 1
         except Exception:
             print(f"FAIL  {fn.__name__}  (files in {TMP})\n{traceback.format_exc()}")

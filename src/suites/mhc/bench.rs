@@ -55,11 +55,6 @@ impl MhcSuite {
         &self.settings
     }
 
-    /// The note of the case that just ended (what its check found).
-    pub fn last_note(&self) -> String {
-        self.note.borrow().clone()
-    }
-
     /// The work of `case`, checked, with its note; `Err` when the case ends before it is
     /// timed.
     fn work<'p>(
